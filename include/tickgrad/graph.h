@@ -1,0 +1,186 @@
+/* Graphs: parameter stores, leaves, op builders, plan, run and backward. */
+#ifndef TICKGRAD_GRAPH_H
+#define TICKGRAD_GRAPH_H
+
+#include <stdio.h>
+#include "tickgrad/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- parameter store: one flat parameter buffer and one flat gradient buffer on one device ---- */
+
+typedef struct tg_store tg_store;
+
+typedef enum tg_init_kind {
+  TG_INIT_ZEROS = 0,
+  TG_INIT_ONES,
+  TG_INIT_CONST,     /* a */
+  TG_INIT_UNIFORM,   /* U(a, b) */
+  TG_INIT_NORMAL,    /* N(a, b^2) */
+  TG_INIT_FAN_IN,    /* U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = last dim (PyTorch Linear) */
+  TG_INIT_XAVIER,    /* U(-sqrt(6/(fan_in+fan_out)), +...) over the last two dims */
+} tg_init_kind;
+
+typedef struct tg_init {
+  tg_init_kind kind;
+  float a, b;
+} tg_init;
+
+typedef struct tg_param_info {
+  const char *name;
+  int ndim;
+  const int64_t *shape;
+  size_t offset; /* in floats, into the flat buffers */
+  size_t numel;
+} tg_param_info;
+
+/* seed drives initialisation: parameter i uses stream i of the counter RNG. */
+tg_store *tg_store_new(tg_device dev, uint64_t seed);
+void tg_store_free(tg_store *s);
+tg_device tg_store_device(const tg_store *s);
+/* Allocates the flat buffers and initialises values. Called by the first plan; after it no new
+ * parameters may be declared. Idempotent. */
+tg_status tg_store_finalize(tg_store *s);
+int tg_store_count(const tg_store *s);
+size_t tg_store_numel(const tg_store *s);
+tg_param_info tg_store_param(const tg_store *s, int i);
+int tg_store_find(const tg_store *s, const char *name); /* -1 if absent */
+float *tg_store_values(tg_store *s);                    /* [numel] on the store's device */
+float *tg_store_grads(tg_store *s);                     /* [numel] on the store's device */
+tg_status tg_store_zero_grads(tg_store *s);
+/* The tensor view of parameter i (values or gradients). */
+tg_tensor tg_store_tensor(tg_store *s, int i, int grads);
+
+/* ---- graph building ---- */
+
+typedef struct tg_graph tg_graph;
+
+/* A graph takes its parameters from store (may be NULL for graphs with no parameters). */
+tg_graph *tg_graph_new(tg_store *store, const char *name);
+void tg_graph_free(tg_graph *g);
+/* First build error (sticky): after it every builder returns NULL and plan fails with it. */
+tg_status tg_graph_status(const tg_graph *g);
+/* Seed for dropout; each run advances the RNG offset by one. */
+void tg_graph_set_seed(tg_graph *g, uint64_t seed, uint64_t offset);
+uint64_t tg_graph_rng_offset(const tg_graph *g);
+
+/* A parameter from the graph's store: declared on first use, shared by name afterwards (a second
+ * declaration must have the same shape). */
+tg_tensor *tg_param(tg_graph *g, const char *name, int ndim, const int64_t *shape, tg_init init);
+/* A placeholder bound to caller memory with tg_graph_bind before each run. */
+tg_tensor *tg_input(tg_graph *g, const char *name, tg_dtype dtype, int ndim, const int64_t *shape);
+
+/* Builders record one node and return its output, or NULL after a build error.
+ * Unless stated, ops work on f32 and on the last dimension. */
+tg_tensor *tg_matmul(tg_graph *g, tg_tensor *a, tg_tensor *b, int trans_a, int trans_b);
+/* a [..., M, K] (or [..., K, M] with trans_a), b [..., K, N] (or [..., N, K] with trans_b); b's batch
+ * dims equal a's or are absent (broadcast). out [..., M, N] */
+tg_tensor *tg_linear(tg_graph *g, tg_tensor *x, tg_tensor *w, tg_tensor *bias);
+/* x [..., in], w [out, in], bias [out] or NULL. out [..., out] */
+
+/* Binary ops: shapes equal, or one shape is a suffix of the other (broadcast over leading dims). */
+tg_tensor *tg_add(tg_graph *g, tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_sub(tg_graph *g, tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_mul(tg_graph *g, tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_div(tg_graph *g, tg_tensor *a, tg_tensor *b);
+tg_tensor *tg_scale(tg_graph *g, tg_tensor *x, float s);
+
+tg_tensor *tg_relu(tg_graph *g, tg_tensor *x);
+tg_tensor *tg_tanh(tg_graph *g, tg_tensor *x);
+tg_tensor *tg_sigmoid(tg_graph *g, tg_tensor *x);
+tg_tensor *tg_elu(tg_graph *g, tg_tensor *x, float alpha);
+tg_tensor *tg_silu(tg_graph *g, tg_tensor *x);
+tg_tensor *tg_softplus(tg_graph *g, tg_tensor *x);
+tg_tensor *tg_exp(tg_graph *g, tg_tensor *x);
+tg_tensor *tg_log(tg_graph *g, tg_tensor *x);
+tg_tensor *tg_sqrt(tg_graph *g, tg_tensor *x);
+
+tg_tensor *tg_softmax(tg_graph *g, tg_tensor *x);
+tg_tensor *tg_log_softmax(tg_graph *g, tg_tensor *x);
+/* gamma, beta [D] or NULL; x [..., D] */
+tg_tensor *tg_layernorm(tg_graph *g, tg_tensor *x, tg_tensor *gamma, tg_tensor *beta, float eps);
+tg_tensor *tg_rmsnorm(tg_graph *g, tg_tensor *x, tg_tensor *weight, float eps);
+
+/* Shape ops (any dtype for concat/slice/reshape/transpose; gradients only for f32). */
+tg_tensor *tg_concat(tg_graph *g, int n, tg_tensor *const *xs, int dim);
+tg_tensor *tg_slice(tg_graph *g, tg_tensor *x, int dim, int64_t start, int64_t len);
+/* A view: no copy. One entry may be -1 (inferred). */
+tg_tensor *tg_reshape(tg_graph *g, tg_tensor *x, int ndim, const int64_t *shape);
+tg_tensor *tg_transpose(tg_graph *g, tg_tensor *x, int dim0, int dim1);
+/* table [V, D] f32, idx [...] i32 or i64 -> out [..., D]. An index outside [0, V) is an error at run. */
+tg_tensor *tg_gather_rows(tg_graph *g, tg_tensor *table, tg_tensor *idx);
+
+/* Reductions: over all elements (scalar out) or the last dim (last dim dropped). */
+tg_tensor *tg_sum(tg_graph *g, tg_tensor *x);
+tg_tensor *tg_mean(tg_graph *g, tg_tensor *x);
+tg_tensor *tg_sum_last(tg_graph *g, tg_tensor *x);
+tg_tensor *tg_mean_last(tg_graph *g, tg_tensor *x);
+tg_tensor *tg_max_last(tg_graph *g, tg_tensor *x);    /* gradient flows to the first maximum */
+tg_tensor *tg_argmax_last(tg_graph *g, tg_tensor *x); /* i64 out; not differentiable */
+
+/* Inverted dropout with keep probability 1-p; identity in graphs planned without training. */
+tg_tensor *tg_dropout(tg_graph *g, tg_tensor *x, float p);
+
+/* Losses: scalar means. */
+tg_tensor *tg_mse_loss(tg_graph *g, tg_tensor *pred, tg_tensor *target);
+tg_tensor *tg_huber_loss(tg_graph *g, tg_tensor *pred, tg_tensor *target, float delta);
+/* pred [..., Q], target [...]; quantiles q[Q] in (0,1), Q <= TG_MAX_QUANTILES. */
+#define TG_MAX_QUANTILES 16
+tg_tensor *tg_pinball_loss(tg_graph *g, tg_tensor *pred, tg_tensor *target, int nq, const float *q);
+/* logits [N, C] f32, labels [N] i32 or i64 in [0, C). */
+tg_tensor *tg_softmax_cross_entropy(tg_graph *g, tg_tensor *logits, tg_tensor *labels);
+
+/* ---- plan, run, backward ---- */
+
+typedef struct tg_plan_opts {
+  tg_device device;
+  int training;        /* keep what backward needs, allocate gradients; dropout active */
+  int poison;          /* debug: fill activations with NaN before each run */
+  size_t guard_bytes;  /* debug: guard bytes after every arena buffer, checked by tg_graph_check_guards */
+  FILE *log;           /* where the memory plan is printed; NULL: silent */
+} tg_plan_opts;
+
+tg_plan_opts tg_plan_defaults(tg_device dev);
+
+typedef struct tg_plan_stats {
+  size_t arena_bytes;     /* activations and their gradients, after liveness reuse */
+  size_t unshared_bytes;  /* the same buffers laid out without reuse */
+  size_t param_bytes;     /* the store's values (gradients: the same again when training) */
+  int nodes;
+  int buffers;
+} tg_plan_stats;
+
+/* Binds the graph to one device: checks every operand's device, that every op has a kernel (and a
+ * backward when training) on that device, lays out the arena. */
+tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts);
+tg_plan_stats tg_graph_stats(const tg_graph *g);
+void tg_graph_print_plan(const tg_graph *g, FILE *f);
+/* Points input `name` at t's data. Checks shape, dtype and device. */
+tg_status tg_graph_bind(tg_graph *g, const char *name, const tg_tensor *t);
+tg_status tg_graph_run(tg_graph *g);
+/* Zeroes the store's gradients, then accumulates d loss / d params. loss must be a scalar. */
+tg_status tg_graph_backward(tg_graph *g, const tg_tensor *loss);
+/* Accumulates into the store's gradients with seed = d objective / d out ([numel(out)] floats on
+ * the graph's device). Does not zero parameter gradients first. */
+tg_status tg_graph_backward_seeded(tg_graph *g, const tg_tensor *out, const float *seed);
+/* Gradient of a graph value after backward (NULL if it has none). */
+const float *tg_graph_grad(const tg_graph *g, const tg_tensor *t);
+/* Debug plans only: TG_ERR_INVALID naming the first buffer whose guard bytes changed. */
+tg_status tg_graph_check_guards(const tg_graph *g);
+
+/* Ops by name and availability (for the op-coverage test and `tickgrad ops`). */
+int tg_op_count(void);
+const char *tg_op_name(int op);
+int tg_op_has_forward(int op, tg_device_kind k);
+/* 1 if the op has a backward kernel on k, or is declared non-differentiable. */
+int tg_op_has_backward(int op, tg_device_kind k);
+int tg_op_differentiable(int op);
+/* Backends compiled into this build. */
+int tg_backend_compiled(tg_device_kind k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,36 @@
+/* Status codes and the thread-local error message every failing call leaves behind. */
+#ifndef TICKGRAD_STATUS_H
+#define TICKGRAD_STATUS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tg_status {
+  TG_OK = 0,
+  TG_ERR_INVALID,     /* bad argument or call order */
+  TG_ERR_SHAPE,       /* shapes or dtypes do not fit the op */
+  TG_ERR_DEVICE,      /* tensor on another device, or device not available */
+  TG_ERR_NOMEM,       /* allocation failed */
+  TG_ERR_IO,          /* file system error */
+  TG_ERR_FORMAT,      /* malformed or truncated file */
+  TG_ERR_UNSUPPORTED, /* kernel, dtype or feature not available in this build */
+  TG_ERR_NUMERIC,     /* NaN or Inf where a finite value was required */
+} tg_status;
+
+/* Message describing the most recent failure on this thread ("" if none). */
+const char *tg_last_error(void);
+/* Short name of a status code, e.g. "shape". */
+const char *tg_status_name(tg_status s);
+/* Record a failure: formats the message, stores it for tg_last_error, returns s. */
+tg_status tg_error(tg_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void tg_clear_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,60 @@
+/* Tensors (shape, dtype, device, name, borrowed data pointer) and device descriptors. */
+#ifndef TICKGRAD_TENSOR_H
+#define TICKGRAD_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tickgrad/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TG_MAX_DIMS 6
+#define TG_NAME_MAX 64
+
+typedef enum tg_dtype { TG_F32 = 0, TG_I32, TG_I64, TG_DTYPE_COUNT } tg_dtype;
+
+typedef enum tg_device_kind { TG_CPU = 0, TG_CUDA, TG_DEVICE_KIND_COUNT } tg_device_kind;
+
+/* A device is a kind plus an index: cpu:0, cpu:1 (a second logical CPU device), cuda:0. */
+typedef struct tg_device {
+  tg_device_kind kind;
+  int index;
+} tg_device;
+
+/* A tensor never owns its data. All tensors are contiguous, row-major.
+ * ndim == 0 is a scalar with one element. */
+typedef struct tg_tensor {
+  char name[TG_NAME_MAX];
+  tg_dtype dtype;
+  tg_device device;
+  int ndim;
+  int64_t shape[TG_MAX_DIMS];
+  void *data;
+} tg_tensor;
+
+tg_device tg_cpu(int index);
+tg_device tg_cuda(int index);
+int tg_device_eq(tg_device a, tg_device b);
+/* Writes e.g. "cpu:1" into buf (at least 16 bytes); returns buf. */
+const char *tg_device_str(tg_device d, char *buf, size_t n);
+/* Parses "cpu", "cpu:1", "cuda", "cuda:0". */
+tg_status tg_device_parse(const char *s, tg_device *out);
+
+size_t tg_dtype_size(tg_dtype t);
+const char *tg_dtype_name(tg_dtype t); /* "f32", "i32", "i64" */
+
+int64_t tg_numel(const tg_tensor *t);
+size_t tg_nbytes(const tg_tensor *t);
+/* A view of caller-owned memory. Returns TG_ERR_INVALID for bad ndim or negative dims. */
+tg_status tg_tensor_view(tg_tensor *t, const char *name, tg_device dev, tg_dtype dtype, int ndim,
+                         const int64_t *shape, void *data);
+int tg_shape_eq(const tg_tensor *a, const tg_tensor *b);
+/* Writes e.g. "[64, 256]" into buf; returns buf. */
+const char *tg_shape_str(const tg_tensor *t, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,59 @@
+/* The CPU backend table: host memory (64-byte aligned), fills, copies, optimizer kernels. */
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "backend/cpu/cpu_optim.h"
+
+static tg_status cpu_alloc(tg_device d, size_t bytes, void **out) {
+  size_t rounded = (bytes + 63) & ~(size_t)63;
+  void *p = NULL;
+  tg_alloc_note();
+  if (posix_memalign(&p, 64, rounded ? rounded : 64) != 0) {
+    char dev[16];
+    return tg_error(TG_ERR_NOMEM, "%s: cannot allocate %zu bytes of host memory",
+                    tg_device_str(d, dev, sizeof dev), bytes);
+  }
+  *out = p;
+  return TG_OK;
+}
+
+static void cpu_free(tg_device d, void *p) {
+  (void)d;
+  free(p);
+}
+
+static tg_status cpu_fill_f32(tg_device d, float *p, size_t n, float value) {
+  (void)d;
+  for (size_t i = 0; i < n; i++) p[i] = value;
+  return TG_OK;
+}
+
+static tg_status cpu_fill_bytes(tg_device d, void *p, size_t bytes, unsigned char value) {
+  (void)d;
+  memset(p, value, bytes);
+  return TG_OK;
+}
+
+static tg_status cpu_copy(tg_device d, void *dst, const void *src, size_t bytes) {
+  (void)d;
+  if (bytes) memmove(dst, src, bytes);
+  return TG_OK;
+}
+
+static const tg_backend k_cpu = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .fill_f32 = cpu_fill_f32,
+    .fill_bytes = cpu_fill_bytes,
+    .to_host = cpu_copy,
+    .from_host = cpu_copy,
+    .copy = cpu_copy,
+    .sum_squares = tg_cpu_sum_squares,
+    .sgd_step = tg_cpu_sgd_step,
+    .adam_step = tg_cpu_adam_step,
+};
+
+const tg_backend *tg_backend_for(tg_device_kind k) { return k == TG_CPU ? &k_cpu : NULL; }
+
+int tg_backend_compiled(tg_device_kind k) { return tg_backend_for(k) != NULL; }

@@ -1,0 +1,90 @@
+/* CPU kernels: one forward and one backward per op (see ops.h for the calling convention). */
+#ifndef TG_CPU_KERNELS_H
+#define TG_CPU_KERNELS_H
+
+#include "ops/ops.h"
+
+/* k_matmul.c */
+tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_linear_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_linear_bwd(const tg_kernel_args *a);
+
+/* k_elementwise.c */
+tg_status tg_cpu_add_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_add_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_sub_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_sub_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_mul_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_mul_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_div_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_div_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_scale_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_scale_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_relu_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_relu_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_tanh_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_tanh_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_sigmoid_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_sigmoid_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_elu_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_elu_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_silu_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_silu_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_softplus_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_softplus_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_exp_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_exp_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_log_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_log_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_sqrt_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_sqrt_bwd(const tg_kernel_args *a);
+
+/* k_shape.c */
+tg_status tg_cpu_concat_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_concat_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_slice_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_slice_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_reshape_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_reshape_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_transpose_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_transpose_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_gather_rows_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_gather_rows_bwd(const tg_kernel_args *a);
+
+/* k_reduce.c */
+tg_status tg_cpu_sum_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_sum_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_mean_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_mean_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_sum_last_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_sum_last_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_mean_last_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_mean_last_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_max_last_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_max_last_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_argmax_last_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_dropout_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_dropout_bwd(const tg_kernel_args *a);
+
+/* k_norm.c */
+tg_status tg_cpu_softmax_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_softmax_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_log_softmax_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_log_softmax_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_layernorm_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_layernorm_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_rmsnorm_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_rmsnorm_bwd(const tg_kernel_args *a);
+
+/* k_loss.c */
+tg_status tg_cpu_mse_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_mse_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_huber_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_huber_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_pinball_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_pinball_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_softmax_xent_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_softmax_xent_bwd(const tg_kernel_args *a);
+
+#endif

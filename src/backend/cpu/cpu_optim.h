@@ -1,0 +1,14 @@
+/* CPU optimizer kernels behind the backend table (see backend.h for their contracts). */
+#ifndef TG_CPU_OPTIM_H
+#define TG_CPU_OPTIM_H
+
+#include "backend/backend.h"
+
+tg_status tg_cpu_sum_squares(tg_device d, const float *g, size_t n, double *out);
+tg_status tg_cpu_sgd_step(tg_device d, float *p, const float *g, float *m, size_t n, float lr,
+                          float momentum, float wd, float gscale);
+tg_status tg_cpu_adam_step(tg_device d, float *p, const float *g, float *m, float *v, size_t n,
+                           float lr, float beta1, float beta2, float eps, float wd, int decoupled,
+                           float bc1, float bc2, float gscale);
+
+#endif

@@ -1,0 +1,33 @@
+/* The thread-local error message behind tg_error / tg_last_error. */
+#include <stdarg.h>
+#include <stdio.h>
+#include "tickgrad/status.h"
+
+static _Thread_local char t_msg[1024];
+
+const char *tg_last_error(void) { return t_msg; }
+
+void tg_clear_error(void) { t_msg[0] = '\0'; }
+
+tg_status tg_error(tg_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(t_msg, sizeof t_msg, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+const char *tg_status_name(tg_status s) {
+  switch (s) {
+    case TG_OK: return "ok";
+    case TG_ERR_INVALID: return "invalid argument";
+    case TG_ERR_SHAPE: return "shape error";
+    case TG_ERR_DEVICE: return "device error";
+    case TG_ERR_NOMEM: return "out of memory";
+    case TG_ERR_IO: return "i/o error";
+    case TG_ERR_FORMAT: return "format error";
+    case TG_ERR_UNSUPPORTED: return "unsupported";
+    case TG_ERR_NUMERIC: return "numeric error";
+  }
+  return "unknown status";
+}

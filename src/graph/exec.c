@@ -1,0 +1,174 @@
+/* Executing a planned graph: bind inputs, run forward, backward into the flat gradient buffer. */
+#include <math.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "graph/graph_internal.h"
+
+#define GUARD_BYTE 0xA5
+
+static tg_node *find_input(const tg_graph *g, const char *name) {
+  for (int i = 0; i < g->n_nodes; i++)
+    if (g->nodes[i]->op == TG_OP_INPUT && strcmp(g->nodes[i]->out.name, name) == 0) return g->nodes[i];
+  return NULL;
+}
+
+/* The first op reading node n, for error messages. */
+static const tg_node *first_consumer(const tg_graph *g, const tg_node *n) {
+  for (int i = n->id + 1; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i]->n_in; k++)
+      if (g->nodes[i]->in[k] == n) return g->nodes[i];
+  return NULL;
+}
+
+tg_status tg_graph_bind(tg_graph *g, const char *name, const tg_tensor *t) {
+  char a[64], b[64];
+  if (!g || !name || !t) return tg_error(TG_ERR_INVALID, "bind: NULL argument");
+  if (!g->planned)
+    return tg_error(TG_ERR_INVALID, "graph '%s': bind '%s' before plan; plan the graph first", g->name, name);
+  tg_node *n = find_input(g, name);
+  if (!n) return tg_error(TG_ERR_INVALID, "graph '%s': no input named '%s'", g->name, name);
+  const tg_node *c = first_consumer(g, n);
+  const char *op = c ? tg_op_get(c->op)->name : "(none)";
+  const char *node = c ? c->out.name : "-";
+  if (!tg_device_eq(t->device, g->opts.device))
+    return tg_error(TG_ERR_DEVICE,
+                    "graph '%s': op '%s' (%s): input '%s' bound to tensor '%s' on %s, but the graph "
+                    "is planned for %s; stage the data on %s explicitly",
+                    g->name, op, node, name, t->name, tg_device_str(t->device, a, sizeof a),
+                    tg_device_str(g->opts.device, b, sizeof b), b);
+  if (t->dtype != n->out.dtype || !tg_shape_eq(t, &n->out))
+    return tg_error(TG_ERR_SHAPE, "graph '%s': input '%s' wants %s %s, tensor '%s' is %s %s", g->name,
+                    name, tg_dtype_name(n->out.dtype), tg_shape_str(&n->out, a, sizeof a), t->name,
+                    tg_dtype_name(t->dtype), tg_shape_str(t, b, sizeof b));
+  if (!t->data && tg_numel(t) > 0)
+    return tg_error(TG_ERR_INVALID, "graph '%s': input '%s': tensor '%s' has no data", g->name, name, t->name);
+  n->out.data = t->data;
+  n->bound = 1;
+  return TG_OK;
+}
+
+static tg_status poison_arena(tg_graph *g) {
+  for (int i = 0; i < g->n_bufs; i++) {
+    tg_status st = g->backend->fill_bytes(g->opts.device, (char *)g->arena + g->bufs[i].offset, g->bufs[i].bytes, 0xFF);
+    if (st != TG_OK) return st;
+  }
+  return TG_OK;
+}
+
+tg_status tg_graph_run(tg_graph *g) {
+  if (!g || !g->planned) return tg_error(TG_ERR_INVALID, "run: graph '%s' is not planned", g ? g->name : "?");
+  for (int i = 0; i < g->n_nodes; i++) {
+    const tg_node *n = g->nodes[i];
+    if (n->op == TG_OP_INPUT && !n->bound)
+      return tg_error(TG_ERR_INVALID, "graph '%s': input '%s' is not bound (tg_graph_bind before run)",
+                      g->name, n->out.name);
+  }
+  if (g->opts.poison) {
+    tg_status st = poison_arena(g);
+    if (st != TG_OK) return st;
+  }
+  g->fwd_offset = g->rng_offset++;
+  for (int i = 0; i < g->n_nodes; i++) {
+    tg_node *n = g->nodes[i];
+    const tg_op_def *def = tg_op_get(n->op);
+    if (def->flags & TG_OPF_LEAF) continue;
+    n->args.seed = g->seed;
+    n->args.rng_offset = g->fwd_offset;
+    tg_status st = def->fwd[g->opts.device.kind](&n->args);
+    if (st != TG_OK) {
+      g->ran = 0;
+      return st;
+    }
+  }
+  g->ran = 1;
+  return TG_OK;
+}
+
+/* Zeroes a gradient buffer the first time anything writes to it in this pass. */
+static tg_status ready_grad(tg_graph *g, tg_node *n) {
+  tg_node *r = n->root;
+  if (r->grad_ready || r->op == TG_OP_PARAM) return TG_OK;
+  r->grad_ready = 1;
+  return g->backend->fill_f32(g->opts.device, r->grad, (size_t)tg_numel(&r->out), 0.0f);
+}
+
+static tg_status backward_from(tg_graph *g, tg_node *start, const float *seed) {
+  for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->grad_ready = 0;
+  tg_status st = ready_grad(g, start);
+  if (st != TG_OK) return st;
+  size_t n_out = (size_t)tg_numel(&start->out);
+  if (seed) st = g->backend->copy(g->opts.device, start->grad, seed, n_out * sizeof(float));
+  else st = g->backend->fill_f32(g->opts.device, start->grad, 1, 1.0f);
+  if (st != TG_OK) return st;
+  for (int i = start->id; i >= 0; i--) {
+    tg_node *n = g->nodes[i];
+    const tg_op_def *def = tg_op_get(n->op);
+    if ((def->flags & TG_OPF_LEAF) || !n->requires_grad || !n->root->grad_ready) continue;
+    for (int k = 0; k < n->n_in; k++)
+      if (n->in[k]->requires_grad && (st = ready_grad(g, n->in[k])) != TG_OK) return st;
+    n->args.seed = g->seed;
+    n->args.rng_offset = g->fwd_offset;
+    if ((st = def->bwd[g->opts.device.kind](&n->args)) != TG_OK) return st;
+  }
+  return TG_OK;
+}
+
+static tg_status check_backward(tg_graph *g, const tg_tensor *out, const char *what) {
+  if (!g || !out) return tg_error(TG_ERR_INVALID, "%s: NULL graph or tensor", what);
+  if (!g->planned || !g->opts.training)
+    return tg_error(TG_ERR_INVALID, "graph '%s': %s needs a plan with training = 1", g->name, what);
+  if (!g->ran)
+    return tg_error(TG_ERR_INVALID, "graph '%s': %s before a successful run", g->name, what);
+  const tg_node *n = tg_node_of(out);
+  if (n->id < 0 || n->id >= g->n_nodes || g->nodes[n->id] != n)
+    return tg_error(TG_ERR_INVALID, "graph '%s': %s of '%s', which belongs to another graph", g->name, what, out->name);
+  if (!n->requires_grad)
+    return tg_error(TG_ERR_INVALID, "graph '%s': %s of '%s', which depends on no parameter", g->name,
+                    what, out->name);
+  return TG_OK;
+}
+
+tg_status tg_graph_backward(tg_graph *g, const tg_tensor *loss) {
+  tg_status st = check_backward(g, loss, "backward");
+  if (st != TG_OK) return st;
+  if (loss->ndim != 0 && tg_numel(loss) != 1) {
+    char s[64];
+    return tg_error(TG_ERR_SHAPE, "graph '%s': backward of '%s' %s: the loss must be a scalar (use "
+                    "tg_graph_backward_seeded otherwise)", g->name, loss->name, tg_shape_str(loss, s, sizeof s));
+  }
+  if (g->store && (st = tg_store_zero_grads(g->store)) != TG_OK) return st;
+  return backward_from(g, tg_node_of(loss), NULL);
+}
+
+tg_status tg_graph_backward_seeded(tg_graph *g, const tg_tensor *out, const float *seed) {
+  tg_status st = check_backward(g, out, "backward_seeded");
+  if (st != TG_OK) return st;
+  if (!seed) return tg_error(TG_ERR_INVALID, "graph '%s': backward_seeded with a NULL seed", g->name);
+  return backward_from(g, tg_node_of(out), seed);
+}
+
+const float *tg_graph_grad(const tg_graph *g, const tg_tensor *t) {
+  if (!g || !t || !g->planned) return NULL;
+  const tg_node *n = tg_node_of(t);
+  if (n->id < 0 || n->id >= g->n_nodes || g->nodes[n->id] != n) return NULL;
+  return n->grad;
+}
+
+tg_status tg_graph_check_guards(const tg_graph *g) {
+  if (!g || !g->planned) return tg_error(TG_ERR_INVALID, "check_guards: graph not planned");
+  size_t guard = (g->opts.guard_bytes + 63) & ~(size_t)63;
+  unsigned char chunk[256];
+  for (int i = 0; i < g->n_bufs; i++) {
+    const char *at = (const char *)g->arena + g->bufs[i].offset + g->bufs[i].bytes;
+    for (size_t done = 0; done < guard; done += sizeof chunk) {
+      size_t len = guard - done < sizeof chunk ? guard - done : sizeof chunk;
+      tg_status st = g->backend->to_host(g->opts.device, chunk, at + done, len);
+      if (st != TG_OK) return st;
+      for (size_t j = 0; j < len; j++)
+        if (chunk[j] != GUARD_BYTE)
+          return tg_error(TG_ERR_INVALID, "graph '%s': guard byte %zu after the %s buffer of '%s' was overwritten",
+                          g->name, done + j, g->bufs[i].is_grad ? "gradient" : "value", g->bufs[i].owner);
+    }
+  }
+  return TG_OK;
+}

@@ -1,0 +1,176 @@
+/* Graph construction: nodes, leaves (parameters and inputs), the sticky build error. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "graph/graph_internal.h"
+
+tg_graph *tg_graph_new(tg_store *store, const char *name) {
+  tg_graph *g = tg_calloc(1, sizeof *g);
+  if (!g) {
+    tg_error(TG_ERR_NOMEM, "graph '%s': out of host memory", name ? name : "");
+    return NULL;
+  }
+  snprintf(g->name, sizeof g->name, "%s", name ? name : "graph");
+  g->store = store;
+  g->seed = 0x7469636b67726164ull; /* "tickgrad" */
+  return g;
+}
+
+void tg_graph_release_plan(tg_graph *g) {
+  if (g->arena && g->backend) g->backend->free(g->opts.device, g->arena);
+  g->arena = NULL;
+  tg_free(g->bufs);
+  g->bufs = NULL;
+  g->n_bufs = 0;
+  g->planned = 0;
+}
+
+void tg_graph_free(tg_graph *g) {
+  if (!g) return;
+  tg_graph_release_plan(g);
+  for (int i = 0; i < g->n_nodes; i++) tg_free(g->nodes[i]);
+  tg_free(g->nodes);
+  tg_free(g);
+}
+
+tg_status tg_graph_status(const tg_graph *g) { return g ? g->status : TG_ERR_INVALID; }
+
+void tg_graph_set_seed(tg_graph *g, uint64_t seed, uint64_t offset) {
+  g->seed = seed;
+  g->rng_offset = offset;
+}
+
+uint64_t tg_graph_rng_offset(const tg_graph *g) { return g->rng_offset; }
+
+tg_tensor *tg_graph_fail(tg_graph *g, tg_status s, const char *fmt, ...) {
+  if (g && g->status == TG_OK) {
+    char msg[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    g->status = tg_error(s, "graph '%s': %s", g->name, msg);
+  }
+  return NULL;
+}
+
+/* A build error reported by a callee through tg_error: keep its message. */
+static tg_tensor *fail_with_last(tg_graph *g, tg_status s) {
+  if (g->status == TG_OK) g->status = tg_error(s, "graph '%s': %s", g->name, tg_last_error());
+  return NULL;
+}
+
+int tg_graph_check_inputs(tg_graph *g, const char *op, int n, tg_tensor *const *xs) {
+  if (!g) return 0;
+  if (g->status != TG_OK) return 0;
+  if (g->planned) {
+    tg_graph_fail(g, TG_ERR_INVALID, "%s: the graph is already planned; build all ops first", op);
+    return 0;
+  }
+  for (int i = 0; i < n; i++) {
+    if (!xs[i]) {
+      tg_graph_fail(g, TG_ERR_INVALID, "%s: operand %d is NULL (an earlier build call failed?)", op, i);
+      return 0;
+    }
+    tg_node *nd = tg_node_of(xs[i]);
+    if (nd->id < 0 || nd->id >= g->n_nodes || g->nodes[nd->id] != nd) {
+      tg_graph_fail(g, TG_ERR_INVALID, "%s: operand '%s' belongs to another graph", op, xs[i]->name);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static tg_node *new_node(tg_graph *g, tg_op op, tg_dtype dtype, int ndim, const int64_t *shape) {
+  if (ndim < 0 || ndim > TG_MAX_DIMS) {
+    tg_graph_fail(g, TG_ERR_SHAPE, "%s: result would have %d dims (at most %d)",
+                  tg_op_get(op)->name, ndim, TG_MAX_DIMS);
+    return NULL;
+  }
+  if (g->n_nodes == g->cap_nodes) {
+    int cap = g->cap_nodes ? g->cap_nodes * 2 : 64;
+    tg_node **nn = tg_malloc((size_t)cap * sizeof *nn);
+    if (!nn) {
+      tg_graph_fail(g, TG_ERR_NOMEM, "out of host memory for %d nodes", cap);
+      return NULL;
+    }
+    if (g->n_nodes) memcpy(nn, g->nodes, (size_t)g->n_nodes * sizeof *nn);
+    tg_free(g->nodes);
+    g->nodes = nn;
+    g->cap_nodes = cap;
+  }
+  tg_node *n = tg_calloc(1, sizeof *n);
+  if (!n) {
+    tg_graph_fail(g, TG_ERR_NOMEM, "out of host memory for a node");
+    return NULL;
+  }
+  n->op = op;
+  n->id = g->n_nodes;
+  n->buf = n->grad_buf = -1;
+  n->param_index = -1;
+  n->out.dtype = dtype;
+  n->out.ndim = ndim;
+  for (int i = 0; i < ndim; i++) n->out.shape[i] = shape[i];
+  n->out.device = g->store ? tg_store_device(g->store) : tg_cpu(0);
+  g->nodes[g->n_nodes++] = n;
+  return n;
+}
+
+tg_tensor *tg_graph_add(tg_graph *g, tg_op op, int n_in, tg_tensor *const *in, tg_dtype dtype,
+                        int ndim, const int64_t *shape, const tg_attr *attr) {
+  const tg_op_def *def = tg_op_get(op);
+  if (!tg_graph_check_inputs(g, def ? def->name : "?", n_in, in)) return NULL;
+  if (!def || n_in < def->min_in || n_in > def->max_in)
+    return tg_graph_fail(g, TG_ERR_INVALID, "%s: %d operands (wants %d to %d)",
+                         def ? def->name : "?", n_in, def ? def->min_in : 0, def ? def->max_in : 0);
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0)
+      return tg_graph_fail(g, TG_ERR_SHAPE, "%s: negative result dim %d", def->name, i);
+  tg_node *n = new_node(g, op, dtype, ndim, shape);
+  if (!n) return NULL;
+  n->n_in = n_in;
+  for (int i = 0; i < n_in; i++) {
+    n->in[i] = tg_node_of(in[i]);
+    if (n->in[i]->requires_grad && !(def->flags & TG_OPF_NO_GRAD) && dtype == TG_F32)
+      n->requires_grad = 1;
+  }
+  if (attr) n->attr = *attr;
+  snprintf(n->out.name, sizeof n->out.name, "%s_%d", def->name, n->id);
+  return &n->out;
+}
+
+tg_tensor *tg_param(tg_graph *g, const char *name, int ndim, const int64_t *shape, tg_init init) {
+  if (!g || g->status != TG_OK) return NULL;
+  if (!g->store) return tg_graph_fail(g, TG_ERR_INVALID, "param '%s': the graph has no store", name);
+  if (g->planned)
+    return tg_graph_fail(g, TG_ERR_INVALID, "param '%s': the graph is already planned", name);
+  int index;
+  if (!tg_store_declare(g->store, name, ndim, shape, init, &index))
+    return fail_with_last(g, TG_ERR_SHAPE);
+  for (int i = 0; i < g->n_nodes; i++)
+    if (g->nodes[i]->op == TG_OP_PARAM && g->nodes[i]->param_index == index) return &g->nodes[i]->out;
+  tg_node *n = new_node(g, TG_OP_PARAM, TG_F32, ndim, shape);
+  if (!n) return NULL;
+  n->param_index = index;
+  n->requires_grad = 1;
+  snprintf(n->out.name, sizeof n->out.name, "%s", name);
+  return &n->out;
+}
+
+tg_tensor *tg_input(tg_graph *g, const char *name, tg_dtype dtype, int ndim, const int64_t *shape) {
+  if (!g || g->status != TG_OK) return NULL;
+  if (g->planned)
+    return tg_graph_fail(g, TG_ERR_INVALID, "input '%s': the graph is already planned", name);
+  if (dtype < 0 || dtype >= TG_DTYPE_COUNT)
+    return tg_graph_fail(g, TG_ERR_INVALID, "input '%s': unknown dtype", name);
+  for (int i = 0; i < g->n_nodes; i++)
+    if (g->nodes[i]->op == TG_OP_INPUT && strcmp(g->nodes[i]->out.name, name) == 0)
+      return tg_graph_fail(g, TG_ERR_INVALID, "input '%s': declared twice", name);
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0) return tg_graph_fail(g, TG_ERR_SHAPE, "input '%s': negative dim %d", name, i);
+  tg_node *n = new_node(g, TG_OP_INPUT, dtype, ndim, shape);
+  if (!n) return NULL;
+  snprintf(n->out.name, sizeof n->out.name, "%s", name);
+  return &n->out;
+}

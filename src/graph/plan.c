@@ -1,0 +1,317 @@
+/* Planning: device and kernel checks, activation liveness, and the arena layout with reuse. */
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "graph/graph_internal.h"
+
+#define ARENA_ALIGN 64
+#define GUARD_BYTE 0xA5
+
+tg_plan_opts tg_plan_defaults(tg_device dev) {
+  tg_plan_opts o;
+  memset(&o, 0, sizeof o);
+  o.device = dev;
+  o.training = 1;
+  return o;
+}
+
+static size_t align_up(size_t x) { return (x + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1); }
+
+/* Backward of node k runs at time 2N-1-k; forward of node k at time k. */
+static int bwd_time(const tg_graph *g, const tg_node *n) { return 2 * g->n_nodes - 1 - n->id; }
+
+static tg_status check_devices_and_kernels(tg_graph *g, const tg_plan_opts *o) {
+  char want[16], have[16];
+  tg_device_str(o->device, want, sizeof want);
+  for (int i = 0; i < g->n_nodes; i++) {
+    tg_node *n = g->nodes[i];
+    const tg_op_def *def = tg_op_get(n->op);
+    if (def->flags & TG_OPF_LEAF) continue;
+    for (int k = 0; k < n->n_in; k++) {
+      tg_node *in = n->in[k];
+      if (in->op == TG_OP_PARAM && !tg_device_eq(tg_store_device(g->store), o->device))
+        return tg_error(TG_ERR_DEVICE,
+                        "graph '%s': op '%s' (%s) reads parameter '%s' on %s but the graph is "
+                        "planned for %s; create the store on %s or plan on %s",
+                        g->name, def->name, n->out.name, in->out.name,
+                        tg_device_str(tg_store_device(g->store), have, sizeof have), want, want,
+                        have);
+    }
+    if (!def->fwd[o->device.kind])
+      return tg_error(TG_ERR_UNSUPPORTED, "graph '%s': op '%s' (%s) has no %s kernel in this build",
+                      g->name, def->name, n->out.name, want);
+    if (o->training && n->requires_grad && !def->bwd[o->device.kind])
+      return tg_error(TG_ERR_UNSUPPORTED,
+                      "graph '%s': op '%s' (%s) has no %s backward kernel in this build", g->name,
+                      def->name, n->out.name, want);
+  }
+  return TG_OK;
+}
+
+/* Adds a buffer of bytes live over [first, last]; returns its index or -1. */
+static int add_buffer(tg_graph *g, int *cap, size_t bytes, int first, int last, const char *owner,
+                      int is_grad) {
+  if (g->n_bufs == *cap) {
+    int nc = *cap ? *cap * 2 : 64;
+    tg_buffer *nb = tg_malloc((size_t)nc * sizeof *nb);
+    if (!nb) return -1;
+    if (g->n_bufs) memcpy(nb, g->bufs, (size_t)g->n_bufs * sizeof *nb);
+    tg_free(g->bufs);
+    g->bufs = nb;
+    *cap = nc;
+  }
+  tg_buffer *b = &g->bufs[g->n_bufs];
+  b->bytes = bytes;
+  b->offset = 0;
+  b->first = first;
+  b->last = last;
+  b->owner = owner;
+  b->is_grad = is_grad;
+  return g->n_bufs++;
+}
+
+static void extend(tg_buffer *b, int t) {
+  if (t < b->first) b->first = t;
+  if (t > b->last) b->last = t;
+}
+
+/* Liveness of every activation and activation gradient on the forward+backward timeline. */
+static tg_status compute_buffers(tg_graph *g, int training) {
+  int cap = 0, end = 2 * g->n_nodes;
+  for (int i = 0; i < g->n_nodes; i++) {
+    tg_node *n = g->nodes[i];
+    const tg_op_def *def = tg_op_get(n->op);
+    n->n_consumers = 0;
+    n->root = (def->flags & TG_OPF_VIEW) ? n->in[0]->root : n;
+    n->buf = n->grad_buf = -1;
+  }
+  for (int i = 0; i < g->n_nodes; i++)
+    for (int k = 0; k < g->nodes[i]->n_in; k++) g->nodes[i]->in[k]->n_consumers++;
+  /* value buffers */
+  for (int i = 0; i < g->n_nodes; i++) {
+    tg_node *n = g->nodes[i];
+    if (tg_op_get(n->op)->flags & TG_OPF_LEAF || n->root != n) continue;
+    n->buf = add_buffer(g, &cap, align_up(tg_nbytes(&n->out)), i, i, n->out.name, 0);
+    if (n->buf < 0) return tg_error(TG_ERR_NOMEM, "plan: out of host memory");
+  }
+  for (int i = 0; i < g->n_nodes; i++) {
+    tg_node *n = g->nodes[i];
+    const tg_op_def *def = tg_op_get(n->op);
+    if (n->root->buf >= 0) {
+      tg_buffer *b = &g->bufs[n->root->buf];
+      if (n->n_consumers == 0) extend(b, end); /* graph outputs stay readable */
+      if (training && n->requires_grad && (def->bwd_needs & TG_BWD_NEEDS_OUTPUT))
+        extend(b, bwd_time(g, n));
+    }
+    for (int k = 0; k < n->n_in; k++) {
+      tg_node *in = n->in[k];
+      if (in->root->buf < 0) continue;
+      tg_buffer *b = &g->bufs[in->root->buf];
+      extend(b, i);
+      if (training && n->requires_grad && (def->bwd_needs & TG_BWD_NEEDS_INPUTS))
+        extend(b, bwd_time(g, n));
+    }
+  }
+  if (!training) return TG_OK;
+  /* gradient buffers: written first by the latest consumer's backward, read by the node's own */
+  for (int i = 0; i < g->n_nodes; i++) {
+    tg_node *n = g->nodes[i];
+    if (!n->requires_grad || n->op == TG_OP_PARAM || n->root != n) continue;
+    int first = n->n_consumers == 0 ? g->n_nodes : bwd_time(g, n);
+    n->grad_buf = add_buffer(g, &cap, align_up(tg_nbytes(&n->out)), first, bwd_time(g, n),
+                             n->out.name, 1);
+    if (n->grad_buf < 0) return tg_error(TG_ERR_NOMEM, "plan: out of host memory");
+  }
+  for (int i = 0; i < g->n_nodes; i++) {
+    tg_node *n = g->nodes[i];
+    if (!n->requires_grad) continue;
+    if (n->n_consumers == 0 && n->root->grad_buf >= 0)
+      extend(&g->bufs[n->root->grad_buf], g->n_nodes); /* a seed may be written at the start */
+    for (int k = 0; k < n->n_in; k++) {
+      tg_node *in = n->in[k];
+      if (in->requires_grad && in->root->grad_buf >= 0)
+        extend(&g->bufs[in->root->grad_buf], bwd_time(g, n));
+    }
+    if (n->root != n && n->root->grad_buf >= 0) extend(&g->bufs[n->root->grad_buf], bwd_time(g, n));
+  }
+  return TG_OK;
+}
+
+
+typedef struct { int index; size_t bytes; } order_item;
+
+static int order_cmp(const void *pa, const void *pb) {
+  const order_item *a = pa, *b = pb;
+  if (a->bytes != b->bytes) return a->bytes < b->bytes ? 1 : -1;
+  return a->index - b->index;
+}
+
+typedef struct { size_t lo, hi; } span;
+
+static int span_cmp(const void *pa, const void *pb) {
+  const span *a = pa, *b = pb;
+  return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* Greedy first fit, largest first: each buffer takes the lowest offset free over its lifetime. */
+static tg_status layout(tg_graph *g, size_t guard) {
+  int n = g->n_bufs;
+  g->arena_bytes = g->unshared_bytes = 0;
+  if (n == 0) return TG_OK;
+  order_item *order = tg_malloc((size_t)n * sizeof *order);
+  span *busy = tg_malloc((size_t)n * sizeof *busy);
+  int *placed = tg_malloc((size_t)n * sizeof *placed);
+  if (!order || !busy || !placed) {
+    tg_free(order);
+    tg_free(busy);
+    tg_free(placed);
+    return tg_error(TG_ERR_NOMEM, "plan: out of host memory");
+  }
+  for (int i = 0; i < n; i++) {
+    order[i].index = i;
+    order[i].bytes = g->bufs[i].bytes;
+    g->unshared_bytes += g->bufs[i].bytes;
+  }
+  qsort(order, (size_t)n, sizeof *order, order_cmp);
+  int n_placed = 0;
+  for (int oi = 0; oi < n; oi++) {
+    tg_buffer *b = &g->bufs[order[oi].index];
+    size_t need = b->bytes + align_up(guard);
+    int nb = 0;
+    for (int j = 0; j < n_placed; j++) {
+      const tg_buffer *o = &g->bufs[placed[j]];
+      if (o->first <= b->last && b->first <= o->last)
+        busy[nb++] = (span){o->offset, o->offset + o->bytes + align_up(guard)};
+    }
+    qsort(busy, (size_t)nb, sizeof *busy, span_cmp);
+    size_t at = 0;
+    for (int j = 0; j < nb; j++) {
+      if (busy[j].lo >= at + need) break;
+      if (busy[j].hi > at) at = busy[j].hi;
+    }
+    b->offset = at;
+    if (at + need > g->arena_bytes) g->arena_bytes = at + need;
+    placed[n_placed++] = order[oi].index;
+  }
+  g->unshared_bytes += (size_t)n * align_up(guard);
+  tg_free(order);
+  tg_free(busy);
+  tg_free(placed);
+  return TG_OK;
+}
+
+static void build_args(tg_graph *g, tg_node *n) {
+  tg_kernel_args *a = &n->args;
+  memset(a, 0, sizeof *a);
+  a->n_in = n->n_in;
+  for (int k = 0; k < n->n_in; k++) {
+    a->in[k] = &n->in[k]->out;
+    a->in_grad[k] = n->in[k]->requires_grad ? n->in[k]->grad : NULL;
+  }
+  a->out = &n->out;
+  a->out_grad = n->grad;
+  a->attr = &n->attr;
+  a->seed = g->seed;
+  a->rng_stream = (uint64_t)n->id;
+  a->node_name = n->out.name;
+}
+
+tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
+  if (!g || !opts) return tg_error(TG_ERR_INVALID, "plan: NULL graph or options");
+  if (g->status != TG_OK) return tg_error(g->status, "%s", tg_last_error()[0] ? tg_last_error() : "graph build failed");
+  char dev[16];
+  const tg_backend *be = tg_backend_for(opts->device.kind);
+  if (!be)
+    return tg_error(TG_ERR_DEVICE,
+                    "graph '%s': cannot plan for %s: that backend is not compiled into this build "
+                    "(see `tickgrad devices`)",
+                    g->name, tg_device_str(opts->device, dev, sizeof dev));
+  tg_graph_release_plan(g);
+  tg_status st = check_devices_and_kernels(g, opts);
+  if (st != TG_OK) return st;
+  if (g->store && (st = tg_store_finalize(g->store)) != TG_OK) return st;
+  if ((st = compute_buffers(g, opts->training)) != TG_OK) return st;
+  if ((st = layout(g, opts->guard_bytes)) != TG_OK) return st;
+  if (g->arena_bytes && (st = be->alloc(opts->device, g->arena_bytes, &g->arena)) != TG_OK) {
+    tg_graph_release_plan(g);
+    return tg_error(st, "graph '%s': cannot allocate the %zu-byte activation arena on %s: %s",
+                    g->name, g->arena_bytes, tg_device_str(opts->device, dev, sizeof dev),
+                    tg_last_error());
+  }
+  g->backend = be;
+  g->opts = *opts;
+  char *arena = g->arena;
+  for (int i = 0; i < g->n_nodes; i++) {
+    tg_node *n = g->nodes[i];
+    n->out.device = opts->device;
+    n->grad = NULL;
+    if (n->op == TG_OP_PARAM) {
+      tg_param_info p = tg_store_param(g->store, n->param_index);
+      n->out.data = tg_store_values(g->store) + p.offset;
+      n->grad = tg_store_grads(g->store) + p.offset;
+    } else if (n->op == TG_OP_INPUT) {
+      n->out.data = NULL;
+      n->bound = 0;
+    } else {
+      n->out.data = arena + g->bufs[n->root->buf].offset;
+      if (n->root->grad_buf >= 0) n->grad = (float *)(arena + g->bufs[n->root->grad_buf].offset);
+    }
+    if (n->op == TG_OP_DROPOUT) n->attr.i[0] = opts->training;
+  }
+  for (int i = 0; i < g->n_nodes; i++) build_args(g, g->nodes[i]);
+  if (opts->guard_bytes)
+    for (int i = 0; i < g->n_bufs; i++)
+      be->fill_bytes(opts->device, arena + g->bufs[i].offset + g->bufs[i].bytes, align_up(opts->guard_bytes),
+                     GUARD_BYTE);
+  g->planned = 1;
+  g->ran = 0;
+  if (opts->log) tg_graph_print_plan(g, opts->log);
+  return TG_OK;
+}
+
+tg_plan_stats tg_graph_stats(const tg_graph *g) {
+  tg_plan_stats s;
+  memset(&s, 0, sizeof s);
+  s.arena_bytes = g->arena_bytes;
+  s.unshared_bytes = g->unshared_bytes;
+  s.param_bytes = g->store ? tg_store_numel(g->store) * sizeof(float) : 0;
+  s.nodes = g->n_nodes;
+  s.buffers = g->n_bufs;
+  return s;
+}
+
+static void print_bytes(FILE *f, size_t b) {
+  if (b >= (1u << 20)) fprintf(f, "%.2f MiB", (double)b / (1u << 20));
+  else if (b >= 1024) fprintf(f, "%.1f KiB", (double)b / 1024);
+  else fprintf(f, "%zu B", b);
+}
+
+void tg_graph_print_plan(const tg_graph *g, FILE *f) {
+  char dev[16];
+  if (!g->planned) {
+    fprintf(f, "graph '%s': not planned\n", g->name);
+    return;
+  }
+  int ops = 0, params = 0, inputs = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    if (g->nodes[i]->op == TG_OP_PARAM) params++;
+    else if (g->nodes[i]->op == TG_OP_INPUT) inputs++;
+    else ops++;
+  }
+  size_t pbytes = g->store ? tg_store_numel(g->store) * sizeof(float) : 0;
+  fprintf(f, "plan '%s' on %s (%s): %d ops, %d parameters, %d inputs\n", g->name,
+          tg_device_str(g->opts.device, dev, sizeof dev), g->opts.training ? "training" : "inference",
+          ops, params, inputs);
+  fprintf(f, "  parameters  ");
+  print_bytes(f, pbytes);
+  fprintf(f, " (%zu floats)", g->store ? tg_store_numel(g->store) : 0);
+  if (g->opts.training) {
+    fprintf(f, "; gradients ");
+    print_bytes(f, pbytes);
+  }
+  fprintf(f, "\n  activations ");
+  print_bytes(f, g->arena_bytes);
+  fprintf(f, " in one arena (%d buffers, ", g->n_bufs);
+  print_bytes(f, g->unshared_bytes);
+  fprintf(f, " without reuse)\n");
+}

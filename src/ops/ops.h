@@ -1,0 +1,100 @@
+/* The op list, the kernel calling convention and the one op table (name, arity, kernels per backend). */
+#ifndef TG_OPS_H
+#define TG_OPS_H
+
+#include "tickgrad/graph.h"
+
+#define TG_MAX_INPUTS 16
+
+typedef enum tg_op {
+  TG_OP_PARAM = 0, /* leaf: a store parameter */
+  TG_OP_INPUT,     /* leaf: bound caller memory */
+  TG_OP_MATMUL,
+  TG_OP_LINEAR,
+  TG_OP_ADD,
+  TG_OP_SUB,
+  TG_OP_MUL,
+  TG_OP_DIV,
+  TG_OP_SCALE,
+  TG_OP_RELU,
+  TG_OP_TANH,
+  TG_OP_SIGMOID,
+  TG_OP_ELU,
+  TG_OP_SILU,
+  TG_OP_SOFTPLUS,
+  TG_OP_EXP,
+  TG_OP_LOG,
+  TG_OP_SQRT,
+  TG_OP_SOFTMAX,
+  TG_OP_LOG_SOFTMAX,
+  TG_OP_LAYERNORM,
+  TG_OP_RMSNORM,
+  TG_OP_CONCAT,
+  TG_OP_SLICE,
+  TG_OP_RESHAPE,
+  TG_OP_TRANSPOSE,
+  TG_OP_GATHER_ROWS,
+  TG_OP_SUM,
+  TG_OP_MEAN,
+  TG_OP_SUM_LAST,
+  TG_OP_MEAN_LAST,
+  TG_OP_MAX_LAST,
+  TG_OP_ARGMAX_LAST,
+  TG_OP_DROPOUT,
+  TG_OP_MSE_LOSS,
+  TG_OP_HUBER_LOSS,
+  TG_OP_PINBALL_LOSS,
+  TG_OP_SOFTMAX_XENT,
+  TG_OP_COUNT
+} tg_op;
+
+/* Op attributes. Meaning per op (unused fields are zero):
+ *   matmul: i[0]=trans_a i[1]=trans_b      scale: f[0]=s          elu: f[0]=alpha
+ *   layernorm/rmsnorm: f[0]=eps, i[0]=has gamma/weight, i[1]=has beta
+ *   linear: i[0]=has bias                  concat: i[0]=dim       slice: i[0]=dim i[1]=start i[2]=len
+ *   transpose: i[0]=dim0 i[1]=dim1         dropout: f[0]=p, i[0]=active (training plan)
+ *   huber: f[0]=delta                      pinball: i[0]=Q, f[0..Q-1]=quantiles */
+typedef struct tg_attr {
+  int64_t i[8];
+  float f[TG_MAX_QUANTILES];
+} tg_attr;
+
+/* What one kernel call sees. Forward writes out (overwrite). Backward adds (+=) into every
+ * non-NULL in_grad[k] (NULL: that input needs no gradient); out_grad is d objective / d out.
+ * All float tensors are contiguous f32. */
+typedef struct tg_kernel_args {
+  int n_in;
+  const tg_tensor *in[TG_MAX_INPUTS];
+  const tg_tensor *out;
+  float *in_grad[TG_MAX_INPUTS];
+  const float *out_grad;
+  const tg_attr *attr;
+  uint64_t seed;       /* dropout: counter RNG key */
+  uint64_t rng_stream; /* dropout: node id */
+  uint64_t rng_offset; /* dropout: the run counter at the forward */
+  const char *node_name; /* for error messages */
+} tg_kernel_args;
+
+typedef tg_status (*tg_kernel_fn)(const tg_kernel_args *a);
+
+/* What backward reads, so plan can free forward buffers nothing later needs. */
+#define TG_BWD_NEEDS_INPUTS 1u /* all inputs' data */
+#define TG_BWD_NEEDS_OUTPUT 2u /* the op's output data */
+
+/* Op flags. */
+#define TG_OPF_VIEW 1u       /* output aliases input 0's storage (reshape) */
+#define TG_OPF_NO_GRAD 2u    /* output is never differentiable (argmax) */
+#define TG_OPF_LEAF 4u       /* param / input */
+
+typedef struct tg_op_def {
+  const char *name;
+  int min_in, max_in;
+  unsigned flags;
+  unsigned bwd_needs;
+  tg_kernel_fn fwd[TG_DEVICE_KIND_COUNT];
+  tg_kernel_fn bwd[TG_DEVICE_KIND_COUNT];
+} tg_op_def;
+
+const tg_op_def *tg_op_get(tg_op op);
+
+#endif
