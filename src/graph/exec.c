@@ -44,6 +44,8 @@ tg_status tg_graph_bind(tg_graph *g, const char *name, const tg_tensor *t) {
     return tg_error(TG_ERR_INVALID, "graph '%s': input '%s': tensor '%s' has no data", g->name, name, t->name);
   n->out.data = t->data;
   n->bound = 1;
+  for (int i = n->id + 1; i < g->n_nodes; i++)
+    if (g->nodes[i]->root == n) g->nodes[i]->out.data = t->data; /* views of this input */
   return TG_OK;
 }
 

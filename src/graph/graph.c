@@ -51,13 +51,17 @@ tg_tensor *tg_graph_fail(tg_graph *g, tg_status s, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     g->status = tg_error(s, "graph '%s': %s", g->name, msg);
+    snprintf(g->error, sizeof g->error, "%s", tg_last_error());
   }
   return NULL;
 }
 
 /* A build error reported by a callee through tg_error: keep its message. */
 static tg_tensor *fail_with_last(tg_graph *g, tg_status s) {
-  if (g->status == TG_OK) g->status = tg_error(s, "graph '%s': %s", g->name, tg_last_error());
+  if (g->status == TG_OK) {
+    g->status = tg_error(s, "graph '%s': %s", g->name, tg_last_error());
+    snprintf(g->error, sizeof g->error, "%s", tg_last_error());
+  }
   return NULL;
 }
 

@@ -40,6 +40,7 @@ struct tg_graph {
   char name[TG_NAME_MAX];
   tg_store *store;
   tg_status status;
+  char error[1024]; /* message of the sticky build error */
   int n_nodes, cap_nodes;
   tg_node **nodes;
   /* after plan */

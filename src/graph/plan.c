@@ -218,7 +218,7 @@ static void build_args(tg_graph *g, tg_node *n) {
 
 tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
   if (!g || !opts) return tg_error(TG_ERR_INVALID, "plan: NULL graph or options");
-  if (g->status != TG_OK) return tg_error(g->status, "%s", tg_last_error()[0] ? tg_last_error() : "graph build failed");
+  if (g->status != TG_OK) return tg_error(g->status, "%s", g->error);
   char dev[16];
   const tg_backend *be = tg_backend_for(opts->device.kind);
   if (!be)
@@ -252,6 +252,9 @@ tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
     } else if (n->op == TG_OP_INPUT) {
       n->out.data = NULL;
       n->bound = 0;
+    } else if (n->root != n && (tg_op_get(n->root->op)->flags & TG_OPF_LEAF)) {
+      n->out.data = n->root->out.data; /* a view of a parameter or input (bind refreshes inputs) */
+      n->grad = n->root->grad;
     } else {
       n->out.data = arena + g->bufs[n->root->buf].offset;
       if (n->root->grad_buf >= 0) n->grad = (float *)(arena + g->bufs[n->root->grad_buf].offset);

@@ -1,0 +1,186 @@
+/* CPU kernels for the reductions (sum, mean, sum/mean/max/argmax over the last dim) and dropout. */
+#include <math.h>
+#include <string.h>
+#include "backend/cpu/cpu_kernels.h"
+#include "tickgrad/rng.h"
+
+#define PAR_MIN 32768 /* elements below which a loop stays serial */
+
+/* ---- sum, mean: x [n] -> out [] ---- */
+
+static double sum_all(const tg_tensor *x) {
+  const float *v = x->data; /* [n] */
+  int64_t n = tg_numel(x);
+  double acc = 0.0;
+#pragma omp parallel for reduction(+ : acc) schedule(static) if (n > PAR_MIN)
+  for (int64_t i = 0; i < n; i++) acc += v[i];
+  return acc;
+}
+
+/* gx [n] += g */
+static void add_const(float *gx, int64_t n, float g) {
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+  for (int64_t i = 0; i < n; i++) gx[i] += g;
+}
+
+tg_status tg_cpu_sum_fwd(const tg_kernel_args *a) {
+  *(float *)a->out->data = (float)sum_all(a->in[0]);
+  return TG_OK;
+}
+
+tg_status tg_cpu_sum_bwd(const tg_kernel_args *a) {
+  if (a->in_grad[0]) add_const(a->in_grad[0], tg_numel(a->in[0]), a->out_grad[0]);
+  return TG_OK;
+}
+
+tg_status tg_cpu_mean_fwd(const tg_kernel_args *a) {
+  *(float *)a->out->data = (float)(sum_all(a->in[0]) / (double)tg_numel(a->in[0]));
+  return TG_OK;
+}
+
+tg_status tg_cpu_mean_bwd(const tg_kernel_args *a) {
+  int64_t n = tg_numel(a->in[0]);
+  if (a->in_grad[0]) add_const(a->in_grad[0], n, (float)((double)a->out_grad[0] / (double)n));
+  return TG_OK;
+}
+
+/* ---- over the last dim: x [R, D] -> out [R] ---- */
+
+static int64_t last_dim(const tg_tensor *x) { return x->shape[x->ndim - 1]; }
+
+/* out[r] = scale * sum_j x[r, j] */
+static void sum_rows(const tg_kernel_args *a, int mean) {
+  const tg_tensor *x = a->in[0];
+  int64_t D = last_dim(x), R = tg_numel(x) / D;
+  const float *v = x->data;  /* [R, D] */
+  float *out = a->out->data; /* [R] */
+  double scale = mean ? 1.0 / (double)D : 1.0;
+#pragma omp parallel for schedule(static) if (R * D > PAR_MIN)
+  for (int64_t r = 0; r < R; r++) {
+    double acc = 0.0;
+    for (int64_t j = 0; j < D; j++) acc += v[r * D + j];
+    out[r] = (float)(acc * scale);
+  }
+}
+
+/* gx[r, j] += scale * gy[r] */
+static void sum_rows_bwd(const tg_kernel_args *a, int mean) {
+  float *gx = a->in_grad[0]; /* [R, D] */
+  if (!gx) return;
+  const tg_tensor *x = a->in[0];
+  int64_t D = last_dim(x), R = tg_numel(x) / D;
+  const float *gy = a->out_grad; /* [R] */
+  double scale = mean ? 1.0 / (double)D : 1.0;
+#pragma omp parallel for schedule(static) if (R * D > PAR_MIN)
+  for (int64_t r = 0; r < R; r++) {
+    float g = (float)((double)gy[r] * scale);
+    for (int64_t j = 0; j < D; j++) gx[r * D + j] += g;
+  }
+}
+
+tg_status tg_cpu_sum_last_fwd(const tg_kernel_args *a) {
+  sum_rows(a, 0);
+  return TG_OK;
+}
+tg_status tg_cpu_sum_last_bwd(const tg_kernel_args *a) {
+  sum_rows_bwd(a, 0);
+  return TG_OK;
+}
+tg_status tg_cpu_mean_last_fwd(const tg_kernel_args *a) {
+  sum_rows(a, 1);
+  return TG_OK;
+}
+tg_status tg_cpu_mean_last_bwd(const tg_kernel_args *a) {
+  sum_rows_bwd(a, 1);
+  return TG_OK;
+}
+
+/* Index of the first maximum of v[0..D); a NaN counts as the maximum (the first NaN wins), so a
+ * NaN input propagates to max_last's output. */
+static int64_t row_argmax(const float *v, int64_t D) {
+  int64_t best = 0;
+  if (isnan(v[0])) return 0;
+  for (int64_t j = 1; j < D; j++) {
+    if (isnan(v[j])) return j;
+    if (v[j] > v[best]) best = j;
+  }
+  return best;
+}
+
+tg_status tg_cpu_max_last_fwd(const tg_kernel_args *a) {
+  const tg_tensor *x = a->in[0];
+  int64_t D = last_dim(x), R = tg_numel(x) / D;
+  const float *v = x->data;  /* [R, D] */
+  float *out = a->out->data; /* [R] */
+#pragma omp parallel for schedule(static) if (R * D > PAR_MIN)
+  for (int64_t r = 0; r < R; r++) out[r] = v[r * D + row_argmax(v + r * D, D)];
+  return TG_OK;
+}
+
+tg_status tg_cpu_max_last_bwd(const tg_kernel_args *a) {
+  float *gx = a->in_grad[0]; /* [R, D] */
+  if (!gx) return TG_OK;
+  const tg_tensor *x = a->in[0];
+  int64_t D = last_dim(x), R = tg_numel(x) / D;
+  const float *v = x->data;      /* [R, D] */
+  const float *gy = a->out_grad; /* [R] */
+#pragma omp parallel for schedule(static) if (R * D > PAR_MIN)
+  for (int64_t r = 0; r < R; r++) gx[r * D + row_argmax(v + r * D, D)] += gy[r];
+  return TG_OK;
+}
+
+tg_status tg_cpu_argmax_last_fwd(const tg_kernel_args *a) {
+  const tg_tensor *x = a->in[0];
+  int64_t D = last_dim(x), R = tg_numel(x) / D;
+  const float *v = x->data;    /* [R, D] */
+  int64_t *out = a->out->data; /* [R] i64 */
+#pragma omp parallel for schedule(static) if (R * D > PAR_MIN)
+  for (int64_t r = 0; r < R; r++) out[r] = row_argmax(v + r * D, D);
+  return TG_OK;
+}
+
+/* ---- dropout: x [n] -> out [n]; element e kept when uniform(seed, stream key, e) >= p ---- */
+
+/* mask-and-scale: dst[e] (+)= keep(e) ? src[e] * scale : 0. The uniforms are exactly
+ * tg_rng_uniform(seed, key, e): word e % 4 of Philox counter e / 4, one counter per 4 elements. */
+static void dropout_apply(const tg_kernel_args *a, const float *src, float *dst, int64_t n, int accumulate) {
+  float p = a->attr->f[0], scale = 1.0f / (1.0f - p);
+  uint64_t key = (a->rng_offset << 20) | a->rng_stream;
+  int64_t nq = (n + 3) / 4;
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+  for (int64_t q = 0; q < nq; q++) {
+    uint32_t w[4];
+    tg_philox(a->seed, key, (uint64_t)q, w);
+    for (int64_t j = 0; j < 4 && q * 4 + j < n; j++) {
+      int64_t e = q * 4 + j;
+      float v = tg_u32_to_unit(w[j]) >= p ? src[e] * scale : 0.0f;
+      if (accumulate)
+        dst[e] += v;
+      else
+        dst[e] = v;
+    }
+  }
+}
+
+tg_status tg_cpu_dropout_fwd(const tg_kernel_args *a) {
+  const tg_tensor *x = a->in[0];
+  int64_t n = tg_numel(x);
+  if (!a->attr->i[0]) { /* inference plan: identity */
+    memcpy(a->out->data, x->data, (size_t)n * sizeof(float));
+    return TG_OK;
+  }
+  dropout_apply(a, x->data, a->out->data, n, 0);
+  return TG_OK;
+}
+
+tg_status tg_cpu_dropout_bwd(const tg_kernel_args *a) {
+  float *gx = a->in_grad[0]; /* [n] */
+  if (!gx) return TG_OK;
+  int64_t n = tg_numel(a->in[0]);
+  if (!a->attr->i[0]) {
+    for (int64_t i = 0; i < n; i++) gx[i] += a->out_grad[i];
+    return TG_OK;
+  }
+  dropout_apply(a, a->out_grad, gx, n, 1);
+  return TG_OK;
+}
