@@ -1,0 +1,64 @@
+/* tickgrad_bench: times one benchmark case in C (warm-up, then the median of many timed runs). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "tickgrad/tickgrad.h"
+
+typedef struct bench_case {
+  const char *name;
+  const char *what;
+  /* sets up, then returns the median microseconds of one iteration over reps runs */
+  int (*run)(int warmup, int reps, double *median_us);
+} bench_case;
+
+int bench_mlp_step(int warmup, int reps, double *median_us);
+
+static const bench_case CASES[] = {
+    {"mlp_step", "MLP 256-256-256-3 ReLU, batch 64, MSE, Adam: forward + backward + update", bench_mlp_step},
+};
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: tickgrad_bench [--threads N] [--warmup N] [--reps N] <case>\ncases:\n");
+  for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) fprintf(f, "  %-10s %s\n", CASES[i].name, CASES[i].what);
+}
+
+int main(int argc, char **argv) {
+  int warmup = 50, reps = 500, threads = 1;
+  const char *name = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--help")) {
+      usage(stdout);
+      return 0;
+    } else if (argv[i][0] == '-' || name) {
+      fprintf(stderr, "tickgrad_bench: unexpected argument '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    } else name = argv[i];
+  }
+  if (!name || threads < 1 || reps < 1 || warmup < 0) {
+    usage(stderr);
+    return 2;
+  }
+  if (tg_set_threads(threads) != TG_OK) {
+    fprintf(stderr, "tickgrad_bench: %s\n", tg_last_error());
+    return 2;
+  }
+  for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+    if (strcmp(CASES[i].name, name) != 0) continue;
+    double us;
+    if (CASES[i].run(warmup, reps, &us) != 0) {
+      fprintf(stderr, "tickgrad_bench %s: %s\n", name, tg_last_error());
+      return 1;
+    }
+    printf("%s %.3f\n", name, us);
+    return 0;
+  }
+  fprintf(stderr, "tickgrad_bench: unknown case '%s'\n", name);
+  usage(stderr);
+  return 2;
+}

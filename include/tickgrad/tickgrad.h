@@ -1,0 +1,25 @@
+/* tickgrad: the whole public API. */
+#ifndef TICKGRAD_H
+#define TICKGRAD_H
+
+#include "tickgrad/status.h"
+#include "tickgrad/tensor.h"
+#include "tickgrad/rng.h"
+#include "tickgrad/graph.h"
+#include "tickgrad/optim.h"
+#include "tickgrad/checkpoint.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "0.1.0" */
+const char *tg_version(void);
+/* Threads for OpenMP loops and OpenBLAS (default: OMP_NUM_THREADS, else all cores). */
+tg_status tg_set_threads(int n);
+int tg_threads(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

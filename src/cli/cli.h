@@ -1,0 +1,19 @@
+/* Shared pieces of the command line: commands, flag parsing helpers, exit codes. */
+#ifndef TG_CLI_H
+#define TG_CLI_H
+
+#define TG_EXIT_OK 0
+#define TG_EXIT_FAIL 1
+#define TG_EXIT_USAGE 2
+
+/* Each command gets the arguments after its name. */
+int tg_cmd_devices(int argc, char **argv);
+int tg_cmd_ops(int argc, char **argv);
+int tg_cmd_demo(int argc, char **argv);
+
+/* Parses a whole positive integer flag value; prints a usage error and returns 0 on failure. */
+int tg_cli_parse_long(const char *flag, const char *value, long lo, long hi, long *out);
+/* Prints "tickgrad: <msg>" for a usage error and returns TG_EXIT_USAGE. */
+int tg_cli_usage_error(const char *cmd, const char *fmt, ...);
+
+#endif

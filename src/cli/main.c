@@ -1,0 +1,93 @@
+/* tickgrad command line: global flags, command dispatch, usage and exit codes. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/cli.h"
+#include "tickgrad/tickgrad.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: tickgrad [--threads N] <command> [flags]\n"
+          "\n"
+          "commands:\n"
+          "  demo       train a small MLP on a built-in synthetic regression (the default job)\n"
+          "  devices    list compute devices: CPU cores, SIMD level, BLAS and threads; GPUs\n"
+          "  ops        list every op and whether it has forward and backward kernels per backend\n"
+          "  version    print the version\n"
+          "  help       this message (also --help, -h); `tickgrad <command> --help` for flags\n"
+          "\n"
+          "global flags:\n"
+          "  --threads N   CPU threads for OpenMP loops and OpenBLAS (default: OMP_NUM_THREADS, else all cores)\n"
+          "\n"
+          "exit codes: 0 success, 1 failure, 2 usage error\n");
+}
+
+int tg_cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "tickgrad%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n(see `tickgrad %s--help`)\n", cmd ? cmd : "");
+  return TG_EXIT_USAGE;
+}
+
+int tg_cli_parse_long(const char *flag, const char *value, long lo, long hi, long *out) {
+  if (!value) {
+    fprintf(stderr, "tickgrad: %s needs a value\n", flag);
+    return 0;
+  }
+  char *end;
+  long v = strtol(value, &end, 10);
+  if (end == value || *end != '\0' || v < lo || v > hi) {
+    fprintf(stderr, "tickgrad: %s '%s': want a whole number in [%ld, %ld]\n", flag, value, lo, hi);
+    return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  int i = 1;
+  while (i < argc && argv[i][0] == '-') {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      return TG_EXIT_OK;
+    } else if (strcmp(argv[i], "--version") == 0) {
+      printf("tickgrad %s\n", tg_version());
+      return TG_EXIT_OK;
+    } else if (strcmp(argv[i], "--threads") == 0) {
+      long n;
+      if (!tg_cli_parse_long("--threads", i + 1 < argc ? argv[i + 1] : NULL, 1, 4096, &n)) return TG_EXIT_USAGE;
+      tg_set_threads((int)n);
+      i += 2;
+    } else {
+      fprintf(stderr, "tickgrad: unknown flag '%s'\n\n", argv[i]);
+      usage(stderr);
+      return TG_EXIT_USAGE;
+    }
+  }
+  if (i >= argc) {
+    usage(stderr);
+    return TG_EXIT_USAGE;
+  }
+  const char *cmd = argv[i];
+  int sub_argc = argc - i - 1;
+  char **sub_argv = argv + i + 1;
+  if (strcmp(cmd, "help") == 0) {
+    usage(stdout);
+    return TG_EXIT_OK;
+  }
+  if (strcmp(cmd, "version") == 0) {
+    if (sub_argc) return tg_cli_usage_error("version", "unexpected argument '%s'", sub_argv[0]);
+    printf("tickgrad %s\n", tg_version());
+    return TG_EXIT_OK;
+  }
+  if (strcmp(cmd, "devices") == 0) return tg_cmd_devices(sub_argc, sub_argv);
+  if (strcmp(cmd, "ops") == 0) return tg_cmd_ops(sub_argc, sub_argv);
+  if (strcmp(cmd, "demo") == 0) return tg_cmd_demo(sub_argc, sub_argv);
+  fprintf(stderr, "tickgrad: unknown command '%s'\n\n", cmd);
+  usage(stderr);
+  return TG_EXIT_USAGE;
+}

@@ -1,0 +1,19 @@
+/* Library version and the CPU thread count shared by OpenMP loops and OpenBLAS. */
+#include <cblas.h>
+#include <omp.h>
+#include "tickgrad/tickgrad.h"
+
+#ifndef TG_VERSION
+#define TG_VERSION "0.0.0"
+#endif
+
+const char *tg_version(void) { return TG_VERSION; }
+
+tg_status tg_set_threads(int n) {
+  if (n < 1 || n > 4096) return tg_error(TG_ERR_INVALID, "threads: %d is not in [1, 4096]", n);
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+  return TG_OK;
+}
+
+int tg_threads(void) { return omp_get_max_threads(); }
