@@ -1,5 +1,6 @@
 /* Executing a planned graph: bind inputs, run forward, backward into the flat gradient buffer. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "backend/backend.h"
 #include "graph/graph_internal.h"
@@ -49,6 +50,13 @@ tg_status tg_graph_bind(tg_graph *g, const char *name, const tg_tensor *t) {
   return TG_OK;
 }
 
+/* Prefixes a kernel's error with the graph's name. */
+static tg_status kernel_failed(const tg_graph *g, tg_status st) {
+  char msg[900];
+  snprintf(msg, sizeof msg, "%s", tg_last_error());
+  return tg_error(st, "graph '%s': %s", g->name, msg);
+}
+
 static tg_status poison_arena(tg_graph *g) {
   for (int i = 0; i < g->n_bufs; i++) {
     tg_status st = g->backend->fill_bytes(g->opts.device, (char *)g->arena + g->bufs[i].offset, g->bufs[i].bytes, 0xFF);
@@ -79,7 +87,7 @@ tg_status tg_graph_run(tg_graph *g) {
     tg_status st = def->fwd[g->opts.device.kind](&n->args);
     if (st != TG_OK) {
       g->ran = 0;
-      return st;
+      return kernel_failed(g, st);
     }
   }
   g->ran = 1;
@@ -110,7 +118,7 @@ static tg_status backward_from(tg_graph *g, tg_node *start, const float *seed) {
       if (n->in[k]->requires_grad && (st = ready_grad(g, n->in[k])) != TG_OK) return st;
     n->args.seed = g->seed;
     n->args.rng_offset = g->fwd_offset;
-    if ((st = def->bwd[g->opts.device.kind](&n->args)) != TG_OK) return st;
+    if ((st = def->bwd[g->opts.device.kind](&n->args)) != TG_OK) return kernel_failed(g, st);
   }
   return TG_OK;
 }
