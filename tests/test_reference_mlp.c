@@ -27,7 +27,7 @@ static const tg_tensor *need(const tg_safetensors *f, const char *name) {
 int main(void) {
   const char *src = getenv("TG_SOURCE_DIR");
   char path[4096];
-  snprintf(path, sizeof path, "%s/reference/data/mlp_adam.safetensors", src ? src : ".");
+  snprintf(path, sizeof path, "%s/reference/data/mlp_adam.safetensors", src ? src : "..");
   tg_safetensors *ref = NULL;
   CHECK_OK(tg_safetensors_load(path, &ref));
   if (!ref) return tg_test_finish();

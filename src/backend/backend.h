@@ -14,7 +14,7 @@ typedef struct tg_backend {
   tg_status (*to_host)(tg_device d, void *host_dst, const void *src, size_t bytes);
   tg_status (*from_host)(tg_device d, void *dst, const void *host_src, size_t bytes);
   tg_status (*copy)(tg_device d, void *dst, const void *src, size_t bytes); /* within the device */
-  /* sum of squares of g[0..n) into *out (one float on the host) */
+  /* sum of squares of g[0..n) into *out (a double on the host) */
   tg_status (*sum_squares)(tg_device d, const float *g, size_t n, double *out);
   /* p[i] -= lr*(g[i]*gscale + wd*p[i]) with momentum buffer m (m may be NULL when momentum == 0) */
   tg_status (*sgd_step)(tg_device d, float *p, const float *g, float *m, size_t n, float lr,

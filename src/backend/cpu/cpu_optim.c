@@ -1,0 +1,98 @@
+/* CPU optimizer kernels: sum of squares, SGD (momentum) and Adam/AdamW steps (contracts in backend.h). */
+#include <math.h>
+#include "backend/cpu/cpu_optim.h"
+
+/* Below this many elements a kernel runs on one thread. */
+#define TG_OPTIM_PAR_MIN 32768
+/* sum_squares splits its input into at most this many chunks whose partial sums are added in
+ * order, so the result depends only on n, never on the thread count. */
+#define TG_SSQ_CHUNKS 256
+#define TG_SSQ_MIN_CHUNK 4096
+
+tg_status tg_cpu_sum_squares(tg_device d, const float *g, size_t n, double *out) {
+  (void)d;
+  if (!out) return tg_error(TG_ERR_INVALID, "sum_squares: out is NULL");
+  if (n == 0) {
+    *out = 0.0;
+    return TG_OK;
+  }
+  if (!g) return tg_error(TG_ERR_INVALID, "sum_squares: input is NULL");
+  size_t chunks = (n + TG_SSQ_MIN_CHUNK - 1) / TG_SSQ_MIN_CHUNK;
+  if (chunks > TG_SSQ_CHUNKS) chunks = TG_SSQ_CHUNKS;
+  size_t chunk = (n + chunks - 1) / chunks;
+  double part[TG_SSQ_CHUNKS]; /* [chunks] */
+  long nc = (long)chunks;
+#pragma omp parallel for schedule(static) if (n >= TG_OPTIM_PAR_MIN)
+  for (long c = 0; c < nc; c++) {
+    size_t lo = (size_t)c * chunk, hi = lo + chunk < n ? lo + chunk : n;
+    double acc = 0.0;
+    for (size_t i = lo; i < hi; i++) acc += (double)g[i] * (double)g[i];
+    part[c] = acc;
+  }
+  double total = 0.0;
+  for (size_t c = 0; c < chunks; c++) total += part[c];
+  *out = total;
+  return TG_OK;
+}
+
+/* PyTorch SGD with dampening 0: d = g*gscale + wd*p; buf = momentum*buf + d (a zeroed buffer gives
+ * buf = d on the first step, as PyTorch's clone does); p -= lr*buf (or lr*d without momentum). */
+tg_status tg_cpu_sgd_step(tg_device d, float *p, const float *g, float *m, size_t n, float lr,
+                          float momentum, float wd, float gscale) {
+  (void)d;
+  if (n == 0) return TG_OK;
+  if (!p || !g) return tg_error(TG_ERR_INVALID, "sgd_step: parameter or gradient is NULL");
+  if (momentum != 0.0f && !m)
+    return tg_error(TG_ERR_INVALID, "sgd_step: momentum %g needs a momentum buffer", momentum);
+  long nn = (long)n;
+  if (momentum != 0.0f) {
+#pragma omp parallel for schedule(static) if (n >= TG_OPTIM_PAR_MIN)
+    for (long i = 0; i < nn; i++) {
+      float gi = g[i] * gscale + wd * p[i];
+      float b = momentum * m[i] + gi;
+      m[i] = b;
+      p[i] -= lr * b;
+    }
+  } else {
+#pragma omp parallel for schedule(static) if (n >= TG_OPTIM_PAR_MIN)
+    for (long i = 0; i < nn; i++) {
+      float gi = g[i] * gscale + wd * p[i];
+      p[i] -= lr * gi;
+    }
+  }
+  return TG_OK;
+}
+
+/* torch.optim.Adam / AdamW (amsgrad off, maximize off):
+ *   g = g*gscale (+ wd*p for Adam);  AdamW: p *= 1 - lr*wd
+ *   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g^2
+ *   p -= (lr/bc1) * m / (sqrt(v)/sqrt(bc2) + eps) */
+tg_status tg_cpu_adam_step(tg_device d, float *p, const float *g, float *m, float *v, size_t n,
+                           float lr, float beta1, float beta2, float eps, float wd, int decoupled,
+                           float bc1, float bc2, float gscale) {
+  (void)d;
+  if (n == 0) return TG_OK;
+  if (!p || !g || !m || !v)
+    return tg_error(TG_ERR_INVALID, "adam_step: parameter, gradient or state buffer is NULL");
+  if (!(bc1 > 0.0f) || !(bc2 > 0.0f))
+    return tg_error(TG_ERR_INVALID, "adam_step: bias corrections must be > 0 (got %g, %g)", bc1, bc2);
+  const float step_size = (float)((double)lr / (double)bc1);
+  const float bc2_sqrt = (float)sqrt((double)bc2);
+  const float decay = decoupled ? (float)(1.0 - (double)lr * (double)wd) : 1.0f;
+  const float l2 = decoupled ? 0.0f : wd;
+  const float one_b1 = 1.0f - beta1, one_b2 = 1.0f - beta2;
+  long nn = (long)n;
+#pragma omp parallel for schedule(static) if (n >= TG_OPTIM_PAR_MIN)
+  for (long i = 0; i < nn; i++) {
+    float pi = p[i];
+    float gi = g[i] * gscale + l2 * pi;
+    pi *= decay;
+    float mi = beta1 * m[i] + one_b1 * gi;
+    float vi = beta2 * v[i] + one_b2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    float denom = sqrtf(vi) / bc2_sqrt + eps;
+    p[i] = pi - step_size * (mi / denom);
+  }
+  return TG_OK;
+}

@@ -1,0 +1,70 @@
+/* A small strict JSON reader (bounded depth, byte offsets in every error) and a JSON text builder. */
+#ifndef TG_IO_JSON_H
+#define TG_IO_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tickgrad/status.h"
+
+#define TG_JSON_MAX_DEPTH 64
+
+typedef enum tg_json_type {
+  TG_JSON_NULL = 0,
+  TG_JSON_FALSE,
+  TG_JSON_TRUE,
+  TG_JSON_INT,    /* an integer literal that fits int64 */
+  TG_JSON_REAL,   /* a number with a fraction or exponent */
+  TG_JSON_STRING,
+  TG_JSON_ARRAY,
+  TG_JSON_OBJECT,
+} tg_json_type;
+
+/* One value. Children of arrays and objects are a linked list in document order. */
+typedef struct tg_json {
+  tg_json_type type;
+  size_t offset;       /* byte offset of the value's first character, plus the parse base */
+  const char *key;     /* member of an object: its decoded key; otherwise NULL */
+  size_t key_offset;   /* member of an object: offset of the key's opening quote */
+  const char *str;     /* STRING: decoded UTF-8, NUL-terminated (never contains NUL) */
+  size_t len;          /* STRING: bytes in str */
+  int64_t i;           /* INT */
+  double num;          /* INT and REAL */
+  int count;           /* ARRAY, OBJECT: number of children */
+  struct tg_json *first, *next;
+} tg_json;
+
+typedef struct tg_json_doc tg_json_doc;
+
+/* Parses text[0..len) (not NUL-terminated; never read past len). Grammar per RFC 8259, plus:
+ * strings must be valid UTF-8 and may not contain U+0000; object keys must be unique; nesting is
+ * at most TG_JSON_MAX_DEPTH. Errors are TG_ERR_FORMAT "<what>: byte <base+offset>: <reason>". */
+tg_status tg_json_parse(const char *text, size_t len, const char *what, size_t base,
+                        tg_json_doc **out);
+const tg_json *tg_json_root(const tg_json_doc *d);
+void tg_json_free(tg_json_doc *d);
+/* Member of an object by key (NULL if absent or obj is not an object). */
+const tg_json *tg_json_get(const tg_json *obj, const char *key);
+const char *tg_json_type_name(tg_json_type t);
+/* 1 if s[0..n) is well-formed UTF-8 (no overlong forms, no surrogates, <= U+10FFFF). */
+int tg_json_utf8_valid(const char *s, size_t n);
+
+/* A growing text buffer. Appends after an out-of-memory failure do nothing; check oom at the end. */
+typedef struct tg_json_buf {
+  char *data; /* NUL-terminated when len > 0 */
+  size_t len, cap;
+  int oom;
+} tg_json_buf;
+
+void tg_json_buf_append(tg_json_buf *b, const char *s, size_t n);
+void tg_json_buf_puts(tg_json_buf *b, const char *s);
+void tg_json_buf_printf(tg_json_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Appends s as a quoted JSON string: '"' and '\\' escaped, control characters as \n, \t, ... or
+ * \u00XX; other bytes copied as they are (s should be UTF-8). */
+void tg_json_buf_append_string(tg_json_buf *b, const char *s);
+void tg_json_buf_free(tg_json_buf *b);
+
+#endif

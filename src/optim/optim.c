@@ -1,0 +1,235 @@
+/* Optimizers over the store's flat buffers: config checks, state buffers, clipping and the step. */
+#include <math.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "tickgrad/optim.h"
+
+#define TG_OPTIM_MAX_STATE 2
+
+struct tg_optim {
+  tg_store *store;
+  tg_optim_config cfg;
+  tg_device dev;
+  const tg_backend *be;
+  size_t numel;                      /* tg_store_numel at creation */
+  int n_state;
+  float *state[TG_OPTIM_MAX_STATE]; /* each [numel] on dev */
+  const char *state_name[TG_OPTIM_MAX_STATE];
+  int64_t steps;
+  float last_norm, last_lr;
+};
+
+static const char *optim_kind_name(tg_optim_kind k) {
+  switch (k) {
+    case TG_SGD: return "sgd";
+    case TG_ADAM: return "adam";
+    case TG_ADAMW: return "adamw";
+  }
+  return "?";
+}
+
+tg_optim_config tg_optim_defaults(tg_optim_kind kind) {
+  tg_optim_config c;
+  memset(&c, 0, sizeof c);
+  c.kind = kind;
+  c.lr = kind == TG_SGD ? 1e-2f : 1e-3f;
+  c.momentum = 0.0f;
+  c.beta1 = 0.9f;
+  c.beta2 = 0.999f;
+  c.eps = 1e-8f;
+  c.weight_decay = kind == TG_ADAMW ? 0.01f : 0.0f;
+  c.clip_norm = 0.0f;
+  c.schedule.kind = TG_LR_CONSTANT;
+  c.schedule.warmup_steps = 0;
+  c.schedule.total_steps = 0;
+  c.schedule.final_frac = 0.0f;
+  return c;
+}
+
+/* Every field the chosen optimizer reads, with the reason a value is refused. */
+static tg_status optim_config_check(const tg_optim_config *c) {
+  if (c->kind != TG_SGD && c->kind != TG_ADAM && c->kind != TG_ADAMW)
+    return tg_error(TG_ERR_INVALID, "optimizer: unknown kind %d (use TG_SGD, TG_ADAM or TG_ADAMW)",
+                    (int)c->kind);
+  const char *k = optim_kind_name(c->kind);
+  if (!(c->lr > 0.0f) || !isfinite(c->lr))
+    return tg_error(TG_ERR_INVALID, "%s: lr must be finite and > 0 (got %g)", k, (double)c->lr);
+  if (!(c->weight_decay >= 0.0f) || !isfinite(c->weight_decay))
+    return tg_error(TG_ERR_INVALID, "%s: weight_decay must be finite and >= 0 (got %g)", k,
+                    (double)c->weight_decay);
+  if (!(c->clip_norm >= 0.0f) || !isfinite(c->clip_norm))
+    return tg_error(TG_ERR_INVALID, "%s: clip_norm must be finite and >= 0 (0: no clipping; got %g)",
+                    k, (double)c->clip_norm);
+  if (c->kind == TG_SGD) {
+    if (!(c->momentum >= 0.0f && c->momentum < 1.0f))
+      return tg_error(TG_ERR_INVALID, "sgd: momentum must be in [0, 1) (got %g)", (double)c->momentum);
+  } else {
+    if (!(c->beta1 >= 0.0f && c->beta1 < 1.0f))
+      return tg_error(TG_ERR_INVALID, "%s: beta1 must be in [0, 1) (got %g)", k, (double)c->beta1);
+    if (!(c->beta2 >= 0.0f && c->beta2 < 1.0f))
+      return tg_error(TG_ERR_INVALID, "%s: beta2 must be in [0, 1) (got %g)", k, (double)c->beta2);
+    if (!(c->eps > 0.0f) || !isfinite(c->eps))
+      return tg_error(TG_ERR_INVALID, "%s: eps must be finite and > 0 (got %g)", k, (double)c->eps);
+  }
+  const tg_lr_schedule *s = &c->schedule;
+  if (s->kind != TG_LR_CONSTANT && s->kind != TG_LR_LINEAR && s->kind != TG_LR_COSINE)
+    return tg_error(TG_ERR_INVALID, "%s: unknown lr schedule kind %d", k, (int)s->kind);
+  if (s->warmup_steps < 0)
+    return tg_error(TG_ERR_INVALID, "%s: schedule warmup_steps must be >= 0 (got %lld)", k,
+                    (long long)s->warmup_steps);
+  if (s->kind != TG_LR_CONSTANT) {
+    if (s->total_steps <= s->warmup_steps)
+      return tg_error(TG_ERR_INVALID,
+                      "%s: a decaying schedule needs total_steps > warmup_steps (got total %lld, "
+                      "warm-up %lld)",
+                      k, (long long)s->total_steps, (long long)s->warmup_steps);
+    if (!(s->final_frac >= 0.0f && s->final_frac <= 1.0f))
+      return tg_error(TG_ERR_INVALID, "%s: schedule final_frac must be in [0, 1] (got %g)", k,
+                      (double)s->final_frac);
+  }
+  return TG_OK;
+}
+
+void tg_optim_free(tg_optim *o) {
+  if (!o) return;
+  for (int k = 0; k < o->n_state; k++)
+    if (o->state[k]) o->be->free(o->dev, o->state[k]);
+  tg_free(o);
+}
+
+tg_status tg_optim_new(tg_store *s, const tg_optim_config *c, tg_optim **out) {
+  if (!out) return tg_error(TG_ERR_INVALID, "tg_optim_new: out is NULL");
+  *out = NULL;
+  if (!s || !c) return tg_error(TG_ERR_INVALID, "tg_optim_new: store and config are required");
+  tg_status st = optim_config_check(c);
+  if (st != TG_OK) return st;
+  tg_device dev = tg_store_device(s);
+  const tg_backend *be = tg_backend_for(dev.kind);
+  if (!be) {
+    char buf[16];
+    return tg_error(TG_ERR_DEVICE, "%s: the store is on %s, whose backend is not in this build",
+                    optim_kind_name(c->kind), tg_device_str(dev, buf, sizeof buf));
+  }
+  st = tg_store_finalize(s);
+  if (st != TG_OK) return st;
+  tg_optim *o = tg_calloc(1, sizeof *o);
+  if (!o) return tg_error(TG_ERR_NOMEM, "%s: out of host memory", optim_kind_name(c->kind));
+  o->store = s;
+  o->cfg = *c;
+  o->dev = dev;
+  o->be = be;
+  o->numel = tg_store_numel(s);
+  if (c->kind == TG_SGD) {
+    if (c->momentum != 0.0f) o->state_name[o->n_state++] = "momentum";
+  } else {
+    o->state_name[o->n_state++] = "exp_avg";
+    o->state_name[o->n_state++] = "exp_avg_sq";
+  }
+  if (o->numel > 0) {
+    for (int k = 0; k < o->n_state; k++) {
+      void *p = NULL;
+      st = be->alloc(dev, o->numel * sizeof(float), &p);
+      if (st == TG_OK) {
+        o->state[k] = p;
+        st = be->fill_f32(dev, o->state[k], o->numel, 0.0f);
+      }
+      if (st != TG_OK) {
+        tg_optim_free(o);
+        return st;
+      }
+    }
+  }
+  *out = o;
+  return TG_OK;
+}
+
+/* The first parameter whose gradient holds a NaN or Inf (for the error message), or -1. */
+static int optim_find_bad_param(tg_optim *o, const float *grads) {
+  int n = tg_store_count(o->store);
+  for (int i = 0; i < n; i++) {
+    tg_param_info p = tg_store_param(o->store, i);
+    double ss = 0.0;
+    if (o->be->sum_squares(o->dev, grads + p.offset, p.numel, &ss) != TG_OK) return -1;
+    if (!isfinite(ss)) return i;
+  }
+  return -1;
+}
+
+/* Applies one update to parameter segment i with learning rate lr and gradient scale gscale. */
+static tg_status optim_apply_param(tg_optim *o, const tg_param_info *p, float lr, float gscale,
+                                   double bc1, double bc2) {
+  const tg_optim_config *c = &o->cfg;
+  float *values = tg_store_values(o->store) + p->offset;
+  const float *grads = tg_store_grads(o->store) + p->offset;
+  /* biases and norm gains (ndim < 2) are not decayed */
+  float wd = p->ndim >= 2 ? c->weight_decay : 0.0f;
+  if (c->kind == TG_SGD) {
+    float *m = o->n_state ? o->state[0] + p->offset : NULL;
+    return o->be->sgd_step(o->dev, values, grads, m, p->numel, lr, c->momentum, wd, gscale);
+  }
+  return o->be->adam_step(o->dev, values, grads, o->state[0] + p->offset, o->state[1] + p->offset,
+                          p->numel, lr, c->beta1, c->beta2, c->eps, wd, c->kind == TG_ADAMW,
+                          (float)bc1, (float)bc2, gscale);
+}
+
+tg_status tg_optim_step(tg_optim *o) {
+  if (!o) return tg_error(TG_ERR_INVALID, "tg_optim_step: optimizer is NULL");
+  const tg_optim_config *c = &o->cfg;
+  const char *kname = optim_kind_name(c->kind);
+  if (tg_store_numel(o->store) != o->numel)
+    return tg_error(TG_ERR_INVALID, "%s: the store changed size since the optimizer was created",
+                    kname);
+  double norm = 0.0;
+  if (o->numel > 0) {
+    const float *grads = tg_store_grads(o->store);
+    if (!grads)
+      return tg_error(TG_ERR_INVALID, "%s: the store has no gradient buffer", kname);
+    double ss = 0.0;
+    tg_status st = o->be->sum_squares(o->dev, grads, o->numel, &ss);
+    if (st != TG_OK) return st;
+    norm = sqrt(ss);
+    if (!isfinite(norm)) {
+      int bad = optim_find_bad_param(o, grads);
+      return tg_error(TG_ERR_NUMERIC,
+                      "%s step %lld: gradient norm is %s (first non-finite gradient in parameter "
+                      "'%s'); parameters and optimizer state are unchanged",
+                      kname, (long long)(o->steps + 1), isnan(norm) ? "NaN" : "Inf",
+                      bad >= 0 ? tg_store_param(o->store, bad).name : "?");
+    }
+  }
+  float gscale = 1.0f;
+  if (c->clip_norm > 0.0f && norm > (double)c->clip_norm)
+    gscale = (float)((double)c->clip_norm / norm);
+  float lr = tg_lr_at(&c->schedule, c->lr, o->steps);
+  int64_t t = o->steps + 1;
+  double bc1 = 1.0 - pow((double)c->beta1, (double)t);
+  double bc2 = 1.0 - pow((double)c->beta2, (double)t);
+  int n = tg_store_count(o->store);
+  for (int i = 0; i < n; i++) {
+    tg_param_info p = tg_store_param(o->store, i);
+    if (p.numel == 0) continue;
+    tg_status st = optim_apply_param(o, &p, lr, gscale, bc1, bc2);
+    if (st != TG_OK) return st;
+  }
+  o->steps = t;
+  o->last_norm = (float)norm;
+  o->last_lr = lr;
+  return TG_OK;
+}
+
+int64_t tg_optim_steps(const tg_optim *o) { return o->steps; }
+void tg_optim_set_steps(tg_optim *o, int64_t steps) { o->steps = steps < 0 ? 0 : steps; }
+float tg_optim_last_grad_norm(const tg_optim *o) { return o->last_norm; }
+float tg_optim_last_lr(const tg_optim *o) { return o->last_lr; }
+const tg_optim_config *tg_optim_config_of(const tg_optim *o) { return &o->cfg; }
+int tg_optim_state_count(const tg_optim *o) { return o->n_state; }
+tg_store *tg_optim_store(tg_optim *o) { return o->store; }
+
+float *tg_optim_state(tg_optim *o, int k, const char **name) {
+  if (k < 0 || k >= o->n_state) {
+    if (name) *name = NULL;
+    return NULL;
+  }
+  if (name) *name = o->state_name[k];
+  return o->state[k];
+}
