@@ -1,4 +1,5 @@
 /* The CPU backend table: host memory (64-byte aligned), fills, copies, optimizer kernels. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/backend.h"
@@ -24,7 +25,9 @@ static void cpu_free(tg_device d, void *p) {
 
 static tg_status cpu_fill_f32(tg_device d, float *p, size_t n, float value) {
   (void)d;
-  for (size_t i = 0; i < n; i++) p[i] = value;
+  if (value == 0.0f && !signbit(value)) memset(p, 0, n * sizeof *p); /* +0.0f is all zero bits */
+  else
+    for (size_t i = 0; i < n; i++) p[i] = value;
   return TG_OK;
 }
 
