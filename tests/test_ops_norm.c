@@ -1,6 +1,5 @@
 /* Op tests for softmax, log_softmax, layernorm and rmsnorm: float64 references, gradients, build errors. */
 #include <math.h>
-#include <string.h>
 #include "support/check.h"
 #include "support/op_check.h"
 #include "tickgrad/graph.h"
@@ -115,12 +114,6 @@ static void ref_rmsnorm(const double *const *in, const oc_input *spec, double *o
 
 /* ---- cases ---- */
 
-static oc_input f32_in(const char *name, int ndim, const int64_t *shape, int diff, double lo, double hi) {
-  oc_input in = {.name = name, .dtype = TG_F32, .ndim = ndim, .diff = diff, .lo = lo, .hi = hi};
-  for (int i = 0; i < ndim; i++) in.shape[i] = shape[i];
-  return in;
-}
-
 static void run_softmax_cases(unsigned long long seed) {
   const int64_t s3[] = {3, 4, 5}, s2[] = {6, 7}, s1[] = {9}, sd1[] = {4, 1};
   struct {
@@ -138,7 +131,7 @@ static void run_softmax_cases(unsigned long long seed) {
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     char name[128];
     oc_case c = {.n_in = 1, .build = build_softmax, .ref = ref_softmax};
-    c.in[0] = f32_in("x", shapes[i].ndim, shapes[i].shape, 1, shapes[i].lo, shapes[i].hi);
+    c.in[0] = oc_f32_input("x", shapes[i].ndim, shapes[i].shape, 1, shapes[i].lo, shapes[i].hi);
     snprintf(name, sizeof name, "softmax %s", shapes[i].name);
     c.name = name;
     oc_run(&c, seed);
@@ -171,9 +164,9 @@ static void run_layernorm_cases(unsigned long long seed) {
     const ln_ctx *lc = cases[i].ctx;
     int64_t D = cases[i].shape[cases[i].ndim - 1];
     oc_case c = {.name = cases[i].name, .build = build_layernorm, .ref = ref_layernorm, .ctx = lc};
-    c.in[c.n_in++] = f32_in("x", cases[i].ndim, cases[i].shape, 1, cases[i].lo, cases[i].hi);
-    if (lc->has_gamma) c.in[c.n_in++] = f32_in("gamma", 1, &D, 1, 0.5, 1.5);
-    if (lc->has_beta) c.in[c.n_in++] = f32_in("beta", 1, &D, 1, -1.0, 1.0);
+    c.in[c.n_in++] = oc_f32_input("x", cases[i].ndim, cases[i].shape, 1, cases[i].lo, cases[i].hi);
+    if (lc->has_gamma) c.in[c.n_in++] = oc_f32_input("gamma", 1, &D, 1, 0.5, 1.5);
+    if (lc->has_beta) c.in[c.n_in++] = oc_f32_input("beta", 1, &D, 1, -1.0, 1.0);
     oc_run(&c, seed);
   }
 }
@@ -195,8 +188,8 @@ static void run_rmsnorm_cases(unsigned long long seed) {
     const rms_ctx *rc = cases[i].ctx;
     int64_t D = cases[i].shape[cases[i].ndim - 1];
     oc_case c = {.name = cases[i].name, .build = build_rmsnorm, .ref = ref_rmsnorm, .ctx = rc};
-    c.in[c.n_in++] = f32_in("x", cases[i].ndim, cases[i].shape, 1, -2.0, 2.0);
-    if (rc->has_weight) c.in[c.n_in++] = f32_in("weight", 1, &D, 1, 0.5, 1.5);
+    c.in[c.n_in++] = oc_f32_input("x", cases[i].ndim, cases[i].shape, 1, -2.0, 2.0);
+    if (rc->has_weight) c.in[c.n_in++] = oc_f32_input("weight", 1, &D, 1, 0.5, 1.5);
     oc_run(&c, seed);
   }
 }
@@ -209,7 +202,7 @@ static void run_threaded_cases(unsigned long long seed) {
   int64_t D = rows[1];
   oc_case c = {.name = "softmax [700,50] threaded", .n_in = 1, .build = build_softmax,
                .ref = ref_softmax, .inference = 1};
-  c.in[0] = f32_in("x", 2, big, 0, -4.0, 4.0);
+  c.in[0] = oc_f32_input("x", 2, big, 0, -4.0, 4.0);
   oc_run(&c, seed);
   c.name = "log_softmax [700,50] threaded";
   c.build = build_log_softmax;
@@ -219,16 +212,16 @@ static void run_threaded_cases(unsigned long long seed) {
   static const ln_ctx both = {1, 1, 1e-5f};
   oc_case ln = {.name = "layernorm [2200,20] threaded, gamma beta grads", .n_in = 3,
                 .build = build_layernorm, .ref = ref_layernorm, .ctx = &both};
-  ln.in[0] = f32_in("x", 2, rows, 0, -2.0, 2.0);
-  ln.in[1] = f32_in("gamma", 1, &D, 1, 0.5, 1.5);
-  ln.in[2] = f32_in("beta", 1, &D, 1, -1.0, 1.0);
+  ln.in[0] = oc_f32_input("x", 2, rows, 0, -2.0, 2.0);
+  ln.in[1] = oc_f32_input("gamma", 1, &D, 1, 0.5, 1.5);
+  ln.in[2] = oc_f32_input("beta", 1, &D, 1, -1.0, 1.0);
   oc_run(&ln, seed);
 
   static const rms_ctx with_w = {1, 1e-6f};
   oc_case rms = {.name = "rmsnorm [2200,20] threaded, weight grad", .n_in = 2,
                  .build = build_rmsnorm, .ref = ref_rmsnorm, .ctx = &with_w};
-  rms.in[0] = f32_in("x", 2, rows, 0, -2.0, 2.0);
-  rms.in[1] = f32_in("weight", 1, &D, 1, 0.5, 1.5);
+  rms.in[0] = oc_f32_input("x", 2, rows, 0, -2.0, 2.0);
+  rms.in[1] = oc_f32_input("weight", 1, &D, 1, 0.5, 1.5);
   oc_run(&rms, seed);
 }
 
@@ -310,7 +303,7 @@ static void run_shared_cases(unsigned long long seed) {
   static const pair_ctx soft_first = {1}, log_first = {0};
   oc_case c = {.name = "softmax built before log_softmax, sharing x", .n_in = 1,
                .build = build_softmax_pair, .ref = ref_softmax_pair, .ctx = &soft_first};
-  c.in[0] = f32_in("x", 3, s, 1, -2.0, 2.0);
+  c.in[0] = oc_f32_input("x", 3, s, 1, -2.0, 2.0);
   oc_run(&c, seed);
   c.name = "log_softmax built before softmax, sharing x";
   c.ctx = &log_first;
@@ -319,16 +312,16 @@ static void run_shared_cases(unsigned long long seed) {
   static const ln_ctx both = {1, 1, 1e-5f};
   oc_case ln = {.name = "layernorm twice then mse with x: shared x, gamma, beta", .n_in = 3,
                 .build = build_layernorm_shared, .ref = ref_layernorm_shared, .ctx = &both};
-  ln.in[0] = f32_in("x", 3, s, 1, -2.0, 2.0);
-  ln.in[1] = f32_in("gamma", 1, &D, 1, 0.5, 1.5);
-  ln.in[2] = f32_in("beta", 1, &D, 1, -1.0, 1.0);
+  ln.in[0] = oc_f32_input("x", 3, s, 1, -2.0, 2.0);
+  ln.in[1] = oc_f32_input("gamma", 1, &D, 1, 0.5, 1.5);
+  ln.in[2] = oc_f32_input("beta", 1, &D, 1, -1.0, 1.0);
   oc_run(&ln, seed);
 
   static const rms_ctx with_w = {1, 1e-6f};
   oc_case rms = {.name = "rmsnorm twice then mse with x: shared x, weight", .n_in = 2,
                  .build = build_rmsnorm_shared, .ref = ref_rmsnorm_shared, .ctx = &with_w};
-  rms.in[0] = f32_in("x", 3, s, 1, -2.0, 2.0);
-  rms.in[1] = f32_in("weight", 1, &D, 1, 0.5, 1.5);
+  rms.in[0] = oc_f32_input("x", 3, s, 1, -2.0, 2.0);
+  rms.in[1] = oc_f32_input("weight", 1, &D, 1, 0.5, 1.5);
   oc_run(&rms, seed);
 }
 
@@ -353,69 +346,60 @@ static err_env err_env_new(void) {
   return e;
 }
 
-/* Expects the build to have failed with status want and a message containing every string in need. */
-static void expect_build_error(err_env *e, const tg_tensor *got, tg_status want, const char *what,
-                               const char *const *need, int n_need) {
-  CHECK_MSG(got == NULL, "%s: builder returned a tensor", what);
-  CHECK_MSG(tg_graph_status(e->g) == want, "%s: status %s, want %s (%s)", what,
-            tg_status_name(tg_graph_status(e->g)), tg_status_name(want), tg_last_error());
-  for (int i = 0; i < n_need; i++)
-    CHECK_MSG(strstr(tg_last_error(), need[i]) != NULL, "%s: message '%s' lacks '%s'", what,
-              tg_last_error(), need[i]);
-  tg_graph_free(e->g);
-}
-
 static void test_build_errors(void) {
   err_env e;
   tg_tensor *t;
 
   e = err_env_new();
   t = tg_layernorm(e.g, e.x, e.g4, NULL, 1e-5f);
-  expect_build_error(&e, t, TG_ERR_SHAPE, "layernorm gamma [4] vs x [3, 5]",
-                     (const char *[]){"layernorm", "gamma", "'g4'", "[4]", "'x'", "[3, 5]"}, 6);
+  oc_expect_build_error(e.g, t, TG_ERR_SHAPE, "layernorm gamma [4] vs x [3, 5]",
+                        (const char *const[]){"layernorm", "gamma", "'g4'", "[4]", "'x'", "[3, 5]", NULL});
 
   e = err_env_new();
   t = tg_layernorm(e.g, e.x, e.g5, e.i5, 1e-5f);
-  expect_build_error(&e, t, TG_ERR_SHAPE, "layernorm beta i32",
-                     (const char *[]){"layernorm", "beta", "'i5'", "i32"}, 4);
+  oc_expect_build_error(e.g, t, TG_ERR_SHAPE, "layernorm beta i32",
+                        (const char *const[]){"layernorm", "beta", "'i5'", "i32", NULL});
 
   e = err_env_new();
   t = tg_layernorm(e.g, e.x, NULL, e.m5, 1e-5f);
-  expect_build_error(&e, t, TG_ERR_SHAPE, "layernorm beta [1, 5]",
-                     (const char *[]){"layernorm", "beta", "'m5'", "[1, 5]", "[3, 5]"}, 5);
+  oc_expect_build_error(e.g, t, TG_ERR_SHAPE, "layernorm beta [1, 5]",
+                        (const char *const[]){"layernorm", "beta", "'m5'", "[1, 5]", "[3, 5]", NULL});
 
   e = err_env_new();
   t = tg_layernorm(e.g, e.x, NULL, NULL, -1.0f);
-  expect_build_error(&e, t, TG_ERR_INVALID, "layernorm eps < 0", (const char *[]){"layernorm", "eps"}, 2);
+  oc_expect_build_error(e.g, t, TG_ERR_INVALID, "layernorm eps < 0",
+                        (const char *const[]){"layernorm", "eps", NULL});
 
   e = err_env_new();
   t = tg_rmsnorm(e.g, e.x, e.m5, 1e-6f);
-  expect_build_error(&e, t, TG_ERR_SHAPE, "rmsnorm weight [1, 5]",
-                     (const char *[]){"rmsnorm", "weight", "'m5'", "[1, 5]", "'x'", "[3, 5]"}, 6);
+  oc_expect_build_error(e.g, t, TG_ERR_SHAPE, "rmsnorm weight [1, 5]",
+                        (const char *const[]){"rmsnorm", "weight", "'m5'", "[1, 5]", "'x'", "[3, 5]", NULL});
 
   e = err_env_new();
   t = tg_rmsnorm(e.g, e.i5, NULL, 1e-6f);
-  expect_build_error(&e, t, TG_ERR_SHAPE, "rmsnorm x i32", (const char *[]){"rmsnorm", "'i5'", "i32"}, 3);
+  oc_expect_build_error(e.g, t, TG_ERR_SHAPE, "rmsnorm x i32",
+                        (const char *const[]){"rmsnorm", "'i5'", "i32", NULL});
 
   e = err_env_new();
   t = tg_softmax(e.g, e.i5);
-  expect_build_error(&e, t, TG_ERR_SHAPE, "softmax x i32", (const char *[]){"softmax", "'i5'", "i32"}, 3);
+  oc_expect_build_error(e.g, t, TG_ERR_SHAPE, "softmax x i32",
+                        (const char *const[]){"softmax", "'i5'", "i32", NULL});
 
   e = err_env_new();
   t = tg_log_softmax(e.g, e.s);
-  expect_build_error(&e, t, TG_ERR_SHAPE, "log_softmax scalar",
-                     (const char *[]){"log_softmax", "'s'", "[]"}, 3);
+  oc_expect_build_error(e.g, t, TG_ERR_SHAPE, "log_softmax scalar",
+                        (const char *const[]){"log_softmax", "'s'", "[]", NULL});
 
   e = err_env_new();
   t = tg_softmax(e.g, NULL);
-  expect_build_error(&e, t, TG_ERR_INVALID, "softmax NULL", (const char *[]){"softmax"}, 1);
+  oc_expect_build_error(e.g, t, TG_ERR_INVALID, "softmax NULL", (const char *const[]){"softmax", NULL});
 
   /* The first error sticks: a later valid call returns NULL and keeps it. */
   e = err_env_new();
   t = tg_layernorm(e.g, e.x, e.g4, NULL, 1e-5f);
   t = tg_softmax(e.g, e.x);
-  expect_build_error(&e, t, TG_ERR_SHAPE, "sticky error after layernorm",
-                     (const char *[]){"layernorm", "'g4'"}, 2);
+  oc_expect_build_error(e.g, t, TG_ERR_SHAPE, "sticky error after layernorm",
+                        (const char *const[]){"layernorm", "'g4'", NULL});
 }
 
 int main(void) {

@@ -69,17 +69,11 @@ static void ref_argmax_last(const double *const *in, const oc_input *spec, doubl
   ref_rowmax(in, spec, out, 1);
 }
 
-static void ref_copy(const double *const *in, const oc_input *spec, double *out, const void *ctx) {
-  (void)ctx;
-  memcpy(out, in[0], (size_t)oc_numel(&spec[0]) * sizeof(double));
-}
-
 /* Runs op on a 2-D [3, 5] and a 3-D [2, 3, 4] input (and a 1-D [6] one when with_1d). max and
  * argmax draw from a wide range so that no row's top two values are closer than the finite
  * difference step. */
-static void run_reduction(const char *name, const unary_builder *f,
-                          void (*ref)(const double *const *, const oc_input *, double *, const void *),
-                          int diff, double lo, double hi, int with_1d, unsigned long long seed) {
+static void run_reduction(const char *name, const unary_builder *f, oc_ref_fn ref, int diff, double lo,
+                          double hi, int with_1d, unsigned long long seed) {
   static const int nds[3] = {2, 3, 1};
   static const int64_t shapes[3][3] = {{3, 5}, {2, 3, 4}, {6}};
   for (int k = 0; k < (with_1d ? 3 : 2); k++) {
@@ -108,7 +102,7 @@ static void test_reductions(unsigned long long seed) {
   /* dropout in a graph planned without training: identity */
   oc_case c = {.name = "dropout p=0.5 inactive [3,5]", .n_in = 1,
                .in = {{"x", TG_F32, 2, {3, 5}, 0, -1, 1}},
-               .build = build_unary, .ref = ref_copy, .ctx = &dropout, .inference = 1};
+               .build = build_unary, .ref = oc_ref_copy, .ctx = &dropout, .inference = 1};
   oc_run(&c, seed);
 }
 
@@ -202,94 +196,27 @@ done:
 
 /* ---- large cases: the OpenMP paths ---- */
 
-typedef tg_tensor *(*oc_build_fn)(tg_graph *g, tg_tensor **in, const void *ctx);
-typedef void (*oc_ref_fn)(const double *const *in, const oc_input *spec, double *out, const void *ctx);
-
-/* One input x (every in[k] of build and ref is x): forward against ref, then backward by the
- * adjoint identity <w, f(x)> = <J^T w, x>, exact for these (piecewise) linear ops. Sizes here
- * pass the kernels' parallel thresholds, where finite differences would be too slow. */
-static void large_check(const char *name, int ndim, const int64_t *shape, oc_build_fn build,
-                        oc_ref_fn ref, const void *ctx) {
-  tg_store *s = tg_store_new(tg_cpu(0), 99);
-  tg_graph *g = tg_graph_new(s, name);
-  tg_tensor *x = tg_param(g, "x", ndim, shape, (tg_init){TG_INIT_UNIFORM, -1.0f, 1.0f});
-  tg_tensor *xs[OC_MAX_IN];
-  oc_input spec[OC_MAX_IN];
-  memset(spec, 0, sizeof spec);
-  for (int k = 0; k < OC_MAX_IN; k++) {
-    xs[k] = x;
-    spec[k].name = "x";
-    spec[k].ndim = ndim;
-    for (int i = 0; i < ndim; i++) spec[k].shape[i] = shape[i];
-  }
-  tg_tensor *y = build(g, xs, ctx);
-  tg_plan_opts opts = tg_plan_defaults(tg_cpu(0));
-  opts.training = 1;
-  tg_status st = y ? tg_graph_plan(g, &opts) : tg_graph_status(g);
-  CHECK_MSG(st == TG_OK, "%s: %s", name, tg_last_error());
-  if (st != TG_OK) goto done;
-  CHECK_MSG((st = tg_graph_run(g)) == TG_OK, "%s: %s", name, tg_last_error());
-  if (st != TG_OK) goto done;
-  int64_t nx = oc_numel(&spec[0]), ny = tg_numel(y);
-  const float *xv = tg_store_tensor(s, 0, 0).data; /* [nx] */
-  double *xd = malloc((size_t)nx * sizeof(double)), *want = malloc((size_t)ny * sizeof(double));
-  float *w = malloc((size_t)ny * sizeof(float));
-  const double *ins[OC_MAX_IN];
-  for (int64_t i = 0; i < nx; i++) xd[i] = xv[i];
-  for (int k = 0; k < OC_MAX_IN; k++) ins[k] = xd;
-  ref(ins, spec, want, ctx);
-  int64_t bad = -1;
-  for (int64_t i = 0; i < ny && bad < 0; i++) {
-    double got = y->dtype == TG_I64 ? (double)((const int64_t *)y->data)[i] : ((const float *)y->data)[i];
-    if (!(fabs(got - want[i]) <= (y->dtype == TG_I64 ? 0.0 : 1e-5 * (1.0 + fabs(want[i]))))) bad = i;
-  }
-  CHECK_MSG(bad < 0, "%s: forward element %lld differs from the reference", name, (long long)bad);
-  if (y->dtype == TG_F32) {
-    double lhs = 0.0, rhs = 0.0, mag = 0.0;
-    for (int64_t i = 0; i < ny; i++) {
-      w[i] = 2.0f * tg_rng_uniform(5, 6, (uint64_t)i) - 1.0f;
-      lhs += (double)w[i] * ((const float *)y->data)[i];
-      mag += fabs((double)w[i] * ((const float *)y->data)[i]);
-    }
-    CHECK_OK(tg_store_zero_grads(s));
-    CHECK_OK(tg_graph_backward_seeded(g, y, w));
-    const float *gx = tg_graph_grad(g, x);
-    for (int64_t i = 0; gx && i < nx; i++) rhs += (double)gx[i] * xv[i];
-    CHECK_MSG(gx && fabs(lhs - rhs) <= 1e-5 * (1.0 + mag), "%s: <w, y> = %.9g but <grad, x> = %.9g",
-              name, lhs, rhs);
-  }
-  free(xd);
-  free(want);
-  free(w);
-done:
-  tg_graph_free(g);
-  tg_store_free(s);
-}
-
 static void test_large(void) {
   static const unary_builder sum = tg_sum, mean = tg_mean, sum_last = tg_sum_last,
                              mean_last = tg_mean_last, max_last = tg_max_last, argmax_last = tg_argmax_last;
   const int64_t flat[2] = {200, 250}, rows[2] = {500, 80};
-  large_check("sum [200,250]", 2, flat, build_unary, ref_sum, &sum);
-  large_check("mean [200,250]", 2, flat, build_unary, ref_mean, &mean);
-  large_check("sum_last [500,80]", 2, rows, build_unary, ref_sum_last, &sum_last);
-  large_check("mean_last [500,80]", 2, rows, build_unary, ref_mean_last, &mean_last);
-  large_check("max_last [500,80]", 2, rows, build_unary, ref_max_last, &max_last);
-  large_check("argmax_last [500,80]", 2, rows, build_unary, ref_argmax_last, &argmax_last);
+  oc_large_check("sum [200,250]", 2, flat, build_unary, ref_sum, &sum);
+  oc_large_check("mean [200,250]", 2, flat, build_unary, ref_mean, &mean);
+  oc_large_check("sum_last [500,80]", 2, rows, build_unary, ref_sum_last, &sum_last);
+  oc_large_check("mean_last [500,80]", 2, rows, build_unary, ref_mean_last, &mean_last);
+  oc_large_check("max_last [500,80]", 2, rows, build_unary, ref_max_last, &max_last);
+  oc_large_check("argmax_last [500,80]", 2, rows, build_unary, ref_argmax_last, &argmax_last);
 }
 
 /* ---- builder errors ---- */
 
+/* f on a fresh graph's input "feat" fails with status want and a message naming "feat". */
 static void expect_error(const char *what, tg_dtype dt, int ndim, const int64_t *shape,
                          tg_tensor *(*f)(tg_graph *, tg_tensor *), tg_status want) {
   tg_graph *g = tg_graph_new(NULL, "errors");
   tg_tensor *x = tg_input(g, "feat", dt, ndim, shape);
   tg_tensor *y = f(g, x);
-  CHECK_MSG(y == NULL && tg_graph_status(g) == want, "%s: got %p, status %s (want %s)", what,
-            (void *)y, tg_status_name(tg_graph_status(g)), tg_status_name(want));
-  CHECK_MSG(strstr(tg_last_error(), "feat") != NULL, "%s: message lacks the operand name: %s", what,
-            tg_last_error());
-  tg_graph_free(g);
+  oc_expect_build_error(g, y, want, what, (const char *const[]){"feat", NULL});
 }
 
 static tg_tensor *dropout_one(tg_graph *g, tg_tensor *x) { return tg_dropout(g, x, 1.0f); }

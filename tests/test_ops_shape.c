@@ -126,25 +126,20 @@ static tg_tensor *build_reshape_chain(tg_graph *g, tg_tensor **in, const void *c
   return tg_reshape(g, r, 1, (const int64_t[]){-1});
 }
 
-static void ref_copy(const double *const *in, const oc_input *spec, double *out, const void *ctx) {
-  (void)ctx;
-  memcpy(out, in[0], (size_t)oc_numel(&spec[0]) * sizeof(double));
-}
-
 static void test_reshape(unsigned long long seed) {
   static const reshape_ctx to2 = {2, {4, -1}}, to3 = {3, {-1, 2, 3}}, to1 = {1, {-1}};
   oc_case c0 = {.name = "reshape [2,3,4] -> [4,-1]", .n_in = 1,
                 .in = {{"x", TG_F32, 3, {2, 3, 4}, 1, -1, 1}},
-                .build = build_reshape, .ref = ref_copy, .ctx = &to2};
+                .build = build_reshape, .ref = oc_ref_copy, .ctx = &to2};
   oc_case c1 = {.name = "reshape [12] -> [-1,2,3]", .n_in = 1,
                 .in = {{"x", TG_F32, 1, {12}, 1, -1, 1}},
-                .build = build_reshape, .ref = ref_copy, .ctx = &to3};
+                .build = build_reshape, .ref = oc_ref_copy, .ctx = &to3};
   oc_case c2 = {.name = "reshape i64 [3,4] -> [-1]", .n_in = 1,
                 .in = {{"x", TG_I64, 2, {3, 4}, 0, -100, 100}},
-                .build = build_reshape, .ref = ref_copy, .ctx = &to1};
+                .build = build_reshape, .ref = oc_ref_copy, .ctx = &to1};
   oc_case c3 = {.name = "slice -> reshape [4,-1] -> reshape [-1]", .n_in = 1,
                 .in = {{"x", TG_F32, 3, {2, 3, 4}, 1, -1, 1}},
-                .build = build_reshape_chain, .ref = ref_copy, .ctx = &to2};
+                .build = build_reshape_chain, .ref = oc_ref_copy, .ctx = &to2};
   oc_run(&c3, seed);
   oc_run(&c0, seed);
   oc_run(&c1, seed);
@@ -286,70 +281,6 @@ done:
 
 /* ---- large cases: the OpenMP paths ---- */
 
-typedef tg_tensor *(*oc_build_fn)(tg_graph *g, tg_tensor **in, const void *ctx);
-typedef void (*oc_ref_fn)(const double *const *in, const oc_input *spec, double *out, const void *ctx);
-
-/* One input x (every in[k] of build and ref is x): forward against ref, then backward by the
- * adjoint identity <w, f(x)> = <J^T w, x>, exact for these (piecewise) linear ops. Sizes here
- * pass the kernels' parallel thresholds, where finite differences would be too slow. */
-static void large_check(const char *name, int ndim, const int64_t *shape, oc_build_fn build,
-                        oc_ref_fn ref, const void *ctx) {
-  tg_store *s = tg_store_new(tg_cpu(0), 99);
-  tg_graph *g = tg_graph_new(s, name);
-  tg_tensor *x = tg_param(g, "x", ndim, shape, (tg_init){TG_INIT_UNIFORM, -1.0f, 1.0f});
-  tg_tensor *xs[OC_MAX_IN];
-  oc_input spec[OC_MAX_IN];
-  memset(spec, 0, sizeof spec);
-  for (int k = 0; k < OC_MAX_IN; k++) {
-    xs[k] = x;
-    spec[k].name = "x";
-    spec[k].ndim = ndim;
-    for (int i = 0; i < ndim; i++) spec[k].shape[i] = shape[i];
-  }
-  tg_tensor *y = build(g, xs, ctx);
-  tg_plan_opts opts = tg_plan_defaults(tg_cpu(0));
-  opts.training = 1;
-  tg_status st = y ? tg_graph_plan(g, &opts) : tg_graph_status(g);
-  CHECK_MSG(st == TG_OK, "%s: %s", name, tg_last_error());
-  if (st != TG_OK) goto done;
-  CHECK_MSG((st = tg_graph_run(g)) == TG_OK, "%s: %s", name, tg_last_error());
-  if (st != TG_OK) goto done;
-  int64_t nx = oc_numel(&spec[0]), ny = tg_numel(y);
-  const float *xv = tg_store_tensor(s, 0, 0).data; /* [nx] */
-  double *xd = malloc((size_t)nx * sizeof(double)), *want = malloc((size_t)ny * sizeof(double));
-  float *w = malloc((size_t)ny * sizeof(float));
-  const double *ins[OC_MAX_IN];
-  for (int64_t i = 0; i < nx; i++) xd[i] = xv[i];
-  for (int k = 0; k < OC_MAX_IN; k++) ins[k] = xd;
-  ref(ins, spec, want, ctx);
-  int64_t bad = -1;
-  for (int64_t i = 0; i < ny && bad < 0; i++) {
-    double got = y->dtype == TG_I64 ? (double)((const int64_t *)y->data)[i] : ((const float *)y->data)[i];
-    if (!(fabs(got - want[i]) <= (y->dtype == TG_I64 ? 0.0 : 1e-5 * (1.0 + fabs(want[i]))))) bad = i;
-  }
-  CHECK_MSG(bad < 0, "%s: forward element %lld differs from the reference", name, (long long)bad);
-  if (y->dtype == TG_F32) {
-    double lhs = 0.0, rhs = 0.0, mag = 0.0;
-    for (int64_t i = 0; i < ny; i++) {
-      w[i] = 2.0f * tg_rng_uniform(5, 6, (uint64_t)i) - 1.0f;
-      lhs += (double)w[i] * ((const float *)y->data)[i];
-      mag += fabs((double)w[i] * ((const float *)y->data)[i]);
-    }
-    CHECK_OK(tg_store_zero_grads(s));
-    CHECK_OK(tg_graph_backward_seeded(g, y, w));
-    const float *gx = tg_graph_grad(g, x);
-    for (int64_t i = 0; gx && i < nx; i++) rhs += (double)gx[i] * xv[i];
-    CHECK_MSG(gx && fabs(lhs - rhs) <= 1e-5 * (1.0 + mag), "%s: <w, y> = %.9g but <grad, x> = %.9g",
-              name, lhs, rhs);
-  }
-  free(xd);
-  free(want);
-  free(w);
-done:
-  tg_graph_free(g);
-  tg_store_free(s);
-}
-
 /* gather_rows [50, 40] by 1000 i32 indices: every row repeats; backward by column blocks */
 static void test_gather_large(void) {
   enum { V = 50, D = 40, N = 1000 };
@@ -397,12 +328,14 @@ static void test_large(void) {
   static const concat_ctx cat = {3, 1};
   static const slice_ctx sl = {1, 100, 1000};
   static const transpose_ctx tr = {0, 2}, tr2 = {1, 2};
-  large_check("concat (x, x, x) dim 1 of [40,300,3]", 3, (const int64_t[]){40, 300, 3}, build_concat,
-              ref_concat, &cat);
-  large_check("slice [40,2000] dim 1 [100:1100]", 2, (const int64_t[]){40, 2000}, build_slice, ref_slice, &sl);
-  large_check("transpose [8,70,80] (0,2)", 3, (const int64_t[]){8, 70, 80}, build_transpose, ref_transpose, &tr);
-  large_check("transpose [4,50,60,3] (1,2)", 4, (const int64_t[]){4, 50, 60, 3}, build_transpose,
-              ref_transpose, &tr2);
+  oc_large_check("concat (x, x, x) dim 1 of [40,300,3]", 3, (const int64_t[]){40, 300, 3}, build_concat,
+                 ref_concat, &cat);
+  oc_large_check("slice [40,2000] dim 1 [100:1100]", 2, (const int64_t[]){40, 2000}, build_slice,
+                 ref_slice, &sl);
+  oc_large_check("transpose [8,70,80] (0,2)", 3, (const int64_t[]){8, 70, 80}, build_transpose,
+                 ref_transpose, &tr);
+  oc_large_check("transpose [4,50,60,3] (1,2)", 4, (const int64_t[]){4, 50, 60, 3}, build_transpose,
+                 ref_transpose, &tr2);
   test_gather_large();
 }
 

@@ -176,3 +176,95 @@ done:
   else tg_test_passed++;
   return failed;
 }
+
+oc_input oc_f32_input(const char *name, int ndim, const int64_t *shape, int diff, double lo, double hi) {
+  oc_input in = {.name = name, .dtype = TG_F32, .ndim = ndim, .diff = diff, .lo = lo, .hi = hi};
+  for (int i = 0; i < ndim; i++) in.shape[i] = shape[i];
+  return in;
+}
+
+void oc_ref_copy(const double *const *in, const oc_input *spec, double *out, const void *ctx) {
+  (void)ctx;
+  memcpy(out, in[0], (size_t)oc_numel(&spec[0]) * sizeof(double));
+}
+
+/* One input x (every in[k] of build and ref is x): forward against ref, then backward by the
+ * adjoint identity <w, f(x)> = <J^T w, x>, exact for (piecewise) linear ops. */
+void oc_large_check(const char *name, int ndim, const int64_t *shape, oc_build_fn build, oc_ref_fn ref,
+                    const void *ctx) {
+  tg_store *s = tg_store_new(tg_cpu(0), 99);
+  tg_graph *g = tg_graph_new(s, name);
+  tg_tensor *x = tg_param(g, "x", ndim, shape, (tg_init){TG_INIT_UNIFORM, -1.0f, 1.0f});
+  tg_tensor *xs[OC_MAX_IN];
+  oc_input spec[OC_MAX_IN];
+  memset(spec, 0, sizeof spec);
+  for (int k = 0; k < OC_MAX_IN; k++) {
+    xs[k] = x;
+    spec[k].name = "x";
+    spec[k].ndim = ndim;
+    for (int i = 0; i < ndim; i++) spec[k].shape[i] = shape[i];
+  }
+  tg_tensor *y = build(g, xs, ctx);
+  tg_plan_opts opts = tg_plan_defaults(tg_cpu(0));
+  opts.training = 1;
+  tg_status st = y ? tg_graph_plan(g, &opts) : tg_graph_status(g);
+  CHECK_MSG(st == TG_OK, "%s: %s", name, tg_last_error());
+  if (st != TG_OK) goto done;
+  CHECK_MSG((st = tg_graph_run(g)) == TG_OK, "%s: %s", name, tg_last_error());
+  if (st != TG_OK) goto done;
+  int64_t nx = oc_numel(&spec[0]), ny = tg_numel(y);
+  const float *xv = tg_store_tensor(s, 0, 0).data; /* [nx] */
+  double *xd = malloc((size_t)nx * sizeof(double)), *want = malloc((size_t)ny * sizeof(double));
+  float *w = malloc((size_t)ny * sizeof(float));
+  const double *ins[OC_MAX_IN];
+  for (int64_t i = 0; i < nx; i++) xd[i] = xv[i];
+  for (int k = 0; k < OC_MAX_IN; k++) ins[k] = xd;
+  ref(ins, spec, want, ctx);
+  int64_t bad = -1;
+  for (int64_t i = 0; i < ny && bad < 0; i++) {
+    double got = y->dtype == TG_I64 ? (double)((const int64_t *)y->data)[i] : ((const float *)y->data)[i];
+    if (!(fabs(got - want[i]) <= (y->dtype == TG_I64 ? 0.0 : 1e-5 * (1.0 + fabs(want[i]))))) bad = i;
+  }
+  CHECK_MSG(bad < 0, "%s: forward element %lld differs from the reference", name, (long long)bad);
+  if (y->dtype == TG_F32) {
+    double lhs = 0.0, rhs = 0.0, mag = 0.0;
+    for (int64_t i = 0; i < ny; i++) {
+      w[i] = 2.0f * tg_rng_uniform(5, 6, (uint64_t)i) - 1.0f;
+      lhs += (double)w[i] * ((const float *)y->data)[i];
+      mag += fabs((double)w[i] * ((const float *)y->data)[i]);
+    }
+    CHECK_OK(tg_store_zero_grads(s));
+    CHECK_OK(tg_graph_backward_seeded(g, y, w));
+    const float *gx = tg_graph_grad(g, x);
+    for (int64_t i = 0; gx && i < nx; i++) rhs += (double)gx[i] * xv[i];
+    CHECK_MSG(gx && fabs(lhs - rhs) <= 1e-5 * (1.0 + mag), "%s: <w, y> = %.9g but <grad, x> = %.9g",
+              name, lhs, rhs);
+  }
+  free(xd);
+  free(want);
+  free(w);
+done:
+  tg_graph_free(g);
+  tg_store_free(s);
+}
+
+int oc_msg_has(const char *const *want) {
+  const char *m = tg_last_error();
+  for (int i = 0; want[i]; i++)
+    if (!strstr(m, want[i])) {
+      fprintf(stderr, "error message \"%s\" lacks \"%s\"\n", m, want[i]);
+      return 0;
+    }
+  return 1;
+}
+
+void oc_expect_build_error(tg_graph *g, const tg_tensor *got, tg_status want, const char *what,
+                           const char *const *need) {
+  CHECK_MSG(got == NULL, "%s: builder returned a tensor", what);
+  CHECK_MSG(tg_graph_status(g) == want, "%s: status %s, want %s (%s)", what,
+            tg_status_name(tg_graph_status(g)), tg_status_name(want), tg_last_error());
+  for (int i = 0; need && need[i]; i++)
+    CHECK_MSG(strstr(tg_last_error(), need[i]) != NULL, "%s: message '%s' lacks '%s'", what,
+              tg_last_error(), need[i]);
+  tg_graph_free(g);
+}
