@@ -64,6 +64,7 @@ void tg_graph_free(tg_graph *g);
 tg_status tg_graph_status(const tg_graph *g);
 /* Seed for dropout; each run advances the RNG offset by one. */
 void tg_graph_set_seed(tg_graph *g, uint64_t seed, uint64_t offset);
+uint64_t tg_graph_rng_seed(const tg_graph *g);
 uint64_t tg_graph_rng_offset(const tg_graph *g);
 
 /* A parameter from the graph's store: declared on first use, shared by name afterwards (a second

@@ -131,6 +131,7 @@ int tg_cmd_demo(int argc, char **argv) {
 
   tg_store *store = tg_store_new(dev, (uint64_t)o.seed);
   tg_graph *train = tg_graph_new(store, "demo.train"), *eval = tg_graph_new(store, "demo.eval");
+  tg_graph_set_seed(train, (uint64_t)o.seed, 0);
   tg_tensor *loss = build(train, o.batch), *val_loss = build(eval, val_rows);
   if (!loss || !val_loss) return fail("build");
   tg_plan_opts po = tg_plan_defaults(dev);
@@ -200,7 +201,7 @@ int tg_cmd_demo(int argc, char **argv) {
   if (tg_store_save(store, path) != TG_OK) return fail("save weights");
   printf("wrote %s\n", path);
   snprintf(path, sizeof path, "%s/final.state.safetensors", o.out);
-  tg_train_state st = {tg_optim_steps(opt), (uint64_t)o.seed, tg_graph_rng_offset(train), 0, o.steps * o.batch};
+  tg_train_state st = {tg_optim_steps(opt), tg_graph_rng_seed(train), tg_graph_rng_offset(train), 0, o.steps * o.batch};
   if (tg_train_state_save(path, opt, &st) != TG_OK) return fail("save training state");
   printf("wrote %s\n", path);
   tg_optim_free(opt);

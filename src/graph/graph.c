@@ -41,6 +41,7 @@ void tg_graph_set_seed(tg_graph *g, uint64_t seed, uint64_t offset) {
   g->rng_offset = offset;
 }
 
+uint64_t tg_graph_rng_seed(const tg_graph *g) { return g->seed; }
 uint64_t tg_graph_rng_offset(const tg_graph *g) { return g->rng_offset; }
 
 tg_tensor *tg_graph_fail(tg_graph *g, tg_status s, const char *fmt, ...) {
