@@ -178,6 +178,8 @@ int tg_op_has_forward(int op, tg_device_kind k);
 /* 1 if the op has a backward kernel on k, or is declared non-differentiable. */
 int tg_op_has_backward(int op, tg_device_kind k);
 int tg_op_differentiable(int op);
+/* 1 for the leaf kinds (param, input), which have no kernels. */
+int tg_op_is_leaf(int op);
 /* Backends compiled into this build. */
 int tg_backend_compiled(tg_device_kind k);
 

@@ -33,7 +33,7 @@ int tg_cmd_devices(int argc, char **argv) {
   printf("cpu:0\n");
   printf("  cores      %ld online\n", cores);
   printf("  simd       %s\n", simd_level());
-  printf("  blas       OpenBLAS (%s), %d threads\n", openblas_get_config(), openblas_get_num_threads());
+  printf("  blas       %s, %d threads\n", openblas_get_config(), openblas_get_num_threads());
   printf("  threads    %d (OpenMP loops)\n", tg_threads());
   if (tg_backend_compiled(TG_CUDA)) {
     printf("cuda: backend compiled\n");
@@ -55,6 +55,7 @@ int tg_cmd_ops(int argc, char **argv) {
   }
   printf("%-24s %-10s %-10s\n", "op", "cpu", "cuda");
   for (int op = 0; op < tg_op_count(); op++) {
+    if (tg_op_is_leaf(op)) continue;
     const char *k[2];
     for (int b = 0; b < 2; b++) {
       tg_device_kind kind = b ? TG_CUDA : TG_CPU;

@@ -67,6 +67,11 @@ int tg_op_differentiable(int op) {
   return d && !(d->flags & TG_OPF_NO_GRAD);
 }
 
+int tg_op_is_leaf(int op) {
+  const tg_op_def *d = tg_op_get((tg_op)op);
+  return d && (d->flags & TG_OPF_LEAF);
+}
+
 int tg_op_has_backward(int op, tg_device_kind k) {
   const tg_op_def *d = tg_op_get((tg_op)op);
   if (!d || k < 0 || k >= TG_DEVICE_KIND_COUNT) return 0;
