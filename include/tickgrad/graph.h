@@ -140,6 +140,7 @@ typedef struct tg_plan_opts {
   int training;        /* keep what backward needs, allocate gradients; dropout active */
   int poison;          /* debug: fill activations with NaN before each run */
   size_t guard_bytes;  /* debug: guard bytes after every arena buffer, checked by tg_graph_check_guards */
+  int no_reuse;        /* debug: give every buffer its own memory (to test that reuse changes nothing) */
   FILE *log;           /* where the memory plan is printed; NULL: silent */
 } tg_plan_opts;
 

@@ -154,7 +154,7 @@ static int span_cmp(const void *pa, const void *pb) {
 }
 
 /* Greedy first fit, largest first: each buffer takes the lowest offset free over its lifetime. */
-static tg_status layout(tg_graph *g, size_t guard) {
+static tg_status layout(tg_graph *g, size_t guard, int no_reuse) {
   int n = g->n_bufs;
   g->arena_bytes = g->unshared_bytes = 0;
   if (n == 0) return TG_OK;
@@ -180,7 +180,7 @@ static tg_status layout(tg_graph *g, size_t guard) {
     int nb = 0;
     for (int j = 0; j < n_placed; j++) {
       const tg_buffer *o = &g->bufs[placed[j]];
-      if (o->first <= b->last && b->first <= o->last)
+      if (no_reuse || (o->first <= b->last && b->first <= o->last))
         busy[nb++] = (span){o->offset, o->offset + o->bytes + align_up(guard)};
     }
     qsort(busy, (size_t)nb, sizeof *busy, span_cmp);
@@ -231,7 +231,7 @@ tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
   if (st != TG_OK) return st;
   if (g->store && (st = tg_store_finalize(g->store)) != TG_OK) return st;
   if ((st = compute_buffers(g, opts->training)) != TG_OK) return st;
-  if ((st = layout(g, opts->guard_bytes)) != TG_OK) return st;
+  if ((st = layout(g, opts->guard_bytes, opts->no_reuse)) != TG_OK) return st;
   if (g->arena_bytes && (st = be->alloc(opts->device, g->arena_bytes, &g->arena)) != TG_OK) {
     tg_graph_release_plan(g);
     return tg_error(st, "graph '%s': cannot allocate the %zu-byte activation arena on %s: %s",
