@@ -167,15 +167,21 @@ tg_status tg_store_finalize(tg_store *s) {
     return st;
   }
   float *host = tg_calloc(s->numel ? s->numel : 1, sizeof(float));
-  if (!host) return tg_error(TG_ERR_NOMEM, "store: no host memory to initialise %zu floats", s->numel);
-  for (int i = 0; i < s->n; i++)
-    for (size_t e = 0; e < s->params[i].numel; e++)
-      host[s->params[i].offset + e] = init_value(s, i, e);
-  st = b->from_host(s->device, s->values, host, bytes);
+  if (!host) st = tg_error(TG_ERR_NOMEM, "store: no host memory to initialise %zu floats", s->numel);
+  if (st == TG_OK) {
+    for (int i = 0; i < s->n; i++)
+      for (size_t e = 0; e < s->params[i].numel; e++)
+        host[s->params[i].offset + e] = init_value(s, i, e);
+    st = b->from_host(s->device, s->values, host, bytes);
+  }
   tg_free(host);
-  if (st != TG_OK) return st;
-  st = b->fill_f32(s->device, s->grads, s->numel, 0.0f);
-  if (st != TG_OK) return st;
+  if (st == TG_OK) st = b->fill_f32(s->device, s->grads, s->numel, 0.0f);
+  if (st != TG_OK) { /* leave the store as it was: nothing allocated */
+    b->free(s->device, s->values);
+    b->free(s->device, s->grads);
+    s->values = s->grads = NULL;
+    return st;
+  }
   s->final = 1;
   return TG_OK;
 }
