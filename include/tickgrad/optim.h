@@ -36,6 +36,8 @@ typedef struct tg_optim tg_optim;
 /* PyTorch's defaults: Adam(lr=1e-3, betas=(0.9, 0.999), eps=1e-8), AdamW weight_decay=0.01,
  * SGD lr=1e-2 momentum 0; constant schedule, no clipping. */
 tg_optim_config tg_optim_defaults(tg_optim_kind kind);
+/* "sgd", "adam", "adamw" */
+const char *tg_optim_kind_name(tg_optim_kind kind);
 float tg_lr_at(const tg_lr_schedule *s, float base_lr, int64_t step);
 
 /* Allocates the optimizer state on the store's device (finalizes the store). */

@@ -10,15 +10,6 @@
 #define CKPT_STATE_FORMAT "tickgrad-train-state"
 #define CKPT_VERSION "1"
 
-static const char *ckpt_optim_kind_name(tg_optim_kind k) {
-  switch (k) {
-    case TG_SGD: return "sgd";
-    case TG_ADAM: return "adam";
-    case TG_ADAMW: return "adamw";
-  }
-  return "?";
-}
-
 /* A host copy of n floats from the store's device. */
 static tg_status ckpt_fetch(tg_device dev, const float *src, size_t n, float **out) {
   const tg_backend *be = tg_backend_for(dev.kind);
@@ -232,7 +223,7 @@ tg_status tg_train_state_save(const char *path, tg_optim *o, const tg_train_stat
   const tg_kv meta[] = {
       {"format", CKPT_STATE_FORMAT},
       {"version", CKPT_VERSION},
-      {"optimizer", ckpt_optim_kind_name(tg_optim_config_of(o)->kind)},
+      {"optimizer", tg_optim_kind_name(tg_optim_config_of(o)->kind)},
       {"optim_step", optim_step},
       {"step", step},
       {"rng_seed", seed},
@@ -271,7 +262,7 @@ static tg_status ckpt_match_state(tg_optim *o, const tg_safetensors *f, const ch
     }
     if (!known)
       return tg_error(TG_ERR_FORMAT, "%s: extra tensor '%s' that this optimizer (%s) does not have",
-                      path, t->name, ckpt_optim_kind_name(tg_optim_config_of(o)->kind));
+                      path, t->name, tg_optim_kind_name(tg_optim_config_of(o)->kind));
   }
   return TG_OK;
 }
@@ -283,7 +274,7 @@ tg_status tg_train_state_load(const char *path, tg_optim *o, tg_train_state *st_
   if (st != TG_OK) return st;
   const char *fmt = tg_safetensors_meta(f, "format");
   const char *kind = tg_safetensors_meta(f, "optimizer");
-  const char *want_kind = ckpt_optim_kind_name(tg_optim_config_of(o)->kind);
+  const char *want_kind = tg_optim_kind_name(tg_optim_config_of(o)->kind);
   tg_train_state ts;
   int64_t optim_step = 0;
   memset(&ts, 0, sizeof ts);

@@ -19,7 +19,7 @@ struct tg_optim {
   float last_norm, last_lr;
 };
 
-static const char *optim_kind_name(tg_optim_kind k) {
+const char *tg_optim_kind_name(tg_optim_kind k) {
   switch (k) {
     case TG_SGD: return "sgd";
     case TG_ADAM: return "adam";
@@ -51,7 +51,7 @@ static tg_status optim_config_check(const tg_optim_config *c) {
   if (c->kind != TG_SGD && c->kind != TG_ADAM && c->kind != TG_ADAMW)
     return tg_error(TG_ERR_INVALID, "optimizer: unknown kind %d (use TG_SGD, TG_ADAM or TG_ADAMW)",
                     (int)c->kind);
-  const char *k = optim_kind_name(c->kind);
+  const char *k = tg_optim_kind_name(c->kind);
   if (!(c->lr > 0.0f) || !isfinite(c->lr))
     return tg_error(TG_ERR_INVALID, "%s: lr must be finite and > 0 (got %g)", k, (double)c->lr);
   if (!(c->weight_decay >= 0.0f) || !isfinite(c->weight_decay))
@@ -108,12 +108,12 @@ tg_status tg_optim_new(tg_store *s, const tg_optim_config *c, tg_optim **out) {
   if (!be) {
     char buf[16];
     return tg_error(TG_ERR_DEVICE, "%s: the store is on %s, whose backend is not in this build",
-                    optim_kind_name(c->kind), tg_device_str(dev, buf, sizeof buf));
+                    tg_optim_kind_name(c->kind), tg_device_str(dev, buf, sizeof buf));
   }
   st = tg_store_finalize(s);
   if (st != TG_OK) return st;
   tg_optim *o = tg_calloc(1, sizeof *o);
-  if (!o) return tg_error(TG_ERR_NOMEM, "%s: out of host memory", optim_kind_name(c->kind));
+  if (!o) return tg_error(TG_ERR_NOMEM, "%s: out of host memory", tg_optim_kind_name(c->kind));
   o->store = s;
   o->cfg = *c;
   o->dev = dev;
@@ -175,7 +175,7 @@ static tg_status optim_apply_param(tg_optim *o, const tg_param_info *p, float lr
 tg_status tg_optim_step(tg_optim *o) {
   if (!o) return tg_error(TG_ERR_INVALID, "tg_optim_step: optimizer is NULL");
   const tg_optim_config *c = &o->cfg;
-  const char *kname = optim_kind_name(c->kind);
+  const char *kname = tg_optim_kind_name(c->kind);
   if (tg_store_numel(o->store) != o->numel)
     return tg_error(TG_ERR_INVALID, "%s: the store changed size since the optimizer was created",
                     kname);
