@@ -2,7 +2,8 @@
 # Installs the Debian packages tickgrad needs to build and test, only those missing.
 set -euo pipefail
 
-packages=(build-essential cmake libopenblas-dev pkg-config)
+packages=(build-essential cmake libopenblas-dev pkg-config libzstd-dev libsnappy-dev zlib1g-dev tzdata
+          clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,65 @@
+/* Market data: the columnar bar series every reader produces, the reader entry point, resampling. */
+#ifndef TICKGRAD_DATA_H
+#define TICKGRAD_DATA_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "tickgrad/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One bar series, columnar, on the host. Times are int64 nanoseconds since the Unix epoch, UTC. */
+typedef struct tg_bars {
+  int64_t n, cap;
+  int64_t *ts;             /* [n] */
+  double *open, *high, *low, *close, *volume; /* [n] each */
+  uint32_t *instrument;    /* [n], or NULL when the source names no instrument */
+  char source[256];        /* the file (or "first.csv and 3 more") */
+  char format[16];         /* "csv", "dbn", "parquet", "synthetic" */
+} tg_bars;
+
+void tg_bars_init(tg_bars *b);
+void tg_bars_free(tg_bars *b); /* frees the columns and re-initialises b */
+/* Ensures room for cap bars; with_instrument allocates the instrument column too. */
+tg_status tg_bars_reserve(tg_bars *b, int64_t cap, int with_instrument);
+/* Appends one bar (grows the columns as needed). instrument is ignored without that column. */
+tg_status tg_bars_push(tg_bars *b, int64_t ts, double open, double high, double low, double close,
+                       double volume, uint32_t instrument);
+/* Appends all of src to dst (adds an instrument column to dst if src has one; missing ids are 0). */
+tg_status tg_bars_append(tg_bars *dst, const tg_bars *src);
+/* Stable sort by (ts, instrument). *moved (may be NULL) receives how many bars were not already
+ * in order: 0 for sorted input. */
+tg_status tg_bars_sort(tg_bars *b, int64_t *moved);
+
+typedef enum tg_null_policy { TG_NULLS_ERROR = 0, TG_NULLS_NAN } tg_null_policy;
+
+/* Options for every reader; zero-initialised means defaults. */
+typedef struct tg_read_opts {
+  /* CSV column map: "ts=Date,open=Open,close=Adj Close" by header name, or by position
+   * "ts=0,open=1,high=2,low=3,close=4,volume=5". NULL: recognise common header names, or the
+   * positional layout ts,open,high,low,close[,volume] for files without a header. */
+  const char *columns;
+  /* Zone of naive local timestamps ("America/New_York"); NULL or "UTC": they are UTC. */
+  const char *tz;
+  double price_scale;         /* prices are multiplied by this (0 means 1) */
+  tg_null_policy nulls;       /* Parquet: null prices are an error (default) or NaN */
+  FILE *warn;                 /* where warnings go (reordered rows); NULL: nowhere */
+} tg_read_opts;
+
+/* Reads one file, a directory (every file in it), or a glob pattern such as "bars/es_*.csv"; the format is picked by
+ * content (magic bytes), not by extension. Several files concatenate and sort by time; rows out of
+ * time order are sorted with a warning that counts them. out is initialised by this call. */
+tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out);
+
+/* The readers, over a file already in memory. path names the source in errors (and, for Lean
+ * files, carries the date). They append to out, which the caller has initialised. */
+tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
+tg_status tg_dbn_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
+tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,27 @@
+/* Calendar arithmetic and time-zone conversion shared by the readers, resampling and features. */
+#ifndef TG_DATA_TIMECONV_H
+#define TG_DATA_TIMECONV_H
+
+#include <stdint.h>
+#include "tickgrad/status.h"
+
+#define TG_NS_PER_S 1000000000LL
+#define TG_NS_PER_DAY (86400LL * TG_NS_PER_S)
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (month 1-12), and back. */
+int64_t tg_days_from_civil(int64_t y, int m, int d);
+void tg_civil_from_days(int64_t days, int64_t *y, int *m, int *d);
+/* 1 for a valid calendar date. */
+int tg_valid_date(int64_t y, int m, int d);
+
+/* A zone name as in /usr/share/zoneinfo ("America/New_York"); NULL, "" or "UTC" mean UTC.
+ * Returns TG_ERR_INVALID naming the zone when it is unknown. */
+tg_status tg_tz_check(const char *tz);
+/* Offset of local time from UTC, in seconds (New York winter: -18000), at the UTC instant. */
+tg_status tg_tz_offset_at_utc(const char *tz, int64_t utc_s, int *offset_s);
+/* The UTC instant of a local wall-clock time (seconds since the epoch of that wall clock read as
+ * if it were UTC). Ambiguous times (the repeated autumn hour) take the first (daylight) one;
+ * nonexistent times (the skipped spring hour) move forward by the gap. */
+tg_status tg_tz_local_to_utc(const char *tz, int64_t local_s, int64_t *utc_s);
+
+#endif
