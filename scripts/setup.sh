@@ -2,7 +2,7 @@
 # Installs the Debian packages tickgrad needs to build and test, only those missing.
 set -euo pipefail
 
-packages=(build-essential cmake libopenblas-dev pkg-config libzstd-dev libsnappy-dev zlib1g-dev tzdata
+packages=(build-essential cmake libopenblas-dev pkg-config libzstd-dev libsnappy-dev zlib1g-dev tzdata libomp-dev
           clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

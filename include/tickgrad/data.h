@@ -59,6 +59,21 @@ tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg
 tg_status tg_dbn_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
 tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
 
+/* Resampling to a coarser interval. Buckets are aligned to the wall clock of zone tz (NULL: UTC):
+ * interval_ns of 5 minutes starts buckets at :00, :05, ...; one day starts at local midnight. When
+ * session_start_min < session_end_min, only bars whose local start time-of-day (minutes after
+ * midnight) is in [start, end) are used. open = first, high = max, low = min, close = last,
+ * volume = sum; each instrument separately; a bucket's ts is its start. in must be sorted. */
+typedef struct tg_resample_opts {
+  int64_t interval_ns;
+  const char *tz;
+  int session_start_min, session_end_min;
+} tg_resample_opts;
+
+tg_status tg_bars_resample(const tg_bars *in, const tg_resample_opts *opts, tg_bars *out);
+/* Parses "5m", "1h", "1d", "30s" into nanoseconds. */
+tg_status tg_interval_parse(const char *s, int64_t *ns);
+
 #ifdef __cplusplus
 }
 #endif

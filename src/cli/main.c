@@ -13,6 +13,8 @@ static void usage(FILE *f) {
           "commands:\n"
           "  demo       train a small MLP on a built-in synthetic regression (the default job)\n"
           "  devices    list compute devices: CPU cores, SIMD level, BLAS and threads; GPUs\n"
+          "  inspect    read bar files (CSV, DBN, Parquet) and report columns, range, gaps and problems\n"
+          "  synth      write a seeded synthetic market (OHLCV bars) as CSV\n"
           "  ops        list every op and whether it has forward and backward kernels per backend\n"
           "  version    print the version\n"
           "  help       this message (also --help, -h); `tickgrad <command> --help` for flags\n"
@@ -87,6 +89,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "devices") == 0) return tg_cmd_devices(sub_argc, sub_argv);
   if (strcmp(cmd, "ops") == 0) return tg_cmd_ops(sub_argc, sub_argv);
   if (strcmp(cmd, "demo") == 0) return tg_cmd_demo(sub_argc, sub_argv);
+  if (strcmp(cmd, "inspect") == 0) return tg_cmd_inspect(sub_argc, sub_argv);
+  if (strcmp(cmd, "synth") == 0) return tg_cmd_synth(sub_argc, sub_argv);
   fprintf(stderr, "tickgrad: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return TG_EXIT_USAGE;
