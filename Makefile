@@ -4,7 +4,7 @@ BUILD_TYPE ?= Release
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup build run test asan bench clean
+.PHONY: all setup build run test asan fuzz bench clean
 
 all: build
 
@@ -25,8 +25,12 @@ test: build
 asan:
 	@$(MAKE) --no-print-directory test BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="$(CMAKE_FLAGS) -DTG_SANITIZE=ON"
 
+# Every reader's libFuzzer target for FUZZ_SECONDS (default 30) under ASan+UBSan.
+fuzz: setup
+	scripts/fuzz.sh
+
 bench: build
 	bench/run.sh $(BUILD)
 
 clean:
-	rm -rf build build-asan build.configure.log build-asan.configure.log
+	rm -rf build build-asan build-fuzz build*.configure.log

@@ -18,6 +18,7 @@ typedef struct tg_bars {
   uint32_t *instrument;    /* [n], or NULL when the source names no instrument */
   char source[256];        /* the file (or "first.csv and 3 more") */
   char format[16];         /* "csv", "dbn", "parquet", "synthetic" */
+  int64_t reordered;       /* bars tg_bars_read found out of time order (and sorted) */
 } tg_bars;
 
 void tg_bars_init(tg_bars *b);
@@ -58,6 +59,25 @@ tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out)
 tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
 tg_status tg_dbn_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
 tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
+
+/* What `tickgrad inspect` reports about a series. */
+#define TG_INSPECT_MAX_GAPS 5
+typedef struct tg_bars_report {
+  int64_t rows, instruments;
+  int64_t first_ts, last_ts;
+  int64_t median_interval_ns;   /* of consecutive bars of the same instrument; 0 if under 2 bars */
+  int64_t gaps;                 /* intervals longer than 3 median intervals */
+  int64_t gap_at[TG_INSPECT_MAX_GAPS], gap_ns[TG_INSPECT_MAX_GAPS]; /* the longest: start ts, length */
+  int64_t duplicates;           /* bars with the same (ts, instrument) as the previous one */
+  int64_t reordered;            /* from the reader */
+  int64_t ohlc_violations;      /* low > min(open, close) or high < max(open, close) or low > high */
+  int64_t nan_prices, zero_prices, negative_prices;
+  int64_t nan_volume, negative_volume;
+  int has_volume;               /* some volume is not NaN */
+} tg_bars_report;
+
+/* bars must be sorted (tg_bars_read sorts). */
+tg_status tg_bars_inspect(const tg_bars *bars, tg_bars_report *r);
 
 /* Resampling to a coarser interval. Buckets are aligned to the wall clock of zone tz (NULL: UTC):
  * interval_ns of 5 minutes starts buckets at :00, :05, ...; one day starts at local midnight. When

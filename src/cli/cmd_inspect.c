@@ -1,10 +1,139 @@
-/* `tickgrad inspect` (placeholder until the readers land). */
+/* `tickgrad inspect FILE...`: reads bar files and prints a readable report of each. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cli/cli.h"
+#include "data/timeconv.h"
+#include "tickgrad/data.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: tickgrad inspect [flags] FILE|FOLDER|GLOB...\n"
+          "Reads bar files (CSV, Databento DBN, Parquet; the format is found from the content) and reports\n"
+          "format, rows, instruments, time range, median bar interval, gaps longer than 3 intervals,\n"
+          "duplicate and out-of-order timestamps, OHLC violations and NaN/zero/negative prices.\n"
+          "flags:\n"
+          "  --columns MAP      CSV column map, e.g. ts=Date,close=Adj Close (or ts=0,open=1,...)\n"
+          "  --tz ZONE          zone of naive local timestamps (default UTC), e.g. America/New_York\n"
+          "  --price-scale X    multiply prices by X (Lean equities: 0.0001)\n"
+          "  --nulls nan|error  null or missing prices become NaN, or are an error (default)\n"
+          "  --resample IVAL    aggregate to a coarser interval first: 5m, 1h, 1d, ...\n"
+          "  --session HH:MM-HH:MM  with --resample: keep bars starting in this local session\n");
+}
+
+static int parse_hhmm(const char *s, int *min) {
+  int h, m;
+  char tail;
+  if (sscanf(s, "%d:%d%c", &h, &m, &tail) != 2 || h < 0 || h > 24 || m < 0 || m > 59 || h * 60 + m > 1440) return 0;
+  *min = h * 60 + m;
+  return 1;
+}
+
+static void print_report(const tg_bars *b, const tg_bars_report *r) {
+  char t0[40], t1[40], iv[32];
+  printf("%s\n", b->source);
+  printf("  format      %s\n", b->format);
+  printf("  columns     ts open high low close%s%s\n", r->has_volume ? " volume" : "",
+         b->instrument ? " instrument" : "");
+  printf("  rows        %lld, %lld instrument%s\n", (long long)r->rows, (long long)r->instruments,
+         r->instruments == 1 ? "" : "s");
+  if (r->rows == 0) return;
+  printf("  range       %s .. %s UTC\n", tg_format_utc(r->first_ts, 0, t0, sizeof t0),
+         tg_format_utc(r->last_ts, 0, t1, sizeof t1));
+  printf("  interval    %s (median)\n", r->median_interval_ns ? tg_format_duration(r->median_interval_ns, iv, sizeof iv) : "-");
+  printf("  gaps        %lld longer than 3 intervals", (long long)r->gaps);
+  for (int k = 0; k < TG_INSPECT_MAX_GAPS && k < r->gaps; k++)
+    printf("%s%s after %s", k ? ", " : "; longest: ", tg_format_duration(r->gap_ns[k], iv, sizeof iv),
+           tg_format_utc(r->gap_at[k], 0, t0, sizeof t0));
+  printf("\n");
+  printf("  duplicates  %lld\n", (long long)r->duplicates);
+  printf("  reordered   %lld\n", (long long)r->reordered);
+  printf("  ohlc        %lld violations\n", (long long)r->ohlc_violations);
+  printf("  prices      %lld NaN, %lld zero, %lld negative\n", (long long)r->nan_prices, (long long)r->zero_prices,
+         (long long)r->negative_prices);
+  if (r->has_volume)
+    printf("  volume      %lld NaN, %lld negative\n", (long long)r->nan_volume, (long long)r->negative_volume);
+}
 
 int tg_cmd_inspect(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "tickgrad inspect: not built yet\n");
-  return TG_EXIT_FAIL;
+  tg_read_opts ro;
+  memset(&ro, 0, sizeof ro);
+  ro.warn = stderr;
+  tg_resample_opts rs;
+  memset(&rs, 0, sizeof rs);
+  const char *files[256];
+  int n_files = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+      usage(stdout);
+      return TG_EXIT_OK;
+    } else if (f[0] == '-' && f[1] == '-') {
+      if (!v) return tg_cli_usage_error("inspect", "%s needs a value", f);
+      i++;
+      if (!strcmp(f, "--columns")) ro.columns = v;
+      else if (!strcmp(f, "--tz")) {
+        if (tg_tz_check(v) != TG_OK) return tg_cli_usage_error("inspect", "%s", tg_last_error());
+        ro.tz = rs.tz = v;
+      } else if (!strcmp(f, "--price-scale")) {
+        char *end;
+        ro.price_scale = strtod(v, &end);
+        if (*end || !(ro.price_scale > 0)) return tg_cli_usage_error("inspect", "--price-scale '%s': want a positive number", v);
+      } else if (!strcmp(f, "--nulls")) {
+        if (!strcmp(v, "nan")) ro.nulls = TG_NULLS_NAN;
+        else if (!strcmp(v, "error")) ro.nulls = TG_NULLS_ERROR;
+        else return tg_cli_usage_error("inspect", "--nulls '%s': want nan or error", v);
+      } else if (!strcmp(f, "--resample")) {
+        if (tg_interval_parse(v, &rs.interval_ns) != TG_OK) return tg_cli_usage_error("inspect", "%s", tg_last_error());
+      } else if (!strcmp(f, "--session")) {
+        const char *dash = strchr(v, '-');
+        char a[16];
+        if (!dash || dash - v >= (long)sizeof a) return tg_cli_usage_error("inspect", "--session '%s': want HH:MM-HH:MM", v);
+        memcpy(a, v, (size_t)(dash - v));
+        a[dash - v] = '\0';
+        if (!parse_hhmm(a, &rs.session_start_min) || !parse_hhmm(dash + 1, &rs.session_end_min) ||
+            rs.session_start_min >= rs.session_end_min)
+          return tg_cli_usage_error("inspect", "--session '%s': want HH:MM-HH:MM with start before end", v);
+      } else {
+        return tg_cli_usage_error("inspect", "unknown flag '%s'", f);
+      }
+    } else if (n_files < (int)(sizeof files / sizeof files[0])) {
+      files[n_files++] = f;
+    } else {
+      return tg_cli_usage_error("inspect", "too many files (at most 256; pass a folder or a glob)");
+    }
+  }
+  if (n_files == 0) return tg_cli_usage_error("inspect", "no file given");
+  if (rs.session_end_min && !rs.interval_ns) return tg_cli_usage_error("inspect", "--session goes with --resample");
+  int failed = 0;
+  for (int i = 0; i < n_files; i++) {
+    tg_bars bars, coarse;
+    tg_bars_report rep;
+    if (tg_bars_read(files[i], &ro, &bars) != TG_OK) {
+      fprintf(stderr, "tickgrad inspect: %s\n", tg_last_error());
+      failed = 1;
+      continue;
+    }
+    if (rs.interval_ns) {
+      tg_bars_init(&coarse);
+      if (tg_bars_resample(&bars, &rs, &coarse) != TG_OK) {
+        fprintf(stderr, "tickgrad inspect: %s: resample: %s\n", files[i], tg_last_error());
+        tg_bars_free(&bars);
+        failed = 1;
+        continue;
+      }
+      snprintf(coarse.source, sizeof coarse.source, "%.200s (resampled)", bars.source);
+      snprintf(coarse.format, sizeof coarse.format, "%s", bars.format);
+      tg_bars_free(&bars);
+      bars = coarse;
+    }
+    if (tg_bars_inspect(&bars, &rep) != TG_OK) {
+      fprintf(stderr, "tickgrad inspect: %s: %s\n", files[i], tg_last_error());
+      failed = 1;
+    } else {
+      print_report(&bars, &rep);
+    }
+    tg_bars_free(&bars);
+  }
+  return failed ? TG_EXIT_FAIL : TG_EXIT_OK;
 }

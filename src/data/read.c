@@ -168,6 +168,7 @@ tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out)
     tg_bars_free(out);
     return st;
   }
+  out->reordered = moved;
   if (moved && opts->warn)
     fprintf(opts->warn, "warning: %s: %lld of %lld bars were out of time order and have been sorted\n",
             out->source, (long long)moved, (long long)out->n);

@@ -111,3 +111,29 @@ tg_status tg_tz_local_to_utc(const char *tz, int64_t local_s, int64_t *utc_s) {
   *utc_s = local_s - cand[1]; /* in a spring gap: read with the pre-gap offset, i.e. moved forward */
   return TG_OK;
 }
+
+const char *tg_format_utc(int64_t ns, int frac, char *buf, size_t n) {
+  int64_t days = ns >= 0 ? ns / TG_NS_PER_DAY : -((-ns + TG_NS_PER_DAY - 1) / TG_NS_PER_DAY);
+  int64_t rem = ns - days * TG_NS_PER_DAY, y;
+  int m, d;
+  tg_civil_from_days(days, &y, &m, &d);
+  int64_t s = rem / TG_NS_PER_S;
+  if (frac)
+    snprintf(buf, n, "%04lld-%02d-%02d %02d:%02d:%02d.%09lld", (long long)y, m, d, (int)(s / 3600),
+             (int)(s / 60 % 60), (int)(s % 60), (long long)(rem % TG_NS_PER_S));
+  else
+    snprintf(buf, n, "%04lld-%02d-%02d %02d:%02d:%02d", (long long)y, m, d, (int)(s / 3600), (int)(s / 60 % 60),
+             (int)(s % 60));
+  return buf;
+}
+
+const char *tg_format_duration(int64_t ns, char *buf, size_t n) {
+  int64_t s = ns / TG_NS_PER_S;
+  if (ns % TG_NS_PER_S) snprintf(buf, n, "%.3fs", (double)ns / 1e9);
+  else if (s < 60 || s % 60) snprintf(buf, n, "%llds", (long long)s);
+  else if (s < 3600 || s % 3600) snprintf(buf, n, "%lldm", (long long)(s / 60));
+  else if (s < 86400) snprintf(buf, n, "%lldh", (long long)(s / 3600));
+  else if (s % 86400) snprintf(buf, n, "%lldd %lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+  else snprintf(buf, n, "%lldd", (long long)(s / 86400));
+  return buf;
+}

@@ -2,6 +2,7 @@
 #ifndef TG_DATA_TIMECONV_H
 #define TG_DATA_TIMECONV_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "tickgrad/status.h"
 
@@ -23,5 +24,10 @@ tg_status tg_tz_offset_at_utc(const char *tz, int64_t utc_s, int *offset_s);
  * if it were UTC). Ambiguous times (the repeated autumn hour) take the first (daylight) one;
  * nonexistent times (the skipped spring hour) move forward by the gap. */
 tg_status tg_tz_local_to_utc(const char *tz, int64_t local_s, int64_t *utc_s);
+
+/* "YYYY-MM-DD HH:MM:SS" (UTC) of an instant in ns; "YYYY-MM-DD HH:MM:SS.fffffffff" when frac. */
+const char *tg_format_utc(int64_t ns, int frac, char *buf, size_t n);
+/* A duration as "90s", "5m", "1h", "4d 2h", ... */
+const char *tg_format_duration(int64_t ns, char *buf, size_t n);
 
 #endif

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan+UBSan) and runs each for FUZZ_SECONDS (default 30)
+# from its seed corpus in fuzz/corpus/<name>, plus the real files in ../shared/data when present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${FUZZ_SECONDS:-30}
+build=build-fuzz
+CC=clang cmake -S . -B $build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_FUZZ=ON $* > $build.configure.log 2>&1 ||
+  { cat $build.configure.log; exit 1; }
+targets=$(cd fuzz && ls fuzz_*.c | sed 's/\.c$//')
+cmake --build $build -j "$(nproc)" --target $targets
+shared=../shared/data
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for t in $targets; do
+  name=${t#fuzz_}
+  mkdir -p "$work/$name"
+  seeds=("fuzz/corpus/$name")
+  case $name in
+    dbn) [ -d "$shared/dbn" ] && seeds+=("$shared/dbn") ;;
+    parquet) [ -d "$shared/parquet-testing" ] && seeds+=("$shared/parquet-testing" "$shared/parquet-ohlcv") ;;
+    safetensors) seeds+=(reference/data) ;;
+  esac
+  echo "fuzz: $t for ${seconds}s (seeds: ${seeds[*]})"
+  # -rss_limit_mb bounds memory; a crash, leak, timeout or sanitizer report fails the run
+  "$build/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    "$work/$name" "${seeds[@]}" 2>"$work/$name.log" || { tail -40 "$work/$name.log"; echo "fuzz: $t FAILED"; exit 1; }
+  grep -E "stat::number_of_executed_units|Done" "$work/$name.log" | tr '\n' ' '; echo
+done
+echo "fuzz: all targets ran ${seconds}s without a finding"
