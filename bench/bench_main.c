@@ -14,14 +14,22 @@ typedef struct bench_case {
 } bench_case;
 
 int bench_mlp_step(int warmup, int reps, double *median_us);
+int bench_read_spy_hour_csv(int warmup, int reps, double *median_us);
+int bench_read_eurusd_hour_csv(int warmup, int reps, double *median_us);
+int bench_read_es_snappy_parquet(int warmup, int reps, double *median_us);
+int bench_read_es_zstd_parquet(int warmup, int reps, double *median_us);
 
 static const bench_case CASES[] = {
     {"mlp_step", "MLP 256-256-256-3 ReLU, batch 64, MSE, Adam: forward + backward + update", bench_mlp_step},
+    {"read_spy_hour_csv", "Lean SPY hourly CSV (40,832 bars, New York times) into bars", bench_read_spy_hour_csv},
+    {"read_eurusd_hour_csv", "Lean FXCM EURUSD hourly CSV (69,928 quote bars) into bars", bench_read_eurusd_hour_csv},
+    {"read_es_snappy_parquet", "ES 1-minute Parquet, snappy (16,673 bars) into bars", bench_read_es_snappy_parquet},
+    {"read_es_zstd_parquet", "ES 1-minute Parquet, zstd, 4,096-row groups (16,673 bars) into bars", bench_read_es_zstd_parquet},
 };
 
 static void usage(FILE *f) {
   fprintf(f, "usage: tickgrad_bench [--threads N] [--warmup N] [--reps N] <case>\ncases:\n");
-  for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) fprintf(f, "  %-10s %s\n", CASES[i].name, CASES[i].what);
+  for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) fprintf(f, "  %-24s %s\n", CASES[i].name, CASES[i].what);
 }
 
 int main(int argc, char **argv) {
