@@ -35,6 +35,29 @@ for f in final.safetensors final.state.safetensors metrics.csv; do
   if [ -s "$dir/run/$f" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: demo did not write $f"; fi
 done
 expect 1 "demo on a device not compiled in" -- "$bin" demo --steps 5 --device cuda:0 --out "$dir/gpu"
+# synth: a seeded CSV; the same flags give the same bytes, bad flags exit 2, failures leave no file
+expect 0 "synth --help" -- "$bin" synth --help
+expect_out "usage: tickgrad synth" "synth help text" -- "$bin" synth --help
+expect 0 "synth run" -- "$bin" synth --bars 500 --seed 3 --out "$dir/s1.csv"
+expect_out "wrote .*500 bars" "synth summary" -- "$bin" synth --bars 500 --seed 3 --out "$dir/s2.csv"
+if cmp -s "$dir/s1.csv" "$dir/s2.csv"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: synth same seed, different file"; fi
+if [ "$(head -1 "$dir/s1.csv")" = "ts,open,high,low,close,volume" ] && [ "$(wc -l < "$dir/s1.csv")" -eq 501 ] &&
+   sed -n 2p "$dir/s1.csv" | grep -q '^2020-01-02 14:30:00,100,'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: synth CSV layout"; fi
+expect 0 "synth other seed" -- "$bin" synth --bars 500 --seed 4 --out "$dir/s3.csv"
+if ! cmp -s "$dir/s1.csv" "$dir/s3.csv"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: synth seeds 3 and 4 gave the same file"; fi
+expect 0 "synth instruments" -- "$bin" synth --bars 200 --instruments 3 --correlation 0.5 --interval 5m --signal 0.2 --start 2021-03-01 --out "$dir/s4.csv"
+if [ "$(head -1 "$dir/s4.csv")" = "ts,open,high,low,close,volume,instrument" ] && [ "$(wc -l < "$dir/s4.csv")" -eq 601 ] &&
+   sed -n 5p "$dir/s4.csv" | grep -q '^2021-03-01 14:35:00,.*,0$'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: synth instrument CSV layout"; fi
+expect 0 "synth daily" -- "$bin" synth --bars 30 --interval 1d --out "$dir/s5.csv"
+expect 2 "unknown synth flag" -- "$bin" synth --frob --out "$dir/x.csv"
+expect_out "unknown flag '--frob'" "unknown synth flag named" -- "$bin" synth --frob
+expect 2 "synth without --out" -- "$bin" synth --bars 10
+expect 2 "synth bad --signal" -- "$bin" synth --signal 1.5 --out "$dir/x.csv"
+expect 2 "synth bad --interval" -- "$bin" synth --interval 5x --out "$dir/x.csv"
+expect 2 "synth bad --start" -- "$bin" synth --start 2021-02-30 --out "$dir/x.csv"
+expect 2 "synth bad --bars" -- "$bin" synth --bars 0 --out "$dir/x.csv"
+expect 1 "synth into a missing folder" -- "$bin" synth --bars 10 --out "$dir/no/such/x.csv"
+if [ ! -e "$dir/x.csv" ] && ! ls "$dir" | grep -q '\.tmp\.'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: synth left a file after a failure"; fi
 rm -rf "$dir"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

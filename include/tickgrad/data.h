@@ -83,7 +83,8 @@ tg_status tg_bars_inspect(const tg_bars *bars, tg_bars_report *r);
  * interval_ns of 5 minutes starts buckets at :00, :05, ...; one day starts at local midnight. When
  * session_start_min < session_end_min, only bars whose local start time-of-day (minutes after
  * midnight) is in [start, end) are used. open = first, high = max, low = min, close = last,
- * volume = sum; each instrument separately; a bucket's ts is its start. in must be sorted. */
+ * volume = sum; each instrument separately; a bucket's ts is its start. in must be sorted; out is
+ * initialised by this call (and freed on failure). */
 typedef struct tg_resample_opts {
   int64_t interval_ns;
   const char *tz;

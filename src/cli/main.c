@@ -31,7 +31,7 @@ int tg_cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "\n(see `tickgrad %s--help`)\n", cmd ? cmd : "");
+  fprintf(stderr, "\n(see `tickgrad %s%s--help`)\n", cmd ? cmd : "", cmd ? " " : "");
   return TG_EXIT_USAGE;
 }
 
