@@ -8,6 +8,9 @@
 #include "tickgrad/graph.h"
 #include "tickgrad/optim.h"
 #include "tickgrad/checkpoint.h"
+#include "tickgrad/data.h"
+#include "tickgrad/dataset.h"
+#include "tickgrad/synth.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,254 @@
+/* Datasets over bar series: causal features, targets, chronological splits, normalisation, windows as row-index batches, staging. */
+#ifndef TICKGRAD_DATASET_H
+#define TICKGRAD_DATASET_H
+
+#include <stdint.h>
+#include "tickgrad/data.h"
+#include "tickgrad/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- instrument layout ----
+ * Rows are the bars in their file order (sorted by time). Positions put each instrument's rows
+ * together, in time order: instrument 0's bars, then instrument 1's, ... A window is L consecutive
+ * positions of one instrument, so it never mixes instruments. Without an instrument column there is
+ * one instrument and positions are rows. */
+typedef struct tg_layout {
+  int64_t n;     /* rows */
+  int k;         /* instruments (1 when the bars have no instrument column) */
+  uint32_t *ids; /* [k] instrument ids, ascending ({0} without an instrument column) */
+  int32_t *inst; /* [n] dense instrument index 0..k-1 of each row (the embedding index) */
+  int64_t *rows; /* [n] position -> row */
+  int64_t *seg;  /* [k+1] instrument j owns positions seg[j] .. seg[j+1]-1 */
+} tg_layout;
+
+/* TG_ERR_INVALID when the bars are not in time order (ts non-decreasing; see tg_bars_sort). */
+tg_status tg_layout_build(const tg_bars *bars, tg_layout *out);
+void tg_layout_free(tg_layout *l);
+
+/* ---- features ----
+ * A spec is a comma-separated list of names with optional ':'-separated integer parameters:
+ *   logret            log(close[t] / close[t-1])                                   warm-up 1
+ *   range             (high - low) / close                                          0
+ *   body              (close - open) / (high - low), 0 when high == low             0
+ *   wicks             wick_up = (high - max(open, close)) / (high - low),
+ *                     wick_lo = (min(open, close) - low) / (high - low)             0
+ *   logvol_z[:W=20]   z-score of log(1 + volume) over the last W bars               W-1
+ *   vol[:W=20]        sample std of the last W log returns                          W
+ *   rsi[:N=14]        Wilder's RSI / 100, in [0, 1]                                 N
+ *   macd[:F:S:G=12:26:9]  macd = (EMA_F - EMA_S)(close) / close, macd_signal = EMA_G(macd);
+ *                     EMAs start at the first bar                                   S-1+G-1
+ *   dist_mean[:W=20]  close / mean(last W closes) - 1                              W-1
+ *   tod               tod_sin, tod_cos: 2*pi * (seconds since local midnight) / 86400
+ *   dow               dow_sin, dow_cos: 2*pi * (local weekday, Monday = 0) / 7
+ *   inst              one-hot of the instrument: one column "inst=<id>" per instrument
+ * Every column of row t reads only bars <= t of t's own instrument (inst reads only the instrument
+ * id; its width is the number of instruments in the whole series, which is static metadata). For an
+ * embedding instead of a one-hot, use tg_layout.inst (per row) or tg_batch.inst (per window).
+ * Parameters are integers in 2..100000 (warm-up in bars of the row's own instrument). */
+#define TG_FEATURES_DEFAULT "logret,range,body,wicks,logvol_z:20,vol:10,vol:30,rsi:14,macd,dist_mean:20,tod,dow"
+
+typedef struct tg_feature_opts {
+  const char *spec; /* NULL: TG_FEATURES_DEFAULT */
+  const char *tz;   /* zone for tod and dow (NULL: UTC), e.g. "America/New_York" */
+} tg_feature_opts;
+
+typedef struct tg_features {
+  int64_t n;                  /* rows */
+  int f;                      /* columns */
+  float *x;                   /* [n, f] row-major; warm-up entries are NaN */
+  char (*names)[TG_NAME_MAX]; /* [f] "logret", "vol_10", "tod_sin", "inst=7", ... */
+  int32_t *warmup;            /* [f] bars of its own instrument a column needs before it is valid */
+  uint8_t *scale;             /* [f] 1: normalise; 0: already bounded (sin/cos, one-hot) */
+  int warmup_max;             /* a row is valid when position - seg[its instrument] >= warmup_max */
+  int k;                      /* instruments */
+  int64_t *first_valid;       /* [k] first row of each instrument with every column valid (n: none) */
+  int64_t first_valid_row;    /* every row >= this is valid (max of first_valid) */
+} tg_features;
+
+/* Computes features of bars (in time order) per instrument. Unknown names or bad parameters:
+ * TG_ERR_INVALID naming the token and listing the valid names. Prices must be finite and > 0 and
+ * volumes finite and >= 0 (TG_ERR_NUMERIC naming the row otherwise). out is initialised here. */
+tg_status tg_features_compute(const tg_bars *bars, const tg_layout *lay, const tg_feature_opts *opts,
+                              tg_features *out);
+void tg_features_free(tg_features *fx);
+
+/* ---- targets ---- */
+#define TG_MAX_HORIZONS 8
+
+typedef struct tg_target_opts {
+  int nh;                         /* horizons used; 0: one horizon of 1 bar */
+  int horizons[TG_MAX_HORIZONS];  /* bars ahead, each >= 1 */
+  int class_horizon;              /* index into horizons of the direction class (default 0) */
+  double dead_zone;               /* |forward log return| <= dead_zone is flat */
+} tg_target_opts;
+
+enum { TG_CLASS_DOWN = 0, TG_CLASS_FLAT = 1, TG_CLASS_UP = 2 };
+
+typedef struct tg_targets {
+  int64_t n;
+  int nh, hmax;
+  int horizons[TG_MAX_HORIZONS];
+  float *ret;          /* [n, nh] log(close[t+h] / close[t]), t+h the instrument's h-th next bar; NaN if none */
+  int32_t *cls;        /* [n] TG_CLASS_* of the class horizon's return; -1 where it has none */
+  double *next_open;   /* [n] open of the instrument's next bar (NaN for its last bar) */
+  double *next_close;  /* [n] close of the instrument's next bar (NaN for its last bar) */
+  int k;
+  int64_t *last_valid; /* [k] last row of each instrument with every target (-1: none) */
+  int64_t last_valid_row; /* every row <= this has every target (min of last_valid) */
+} tg_targets;
+
+tg_status tg_targets_compute(const tg_bars *bars, const tg_layout *lay, const tg_target_opts *opts,
+                             tg_targets *out);
+void tg_targets_free(tg_targets *y);
+
+/* ---- chronological splits ----
+ * Split s covers the bars with ts in [ts_begin, ts_end) (the same instants for every instrument).
+ * A window starting at position p uses positions p .. p+L-1 and its targets reach p+L-1+horizon; it
+ * belongs to split s when all of those lie inside s, its first row is past the feature warm-up, and
+ * (val, test) it starts at least `embargo` bars into s. Hence consecutive splits' starts are at least
+ * L + horizon (+ embargo) apart: no training window or target shares a row with a validation window. */
+enum { TG_TRAIN = 0, TG_VAL = 1, TG_TEST = 2, TG_SPLIT_COUNT = 3 };
+
+typedef struct tg_split_opts {
+  int window;        /* L (bars per window), >= 1 */
+  int horizon;       /* bars the targets look ahead (tg_targets.hmax), >= 0 */
+  int warmup;        /* feature warm-up (tg_features.warmup_max), >= 0 */
+  int embargo;       /* extra bars skipped at the start of val and test (default 0) */
+  int by_date;       /* 0: by fraction of rows; 1: by the two dates */
+  double frac_train, frac_val; /* by fraction: test is the rest; 0, 0 means 0.7, 0.15 */
+  int64_t val_start_ns, test_start_ns; /* by date: train ts < val_start <= val < test_start <= test;
+                                          INT64_MAX test_start: no test split */
+  int64_t min_windows; /* each split that holds bars needs at least this many windows (0: 1) */
+} tg_split_opts;
+
+typedef struct tg_split {
+  int64_t count;            /* window starts in all */
+  int64_t ts_begin, ts_end; /* its time region [begin, end) */
+  int64_t *begin, *end;     /* [k] valid starts of instrument j: positions begin[j] .. end[j]-1 */
+} tg_split;
+
+typedef struct tg_splits {
+  int k, window, horizon;
+  tg_split s[TG_SPLIT_COUNT]; /* TG_TRAIN, TG_VAL, TG_TEST */
+} tg_splits;
+
+/* TG_ERR_INVALID for bad options, and for a split that holds bars but fewer than min_windows windows
+ * (the message names the split, its bars and what a window needs). */
+tg_status tg_splits_make(const tg_bars *bars, const tg_layout *lay, const tg_split_opts *opts, tg_splits *out);
+void tg_splits_free(tg_splits *sp);
+
+/* ---- normalisation: per-column mean and std fitted on the training windows' rows ---- */
+typedef struct tg_norm {
+  int f;
+  int64_t rows;        /* rows the statistics came from */
+  double *mean, *std;  /* [f]; unscaled columns get 0 and 1; constant columns std 1 */
+} tg_norm;
+
+/* Fits on the rows the training windows cover (positions begin[j] .. end[j]+L-2 of each instrument). */
+tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, tg_norm *out);
+/* x = (x - mean) / std on every row, in place (NaN warm-up entries stay NaN). */
+tg_status tg_norm_apply(const tg_norm *nm, tg_features *fx);
+void tg_norm_free(tg_norm *nm);
+
+/* ---- the dataset: everything above, built in one call ---- */
+typedef struct tg_dataset_opts {
+  tg_feature_opts features;
+  tg_target_opts targets;
+  tg_split_opts splits; /* window 0: 64; horizon and warmup are taken from the targets and features */
+  int no_normalize;     /* 1: keep raw features */
+} tg_dataset_opts;
+
+typedef struct tg_dataset {
+  tg_layout layout;
+  tg_features fx;
+  tg_targets y;
+  tg_splits splits;
+  tg_norm norm;      /* f == 0 when not normalised */
+  int window;        /* L */
+  tg_tensor x;       /* [n, f] f32 view of fx.x on cpu:0 (the host) */
+  tg_tensor y_ret;   /* [n, nh] f32 view of y.ret */
+  tg_tensor y_cls;   /* [n] i32 view of y.cls */
+} tg_dataset;
+
+tg_status tg_dataset_build(const tg_bars *bars, const tg_dataset_opts *opts, tg_dataset *out);
+void tg_dataset_free(tg_dataset *ds);
+
+/* ---- windows and batches ----
+ * A window is its start position; a batch is B starts. Fills idx [B, L] (host, i32 or i64) with the
+ * rows of each window, for tg_gather_rows(features [n, f], idx) -> [B, L, f], and last [B] (i32 or
+ * i64, may be NULL) with each window's last row, where its targets are. TG_ERR_INVALID for a start
+ * whose window leaves the series or its instrument. */
+tg_status tg_window_index(const tg_layout *lay, int window, const int64_t *starts, int64_t b, tg_tensor *idx,
+                          tg_tensor *last);
+
+/* Batches of starts from one split, in order or shuffled per epoch (Fisher-Yates on Philox draws:
+ * key seed, stream 2^62 + epoch). The position is (epoch, cursor): save both, and a sampler made
+ * with the same split and seed resumes after tg_sampler_seek with the same starts. */
+typedef struct tg_sampler {
+  uint64_t seed, epoch, cursor; /* the next start is element `cursor` of epoch `epoch`'s order */
+  int64_t count;                /* starts in the split */
+  int shuffle;
+  int k;
+  int64_t *prefix;              /* [k+1] starts before instrument j */
+  int64_t *begin;               /* [k] copy of the split's begin */
+  int64_t *perm;                /* [count] this epoch's order (shuffle only) */
+  uint64_t perm_epoch;          /* epoch perm holds (UINT64_MAX: none) */
+} tg_sampler;
+
+tg_status tg_sampler_init(tg_sampler *s, const tg_splits *sp, int split, uint64_t seed, int shuffle);
+/* Moves to (epoch, cursor), cursor <= count. */
+tg_status tg_sampler_seek(tg_sampler *s, uint64_t epoch, uint64_t cursor);
+/* Writes up to b starts; *got receives how many (fewer than b only when the epoch runs out). A call
+ * made at the end of an epoch (cursor == count) first moves to (epoch + 1, 0). */
+tg_status tg_sampler_next(tg_sampler *s, int64_t *starts, int64_t b, int64_t *got);
+void tg_sampler_free(tg_sampler *s);
+
+/* ---- staging on a device ----
+ * The graph gathers windows on the device: bind tg_stage_features as the [V, f] table input, each
+ * batch's idx [B, L] (i64) as the index input, and gather tg_stage_targets by rows [B].
+ *   resident:  features [n, f] and targets [n, nh] are copied to the device once; a batch moves
+ *              only its indices, rows, labels and instruments.
+ *   streaming: the device holds tables of max_batch*L rows and max_batch target rows; each batch
+ *              copies the distinct feature rows its windows use, and idx / rows point into those.
+ * On cpu:0 (the host) nothing is copied in either mode: the tables are views of the dataset's
+ * arrays and the counters stay 0. Any other device (cuda:N, or cpu:N with N > 0, a separate logical
+ * device) copies through its backend and counts the bytes. */
+typedef enum tg_stage_mode { TG_STAGE_RESIDENT = 0, TG_STAGE_STREAMING } tg_stage_mode;
+
+typedef struct tg_stage tg_stage;
+
+typedef struct tg_stage_stats {
+  uint64_t h2d_bytes, d2h_bytes; /* bytes moved host -> device and device -> host */
+  uint64_t h2d_copies, d2h_copies;
+  uint64_t batches;
+} tg_stage_stats;
+
+/* A batch on the stage's device (buffers owned by the stage, valid until its next batch). */
+typedef struct tg_batch {
+  int64_t b;
+  tg_tensor idx;    /* [b, L] i64 rows of tg_stage_features */
+  tg_tensor rows;   /* [b] i64 rows of tg_stage_targets (each window's last bar) */
+  tg_tensor labels; /* [b] i32 direction classes */
+  tg_tensor inst;   /* [b] i64 instrument index (for an embedding) */
+} tg_batch;
+
+/* TG_ERR_DEVICE when the device's backend is not compiled into this build. */
+tg_status tg_stage_new(tg_device dev, tg_stage_mode mode, int64_t max_batch, tg_stage **out);
+void tg_stage_free(tg_stage *st);
+/* Puts the dataset on the device (the stage borrows ds until freed or given another). */
+tg_status tg_stage_dataset(tg_stage *st, const tg_dataset *ds);
+const tg_tensor *tg_stage_features(const tg_stage *st); /* [n, f] (resident) or [max_batch*L, f] */
+const tg_tensor *tg_stage_targets(const tg_stage *st);  /* [n, nh] (resident) or [max_batch, nh] */
+/* Produces the batch of windows starting at starts[0..b), b <= max_batch. */
+tg_status tg_stage_batch(tg_stage *st, const int64_t *starts, int64_t b, tg_batch *out);
+/* Copies a staged tensor (a table or a batch member) to host memory (counted unless on the host). */
+tg_status tg_stage_to_host(tg_stage *st, const tg_tensor *t, void *dst);
+tg_stage_stats tg_stage_stats_get(const tg_stage *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

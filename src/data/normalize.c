@@ -1,0 +1,87 @@
+/* Per-column normalisation: mean and std from the training windows' rows only, applied to every row in place. */
+#include <math.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "tickgrad/dataset.h"
+
+void tg_norm_free(tg_norm *nm) {
+  tg_free(nm->mean);
+  tg_free(nm->std);
+  memset(nm, 0, sizeof *nm);
+}
+
+/* Runs body with r set to every row the training windows cover. */
+#define FOR_TRAIN_ROWS(lay, tr, L, r, body)                              \
+  for (int j_ = 0; j_ < (lay)->k; j_++) {                                \
+    if ((tr)->end[j_] <= (tr)->begin[j_]) continue;                      \
+    for (int64_t p_ = (tr)->begin[j_]; p_ < (tr)->end[j_] + (L) - 1; p_++) { \
+      int64_t r = (lay)->rows[p_];                                       \
+      body                                                               \
+    }                                                                    \
+  }
+
+tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, tg_norm *out) {
+  memset(out, 0, sizeof *out);
+  if (!fx || !lay || !sp || fx->n != lay->n || sp->k != lay->k)
+    return tg_error(TG_ERR_INVALID, "normalise: features, layout and splits do not belong together");
+  int f = fx->f;
+  int64_t L = sp->window;
+  const tg_split *tr = &sp->s[TG_TRAIN];
+  out->f = f;
+  out->mean = tg_calloc((size_t)f, sizeof(double));
+  out->std = tg_calloc((size_t)f, sizeof(double));
+  double *acc = tg_calloc((size_t)f, sizeof(double)); /* [f] running sums */
+  if (!out->mean || !out->std || !acc) {
+    tg_free(acc);
+    tg_norm_free(out);
+    return tg_error(TG_ERR_NOMEM, "normalise: out of memory");
+  }
+  int64_t rows = 0;
+  FOR_TRAIN_ROWS(lay, tr, L, r, {
+    const float *x = fx->x + r * f;
+    for (int c = 0; c < f; c++) acc[c] += x[c];
+    rows++;
+  })
+  out->rows = rows;
+  if (rows == 0) {
+    tg_free(acc);
+    tg_norm_free(out);
+    return tg_error(TG_ERR_INVALID, "normalise: the training split has no windows to fit on");
+  }
+  for (int c = 0; c < f; c++) out->mean[c] = acc[c] / (double)rows, acc[c] = 0.0;
+  FOR_TRAIN_ROWS(lay, tr, L, r, {
+    const float *x = fx->x + r * f;
+    for (int c = 0; c < f; c++) {
+      double d = x[c] - out->mean[c];
+      acc[c] += d * d;
+    }
+  })
+  for (int c = 0; c < f; c++) {
+    double sd = sqrt(acc[c] / (double)rows);
+    if (fx->scale && !fx->scale[c]) {
+      out->mean[c] = 0.0, out->std[c] = 1.0;
+    } else if (!isfinite(out->mean[c]) || !isfinite(sd)) {
+      tg_free(acc);
+      tg_status st = tg_error(TG_ERR_NUMERIC, "normalise: column %d '%s' is not finite on the training rows "
+                              "(a window starting inside the feature warm-up?)", c, fx->names ? fx->names[c] : "");
+      tg_norm_free(out);
+      return st;
+    } else {
+      out->std[c] = sd > 1e-7 * fabs(out->mean[c]) && sd > 1e-30 ? sd : 1.0; /* constant: centre only */
+    }
+  }
+  tg_free(acc);
+  return TG_OK;
+}
+
+tg_status tg_norm_apply(const tg_norm *nm, tg_features *fx) {
+  if (!nm || !fx || nm->f != fx->f)
+    return tg_error(TG_ERR_INVALID, "normalise: statistics for %d columns, features have %d", nm ? nm->f : -1,
+                    fx ? fx->f : -1);
+  int f = fx->f;
+  for (int64_t r = 0; r < fx->n; r++) {
+    float *x = fx->x + r * f; /* [f] */
+    for (int c = 0; c < f; c++) x[c] = (float)((x[c] - nm->mean[c]) / nm->std[c]);
+  }
+  return TG_OK;
+}
