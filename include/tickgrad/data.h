@@ -45,7 +45,7 @@ typedef struct tg_read_opts {
   /* Zone of naive local timestamps ("America/New_York"); NULL or "UTC": they are UTC. */
   const char *tz;
   double price_scale;         /* prices are multiplied by this (0 means 1) */
-  tg_null_policy nulls;       /* Parquet: null prices are an error (default) or NaN */
+  tg_null_policy nulls;       /* null, missing or undefined prices: an error (default) or NaN */
   FILE *warn;                 /* where warnings go (reordered rows); NULL: nowhere */
 } tg_read_opts;
 
