@@ -116,7 +116,7 @@ tg_status tg_dbn_records_parse(const tg_dbn_stream *s, const tg_dbn_meta *m, con
       return tg_dbn_fail(s, TG_ERR_FORMAT, pos + 8, "record %llu: ts_event is %s", (unsigned long long)index,
                          ts_event == TG_DBN_UNDEF_TS ? "the undefined-timestamp sentinel" : "out of range");
     static const char *const fields[4] = {"open", "high", "low", "close"};
-    double px[4];
+    double px[4] = {0, 0, 0, 0};
     for (int k = 0; k < 4; k++) {
       st = price(s, pos + 16 + 8 * (size_t)k, index, fields[k], (int64_t)tg_dbn_u64(r + 16 + 8 * k), nan_nulls,
                  scale, &px[k]);
