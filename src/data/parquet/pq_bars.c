@@ -1,0 +1,287 @@
+/* Parquet: tg_parquet_parse, which maps a file's columns onto a bar series (ts, open..volume). */
+#include <ctype.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <strings.h>
+#include "backend/backend.h"
+#include "data/parquet/parquet.h"
+#include "data/timeconv.h"
+
+enum { TS, OPEN, HIGH, LOW, CLOSE, VOLUME, NROLES };
+static const char *const role_names[NROLES] = {"ts", "open", "high", "low", "close", "volume"};
+
+/* "a INT64 TIMESTAMP(MICROS,UTC) optional, b DOUBLE required, ..." into buf */
+static void list_columns(const tg_pq_file *f, char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int c = 0; c < f->ncols && k + 1 < n; c++) {
+    char one[384];
+    tg_pq_describe(&f->cols[c], one, sizeof one);
+    int w = snprintf(buf + k, n - k, "%s%s", c ? ", " : "", one);
+    if (w < 0) break;
+    k += (size_t)w;
+  }
+  if (f->ncols == 0) snprintf(buf, n, "no columns");
+}
+
+static tg_status missing(const tg_pq_file *f, const char *role) {
+  char cols[768];
+  list_columns(f, cols, sizeof cols);
+  return tg_error(TG_ERR_FORMAT, "%s: no '%s' column; the file has: %s (name them with the column map, e.g. "
+                  "\"ts=Date,close=Price\")", f->path, role, cols);
+}
+
+static char *trim(char *s) {
+  while (isspace((unsigned char)*s)) s++;
+  size_t n = strlen(s);
+  while (n && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+  return s;
+}
+
+/* The column map "ts=Date,open=Open": by name (case-insensitive), or by position. */
+static tg_status parse_map(const tg_pq_file *f, const char *spec, int map[NROLES]) {
+  char buf[1024];
+  if (strlen(spec) >= sizeof buf) return tg_error(TG_ERR_INVALID, "%s: column map longer than %zu bytes", f->path, sizeof buf - 1);
+  snprintf(buf, sizeof buf, "%s", spec);
+  char *save = NULL;
+  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(item, '=');
+    if (!eq) return tg_error(TG_ERR_INVALID, "%s: column map item '%s' is not role=column", f->path, trim(item));
+    *eq = '\0';
+    char *key = trim(item), *val = trim(eq + 1);
+    int role = -1;
+    for (int r = 0; r < NROLES; r++)
+      if (strcasecmp(key, role_names[r]) == 0) role = r;
+    if (role < 0)
+      return tg_error(TG_ERR_INVALID, "%s: column map: unknown role '%s' (use ts, open, high, low, close, volume)",
+                      f->path, key);
+    int c = tg_pq_find(f, val);
+    if (c < 0 && *val && strspn(val, "0123456789") == strlen(val) && strlen(val) < 9) c = atoi(val);
+    if (c < 0 || c >= f->ncols) {
+      char cols[768];
+      list_columns(f, cols, sizeof cols);
+      return tg_error(TG_ERR_FORMAT, "%s: column map: no column '%s' for %s; the file has: %s", f->path, val, key, cols);
+    }
+    map[role] = c;
+  }
+  return TG_OK;
+}
+
+static int find_ts(const tg_pq_file *f) {
+  static const char *const names[] = {"ts", "time", "timestamp", "date", "datetime"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    int c = tg_pq_find(f, names[i]);
+    if (c >= 0) return c;
+  }
+  for (int c = 0; c < f->ncols; c++)
+    if ((f->cols[c].logical == TG_PQ_LT_TIMESTAMP || f->cols[c].physical == TG_PQ_INT96) && f->cols[c].max_rep == 0) return c;
+  return -1;
+}
+
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+/* Naive wall-clock times to UTC with tg_tz_local_to_utc's answers, without calling it per row (each
+ * call loads zone files, ~20 us). Local time is cut into 6-day windows; a window whose two ends have
+ * the same offset takes it throughout; in a window where the offset changes, the change is found by
+ * bisection, times more than an hour from it take the offset of their side, and times near it are
+ * converted one by one. A window that follows the previous one starts with that one's final offset
+ * (a change right at the boundary is then found by the bisection). The assumption (shared with the CSV reader): a zone does not leave an offset
+ * and return to it within 6 days; since 1970 the shortest such excursion in the zone database is 7 days. */
+#define ZONE_WIN (6 * 86400LL)
+#define ZONE_MARGIN 3600
+
+typedef struct zone_cache {
+  const char *tz;
+  int64_t w;              /* the window cached; INT64_MIN: none */
+  int mode;               /* 0: one offset; 1: a change at band; 2: every time one by one */
+  int o0, o1;             /* offsets at the window's start and end */
+  int64_t band_lo, band_hi; /* local seconds converted one by one in mode 1 */
+  int guess;
+} zone_cache;
+
+/* The offset o with which local time maps to an instant whose offset is o; *ok 0 in gaps. */
+static tg_status consistent_offset(const char *tz, int64_t local, int guess, int *off, int *ok) {
+  int o = guess;
+  *ok = 0;
+  for (int k = 0; k < 3; k++) {
+    int x = 0;
+    tg_status st = tg_tz_offset_at_utc(tz, local - o, &x);
+    if (st != TG_OK) return st;
+    if (x == o) {
+      *off = o;
+      *ok = 1;
+      return TG_OK;
+    }
+    o = x;
+  }
+  return TG_OK;
+}
+
+static tg_status zone_window(zone_cache *z, int64_t w) {
+  int64_t lo = w * ZONE_WIN, hi = lo + ZONE_WIN - 1;
+  int ok0 = 0, ok1 = 0;
+  tg_status st = TG_OK;
+  if (w == z->w + 1 && z->mode != 2) { /* the next window starts with the offset the last one ended with */
+    z->o0 = z->o1;
+    ok0 = 1;
+  } else {
+    st = consistent_offset(z->tz, lo, z->guess, &z->o0, &ok0);
+  }
+  z->w = w;
+  z->mode = 2;
+  if (st == TG_OK && ok0) st = consistent_offset(z->tz, hi, z->o0, &z->o1, &ok1);
+  if (st != TG_OK || !ok0 || !ok1) return st;
+  z->guess = z->o1;
+  if (z->o0 == z->o1) {
+    z->mode = 0;
+    return TG_OK;
+  }
+  int64_t a = lo - z->o0, b = hi - z->o1; /* UTC: offset o0 at a, another at b */
+  if (a >= b) return TG_OK;
+  while (b - a > 1) {
+    int64_t m = a + (b - a) / 2;
+    int x = 0;
+    if ((st = tg_tz_offset_at_utc(z->tz, m, &x)) != TG_OK) return st;
+    if (x == z->o0) a = m;
+    else b = m;
+  }
+  z->band_lo = b + (z->o0 < z->o1 ? z->o0 : z->o1) - ZONE_MARGIN;
+  z->band_hi = b + (z->o0 > z->o1 ? z->o0 : z->o1) + ZONE_MARGIN;
+  z->mode = 1;
+  return TG_OK;
+}
+
+static tg_status zone_convert(zone_cache *z, int64_t s, int64_t *u) {
+  if (s < INT64_MIN / 2 || s > INT64_MAX / 2) return tg_tz_local_to_utc(z->tz, s, u);
+  int64_t w = floor_div(s, ZONE_WIN);
+  if (w != z->w) {
+    tg_status st = zone_window(z, w);
+    if (st != TG_OK) return st;
+  }
+  if (z->mode == 0 || (z->mode == 1 && s < z->band_lo)) *u = s - z->o0;
+  else if (z->mode == 1 && s > z->band_hi) *u = s - z->o1;
+  else return tg_tz_local_to_utc(z->tz, s, u);
+  return TG_OK;
+}
+
+tg_status tg_pq_local_to_utc(const char *path, const char *col, const char *tz, int64_t *ts, int64_t n) {
+  zone_cache z = {tz, INT64_MIN, 2, 0, 0, 0, 0, 0};
+  if (n > 0) {
+    tg_status st = tg_tz_offset_at_utc(tz, floor_div(ts[0], TG_NS_PER_S), &z.guess);
+    if (st != TG_OK) return st;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    int64_t s = floor_div(ts[i], TG_NS_PER_S), frac = ts[i] - s * TG_NS_PER_S, u = 0;
+    tg_status st = zone_convert(&z, s, &u);
+    if (st != TG_OK) return st;
+    if (__builtin_mul_overflow(u, TG_NS_PER_S, &u) || __builtin_add_overflow(u, frac, &u))
+      return tg_error(TG_ERR_FORMAT, "%s: column '%s' row %lld: time out of range after the zone shift", path, col,
+                      (long long)i);
+    ts[i] = u;
+  }
+  return TG_OK;
+}
+
+/* Reads the ts column into ts[n] as UTC nanoseconds. TIMESTAMP columns carry their unit; naive ones
+ * (isAdjustedToUTC false), DATE and INT96 are wall-clock times converted from opts->tz when it is set.
+ * A plain INT64 column is an epoch count (UTC) whose unit is read from the largest magnitude: under
+ * 1e11 seconds, under 1e14 milliseconds, under 1e17 microseconds, else nanoseconds (unambiguous for
+ * times after 1973). */
+static tg_status read_ts(const tg_pq_file *f, int c, const tg_read_opts *opts, int64_t *ts, uint8_t *valid) {
+  const tg_pq_column *col = &f->cols[c];
+  int64_t mult = 0; /* 0: infer the unit from the magnitude */
+  int naive = 0;
+  if (col->logical == TG_PQ_LT_TIMESTAMP) {
+    mult = col->time_unit == TG_PQ_MILLIS ? 1000000 : col->time_unit == TG_PQ_MICROS ? 1000 : 1;
+    naive = !col->utc;
+  } else if (col->physical == TG_PQ_INT96) {
+    mult = 1;
+    naive = 1;
+  } else if (col->logical == TG_PQ_LT_DATE) {
+    mult = TG_NS_PER_DAY;
+    naive = 1;
+  } else if (col->physical != TG_PQ_INT64 || (col->logical != 0 && col->logical != TG_PQ_LT_INTEGER)) {
+    char d[384];
+    tg_pq_describe(col, d, sizeof d);
+    return tg_error(TG_ERR_UNSUPPORTED, "%s: time column %s: tickgrad reads times from TIMESTAMP, DATE, INT96 or plain "
+                    "INT64 (epoch) columns", f->path, d);
+  }
+  int64_t nulls = 0, n = f->num_rows;
+  tg_status st = tg_pq_read_i64(f, c, ts, valid, &nulls);
+  if (st != TG_OK) return st;
+  if (nulls) {
+    for (int64_t i = 0; i < n; i++)
+      if (!valid[i])
+        return tg_error(TG_ERR_FORMAT, "%s: column '%s' is null at row %lld (0-based); every bar needs a time", f->path,
+                        col->name, (long long)i);
+  }
+  if (mult == 0) { /* epoch integers: seconds, milli-, micro- or nanoseconds by magnitude */
+    uint64_t big = 0;
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t a = ts[i] < 0 ? (uint64_t)0 - (uint64_t)ts[i] : (uint64_t)ts[i];
+      big = a > big ? a : big;
+    }
+    mult = big < 100000000000ULL ? TG_NS_PER_S : big < 100000000000000ULL ? 1000000 : big < 100000000000000000ULL ? 1000 : 1;
+  }
+  if (mult != 1)
+    for (int64_t i = 0; i < n; i++)
+      if (__builtin_mul_overflow(ts[i], mult, &ts[i]))
+        return tg_error(TG_ERR_FORMAT, "%s: column '%s' row %lld: time out of the int64 nanosecond range", f->path,
+                        col->name, (long long)i);
+  if (naive && opts->tz && *opts->tz) return tg_pq_local_to_utc(f->path, col->name, opts->tz, ts, n);
+  return TG_OK;
+}
+
+static tg_status read_price(const tg_pq_file *f, int c, const tg_read_opts *opts, double *out, uint8_t *valid) {
+  int64_t nulls = 0;
+  tg_status st = tg_pq_read_f64(f, c, out, valid, &nulls);
+  if (st != TG_OK || !nulls || opts->nulls == TG_NULLS_NAN) return st;
+  for (int64_t i = 0; i < f->num_rows; i++)
+    if (!valid[i])
+      return tg_error(TG_ERR_FORMAT, "%s: column '%s' is null at row %lld (0-based); read with nulls=NaN to keep such "
+                      "rows as NaN", f->path, f->cols[c].name, (long long)i);
+  return TG_OK;
+}
+
+tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out) {
+  tg_read_opts defaults;
+  memset(&defaults, 0, sizeof defaults);
+  if (!opts) opts = &defaults;
+  tg_status st = tg_tz_check(opts->tz);
+  if (st != TG_OK) return st;
+  tg_pq_file f;
+  if ((st = tg_pq_open(&f, path, bytes, len)) != TG_OK) return st;
+  int map[NROLES];
+  for (int r = 0; r < NROLES; r++) map[r] = -1;
+  if (opts->columns && *opts->columns) st = parse_map(&f, opts->columns, map);
+  if (st == TG_OK && map[TS] < 0) map[TS] = find_ts(&f);
+  for (int r = OPEN; r < NROLES && st == TG_OK; r++)
+    if (map[r] < 0) map[r] = tg_pq_find(&f, role_names[r]);
+  for (int r = TS; r < VOLUME && st == TG_OK; r++) /* volume may be absent */
+    if (map[r] < 0) st = missing(&f, role_names[r]);
+  int64_t n = f.num_rows, base = out->n;
+  uint8_t *valid = NULL;
+  if (st == TG_OK) st = tg_bars_reserve(out, base + n, 0);
+  if (st == TG_OK && !(valid = tg_malloc((size_t)n + 1)))
+    st = tg_error(TG_ERR_NOMEM, "%s: out of memory for %lld rows", path, (long long)n);
+  if (st == TG_OK) st = read_ts(&f, map[TS], opts, out->ts + base, valid);
+  double *cols[NROLES] = {NULL, out->open, out->high, out->low, out->close, out->volume};
+  for (int r = OPEN; r < NROLES && st == TG_OK; r++) {
+    if (map[r] >= 0) st = read_price(&f, map[r], opts, cols[r] + base, valid);
+    else memset(cols[r] + base, 0, (size_t)n * sizeof(double));
+  }
+  if (st == TG_OK && opts->price_scale != 0 && opts->price_scale != 1) {
+    double s = opts->price_scale;
+    for (int r = OPEN; r <= CLOSE; r++)
+      for (int64_t i = 0; i < n; i++) cols[r][base + i] *= s;
+  }
+  if (st == TG_OK) {
+    if (out->instrument)
+      for (int64_t i = 0; i < n; i++) out->instrument[base + i] = 0;
+    out->n = base + n;
+    snprintf(out->format, sizeof out->format, "parquet");
+  }
+  tg_free(valid);
+  tg_pq_close(&f);
+  return st;
+}
