@@ -1,11 +1,11 @@
-/* Calendar arithmetic (days from civil dates) and zone offsets from the system's zone database. */
+/* Calendar arithmetic (days from civil dates) and zone conversion from parsed zone files (tz_zone.c). */
 #define _DEFAULT_SOURCE
 #include "data/timeconv.h"
+#include "data/tz_zone.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 int64_t tg_days_from_civil(int64_t y, int m, int d) {
@@ -36,79 +36,119 @@ int tg_valid_date(int64_t y, int m, int d) {
   return d <= days[m - 1] + (m == 2 && leap);
 }
 
-static int is_utc(const char *tz) { return !tz || !*tz || strcmp(tz, "UTC") == 0 || strcmp(tz, "Etc/UTC") == 0; }
+int tg_tz_is_utc(const char *tz) { return !tz || !*tz || strcmp(tz, "UTC") == 0 || strcmp(tz, "Etc/UTC") == 0; }
 
 tg_status tg_tz_check(const char *tz) {
-  if (is_utc(tz)) return TG_OK;
-  char path[512];
-  struct stat sb;
-  if (strstr(tz, "..") || tz[0] == '/' || snprintf(path, sizeof path, "/usr/share/zoneinfo/%s", tz) >= (int)sizeof path ||
-      stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-    return tg_error(TG_ERR_INVALID, "time zone '%s' is unknown (use a name from /usr/share/zoneinfo such as "
-                    "America/New_York; the tzdata package provides them)", tz);
-  return TG_OK;
+  if (tg_tz_is_utc(tz)) return TG_OK;
+  const tg_tz_zone *z;
+  return tg_tz_zone_get(tz, &z);
 }
 
-/* The C library converts through the TZ variable, which is process-wide: one conversion at a time. */
-static pthread_mutex_t g_tz_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The C library's answer, for what the parsed zone cannot say (tz_zone.h). It converts through the
+ * TZ variable, which is process-wide: one conversion at a time, about 20 us each. */
+static pthread_mutex_t g_libc_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void tz_enter(const char *tz, char *saved, size_t n, int *had) {
-  pthread_mutex_lock(&g_tz_lock);
+static tg_status libc_offset(const char *tz, int64_t utc_s, int *offset_s) {
+  pthread_mutex_lock(&g_libc_lock);
   const char *old = getenv("TZ");
-  *had = old != NULL;
-  snprintf(saved, n, "%s", old ? old : "");
+  char saved[256];
+  int had = old != NULL;
+  snprintf(saved, sizeof saved, "%s", old ? old : "");
   setenv("TZ", tz, 1);
   tzset();
-}
-
-static void tz_leave(const char *saved, int had) {
+  time_t t = (time_t)utc_s;
+  struct tm lt;
+  int ok = (int64_t)t == utc_s && localtime_r(&t, &lt) != NULL;
+  long off = ok ? lt.tm_gmtoff : 0;
   if (had) setenv("TZ", saved, 1);
   else unsetenv("TZ");
   tzset();
-  pthread_mutex_unlock(&g_tz_lock);
-}
-
-tg_status tg_tz_offset_at_utc(const char *tz, int64_t utc_s, int *offset_s) {
-  if (is_utc(tz)) {
-    *offset_s = 0;
-    return TG_OK;
-  }
-  tg_status st = tg_tz_check(tz);
-  if (st != TG_OK) return st;
-  char saved[256];
-  int had;
-  tz_enter(tz, saved, sizeof saved, &had);
-  time_t t = (time_t)utc_s;
-  struct tm lt;
-  int ok = localtime_r(&t, &lt) != NULL;
-  long off = ok ? lt.tm_gmtoff : 0;
-  tz_leave(saved, had);
+  pthread_mutex_unlock(&g_libc_lock);
   if (!ok) return tg_error(TG_ERR_INVALID, "time zone '%s': cannot convert %lld", tz, (long long)utc_s);
   *offset_s = (int)off;
   return TG_OK;
 }
 
-tg_status tg_tz_local_to_utc(const char *tz, int64_t local_s, int64_t *utc_s) {
-  if (is_utc(tz)) {
-    *utc_s = local_s;
+static tg_status zone_offset(const tg_tz_zone *z, const char *tz, int64_t utc_s, int *offset_s) {
+  if (tg_tz_zone_offset(z, utc_s, offset_s, NULL, NULL)) return TG_OK;
+  return libc_offset(tz, utc_s, offset_s);
+}
+
+tg_status tg_tz_offset_at_utc(const char *tz, int64_t utc_s, int *offset_s) {
+  if (tg_tz_is_utc(tz)) {
+    *offset_s = 0;
     return TG_OK;
   }
+  const tg_tz_zone *z;
+  tg_status st = tg_tz_zone_get(tz, &z);
+  if (st != TG_OK) return st;
+  return zone_offset(z, tz, utc_s, offset_s);
+}
+
+static tg_status local_to_utc(const tg_tz_zone *z, const char *tz, int64_t local_s, int64_t *utc_s) {
+  tg_status st;
+  if (local_s < INT64_MIN / 2 || local_s > INT64_MAX / 2)
+    return tg_error(TG_ERR_INVALID, "time zone '%s': cannot convert %lld", tz, (long long)local_s);
   /* offsets are found at instants near the wall-clock time: try the offset in force a day before and
    * after; the first consistent one wins (daylight first for repeated hours) */
   int off_a, off_b;
-  tg_status st = tg_tz_offset_at_utc(tz, local_s - 86400, &off_a);
-  if (st == TG_OK) st = tg_tz_offset_at_utc(tz, local_s + 86400, &off_b);
+  st = zone_offset(z, tz, local_s - 86400, &off_a);
+  if (st == TG_OK) st = zone_offset(z, tz, local_s + 86400, &off_b);
   if (st != TG_OK) return st;
   int cand[2] = {off_a > off_b ? off_a : off_b, off_a > off_b ? off_b : off_a};
   for (int i = 0; i < 2; i++) {
     int check;
-    if ((st = tg_tz_offset_at_utc(tz, local_s - cand[i], &check)) != TG_OK) return st;
+    if ((st = zone_offset(z, tz, local_s - cand[i], &check)) != TG_OK) return st;
     if (check == cand[i]) {
       *utc_s = local_s - cand[i];
       return TG_OK;
     }
   }
   *utc_s = local_s - cand[1]; /* in a spring gap: read with the pre-gap offset, i.e. moved forward */
+  return TG_OK;
+}
+
+tg_status tg_tz_local_to_utc(const char *tz, int64_t local_s, int64_t *utc_s) {
+  if (tg_tz_is_utc(tz)) {
+    *utc_s = local_s;
+    return TG_OK;
+  }
+  const tg_tz_zone *z;
+  tg_status st = tg_tz_zone_get(tz, &z);
+  if (st != TG_OK) return st;
+  return local_to_utc(z, tz, local_s, utc_s);
+}
+
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+tg_status tg_tz_local_to_utc_memo(const char *tz, tg_tz_memo *m, int64_t local_s, int64_t *utc_s) {
+  if (local_s >= m->lo && local_s < m->hi) {
+    *utc_s = local_s - m->off;
+    return TG_OK;
+  }
+  if (tg_tz_is_utc(tz)) {
+    *utc_s = local_s;
+    return TG_OK;
+  }
+  const tg_tz_zone *z;
+  tg_status st = tg_tz_zone_get(tz, &z);
+  if (st == TG_OK) st = local_to_utc(z, tz, local_s, utc_s);
+  if (st != TG_OK) return st;
+  /* Where the offset is one value over UTC [a, b), tg_tz_local_to_utc(L) is L - off whenever L - 86400,
+   * L + 86400 and L - off all lie in [a, b): the span of such L is the memo */
+  int off;
+  int64_t a, b, off_l = local_s - *utc_s;
+  m->lo = m->hi = 0;
+  if (tg_tz_zone_offset(z, *utc_s, &off, &a, &b) && off == off_l) {
+    m->lo = sat_add(a, off > 86400 ? off : 86400);
+    m->hi = sat_add(b, off < -86400 ? off : -86400);
+    m->lo = m->lo > INT64_MIN / 2 ? m->lo : INT64_MIN / 2; /* tg_tz_local_to_utc's range */
+    m->hi = m->hi < INT64_MAX / 2 ? m->hi : INT64_MAX / 2;
+    m->off = off;
+  }
   return TG_OK;
 }
 

@@ -1,4 +1,4 @@
-/* The CSV reader's internal interface: lines, fields, numbers, times, zones, sniffing and columns. */
+/* The CSV reader's internal interface: lines, fields, numbers, times, instruments, sniffing and columns. */
 #ifndef TG_DATA_CSV_INTERNAL_H
 #define TG_DATA_CSV_INTERNAL_H
 
@@ -143,23 +143,36 @@ int64_t tg_csv_path_day(const char *path);
 /* A human name of a format for messages ("YYYY-MM-DD[ HH:MM:SS]", "epoch milliseconds", ...). */
 const char *tg_csv_time_name(const tg_csv_timefmt *fmt);
 
-/* ---- zones (csv_tz.c) ------------------------------------------------------------------------ */
+/* ---- instruments (csv_instrument.c) ---------------------------------------------------------- */
 
-/* Local wall clock to UTC through a process-wide cache of each zone's offsets (csv_tz.c explains),
- * so a file costs a few zone lookups per change of offset instead of several per row; the same
- * answers as tg_tz_local_to_utc. A tg_csv_tz belongs to one parse (one thread). */
-typedef struct tg_csv_tz {
-  const char *tz;      /* NULL for UTC */
-  int have;            /* the interval below is known */
-  int64_t lo, hi;      /* UTC seconds where ... */
-  int off;             /* ... this offset holds */
-  int64_t lookups;     /* calls into the zone database by this parse, for tests */
-} tg_csv_tz;
+/* The 32-bit FNV-1a hash of n bytes (offset basis 2166136261, prime 16777619). */
+uint32_t tg_csv_fnv1a(const char *p, size_t n);
 
-tg_status tg_csv_tz_init(tg_csv_tz *z, const char *tz);
-tg_status tg_csv_tz_to_utc(tg_csv_tz *z, int64_t local_s, int64_t *utc_s);
-/* Empties the process-wide cache (tests measure cold lookups with it). */
-void tg_csv_tz_forget(void);
+typedef struct tg_csv_id_slot {
+  uint32_t id;
+  unsigned char used, numeric;
+  size_t at, len; /* the text first seen with this id, in the table's text */
+  int64_t line;   /* and its line */
+} tg_csv_id_slot;
+
+/* The ids one parse has seen, to catch two symbols that hash alike. Zero-initialised; one parse. */
+typedef struct tg_csv_ids {
+  tg_csv_id_slot *slot; /* [cap], open addressing by id */
+  size_t cap, count;
+  char *text;
+  size_t text_len, text_cap;
+  int have_last; /* the previous text symbol, which most rows repeat */
+  size_t last_at, last_len;
+  uint32_t last_id;
+} tg_csv_ids;
+
+/* The id of the instrument field [p, e) on line: a whole number in [0, 2^32) written with digits
+ * only is the id; any other text (the field's bytes, blanks and surrounding quotes removed, case
+ * kept) gets tg_csv_fnv1a of its bytes. TG_ERR_FORMAT naming both when a different symbol (or a
+ * number) already had the same id in this parse. */
+tg_status tg_csv_instrument_id(tg_csv_ids *t, const char *path, int64_t line, const char *p, const char *e,
+                               uint32_t *id);
+void tg_csv_ids_free(tg_csv_ids *t);
 
 /* ---- layout (csv_sniff.c) -------------------------------------------------------------------- */
 
@@ -187,6 +200,7 @@ typedef enum tg_csv_role {
   TG_CSV_LOW,
   TG_CSV_CLOSE,
   TG_CSV_VOLUME,
+  TG_CSV_INSTRUMENT, /* an instrument id or symbol */
   TG_CSV_ROLES
 } tg_csv_role;
 

@@ -21,7 +21,9 @@ typedef struct csv_ctx {
   tg_csv_timefmt fmt;
   int64_t fmt_line; /* the row the time format was read from */
   tg_csv_day_cache days;
-  tg_csv_tz tz;
+  const char *tz; /* the zone of wall-clock times; NULL for UTC */
+  tg_tz_memo tz_memo;
+  tg_csv_ids ids; /* instrument ids seen */
   double scale;
 } csv_ctx;
 
@@ -146,8 +148,9 @@ static tg_status row_error(const csv_ctx *c, int64_t line, int64_t col, int kind
   }
 }
 
-static void reverse_range(tg_bars *b, int64_t from) {
-  for (int64_t i = from, j = b->n - 1; i < j; i++, j--) {
+/* Reverses rows [from, to). */
+static void reverse_range(tg_bars *b, int64_t from, int64_t to) {
+  for (int64_t i = from, j = to - 1; i < j; i++, j--) {
     int64_t t = b->ts[i];
     b->ts[i] = b->ts[j];
     b->ts[j] = t;
@@ -226,6 +229,7 @@ static inline int quick_number(const char **pp, const char *le, char delim, int6
 typedef struct row_vals {
   double val[TG_CSV_ROLES];
   int64_t ts, tod;
+  tg_csv_field inst; /* the instrument field */
   int absolute;
   int bad_kind;
   int64_t bad_col;
@@ -241,6 +245,7 @@ static void take_field(csv_ctx *c, unsigned m, int64_t col, const tg_csv_field *
     if ((m & (1u << TG_CSV_TS)) && !tg_csv_time_parse_cached(&c->fmt, &c->days, f->p, f->e, &rv->ts, &rv->absolute))
       kind = BAD_TIME;
     if ((m & (1u << TG_CSV_TOD)) && !tg_csv_tod_parse(f->p, f->e, &rv->tod)) kind = BAD_TOD;
+    if (m & (1u << TG_CSV_INSTRUMENT)) rv->inst = *f;
     if (m & VALUE_BITS) {
       double v = 0;
       tg_csv_num r = tg_csv_number_parse(f->p, f->e, c->lay.altdec, &v);
@@ -299,7 +304,7 @@ static tg_status parse_rows(csv_ctx *c, const char *data, const char *end, int64
   const unsigned char *mask = c->mask;
   const double scale = c->scale;
   const int check_scaled = !(scale <= 1.0);
-  const int has_volume = c->map.col[TG_CSV_VOLUME] >= 0;
+  const int has_volume = c->map.col[TG_CSV_VOLUME] >= 0, has_inst = c->map.col[TG_CSV_INSTRUMENT] >= 0;
   int64_t last_col = 0; /* the last column read: after it, fields are only counted */
   for (int r = 0; r < TG_CSV_ROLES; r++)
     if (c->map.col[r] > last_col) last_col = c->map.col[r];
@@ -319,6 +324,7 @@ static tg_status parse_rows(csv_ctx *c, const char *data, const char *end, int64
     rv.absolute = 0;
     rv.bad_kind = BAD_NONE;
     rv.bad_col = -1;
+    rv.inst = (tg_csv_field){ln.p, ln.p, 0};
     const char *p = ln.p, *le = ln.e;
     int64_t col = 0;
     for (;;) {
@@ -376,10 +382,13 @@ static tg_status parse_rows(csv_ctx *c, const char *data, const char *end, int64
       return row_error(c, ln.no, rv.bad_col, rv.bad_kind, &rv.bad_f);
     }
 
+    uint32_t inst = 0;
+    if (has_inst && (st = tg_csv_instrument_id(&c->ids, c->path, ln.no, rv.inst.p, rv.inst.e, &inst)) != TG_OK)
+      return st;
     int64_t ts = rv.ts + rv.tod;
-    if (!rv.absolute && c->tz.tz) {
+    if (!rv.absolute && c->tz) {
       int64_t sec = floor_div(ts, TG_NS_PER_S), u;
-      if ((st = tg_csv_tz_to_utc(&c->tz, sec, &u)) != TG_OK) {
+      if ((st = tg_tz_local_to_utc_memo(c->tz, &c->tz_memo, sec, &u)) != TG_OK) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", tg_last_error());
         return tg_error(st, "%s: line %lld: %s", c->path, (long long)ln.no, msg);
@@ -402,19 +411,26 @@ static tg_status parse_rows(csv_ctx *c, const char *data, const char *end, int64
     out->low[i] = rv.val[TG_CSV_LOW];
     out->close[i] = rv.val[TG_CSV_CLOSE];
     out->volume[i] = has_volume ? rv.val[TG_CSV_VOLUME] : NAN;
-    if (out->instrument) out->instrument[i] = 0;
+    if (out->instrument) out->instrument[i] = inst;
   }
   if (out->n == start_n)
     return tg_error(TG_ERR_FORMAT, "%s: no data rows after line %lld (the %s)", c->path, (long long)c->lay.first_no,
                     c->lay.has_header ? "header" : "first row");
-  if (desc > asc) reverse_range(out, start_n);
+  if (desc > asc) { /* newest first: reverse the times, keeping the file's order among rows of one time */
+    reverse_range(out, start_n, out->n);
+    for (int64_t i = start_n, j; i < out->n; i = j) {
+      for (j = i + 1; j < out->n && out->ts[j] == out->ts[i];) j++;
+      if (j - i > 1) reverse_range(out, i, j);
+    }
+  }
   return TG_OK;
 }
 
 /* Conventions: a missing volume column gives NaN volumes (not 0, which would be a real volume), as
  * do empty or NaN volume cells; empty, NaN or infinite prices are an error unless opts->nulls is
- * TG_NULLS_NAN (then NaN). A newest-first file is reversed, so only rows that are really out of
- * order reach the reader's reorder warning. On error out is left as it was. */
+ * TG_NULLS_NAN (then NaN). An instrument column fills out->instrument (csv_instrument.c). A
+ * newest-first file is reversed by time, so only rows that are really out of order reach the
+ * reader's reorder warning. On error out is left as it was (no instrument column added). */
 tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out) {
   tg_read_opts defaults;
   memset(&defaults, 0, sizeof defaults);
@@ -431,7 +447,10 @@ tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg
   c.path = path;
   c.opts = opts;
   c.scale = opts->price_scale == 0 ? 1.0 : opts->price_scale;
-  tg_status st = tg_csv_tz_init(&c.tz, opts->tz);
+  const int64_t n0 = out->n;
+  const int had_inst = out->instrument != NULL;
+  c.tz = tg_tz_is_utc(opts->tz) ? NULL : opts->tz;
+  tg_status st = tg_tz_check(c.tz);
   if (st != TG_OK) {
     char msg[512];
     snprintf(msg, sizeof msg, "%s", tg_last_error());
@@ -489,12 +508,19 @@ tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg
   double est = (double)(end - data) / (c.lay.bytes_per_line > 1 ? c.lay.bytes_per_line : 1) * 1.02 + 16;
   double most = (double)(end - data) / 4 + 16;
   if (est > most) est = most;
-  if ((st = tg_bars_reserve(out, out->n + (int64_t)est, 0)) != TG_OK) goto done;
+  int with_inst = c.map.col[TG_CSV_INSTRUMENT] >= 0;
+  if ((st = tg_bars_reserve(out, out->n + (int64_t)est, with_inst)) != TG_OK) goto done;
 
-  int64_t n0 = out->n;
   st = parse_rows(&c, data, end, data_no, out);
-  if (st != TG_OK) out->n = n0; /* nothing half-read stays behind */
 done:
+  if (st != TG_OK) { /* nothing half-read stays behind, nor an instrument column this call added */
+    out->n = n0;
+    if (!had_inst && out->instrument) {
+      tg_free(out->instrument);
+      out->instrument = NULL;
+    }
+  }
+  tg_csv_ids_free(&c.ids);
   tg_free(ts_samples);
   tg_free(c.header);
   if (c.mask != c.small_mask) tg_free(c.mask);

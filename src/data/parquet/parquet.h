@@ -239,10 +239,6 @@ tg_status tg_pq_read_i64(const tg_pq_file *f, int c, int64_t *out, uint8_t *vali
 /* Whether column c can be read, and in which lane; TG_ERR_UNSUPPORTED with the reason otherwise. */
 tg_status tg_pq_column_kind(const tg_pq_file *f, int c, tg_pq_kind *k);
 
-/* Naive wall-clock nanoseconds in zone tz to UTC in place, with tg_tz_local_to_utc's answers (from a
- * cache of the zone's offsets; see pq_bars.c). path and col name the data in errors. */
-tg_status tg_pq_local_to_utc(const char *path, const char *col, const char *tz, int64_t *ts, int64_t n);
-
 /* ---------------------------------------------------------------- little-endian loads */
 
 static inline uint32_t tg_pq_le32(const uint8_t *p) {

@@ -1,5 +1,6 @@
 /* Parquet: tg_parquet_parse, which maps a file's columns onto a bar series (ts, open..volume). */
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <strings.h>
@@ -80,99 +81,13 @@ static int find_ts(const tg_pq_file *f) {
 
 static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
-/* Naive wall-clock times to UTC with tg_tz_local_to_utc's answers, without calling it per row (each
- * call loads zone files, ~20 us). Local time is cut into 6-day windows; a window whose two ends have
- * the same offset takes it throughout; in a window where the offset changes, the change is found by
- * bisection, times more than an hour from it take the offset of their side, and times near it are
- * converted one by one. A window that follows the previous one starts with that one's final offset
- * (a change right at the boundary is then found by the bisection). The assumption (shared with the CSV reader): a zone does not leave an offset
- * and return to it within 6 days; since 1970 the shortest such excursion in the zone database is 7 days. */
-#define ZONE_WIN (6 * 86400LL)
-#define ZONE_MARGIN 3600
-
-typedef struct zone_cache {
-  const char *tz;
-  int64_t w;              /* the window cached; INT64_MIN: none */
-  int mode;               /* 0: one offset; 1: a change at band; 2: every time one by one */
-  int o0, o1;             /* offsets at the window's start and end */
-  int64_t band_lo, band_hi; /* local seconds converted one by one in mode 1 */
-  int guess;
-} zone_cache;
-
-/* The offset o with which local time maps to an instant whose offset is o; *ok 0 in gaps. */
-static tg_status consistent_offset(const char *tz, int64_t local, int guess, int *off, int *ok) {
-  int o = guess;
-  *ok = 0;
-  for (int k = 0; k < 3; k++) {
-    int x = 0;
-    tg_status st = tg_tz_offset_at_utc(tz, local - o, &x);
-    if (st != TG_OK) return st;
-    if (x == o) {
-      *off = o;
-      *ok = 1;
-      return TG_OK;
-    }
-    o = x;
-  }
-  return TG_OK;
-}
-
-static tg_status zone_window(zone_cache *z, int64_t w) {
-  int64_t lo = w * ZONE_WIN, hi = lo + ZONE_WIN - 1;
-  int ok0 = 0, ok1 = 0;
-  tg_status st = TG_OK;
-  if (w == z->w + 1 && z->mode != 2) { /* the next window starts with the offset the last one ended with */
-    z->o0 = z->o1;
-    ok0 = 1;
-  } else {
-    st = consistent_offset(z->tz, lo, z->guess, &z->o0, &ok0);
-  }
-  z->w = w;
-  z->mode = 2;
-  if (st == TG_OK && ok0) st = consistent_offset(z->tz, hi, z->o0, &z->o1, &ok1);
-  if (st != TG_OK || !ok0 || !ok1) return st;
-  z->guess = z->o1;
-  if (z->o0 == z->o1) {
-    z->mode = 0;
-    return TG_OK;
-  }
-  int64_t a = lo - z->o0, b = hi - z->o1; /* UTC: offset o0 at a, another at b */
-  if (a >= b) return TG_OK;
-  while (b - a > 1) {
-    int64_t m = a + (b - a) / 2;
-    int x = 0;
-    if ((st = tg_tz_offset_at_utc(z->tz, m, &x)) != TG_OK) return st;
-    if (x == z->o0) a = m;
-    else b = m;
-  }
-  z->band_lo = b + (z->o0 < z->o1 ? z->o0 : z->o1) - ZONE_MARGIN;
-  z->band_hi = b + (z->o0 > z->o1 ? z->o0 : z->o1) + ZONE_MARGIN;
-  z->mode = 1;
-  return TG_OK;
-}
-
-static tg_status zone_convert(zone_cache *z, int64_t s, int64_t *u) {
-  if (s < INT64_MIN / 2 || s > INT64_MAX / 2) return tg_tz_local_to_utc(z->tz, s, u);
-  int64_t w = floor_div(s, ZONE_WIN);
-  if (w != z->w) {
-    tg_status st = zone_window(z, w);
-    if (st != TG_OK) return st;
-  }
-  if (z->mode == 0 || (z->mode == 1 && s < z->band_lo)) *u = s - z->o0;
-  else if (z->mode == 1 && s > z->band_hi) *u = s - z->o1;
-  else return tg_tz_local_to_utc(z->tz, s, u);
-  return TG_OK;
-}
-
-tg_status tg_pq_local_to_utc(const char *path, const char *col, const char *tz, int64_t *ts, int64_t n) {
-  zone_cache z = {tz, INT64_MIN, 2, 0, 0, 0, 0, 0};
-  if (n > 0) {
-    tg_status st = tg_tz_offset_at_utc(tz, floor_div(ts[0], TG_NS_PER_S), &z.guess);
-    if (st != TG_OK) return st;
-  }
+/* Naive wall-clock nanoseconds in zone tz to UTC in place (tg_tz_local_to_utc's rules for gaps and
+ * repeated hours). */
+static tg_status local_to_utc(const char *path, const char *col, const char *tz, int64_t *ts, int64_t n) {
+  tg_tz_memo memo = {0, 0, 0};
   for (int64_t i = 0; i < n; i++) {
     int64_t s = floor_div(ts[i], TG_NS_PER_S), frac = ts[i] - s * TG_NS_PER_S, u = 0;
-    tg_status st = zone_convert(&z, s, &u);
+    tg_status st = tg_tz_local_to_utc_memo(tz, &memo, s, &u);
     if (st != TG_OK) return st;
     if (__builtin_mul_overflow(u, TG_NS_PER_S, &u) || __builtin_add_overflow(u, frac, &u))
       return tg_error(TG_ERR_FORMAT, "%s: column '%s' row %lld: time out of range after the zone shift", path, col,
@@ -228,7 +143,7 @@ static tg_status read_ts(const tg_pq_file *f, int c, const tg_read_opts *opts, i
       if (__builtin_mul_overflow(ts[i], mult, &ts[i]))
         return tg_error(TG_ERR_FORMAT, "%s: column '%s' row %lld: time out of the int64 nanosecond range", f->path,
                         col->name, (long long)i);
-  if (naive && opts->tz && *opts->tz) return tg_pq_local_to_utc(f->path, col->name, opts->tz, ts, n);
+  if (naive && opts->tz && *opts->tz) return local_to_utc(f->path, col->name, opts->tz, ts, n);
   return TG_OK;
 }
 
@@ -268,7 +183,8 @@ tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, cons
   double *cols[NROLES] = {NULL, out->open, out->high, out->low, out->close, out->volume};
   for (int r = OPEN; r < NROLES && st == TG_OK; r++) {
     if (map[r] >= 0) st = read_price(&f, map[r], opts, cols[r] + base, valid);
-    else memset(cols[r] + base, 0, (size_t)n * sizeof(double));
+    else
+      for (int64_t i = 0; i < n; i++) cols[r][base + i] = NAN; /* no volume column: volume unknown, not 0 */
   }
   if (st == TG_OK && opts->price_scale != 0 && opts->price_scale != 1) {
     double s = opts->price_scale;
