@@ -385,6 +385,10 @@ static void test_append(void) {
   for (int i = 0; i < 3; i++) CHECK_OK(tg_bars_push(&b, i, 1, 2, 0.5, 1.5, 10, 0));
   bytes f = {0};
   make_file(&f, 1, 0, k_recs, N_RECS);
+  f.n -= 5; /* a failure first: no bars and no instrument column are added */
+  CHECK_STATUS(parse_bytes(&f, NULL, &b), TG_ERR_FORMAT);
+  CHECK(b.n == 3 && b.instrument == NULL && b.close[2] == 1.5);
+  f.n += 5;
   CHECK_OK(parse_bytes(&f, NULL, &b));
   CHECK(b.n == 3 + N_RECS && b.instrument && b.instrument[0] == 0 && b.instrument[3] == 5482 &&
         b.instrument[4] == 4358);

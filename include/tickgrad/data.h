@@ -10,11 +10,22 @@
 extern "C" {
 #endif
 
-/* One bar series, columnar, on the host. Times are int64 nanoseconds since the Unix epoch, UTC. */
+/* One bar series, columnar, on the host. Times are int64 nanoseconds since the Unix epoch, UTC.
+ * Every reader follows the same conventions:
+ * - a source without a volume column gives NaN volumes (unknown, not 0, which is a real volume);
+ * - instrument ids: DBN's instrument_id; a CSV instrument column (named instrument, instrument_id,
+ *   symbol or ticker, any case, or instrument=NAME|INDEX in the column map) gives a whole number in
+ *   [0, 2^32) written with digits as that id, and any other text the 32-bit FNV-1a hash of its bytes
+ *   (the same symbol gets the same id in every file). Two symbols that hash alike would merge; the
+ *   CSV reader detects that within one file and fails naming both. Parquet gives no instrument;
+ * - a failed tg_*_parse leaves out as it was: the same bars, no instrument column added (only the
+ *   capacity may have grown);
+ * - a CSV file whose times run newest first is reversed by time (rows of one time keep their file
+ *   order) before tg_bars_read sorts, so its reorder count covers only rows truly out of order. */
 typedef struct tg_bars {
   int64_t n, cap;
   int64_t *ts;             /* [n] */
-  double *open, *high, *low, *close, *volume; /* [n] each */
+  double *open, *high, *low, *close, *volume; /* [n] each; volume NaN where the source has none */
   uint32_t *instrument;    /* [n], or NULL when the source names no instrument */
   char source[256];        /* the file (or "first.csv and 3 more") */
   char format[16];         /* "csv", "dbn", "parquet", "synthetic" */
@@ -39,8 +50,9 @@ typedef enum tg_null_policy { TG_NULLS_ERROR = 0, TG_NULLS_NAN } tg_null_policy;
 /* Options for every reader; zero-initialised means defaults. */
 typedef struct tg_read_opts {
   /* CSV column map: "ts=Date,open=Open,close=Adj Close" by header name, or by position
-   * "ts=0,open=1,high=2,low=3,close=4,volume=5". NULL: recognise common header names, or the
-   * positional layout ts,open,high,low,close[,volume] for files without a header. */
+   * "ts=0,open=1,high=2,low=3,close=4,volume=5,instrument=6"; "volume=none" or "instrument=none"
+   * leaves one out. NULL: recognise common header names, or the positional layout
+   * ts,open,high,low,close[,volume] for files without a header. */
   const char *columns;
   /* Zone of naive local timestamps ("America/New_York"); NULL or "UTC": they are UTC. */
   const char *tz;
@@ -55,7 +67,8 @@ typedef struct tg_read_opts {
 tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out);
 
 /* The readers, over a file already in memory. path names the source in errors (and, for Lean
- * files, carries the date). They append to out, which the caller has initialised. */
+ * files, carries the date). They append to out, which the caller has initialised; on failure out
+ * keeps what it held (see tg_bars). */
 tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
 tg_status tg_dbn_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
 tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);

@@ -1,9 +1,10 @@
-/* CSV columns: the time, price and volume columns by header name, by position, or by the user's map. */
+/* CSV columns: the time, price, volume and instrument columns by header name, by position, or by the user's map. */
 #include <stdio.h>
 #include <string.h>
 #include "data/csv/csv_internal.h"
 
-const char *const tg_csv_role_names[TG_CSV_ROLES] = {"ts", "time", "open", "high", "low", "close", "volume"};
+const char *const tg_csv_role_names[TG_CSV_ROLES] = {"ts", "time", "open", "high", "low", "close", "volume",
+                                                         "instrument"};
 
 #define NAME_MAX_LEN 64
 #define ABSENT (-1)
@@ -25,7 +26,8 @@ static void normalise(const char *p, const char *e, char *out) {
  * is used only when the user's map names it. Volume: a column named for the base asset ("Volume
  * BTC", "volume_btc", "Volume From") is preferred over a plain "Volume", which is preferred over one
  * named for the quote currency ("Volume USD", "Volume To"): CryptoDataDownload files call the quote
- * volume plain "volume" next to "volume_btc". */
+ * volume plain "volume" next to "volume_btc". The instrument: "instrument", "instrument_id", "symbol"
+ * or "ticker" (csv_instrument.c turns its values into ids). */
 static const char *const k_ts_names[] = {"datetime", "timestamp", "timestamps", "unix", "unixtime", "unixtimestamp",
                                          "gmttime", "utctime", "timeutc", "localtime", "date", "time", "ts", "datum",
                                          "opentime", "dt", NULL};
@@ -33,6 +35,7 @@ static const char *const k_open_names[] = {"open", "o", "openprice", NULL};
 static const char *const k_high_names[] = {"high", "h", "highprice", NULL};
 static const char *const k_low_names[] = {"low", "l", "lowprice", NULL};
 static const char *const k_close_names[] = {"close", "c", "closeprice", "last", "price", NULL};
+static const char *const k_instrument_names[] = {"instrument", "instrumentid", "symbol", "ticker", NULL};
 static const char *const k_quote_ccy[] = {"usd", "usdt", "usdc", "busd", "tusd", "dai", "eur", "gbp", "jpy", "krw",
                                           "cad", "aud", "chf", "cny", "try", "rub", "inr", "brl", "to", "quote",
                                           "currency", "ccy", NULL};
@@ -76,7 +79,7 @@ static void list_names(const tg_csv_field *h, int64_t ncols, char *buf, size_t n
 /* Auto mapping by header names. */
 static void map_by_name(const tg_csv_field *h, int64_t ncols, tg_csv_map *map) {
   const char *const *lists[TG_CSV_ROLES] = {k_ts_names,  NULL,          k_open_names, k_high_names,
-                                            k_low_names, k_close_names, NULL};
+                                            k_low_names, k_close_names, NULL,         k_instrument_names};
   int best_rank[TG_CSV_ROLES];
   for (int r = 0; r < TG_CSV_ROLES; r++) best_rank[r] = 1 << 30;
   int64_t date_col = -1, time_col = -1;
@@ -163,21 +166,22 @@ static tg_status apply_user_map(const char *path, const tg_csv_field *h, int64_t
     tg_csv_quote(s, t, item, sizeof item);
     if (!eq)
       return tg_error(TG_ERR_INVALID, "%s: column map item '%s' is not KEY=COLUMN (keys: ts, date, time, open, "
-                      "high, low, close, volume)", path, item);
+                      "high, low, close, volume, instrument)", path, item);
     const char *ke = eq, *vs = eq + 1;
     while (ke > s && (ke[-1] == ' ' || ke[-1] == '\t')) ke--;
     while (vs < t && (*vs == ' ' || *vs == '\t')) vs++;
     int role = key_role(s, ke);
     if (role < 0)
       return tg_error(TG_ERR_INVALID, "%s: column map item '%s': unknown key (keys: ts, date, time, open, high, "
-                      "low, close, volume)", path, item);
+                      "low, close, volume, instrument)", path, item);
     int slot = role == 100 ? TG_CSV_ROLES : role;
     if (user[slot] != UNSET)
       return tg_error(TG_ERR_INVALID, "%s: column map item '%s': that key was already given", path, item);
     int64_t col;
     if (vs == t || (t - vs == 4 && !strncmp(vs, "none", 4))) {
-      if (role != TG_CSV_VOLUME)
-        return tg_error(TG_ERR_INVALID, "%s: column map item '%s': only volume may be left out", path, item);
+      if (role != TG_CSV_VOLUME && role != TG_CSV_INSTRUMENT)
+        return tg_error(TG_ERR_INVALID, "%s: column map item '%s': only volume and instrument may be left out",
+                        path, item);
       col = ABSENT;
     } else {
       int digits = 1;
@@ -230,7 +234,7 @@ tg_status tg_csv_columns_map(const char *path, int64_t line, const tg_csv_field 
     map_by_name(header, ncols, map);
   } else {
     /* Lean's layout: ts, open, high, low, close[, volume], more columns ignored */
-    for (int r = TG_CSV_OPEN; r < TG_CSV_ROLES; r++)
+    for (int r = TG_CSV_OPEN; r <= TG_CSV_VOLUME; r++)
       if (r - 1 < ncols) map->col[r] = r - 1;
     map->col[TG_CSV_TS] = 0;
   }
@@ -239,7 +243,7 @@ tg_status tg_csv_columns_map(const char *path, int64_t line, const tg_csv_field 
     if (st != TG_OK) return st;
   }
   for (int r = 0; r < TG_CSV_ROLES; r++) {
-    if (r == TG_CSV_TOD || r == TG_CSV_VOLUME || map->col[r] >= 0) continue;
+    if (r == TG_CSV_TOD || r == TG_CSV_VOLUME || r == TG_CSV_INSTRUMENT || map->col[r] >= 0) continue;
     if (header) {
       char names[512];
       list_names(header, ncols, names, sizeof names);

@@ -36,12 +36,17 @@ tg_status tg_dbn_parse(const char *path, const void *bytes, size_t len, const tg
   }
 
   int64_t n0 = out->n;
+  int had_instrument = out->instrument != NULL;
   tg_dbn_meta m;
   tg_status st = tg_dbn_meta_parse(&s, &m);
   if (st == TG_OK) st = tg_dbn_records_parse(&s, &m, opts, out);
   tg_free(plain);
   if (st != TG_OK) {
-    out->n = n0; /* drop this file's bars; the caller's earlier ones stay */
+    out->n = n0; /* drop this file's bars; the caller's earlier ones stay, without a new instrument column */
+    if (!had_instrument && out->instrument) {
+      tg_free(out->instrument);
+      out->instrument = NULL;
+    }
     return st;
   }
   snprintf(out->format, sizeof out->format, "dbn");
