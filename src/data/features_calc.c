@@ -133,45 +133,11 @@ static void calc_macd(const tg_fitem *it, const tg_fseries *s, float *x, int f) 
   }
 }
 
-/* UTC offsets of zone tz with few lookups (each one resets the C library's zone): a UTC day whose
- * two midnights have the same offset has it throughout (no zone changes offset twice within a day);
- * on a day with a change, offsets are looked up per 15-minute bucket, the granularity of every
- * modern zone's changes. */
-typedef struct tz_cache {
-  const char *tz;
-  int64_t day, bucket;
-  int off_lo, off_hi, off_bucket;
-} tz_cache;
-
-static tg_status tz_offset(tz_cache *c, int64_t ts, int *off) {
-  int64_t day = floor_div(ts, TG_NS_PER_DAY);
-  tg_status st = TG_OK;
-  if (day != c->day) {
-    if (day == c->day + 1) c->off_lo = c->off_hi;
-    else st = tg_tz_offset_at_utc(c->tz, day * 86400, &c->off_lo);
-    if (st == TG_OK) st = tg_tz_offset_at_utc(c->tz, (day + 1) * 86400, &c->off_hi);
-    if (st != TG_OK) return st;
-    c->day = day;
-  }
-  if (c->off_lo == c->off_hi) {
-    *off = c->off_lo;
-    return TG_OK;
-  }
-  int64_t bucket = floor_div(ts, 900 * TG_NS_PER_S);
-  if (bucket != c->bucket) {
-    if ((st = tg_tz_offset_at_utc(c->tz, floor_div(ts, TG_NS_PER_S), &c->off_bucket)) != TG_OK) return st;
-    c->bucket = bucket;
-  }
-  *off = c->off_bucket;
-  return TG_OK;
-}
-
 /* Time of day and day of week in zone tz. */
 static tg_status calc_calendar(const tg_fitem *it, const tg_fseries *s, const char *tz, float *x, int f) {
-  tz_cache cache = {tz, INT64_MIN, INT64_MIN, 0, 0, 0};
   for (int64_t i = 0; i < s->m; i++) {
     int off = 0;
-    tg_status st = tz_offset(&cache, s->ts[i], &off);
+    tg_status st = tg_tz_offset_at_utc(tz, floor_div(s->ts[i], TG_NS_PER_S), &off);
     if (st != TG_OK) return st;
     int64_t local = s->ts[i] + (int64_t)off * TG_NS_PER_S;
     double a;

@@ -6,7 +6,6 @@
 #include "data/timeconv.h"
 #include "tickgrad/data.h"
 
-#define HALF_DAY_S 43200LL
 
 tg_status tg_interval_parse(const char *s, int64_t *ns) {
   static const struct { const char *name; int64_t ns; } units[] = {
@@ -42,68 +41,26 @@ tg_status tg_interval_parse(const char *s, int64_t *ns) {
 
 static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
-/* UTC offsets of one zone, remembered over a window of seconds where it is constant. Assumes no zone
- * changes its offset twice within 12 hours. */
-typedef struct tz_cache {
-  const char *tz;
-  int utc;
-  int valid, off;
-  int64_t lo, hi; /* [lo, hi] seconds with offset off */
-} tz_cache;
-
-static tg_status offset_at(tz_cache *c, int64_t s, int *off) {
-  if (c->utc) {
-    *off = 0;
-    return TG_OK;
-  }
-  if (c->valid && s >= c->lo && s <= c->hi) {
-    *off = c->off;
-    return TG_OK;
-  }
-  int oa, ob;
-  tg_status st = tg_tz_offset_at_utc(c->tz, s, &oa);
-  if (st == TG_OK) st = tg_tz_offset_at_utc(c->tz, s + HALF_DAY_S, &ob);
-  if (st != TG_OK) return st;
-  int64_t lo = s, hi = s + HALF_DAY_S;
-  if (oa != ob) { /* a transition in (lo, hi]: find the last second of the old offset */
-    while (hi - lo > 1) {
-      int64_t mid = lo + (hi - lo) / 2;
-      int om;
-      if ((st = tg_tz_offset_at_utc(c->tz, mid, &om)) != TG_OK) return st;
-      if (om == oa) lo = mid;
-      else hi = mid;
-    }
-    hi = lo;
-    lo = s;
-  }
-  c->valid = 1;
-  c->off = oa;
-  c->lo = lo;
-  c->hi = hi;
-  *off = oa;
-  return TG_OK;
-}
-
 /* The UTC instant (ns) of the local wall-clock time local_ns, preferring the reading with offset off
  * (the offset of the bar that falls in the bucket), so the two repeated autumn hours stay apart. */
-static tg_status local_start_to_utc(tz_cache *c, int64_t local_ns, int off, int64_t *utc_ns) {
+static tg_status local_start_to_utc(const char *tz, int64_t local_ns, int off, int64_t *utc_ns) {
   int64_t cand = local_ns - (int64_t)off * TG_NS_PER_S;
   int o2, o3;
-  tg_status st = offset_at(c, floor_div(cand, TG_NS_PER_S), &o2);
+  tg_status st = tg_tz_offset_at_utc(tz, floor_div(cand, TG_NS_PER_S), &o2);
   if (st != TG_OK) return st;
   if (o2 == off) {
     *utc_ns = cand;
     return TG_OK;
   }
   int64_t cand2 = local_ns - (int64_t)o2 * TG_NS_PER_S;
-  if ((st = offset_at(c, floor_div(cand2, TG_NS_PER_S), &o3)) != TG_OK) return st;
+  if ((st = tg_tz_offset_at_utc(tz, floor_div(cand2, TG_NS_PER_S), &o3)) != TG_OK) return st;
   if (o3 == o2) {
     *utc_ns = cand2;
     return TG_OK;
   }
   /* the local start does not exist (a spring gap): the zone code moves it forward by the gap */
   int64_t local_s = floor_div(local_ns, TG_NS_PER_S), utc_s;
-  if ((st = tg_tz_local_to_utc(c->tz, local_s, &utc_s)) != TG_OK) return st;
+  if ((st = tg_tz_local_to_utc(tz, local_s, &utc_s)) != TG_OK) return st;
   *utc_ns = utc_s * TG_NS_PER_S + (local_ns - local_s * TG_NS_PER_S);
   return TG_OK;
 }
@@ -188,20 +145,18 @@ tg_status tg_bars_resample(const tg_bars *in, const tg_resample_opts *opts, tg_b
     tg_free(sl.ids);
     return tg_error(TG_ERR_NOMEM, "resample: out of memory for %lld instruments", (long long)sl.count);
   }
-  int utc = !opts->tz || !*opts->tz || strcmp(opts->tz, "UTC") == 0 || strcmp(opts->tz, "Etc/UTC") == 0;
-  tz_cache bar_zone = {opts->tz, utc, 0, 0, 0, 0}, start_zone = bar_zone;
   const int64_t day_ns = TG_NS_PER_DAY, min_ns = 60LL * TG_NS_PER_S;
   for (int64_t i = 0; i < in->n && st == TG_OK; i++) {
     int64_t t = in->ts[i];
     int off;
-    if ((st = offset_at(&bar_zone, floor_div(t, TG_NS_PER_S), &off)) != TG_OK) break;
+    if ((st = tg_tz_offset_at_utc(opts->tz, floor_div(t, TG_NS_PER_S), &off)) != TG_OK) break;
     int64_t local = t + (int64_t)off * TG_NS_PER_S;
     if (filter) {
       int64_t minute = (local - floor_div(local, day_ns) * day_ns) / min_ns;
       if (minute < opts->session_start_min || minute >= opts->session_end_min) continue;
     }
     int64_t key;
-    if ((st = local_start_to_utc(&start_zone, floor_div(local, iv) * iv, off, &key)) != TG_OK) break;
+    if ((st = local_start_to_utc(opts->tz, floor_div(local, iv) * iv, off, &key)) != TG_OK) break;
     uint32_t id = in->instrument ? in->instrument[i] : 0;
     bucket *b = &acc[slot_of(&sl, id)];
     if (b->used && b->key == key) {
