@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "io/json.h"
 #include "support/check.h"
+#include "support/files.h"
 #include "tickgrad/tickgrad.h"
 
 static unsigned long long g_seed;
@@ -21,18 +22,6 @@ static const char *tmp_path(const char *name) {
   char *p = buf[k++ % 8];
   snprintf(p, 512, "%s/%s", g_dir, name);
   return p;
-}
-
-static unsigned char *read_bytes(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc(n > 0 ? (size_t)n : 1);
-  *len = fread(b, 1, (size_t)n, f);
-  fclose(f);
-  return b;
 }
 
 static void write_bytes(const char *path, const void *b, size_t n) {
@@ -263,7 +252,7 @@ static void test_safetensors_roundtrip(void) {
   if (f) check_mixed(f);
   tg_safetensors_free(f);
   size_t len = 0;
-  unsigned char *b = read_bytes(p, &len);
+  unsigned char *b = tg_test_read_file(p, &len);
   uint64_t h = 0;
   for (int k = 7; k >= 0; k--) h = (h << 8) | b[k];
   CHECK(h % 8 == 0 && 8 + h <= len && b[8] == '{');
@@ -304,13 +293,13 @@ static void test_atomic_writes(void) {
   CHECK_OK(save_mixed(p));
   CHECK(dir_count(&temps) == before + 1 && temps == 0);
   size_t len1 = 0, len2 = 0;
-  unsigned char *old = read_bytes(p, &len1);
+  unsigned char *old = tg_test_read_file(p, &len1);
   /* overwrite with different content: the new file replaces the old one whole */
   float v = 1.0f;
   tg_tensor t;
   tg_tensor_view(&t, "v", tg_cpu(0), TG_F32, 0, NULL, &v);
   CHECK_OK(tg_safetensors_save(p, 1, &t, 0, NULL));
-  unsigned char *now = read_bytes(p, &len2);
+  unsigned char *now = tg_test_read_file(p, &len2);
   CHECK(len2 != len1 && dir_count(&temps) == before + 1 && temps == 0);
   free(now);
   CHECK_OK(save_mixed(p));
@@ -321,7 +310,7 @@ static void test_atomic_writes(void) {
   CHECK_STATUS(tg_safetensors_save(sub, 1, &t, 0, NULL), TG_ERR_IO); /* rename onto a folder fails */
   CHECK_MSG(strstr(tg_last_error(), "a_directory") != NULL, "%s", tg_last_error());
   CHECK_STATUS(tg_safetensors_save(tmp_path("no/such/folder.safetensors"), 1, &t, 0, NULL), TG_ERR_IO);
-  now = read_bytes(p, &len2);
+  now = tg_test_read_file(p, &len2);
   CHECK(now && len2 == len1 && memcmp(now, old, len1) == 0);
   CHECK(dir_count(&temps) == before + 2 && temps == 0);
   free(now);
@@ -334,7 +323,7 @@ static void test_truncation_fuzz(void) {
   const char *p = tmp_path("trunc.safetensors");
   CHECK_OK(save_mixed(p));
   size_t len = 0;
-  unsigned char *b = read_bytes(p, &len);
+  unsigned char *b = tg_test_read_file(p, &len);
   int errors = 0, formats = 0;
   for (size_t n = 0; n < len; n++) {
     /* an exact-size copy, so ASan sees any read past the truncated end */
@@ -367,7 +356,7 @@ static void test_corruption_fuzz(void) {
   const char *p = tmp_path("corrupt.safetensors");
   CHECK_OK(save_mixed(p));
   size_t len = 0;
-  unsigned char *b = read_bytes(p, &len);
+  unsigned char *b = tg_test_read_file(p, &len);
   uint64_t h = 0;
   for (int k = 7; k >= 0; k--) h = (h << 8) | b[k];
   const unsigned char vals[] = {'{', '}', '[', ']', '"', '9', '0', '-', ',', ':', '\\', ' ', 'e', 0x00, 0xff, 0x80, 0xc3};

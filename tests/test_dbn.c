@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "data/dbn/dbn_internal.h"
 #include "support/check.h"
+#include "support/files.h"
 #include "tickgrad/data.h"
 
 /* ---------------------------------------------------------------- building DBN bytes by hand */
@@ -725,18 +726,6 @@ static void list_files(const char *dir, names *out) {
   closedir(d);
 }
 
-static unsigned char *slurp(const char *path, size_t *len) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return NULL;
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  unsigned char *p = malloc(n > 0 ? (size_t)n : 1);
-  *len = n > 0 ? fread(p, 1, (size_t)n, fp) : 0;
-  fclose(fp);
-  return p;
-}
-
 static int ends_with(const char *s, const char *tail) {
   size_t a = strlen(s), b = strlen(tail);
   return a >= b && strcmp(s + a - b, tail) == 0;
@@ -840,7 +829,7 @@ static void test_shared_files(const char *root) {
     if (dump) {
       /* file order, straight from the parser (tg_bars_read sorts) */
       size_t len = 0;
-      unsigned char *raw = slurp(path, &len);
+      unsigned char *raw = tg_test_read_file(path, &len);
       tg_bars_init(&b);
       if (raw && tg_dbn_parse(rel, raw, len, NULL, &b) == TG_OK) dump_bars(dump, rel, &b);
       tg_bars_free(&b);
@@ -887,7 +876,7 @@ static void test_shared_damage(const char *root) {
   char path[4096];
   snprintf(path, sizeof path, "%s/databento-dbn/test_data.ohlcv-1m.dbn", root);
   size_t n = 0;
-  unsigned char *p = slurp(path, &n);
+  unsigned char *p = tg_test_read_file(path, &n);
   CHECK_MSG(p && n == 465, "%s: %zu bytes", path, n);
   if (p && n == 465) {
     int bad = 0;
@@ -921,7 +910,7 @@ static void test_shared_damage(const char *root) {
   free(p);
 
   snprintf(path, sizeof path, "%s/databento-dbn/test_data.ohlcv-1m.v3.dbn.zst", root);
-  p = slurp(path, &n);
+  p = tg_test_read_file(path, &n);
   CHECK_MSG(p && n == 166, "%s: %zu bytes", path, n);
   if (p && n == 166) {
     int bad = 0;

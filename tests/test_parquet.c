@@ -10,24 +10,9 @@
 #include "data/parquet/parquet.h"
 #include "data/timeconv.h"
 #include "support/check.h"
+#include "support/files.h"
 
 /* ---------------------------------------------------------------- helpers */
-
-static unsigned char *load(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  unsigned char *b = malloc((size_t)n + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
 
 static int is_dir(const char *p) {
   struct stat sb;
@@ -46,7 +31,7 @@ typedef struct pq {
 /* Opens dir/name; returns 0 (and counts a failure) when it cannot. */
 static int pq_open(pq *p, const char *dir, const char *name) {
   snprintf(p->path, sizeof p->path, "%s/%s", dir, name);
-  p->buf = load(p->path, &p->len);
+  p->buf = tg_test_read_file(p->path, &p->len);
   CHECK_MSG(p->buf != NULL, "cannot read %s", p->path);
   if (!p->buf) return 0;
   tg_status st = tg_pq_open(&p->f, p->path, p->buf, p->len);
@@ -118,7 +103,7 @@ static tg_status parse_file(const char *dir, const char *name, const tg_read_opt
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   size_t len;
-  unsigned char *buf = load(path, &len);
+  unsigned char *buf = tg_test_read_file(path, &len);
   tg_bars_init(b);
   if (!buf) return tg_error(TG_ERR_IO, "cannot read %s", path);
   tg_status st = tg_parquet_parse(path, buf, len, o, b);
@@ -216,7 +201,7 @@ static void test_seed_bars(const char *dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/bars_v2_zstd_nulls.parquet", dir);
   size_t len = 0;
-  unsigned char *buf = load(path, &len);
+  unsigned char *buf = tg_test_read_file(path, &len);
   CHECK(buf != NULL);
   if (buf) {
     tg_bars acc;
@@ -347,7 +332,7 @@ static void test_truncation_and_flips(const char *dir, const char *name) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   size_t len;
-  unsigned char *full = load(path, &len);
+  unsigned char *full = tg_test_read_file(path, &len);
   CHECK(full != NULL);
   if (!full) return;
   int ok_prefixes = 0, flips_ok = 0;
@@ -763,7 +748,7 @@ static void test_delta_expect(const char *dir, const char *name, const char *exp
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, expect);
   size_t len;
-  char *csv = (char *)load(path, &len);
+  char *csv = (char *)tg_test_read_file(path, &len);
   CHECK(csv != NULL);
   if (!csv) {
     pq_close(&p);
@@ -927,7 +912,7 @@ static void test_misc_conformance(const char *dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/nation.dict-malformed.parquet", dir);
   size_t len;
-  unsigned char *buf = load(path, &len);
+  unsigned char *buf = tg_test_read_file(path, &len);
   tg_pq_file f;
   CHECK(buf && tg_pq_open(&f, path, buf, len) == TG_ERR_FORMAT);
   CHECK_MSG(contains(tg_last_error(), "runs past the end of its column chunk") && contains(tg_last_error(), "column 'name'"),
@@ -968,7 +953,7 @@ static void survey(const char *dir) {
     char path[4096], line[2048];
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
     size_t len;
-    unsigned char *buf = load(path, &len);
+    unsigned char *buf = tg_test_read_file(path, &len);
     tg_pq_file f;
     tg_status st = tg_pq_open(&f, path, buf, len);
     int corrupt = strstr(names[i], "corrupt") || strstr(names[i], "malformed");
@@ -1055,7 +1040,7 @@ static int lean_es(const char *shared, lean *L) {
     sscanf(names[i], "%4d%2d%2d", &y, &m, &dd);
     int64_t day = tg_days_from_civil(y, m, dd) * 86400;
     size_t len;
-    char *text = (char *)load(path, &len);
+    char *text = (char *)tg_test_read_file(path, &len);
     text[len] = '\0';
     for (char *s = text; *s;) {
       long long ms;
@@ -1077,7 +1062,7 @@ static int lean_spy(const char *shared, lean *L) {
   char path[4096];
   snprintf(path, sizeof path, "%s/lean/equity/usa/hour/spy.csv", shared);
   size_t len;
-  char *text = (char *)load(path, &len);
+  char *text = (char *)tg_test_read_file(path, &len);
   if (!text) return 0;
   text[len] = '\0';
   for (char *s = text; *s;) {
@@ -1172,7 +1157,7 @@ static void dump_file(const char *path, const char *outdir) {
   FILE *st = fopen(stp, "w");
   if (!st) return;
   size_t len;
-  unsigned char *buf = load(path, &len);
+  unsigned char *buf = tg_test_read_file(path, &len);
   tg_pq_file f;
   tg_status s = buf ? tg_pq_open(&f, path, buf, len) : TG_ERR_IO;
   if (s != TG_OK) {

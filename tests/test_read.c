@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "support/check.h"
+#include "support/files.h"
 #include "tickgrad/data.h"
 
 static void write_file(const char *path, const void *bytes, size_t n) {
@@ -12,18 +13,6 @@ static void write_file(const char *path, const void *bytes, size_t n) {
   if (!f) return;
   CHECK(fwrite(bytes, 1, n, f) == n);
   fclose(f);
-}
-
-static char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)len + 1);
-  *n = fread(buf, 1, (size_t)len, f);
-  fclose(f);
-  return buf;
 }
 
 static void test_local(const char *src) {
@@ -60,7 +49,7 @@ static void test_local(const char *src) {
   /* the format comes from the content: a Parquet file named .csv is read as Parquet */
   size_t n = 0;
   snprintf(seed, sizeof seed, "%s/fuzz/corpus/parquet/bars_v1_snappy.parquet", src);
-  char *pq = slurp(seed, &n);
+  char *pq = (char *)tg_test_read_file(seed, &n);
   CHECK_MSG(pq != NULL, "missing %s", seed);
   if (pq) {
     snprintf(path, sizeof path, "%s/really_parquet.csv", dir);

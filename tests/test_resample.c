@@ -6,6 +6,7 @@
 #include <string.h>
 #include "data/timeconv.h"
 #include "support/check.h"
+#include "support/files.h"
 #include "tickgrad/data.h"
 #include "tickgrad/synth.h"
 
@@ -314,25 +315,12 @@ static void test_empty_and_errors(void) {
 
 /* ---- Lean SPY ---- */
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  *len = fread(buf, 1, (size_t)n, f);
-  buf[*len] = '\0';
-  fclose(f);
-  return buf;
-}
-
 static int name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* "ms,o,h,l,c,v" lines of one day (New York time, deci-cents kept as they are). */
 static int read_lean_minutes(const char *path, int y, int mo, int d, tg_bars *out) {
   size_t len;
-  char *buf = slurp(path, &len);
+  char *buf = (char *)tg_test_read_file(path, &len);
   if (!buf) return 0;
   int64_t day_s = tg_days_from_civil(y, mo, d) * 86400;
   int rows = 0;
@@ -354,7 +342,7 @@ static int read_lean_minutes(const char *path, int y, int mo, int d, tg_bars *ou
 /* "YYYYMMDD HH:MM,o,h,l,c,v" rows whose date is in days[0..ndays). */
 static void read_lean_bars(const char *path, const int64_t *days, int ndays, tg_bars *out) {
   size_t len;
-  char *buf = slurp(path, &len);
+  char *buf = (char *)tg_test_read_file(path, &len);
   tg_bars_init(out);
   if (!buf) return;
   for (char *p = buf; *p;) {
