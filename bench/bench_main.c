@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench.h"
 #include "tickgrad/tickgrad.h"
 
 typedef struct bench_case {
   const char *name;
   const char *what;
-  /* sets up, then returns the median microseconds of one iteration over reps runs */
-  int (*run)(int warmup, int reps, double *median_us);
+  bench_fn run;
 } bench_case;
 
 int bench_mlp_step(int warmup, int reps, double *median_us);
@@ -26,6 +26,22 @@ static const bench_case CASES[] = {
     {"read_es_snappy_parquet", "ES 1-minute Parquet, snappy (16,673 bars) into bars", bench_read_es_snappy_parquet},
     {"read_es_zstd_parquet", "ES 1-minute Parquet, zstd, 4,096-row groups (16,673 bars) into bars", bench_read_es_zstd_parquet},
 };
+
+double bench_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double bench_median(double *times, int n) {
+  qsort(times, (size_t)n, sizeof *times, cmp_double);
+  return times[n / 2];
+}
 
 static void usage(FILE *f) {
   fprintf(f, "usage: tickgrad_bench [--threads N] [--warmup N] [--reps N] <case>\ncases:\n");

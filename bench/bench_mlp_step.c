@@ -1,22 +1,11 @@
 /* Benchmark case mlp_step: one training step of an MLP 256-256-256-3 (ReLU, MSE, Adam), batch 64. */
 #include <stdlib.h>
-#include <time.h>
+#include "bench.h"
 #include "tickgrad/tickgrad.h"
 
 #define BATCH 64
 #define WIDTH 256
 #define OUT 3
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 int bench_mlp_step(int warmup, int reps, double *median_us) {
   int64_t xs[2] = {BATCH, WIDTH}, ys[2] = {BATCH, OUT};
@@ -43,12 +32,11 @@ int bench_mlp_step(int warmup, int reps, double *median_us) {
   tg_optim_config oc = tg_optim_defaults(TG_ADAM);
   if (tg_graph_bind(g, "x", &xt) || tg_graph_bind(g, "y", &yt) || tg_optim_new(s, &oc, &opt)) return 1;
   for (int r = -warmup; r < reps; r++) {
-    double t0 = now_us();
+    double t0 = bench_now_us();
     if (tg_graph_run(g) || tg_graph_backward(g, loss) || tg_optim_step(opt)) return 1;
-    if (r >= 0) times[r] = now_us() - t0;
+    if (r >= 0) times[r] = bench_now_us() - t0;
   }
-  qsort(times, (size_t)reps, sizeof *times, cmp_double);
-  *median_us = times[reps / 2];
+  *median_us = bench_median(times, reps);
   tg_optim_free(opt);
   tg_graph_free(g);
   tg_store_free(s);

@@ -2,21 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include "bench.h"
 #include "tickgrad/data.h"
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Median microseconds of tg_bars_read over reps runs; *bars_out receives the bar count. */
+/* Median microseconds of tg_bars_read over reps runs; the bar count goes to stderr. */
 static int bench_read(const char *rel, const char *tz, int warmup, int reps, double *median_us) {
   const char *shared = getenv("TG_SHARED_DATA");
   char path[4096];
@@ -28,17 +17,16 @@ static int bench_read(const char *rel, const char *tz, int warmup, int reps, dou
   if (!times) return 1;
   for (int r = -warmup; r < reps; r++) {
     tg_bars b;
-    double t0 = now_us();
+    double t0 = bench_now_us();
     if (tg_bars_read(path, &o, &b) != TG_OK) {
       free(times);
       return 1;
     }
-    if (r >= 0) times[r] = now_us() - t0;
+    if (r >= 0) times[r] = bench_now_us() - t0;
     if (r == reps - 1) fprintf(stderr, "%s: %lld bars\n", rel, (long long)b.n);
     tg_bars_free(&b);
   }
-  qsort(times, (size_t)reps, sizeof *times, cmp_double);
-  *median_us = times[reps / 2];
+  *median_us = bench_median(times, reps);
   free(times);
   return 0;
 }

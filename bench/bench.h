@@ -1,0 +1,13 @@
+/* Shared pieces of the benchmark cases: the case signature, a clock, the median. */
+#ifndef TG_BENCH_H
+#define TG_BENCH_H
+
+/* A case sets itself up, runs warmup untimed and reps timed iterations, and returns 0 with the
+ * median microseconds of one iteration in *median_us. */
+typedef int (*bench_fn)(int warmup, int reps, double *median_us);
+
+double bench_now_us(void);
+/* Sorts times[n] and returns its median. */
+double bench_median(double *times, int n);
+
+#endif
