@@ -3,6 +3,7 @@
 #include <strings.h>
 #include "backend/backend.h"
 #include "data/parquet/parquet.h"
+#include "data/parquet/pq_fields.h"
 
 /* One SchemaElement as read. */
 typedef struct elem {
@@ -11,20 +12,6 @@ typedef struct elem {
   uint32_t name_len;
   int logical, time_unit, utc, int_bits, is_signed, lt_scale, lt_precision;
 } elem;
-
-#define FIELDS_BEGIN(t, type, what)                                             \
-  tg_status st = tg_thrift_begin(t, type, what);                               \
-  if (st != TG_OK) return st;                                                  \
-  int last_ = 0, id = 0, ft = 0;                                                       \
-  while ((st = tg_thrift_field(t, &last_, &id, &ft)) == TG_OK && ft != TG_TT_STOP) { \
-    int64_t v = 0;                                                             \
-    (void)v;                                                                   \
-    switch (id)
-#define FIELDS_END(t)    \
-    if (st != TG_OK) break; \
-  }                      \
-  tg_thrift_end(t);      \
-  return st
 
 static tg_status parse_unit(tg_thrift *t, int type, int *unit) {
   FIELDS_BEGIN(t, type, "TimeUnit") {

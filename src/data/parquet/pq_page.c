@@ -4,19 +4,7 @@
 #include <zstd.h>
 #include "backend/backend.h"
 #include "data/parquet/parquet.h"
-
-#define FIELDS_BEGIN(t, type, what)                                                  \
-  tg_status st = tg_thrift_begin(t, type, what);                                    \
-  if (st != TG_OK) return st;                                                       \
-  int last_ = 0, id = 0, ft = 0;                                                            \
-  while ((st = tg_thrift_field(t, &last_, &id, &ft)) == TG_OK && ft != TG_TT_STOP) { \
-    int64_t v = 0;                                                                  \
-    switch (id)
-#define FIELDS_END(t)       \
-    if (st != TG_OK) break; \
-  }                         \
-  tg_thrift_end(t);         \
-  return st
+#include "data/parquet/pq_fields.h"
 
 /* seen bits: 1 num_values, 2 encoding, 4 num_nulls, 8 num_rows, 16 def length, 32 rep length */
 static tg_status parse_v1(tg_thrift *t, int type, tg_pq_page *pg, int *seen) {
