@@ -10,7 +10,7 @@ find "$shared" -type f ! -name '*.md' ! -name 'LICENSE*' | sort | while read -r 
   out=$("$bin" inspect "$f" 2>&1)
   if [ $? -eq 0 ]; then
     fmt=$(echo "$out" | awk '$1 == "format" {print $2}')
-    rows=$(echo "$out" | awk '$1 == "rows" {print $2 " " $3 " " $4}')
+    rows=$(echo "$out" | awk '$1 == "rows" {sub(",", "", $2); print $2 " rows, " $3 " " $4}')
     echo "$rel: $fmt, $rows"
   else
     echo "$rel: ERROR $(echo "$out" | grep -v '^warning' | head -1 | sed 's/^tickgrad inspect: //' | cut -c1-220)"
