@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_rows.h"
 
 /* Below this many elements a kernel runs on the calling thread only. */
 #define LOSS_PAR_MIN 32768
@@ -143,16 +144,6 @@ static tg_status xent_check_labels(const tg_kernel_args *a, int64_t N, int64_t C
   return TG_OK;
 }
 
-/* Row max and sum(exp(x - max)) of one row. */
-static void xent_row(const float *xr, int64_t C, float *m, double *s) {
-  float mx = xr[0];
-  for (int64_t j = 1; j < C; j++) mx = xr[j] > mx ? xr[j] : mx;
-  double acc = 0.0;
-  for (int64_t j = 0; j < C; j++) acc += expf(xr[j] - mx);
-  *m = mx;
-  *s = acc;
-}
-
 tg_status tg_cpu_softmax_xent_fwd(const tg_kernel_args *a) {
   int64_t N = a->in[0]->shape[0], C = a->in[0]->shape[1];
   const float *x = (const float *)a->in[0]->data; /* [N, C] */
@@ -162,10 +153,8 @@ tg_status tg_cpu_softmax_xent_fwd(const tg_kernel_args *a) {
 #pragma omp parallel for reduction(+ : acc) if (N * C > LOSS_PAR_MIN)
   for (int64_t r = 0; r < N; r++) {
     const float *xr = x + r * C;
-    float m;
-    double s;
-    xent_row(xr, C, &m, &s);
-    acc += (double)m + log(s) - xr[xent_label(a->in[1], r)];
+    float m = tg_row_max(xr, C);
+    acc += (double)m + log(tg_row_exp_sum(xr, C, m)) - xr[xent_label(a->in[1], r)];
   }
   *(float *)a->out->data = loss_mean(acc, N); /* [] */
   return TG_OK;
@@ -183,10 +172,8 @@ tg_status tg_cpu_softmax_xent_bwd(const tg_kernel_args *a) {
 #pragma omp parallel for if (N * C > LOSS_PAR_MIN)
   for (int64_t r = 0; r < N; r++) {
     const float *xr = x + r * C;
-    float m;
-    double s;
-    xent_row(xr, C, &m, &s);
-    float inv = (float)(1.0 / s);
+    float m = tg_row_max(xr, C);
+    float inv = (float)(1.0 / tg_row_exp_sum(xr, C, m));
     float *dr = dx + r * C;
     for (int64_t j = 0; j < C; j++) dr[j] += g * expf(xr[j] - m) * inv;
     dr[xent_label(a->in[1], r)] -= g;

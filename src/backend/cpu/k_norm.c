@@ -1,6 +1,7 @@
 /* CPU kernels over the last dim: softmax, log_softmax, layernorm, rmsnorm (forward and backward). */
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_rows.h"
 
 /* Below this many elements a kernel runs on the calling thread only. */
 #define NORM_PAR_MIN 32768
@@ -27,8 +28,7 @@ tg_status tg_cpu_softmax_fwd(const tg_kernel_args *a) {
   for (int64_t r = 0; r < rows; r++) {
     const float *xr = x + r * D;
     float *yr = y + r * D;
-    float m = xr[0];
-    for (int64_t j = 1; j < D; j++) m = xr[j] > m ? xr[j] : m;
+    float m = tg_row_max(xr, D);
     double s = 0.0;
     for (int64_t j = 0; j < D; j++) {
       yr[j] = expf(xr[j] - m);
@@ -68,11 +68,8 @@ tg_status tg_cpu_log_softmax_fwd(const tg_kernel_args *a) {
 #pragma omp parallel for if (rows * D > NORM_PAR_MIN)
   for (int64_t r = 0; r < rows; r++) {
     const float *xr = x + r * D;
-    float m = xr[0];
-    for (int64_t j = 1; j < D; j++) m = xr[j] > m ? xr[j] : m;
-    double s = 0.0;
-    for (int64_t j = 0; j < D; j++) s += expf(xr[j] - m);
-    float lse = (float)log(s);
+    float m = tg_row_max(xr, D);
+    float lse = (float)log(tg_row_exp_sum(xr, D, m));
     for (int64_t j = 0; j < D; j++) y[r * D + j] = (xr[j] - m) - lse;
   }
   return TG_OK;
