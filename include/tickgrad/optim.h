@@ -47,7 +47,7 @@ void tg_optim_free(tg_optim *o);
  * leaves parameters and state untouched. */
 tg_status tg_optim_step(tg_optim *o);
 int64_t tg_optim_steps(const tg_optim *o);
-void tg_optim_set_steps(tg_optim *o, int64_t steps);
+tg_status tg_optim_set_steps(tg_optim *o, int64_t steps);
 float tg_optim_last_grad_norm(const tg_optim *o); /* before clipping */
 float tg_optim_last_lr(const tg_optim *o);
 const tg_optim_config *tg_optim_config_of(const tg_optim *o);

@@ -302,10 +302,8 @@ tg_status tg_train_state_load(const char *path, tg_optim *o, tg_train_state *st_
       st = be->from_host(dev, buf, tg_safetensors_find(f, name)->data, numel * sizeof(float));
     }
   }
-  if (st == TG_OK) {
-    tg_optim_set_steps(o, optim_step);
-    if (st_out) *st_out = ts;
-  }
+  if (st == TG_OK) st = tg_optim_set_steps(o, optim_step);
+  if (st == TG_OK && st_out) *st_out = ts;
   tg_safetensors_free(f);
   return st;
 }

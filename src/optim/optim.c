@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "backend/backend.h"
+#include "optim/optim_internal.h"
 #include "tickgrad/optim.h"
 
 #define TG_OPTIM_MAX_STATE 2
@@ -15,7 +16,10 @@ struct tg_optim {
   int n_state;
   float *state[TG_OPTIM_MAX_STATE]; /* each [numel] on dev */
   const char *state_name[TG_OPTIM_MAX_STATE];
-  int64_t steps;
+  int n_seg;
+  tg_optim_seg *segs;          /* [n_seg] runs of parameters with one weight decay */
+  tg_optim_scalars *scalars;   /* backend memory: the device's step counter and this step's scalars */
+  int64_t steps;               /* the host's copy of scalars->step, updated by tg_optim_finish */
   float last_norm, last_lr;
 };
 
@@ -90,10 +94,42 @@ static tg_status optim_config_check(const tg_optim_config *c) {
   return TG_OK;
 }
 
+/* Runs of consecutive parameters with the same weight decay (biases and norm gains, ndim < 2, are
+ * not decayed), so an update is a few long kernels rather than one per parameter. */
+static tg_status optim_build_segments(tg_optim *o) {
+  int n = tg_store_count(o->store);
+  o->segs = tg_malloc((size_t)(n > 0 ? n : 1) * sizeof *o->segs);
+  if (!o->segs) return tg_error(TG_ERR_NOMEM, "%s: out of host memory", tg_optim_kind_name(o->cfg.kind));
+  o->n_seg = 0;
+  for (int i = 0; i < n; i++) {
+    tg_param_info p = tg_store_param(o->store, i);
+    if (p.numel == 0) continue;
+    float wd = p.ndim >= 2 ? o->cfg.weight_decay : 0.0f;
+    tg_optim_seg *last = o->n_seg ? &o->segs[o->n_seg - 1] : NULL;
+    if (last && last->wd == wd && last->offset + last->numel == p.offset) {
+      last->numel += p.numel;
+    } else {
+      tg_optim_seg seg = {p.offset, p.numel, wd};
+      o->segs[o->n_seg++] = seg;
+    }
+  }
+  return TG_OK;
+}
+
+static tg_status optim_alloc_scalars(tg_optim *o) {
+  tg_optim_scalars zero;
+  memset(&zero, 0, sizeof zero);
+  tg_status st = o->be->alloc(o->dev, sizeof zero, (void **)&o->scalars);
+  if (st != TG_OK) return st;
+  return o->be->from_host(o->dev, o->scalars, &zero, sizeof zero);
+}
+
 void tg_optim_free(tg_optim *o) {
   if (!o) return;
   for (int k = 0; k < o->n_state; k++)
     if (o->state[k]) o->be->free(o->dev, o->state[k]);
+  if (o->scalars) o->be->free(o->dev, o->scalars);
+  tg_free(o->segs);
   tg_free(o);
 }
 
@@ -125,6 +161,10 @@ tg_status tg_optim_new(tg_store *s, const tg_optim_config *c, tg_optim **out) {
     o->state_name[o->n_state++] = "exp_avg";
     o->state_name[o->n_state++] = "exp_avg_sq";
   }
+  if ((st = optim_build_segments(o)) != TG_OK || (st = optim_alloc_scalars(o)) != TG_OK) {
+    tg_optim_free(o);
+    return st;
+  }
   if (o->numel > 0) {
     for (int k = 0; k < o->n_state; k++) {
       void *p = NULL;
@@ -155,70 +195,53 @@ static int optim_find_bad_param(tg_optim *o, const float *grads) {
   return -1;
 }
 
-/* Applies one update to parameter segment i with learning rate lr and gradient scale gscale. */
-static tg_status optim_apply_param(tg_optim *o, const tg_param_info *p, float lr, float gscale,
-                                   double bc1, double bc2) {
-  const tg_optim_config *c = &o->cfg;
-  float *values = tg_store_values(o->store) + p->offset;
-  const float *grads = tg_store_grads(o->store) + p->offset;
-  /* biases and norm gains (ndim < 2) are not decayed */
-  float wd = p->ndim >= 2 ? c->weight_decay : 0.0f;
-  if (c->kind == TG_SGD) {
-    float *m = o->n_state ? o->state[0] + p->offset : NULL;
-    return o->be->sgd_step(o->dev, values, grads, m, p->numel, lr, c->momentum, wd, gscale);
-  }
-  return o->be->adam_step(o->dev, values, grads, o->state[0] + p->offset, o->state[1] + p->offset,
-                          p->numel, lr, c->beta1, c->beta2, c->eps, wd, c->kind == TG_ADAMW,
-                          (float)bc1, (float)bc2, gscale);
-}
-
-tg_status tg_optim_step(tg_optim *o) {
+tg_status tg_optim_enqueue(tg_optim *o) {
   if (!o) return tg_error(TG_ERR_INVALID, "tg_optim_step: optimizer is NULL");
   const tg_optim_config *c = &o->cfg;
   const char *kname = tg_optim_kind_name(c->kind);
   if (tg_store_numel(o->store) != o->numel)
-    return tg_error(TG_ERR_INVALID, "%s: the store changed size since the optimizer was created",
-                    kname);
-  double norm = 0.0;
-  if (o->numel > 0) {
+    return tg_error(TG_ERR_INVALID, "%s: the store changed size since the optimizer was created", kname);
+  tg_optim_update u = {
+      .kind = c->kind, .lr = c->lr, .momentum = c->momentum, .beta1 = c->beta1, .beta2 = c->beta2,
+      .eps = c->eps, .clip_norm = c->clip_norm, .schedule = c->schedule,
+      .values = tg_store_values(o->store), .grads = tg_store_grads(o->store),
+      .m = o->n_state > 0 ? o->state[0] : NULL, .v = o->n_state > 1 ? o->state[1] : NULL,
+      .numel = o->numel, .n_seg = o->n_seg, .segs = o->segs, .scalars = o->scalars};
+  if (o->numel > 0 && !u.grads) return tg_error(TG_ERR_INVALID, "%s: the store has no gradient buffer", kname);
+  return o->be->optim_update(o->dev, &u);
+}
+
+tg_status tg_optim_finish(tg_optim *o) {
+  tg_optim_scalars sc;
+  tg_status st = o->be->to_host(o->dev, &sc, o->scalars, sizeof sc);
+  if (st != TG_OK) return st;
+  if (sc.skipped) {
     const float *grads = tg_store_grads(o->store);
-    if (!grads)
-      return tg_error(TG_ERR_INVALID, "%s: the store has no gradient buffer", kname);
-    double ss = 0.0;
-    tg_status st = o->be->sum_squares(o->dev, grads, o->numel, &ss);
-    if (st != TG_OK) return st;
-    norm = sqrt(ss);
-    if (!isfinite(norm)) {
-      int bad = optim_find_bad_param(o, grads);
-      return tg_error(TG_ERR_NUMERIC,
-                      "%s step %lld: gradient norm is %s (first non-finite gradient in parameter "
-                      "'%s'); parameters and optimizer state are unchanged",
-                      kname, (long long)(o->steps + 1), isnan(norm) ? "NaN" : "Inf",
-                      bad >= 0 ? tg_store_param(o->store, bad).name : "?");
-    }
+    int bad = optim_find_bad_param(o, grads);
+    return tg_error(TG_ERR_NUMERIC,
+                    "%s step %lld: gradient norm is %s (first non-finite gradient in parameter "
+                    "'%s'); parameters and optimizer state are unchanged",
+                    tg_optim_kind_name(o->cfg.kind), (long long)(sc.step + 1), isnan(sc.norm) ? "NaN" : "Inf",
+                    bad >= 0 ? tg_store_param(o->store, bad).name : "?");
   }
-  float gscale = 1.0f;
-  if (c->clip_norm > 0.0f && norm > (double)c->clip_norm)
-    gscale = (float)((double)c->clip_norm / norm);
-  float lr = tg_lr_at(&c->schedule, c->lr, o->steps);
-  int64_t t = o->steps + 1;
-  double bc1 = 1.0 - pow((double)c->beta1, (double)t);
-  double bc2 = 1.0 - pow((double)c->beta2, (double)t);
-  int n = tg_store_count(o->store);
-  for (int i = 0; i < n; i++) {
-    tg_param_info p = tg_store_param(o->store, i);
-    if (p.numel == 0) continue;
-    tg_status st = optim_apply_param(o, &p, lr, gscale, bc1, bc2);
-    if (st != TG_OK) return st;
-  }
-  o->steps = t;
-  o->last_norm = (float)norm;
-  o->last_lr = lr;
+  o->steps = sc.step;
+  o->last_norm = sc.norm;
+  o->last_lr = sc.lr;
   return TG_OK;
 }
 
+tg_status tg_optim_step(tg_optim *o) {
+  tg_status st = tg_optim_enqueue(o);
+  return st == TG_OK ? tg_optim_finish(o) : st;
+}
+
 int64_t tg_optim_steps(const tg_optim *o) { return o->steps; }
-void tg_optim_set_steps(tg_optim *o, int64_t steps) { o->steps = steps < 0 ? 0 : steps; }
+tg_status tg_optim_set_steps(tg_optim *o, int64_t steps) {
+  int64_t v = steps < 0 ? 0 : steps;
+  tg_status st = o->be->from_host(o->dev, &o->scalars->step, &v, sizeof v);
+  if (st == TG_OK) o->steps = v;
+  return st;
+}
 float tg_optim_last_grad_norm(const tg_optim *o) { return o->last_norm; }
 float tg_optim_last_lr(const tg_optim *o) { return o->last_lr; }
 const tg_optim_config *tg_optim_config_of(const tg_optim *o) { return &o->cfg; }

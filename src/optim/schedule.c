@@ -1,21 +1,6 @@
 /* Learning-rate schedules: linear warm-up, then constant, linear or half-cosine decay. */
-#include <math.h>
-#include "tickgrad/optim.h"
+#include "optim/lr_schedule.h"
 
 float tg_lr_at(const tg_lr_schedule *s, float base_lr, int64_t step) {
-  double base = (double)base_lr;
-  if (!s) return base_lr;
-  if (step < 0) step = 0;
-  if (s->warmup_steps > 0 && step < s->warmup_steps)
-    return (float)(base * (double)(step + 1) / (double)s->warmup_steps);
-  if (s->kind != TG_LR_LINEAR && s->kind != TG_LR_COSINE) return base_lr;
-  int64_t warm = s->warmup_steps > 0 ? s->warmup_steps : 0;
-  int64_t span = s->total_steps - warm;
-  double progress = span > 0 ? (double)(step - warm) / (double)span : 1.0;
-  if (progress < 0.0) progress = 0.0;
-  if (progress > 1.0) progress = 1.0;
-  double ff = (double)s->final_frac;
-  if (s->kind == TG_LR_LINEAR) return (float)(base * (1.0 - (1.0 - ff) * progress));
-  const double pi = 3.14159265358979323846;
-  return (float)(base * (ff + (1.0 - ff) * 0.5 * (1.0 + cos(pi * progress))));
+  return s ? tg_lr_eval(s, base_lr, step) : base_lr;
 }

@@ -2,6 +2,7 @@
 #include <math.h>
 #include "backend/cpu/cpu_optim.h"
 #include "backend/cpu/cpu_simd.h"
+#include "optim/lr_schedule.h"
 
 /* Below this many elements a kernel runs on one thread. */
 #define TG_OPTIM_PAR_MIN 32768
@@ -123,5 +124,40 @@ tg_status tg_cpu_adam_step(tg_device d, float *p, const float *g, float *m, floa
       adam_range(p + lo, g + lo, m + lo, v + lo, len, &k);
     }
   }
+  return TG_OK;
+}
+
+tg_status tg_cpu_optim_update(tg_device d, const tg_optim_update *u) {
+  tg_optim_scalars *sc = u->scalars; /* host memory on the CPU */
+  double ss = 0.0;
+  tg_status st = tg_cpu_sum_squares(d, u->grads, u->numel, &ss);
+  if (st != TG_OK) return st;
+  double norm = sqrt(ss);
+  sc->sumsq = ss;
+  sc->norm = (float)norm;
+  sc->skipped = !isfinite(norm);
+  if (sc->skipped) return TG_OK;
+  float gscale = 1.0f;
+  if (u->clip_norm > 0.0f && norm > (double)u->clip_norm) gscale = (float)((double)u->clip_norm / norm);
+  float lr = tg_lr_eval(&u->schedule, u->lr, sc->step);
+  int64_t t = sc->step + 1;
+  double bc1 = 1.0 - pow((double)u->beta1, (double)t);
+  double bc2 = 1.0 - pow((double)u->beta2, (double)t);
+  for (int i = 0; i < u->n_seg; i++) {
+    const tg_optim_seg *s = &u->segs[i];
+    float *p = u->values + s->offset;
+    const float *g = u->grads + s->offset;
+    if (u->kind == TG_SGD)
+      st = tg_cpu_sgd_step(d, p, g, u->m ? u->m + s->offset : NULL, s->numel, lr, u->momentum, s->wd, gscale);
+    else
+      st = tg_cpu_adam_step(d, p, g, u->m + s->offset, u->v + s->offset, s->numel, lr, u->beta1, u->beta2, u->eps,
+                            s->wd, u->kind == TG_ADAMW, (float)bc1, (float)bc2, gscale);
+    if (st != TG_OK) return st;
+  }
+  sc->step = t;
+  sc->bc1 = bc1;
+  sc->bc2 = bc2;
+  sc->lr = lr;
+  sc->gscale = gscale;
   return TG_OK;
 }

@@ -11,4 +11,7 @@ tg_status tg_cpu_adam_step(tg_device d, float *p, const float *g, float *m, floa
                            float lr, float beta1, float beta2, float eps, float wd, int decoupled,
                            float bc1, float bc2, float gscale);
 
+/* One whole optimizer update on the host (see tg_optim_update in backend.h). */
+tg_status tg_cpu_optim_update(tg_device d, const tg_optim_update *u);
+
 #endif
