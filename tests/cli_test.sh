@@ -34,7 +34,17 @@ expect 0 "short demo run" -- "$bin" --threads 1 demo --steps 50 --rows 512 --out
 for f in final.safetensors final.state.safetensors metrics.csv; do
   if [ -s "$dir/run/$f" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: demo did not write $f"; fi
 done
-expect 1 "demo on a device not compiled in" -- "$bin" demo --steps 5 --device cuda:0 --out "$dir/gpu"
+# the device choice: cuda without a working GPU is an error (exit 2), never a quiet fallback; auto says why
+if "$bin" devices | grep -q '^cuda:0$'; then
+  expect 0 "demo on cuda" -- "$bin" demo --steps 20 --rows 512 --device cuda --out "$dir/gpu"
+else
+  expect 2 "demo on cuda without a GPU" -- "$bin" demo --steps 5 --device cuda --out "$dir/gpu"
+  expect_out "cuda:0 is not available" "missing GPU named" -- "$bin" demo --steps 5 --device cuda:0 --out "$dir/gpu"
+  expect_out "device auto: no usable GPU" "auto explains the CPU fallback" -- "$bin" demo --steps 5 --rows 512 --out "$dir/auto"
+fi
+expect 2 "demo on an unknown device" -- "$bin" demo --steps 5 --device tpu --out "$dir/tpu"
+expect_out "trace: graph 'demo.train' forward  linear" "TICKGRAD_TRACE=devices names ops and devices" -- env TICKGRAD_TRACE=devices "$bin" demo --steps 2 --rows 512 --out "$dir/trace"
+expect_out "backward linear" "trace covers the backward" -- env TICKGRAD_TRACE=devices "$bin" demo --steps 2 --rows 512 --out "$dir/trace"
 # synth: a seeded CSV; the same flags give the same bytes, bad flags exit 2, failures leave no file
 expect 0 "synth --help" -- "$bin" synth --help
 expect_out "usage: tickgrad synth" "synth help text" -- "$bin" synth --help

@@ -1,5 +1,6 @@
 /* Every op has a forward kernel and (unless declared non-differentiable) a backward on every compiled backend. */
 #include <stdio.h>
+#include <stdlib.h>
 #include "support/check.h"
 #include "tickgrad/tickgrad.h"
 
@@ -17,6 +18,9 @@ int main(void) {
   }
   CHECK(backends >= 1);
   CHECK(tg_backend_compiled(TG_CPU));
+  /* CMake says whether it compiled the CUDA backend; the library must then have it. */
+  const char *want_cuda = getenv("TG_EXPECT_CUDA");
+  if (want_cuda && want_cuda[0] == '1') CHECK_MSG(tg_backend_compiled(TG_CUDA), "CMake built the CUDA backend but the library lacks it");
   printf("%d ops on %d compiled backend(s)\n", tg_op_count(), backends);
   return tg_test_finish();
 }

@@ -63,7 +63,7 @@ void tg_graph_free(tg_graph *g);
 /* First build error (sticky): after it every builder returns NULL and plan fails with it. */
 tg_status tg_graph_status(const tg_graph *g);
 /* Seed for dropout; each run advances the RNG offset by one. */
-void tg_graph_set_seed(tg_graph *g, uint64_t seed, uint64_t offset);
+tg_status tg_graph_set_seed(tg_graph *g, uint64_t seed, uint64_t offset);
 uint64_t tg_graph_rng_seed(const tg_graph *g);
 uint64_t tg_graph_rng_offset(const tg_graph *g);
 
@@ -123,6 +123,11 @@ tg_tensor *tg_argmax_last(tg_graph *g, tg_tensor *x); /* i64 out; not differenti
 
 /* Inverted dropout with keep probability 1-p; identity in graphs planned without training. */
 tg_tensor *tg_dropout(tg_graph *g, tg_tensor *x, float p);
+
+/* b row numbers drawn uniformly from [0, rows) with replacement, fresh on every run (the graph's
+ * seed and run counter, like dropout), computed where the graph runs: a batch sampler with no
+ * host-to-device traffic. i64 [b], not differentiable. */
+tg_tensor *tg_sample_rows(tg_graph *g, int64_t rows, int64_t b);
 
 /* Losses: scalar means. */
 tg_tensor *tg_mse_loss(tg_graph *g, tg_tensor *pred, tg_tensor *target);

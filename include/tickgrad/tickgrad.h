@@ -11,6 +11,9 @@
 #include "tickgrad/data.h"
 #include "tickgrad/dataset.h"
 #include "tickgrad/synth.h"
+#include "tickgrad/device.h"
+#include "tickgrad/telemetry.h"
+#include "tickgrad/step.h"
 
 #ifdef __cplusplus
 extern "C" {

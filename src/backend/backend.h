@@ -3,7 +3,48 @@
 #define TG_BACKEND_H
 
 #include <stddef.h>
+#include "tickgrad/optim.h"
 #include "tickgrad/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An optimizer's per-step scalars, kept in the backend's memory (device memory on CUDA). */
+typedef struct tg_optim_scalars {
+  int64_t step;   /* updates applied so far (the schedule and bias corrections read it) */
+  double sumsq;   /* this step's sum of squared gradients */
+  float norm;     /* its square root, before clipping */
+  float lr;       /* the learning rate this step used */
+  float gscale;   /* the clipping factor this step used */
+  double bc1, bc2; /* Adam's bias corrections 1 - beta^step this step used */
+  int skipped;    /* 1: the norm was not finite, so nothing changed (step not advanced) */
+} tg_optim_scalars;
+
+/* A run of parameters sharing one weight decay, [offset, offset + numel) of the flat buffers. */
+typedef struct tg_optim_seg {
+  size_t offset, numel;
+  float wd;
+} tg_optim_seg;
+
+/* Everything one update reads. PyTorch's rules (see cpu_optim.c):
+ *   norm = sqrt(sum g^2); not finite: skipped = 1 and nothing else changes
+ *   gscale = clip_norm > 0 && norm > clip_norm ? clip_norm / norm : 1;  lr = schedule(step)
+ *   SGD: d = g*gscale + wd*p; m = momentum*m + d; p -= lr*m (or lr*d without momentum)
+ *   Adam/AdamW: t = step + 1, bias corrections 1 - beta^t, see tg_cpu_adam_step
+ *   step += 1 */
+typedef struct tg_optim_update {
+  tg_optim_kind kind;
+  float lr, momentum, beta1, beta2, eps, clip_norm;
+  tg_lr_schedule schedule;
+  float *values;      /* [numel] */
+  const float *grads; /* [numel] */
+  float *m, *v;       /* [numel] state (m: SGD momentum or Adam exp_avg; NULL when unused) */
+  size_t numel;
+  int n_seg;
+  const tg_optim_seg *segs;  /* [n_seg] host array */
+  tg_optim_scalars *scalars; /* backend memory */
+} tg_optim_update;
 
 typedef struct tg_backend {
   const char *name;
@@ -14,16 +55,14 @@ typedef struct tg_backend {
   tg_status (*to_host)(tg_device d, void *host_dst, const void *src, size_t bytes);
   tg_status (*from_host)(tg_device d, void *dst, const void *host_src, size_t bytes);
   tg_status (*copy)(tg_device d, void *dst, const void *src, size_t bytes); /* within the device */
-  /* sum of squares of g[0..n) into *out (a double on the host) */
+  /* sum of squares of g[0..n) into *out (a double on the host; synchronises) */
   tg_status (*sum_squares)(tg_device d, const float *g, size_t n, double *out);
-  /* p[i] -= lr*(g[i]*gscale + wd*p[i]) with momentum buffer m (m may be NULL when momentum == 0) */
-  tg_status (*sgd_step)(tg_device d, float *p, const float *g, float *m, size_t n, float lr,
-                        float momentum, float wd, float gscale);
-  /* Adam (decoupled == 0: wd added to the gradient) or AdamW (decoupled == 1) with bias
-   * correction terms bc1 = 1-beta1^t, bc2 = 1-beta2^t. */
-  tg_status (*adam_step)(tg_device d, float *p, const float *g, float *m, float *v, size_t n,
-                         float lr, float beta1, float beta2, float eps, float wd, int decoupled,
-                         float bc1, float bc2, float gscale);
+  /* One optimizer update (see tg_optim_update). Never synchronises: every scalar it needs is
+   * computed where the update runs, so a captured step replays it unchanged. */
+  tg_status (*optim_update)(tg_device d, const struct tg_optim_update *u);
+  /* The run counter for dropout, in backend memory: c[1] = c[0]; c[0] += 1 (so a captured forward
+   * advances it on every replay). */
+  tg_status (*advance_counter)(tg_device d, uint64_t *c);
 } tg_backend;
 
 /* NULL when the backend is not compiled into this build. */
@@ -38,4 +77,7 @@ void tg_alloc_note(void);
 /* Number of tg_malloc/tg_calloc calls so far (process-wide). */
 uint64_t tg_alloc_count(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

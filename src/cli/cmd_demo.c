@@ -25,7 +25,9 @@ static void demo_usage(FILE *f) {
           "Trains an MLP %d-%d-%d-1 (SiLU) with AdamW, warm-up + cosine LR and clipping on a seeded\n"
           "synthetic regression, prints progress and the held-out loss, and writes DIR/final.safetensors\n"
           "(weights), DIR/final.state.safetensors (optimizer state) and DIR/metrics.csv.\n"
-          "defaults: --steps 3000 --batch 64 --rows 8192 --lr 0.003 --seed 1 --out runs/demo --device cpu\n",
+          "With a GPU the data stays on it, batches are drawn there and the step replays as a CUDA graph;\n"
+          "DIR/telemetry.csv then samples the GPU once a second.\n"
+          "defaults: --steps 3000 --batch 64 --rows 8192 --lr 0.003 --seed 1 --out runs/demo --device auto\n",
           FEATURES, HIDDEN, HIDDEN);
 }
 
@@ -38,16 +40,29 @@ static void make_rows(uint64_t seed, uint64_t stream, long n, float *x /* [n, F]
   }
 }
 
-static tg_tensor *build(tg_graph *g, long batch) {
-  int64_t xs[2] = {batch, FEATURES}, ys[2] = {batch, 1};
+/* The MLP on x [B, F] -> MSE against y [B, 1]. */
+static tg_tensor *mlp_loss(tg_graph *g, tg_tensor *x, tg_tensor *y) {
   int64_t w1[2] = {HIDDEN, FEATURES}, w2[2] = {HIDDEN, HIDDEN}, w3[2] = {1, HIDDEN}, bh[1] = {HIDDEN}, b1[1] = {1};
   tg_init fan = {TG_INIT_FAN_IN, 0, 0};
-  tg_tensor *x = tg_input(g, "x", TG_F32, 2, xs);
-  tg_tensor *y = tg_input(g, "y", TG_F32, 2, ys);
   tg_tensor *h = tg_silu(g, tg_linear(g, x, tg_param(g, "l1.weight", 2, w1, fan), tg_param(g, "l1.bias", 1, bh, fan)));
   h = tg_silu(g, tg_linear(g, h, tg_param(g, "l2.weight", 2, w2, fan), tg_param(g, "l2.bias", 1, bh, fan)));
   tg_tensor *p = tg_linear(g, h, tg_param(g, "l3.weight", 2, w3, fan), tg_param(g, "l3.bias", 1, b1, fan));
   return tg_mse_loss(g, p, y);
+}
+
+/* Training: the batch is drawn and gathered on the device from the resident tables x [rows, F],
+ * y [rows, 1], so a step moves no data from the host. */
+static tg_tensor *build_train(tg_graph *g, long rows, long batch) {
+  int64_t xs[2] = {rows, FEATURES}, ys[2] = {rows, 1};
+  tg_tensor *idx = tg_sample_rows(g, rows, batch);
+  return mlp_loss(g, tg_gather_rows(g, tg_input(g, "x", TG_F32, 2, xs), idx),
+                  tg_gather_rows(g, tg_input(g, "y", TG_F32, 2, ys), idx));
+}
+
+/* Evaluation: the whole held-out table at once. */
+static tg_tensor *build_eval(tg_graph *g, long rows) {
+  int64_t xs[2] = {rows, FEATURES}, ys[2] = {rows, 1};
+  return mlp_loss(g, tg_input(g, "x", TG_F32, 2, xs), tg_input(g, "y", TG_F32, 2, ys));
 }
 
 static int parse(int argc, char **argv, demo_opts *o) {
@@ -75,7 +90,7 @@ static int parse(int argc, char **argv, demo_opts *o) {
       if (!v) return tg_cli_usage_error("demo", "--out needs a folder");
       o->out = v;
     } else if (strcmp(f, "--device") == 0) {
-      if (!v) return tg_cli_usage_error("demo", "--device needs a value (cpu, cpu:N, cuda:N)");
+      if (!v) return tg_cli_usage_error("demo", "--device needs a value (auto, cpu, cpu:N, cuda, cuda:N)");
       o->device = v;
     } else {
       return tg_cli_usage_error("demo", "unknown flag '%s'", f);
@@ -109,12 +124,54 @@ static int fail(const char *what) {
   return TG_EXIT_FAIL;
 }
 
+/* The device tables: x, y [rows, F] and [rows, 1] copied once (views of the host arrays on cpu:0). */
+typedef struct demo_table {
+  tg_device dev;
+  void *x, *y;
+  tg_tensor tx, ty;
+} demo_table;
+
+static tg_status table_make(demo_table *t, tg_device dev, const char *name, const float *x, const float *y, long rows) {
+  int64_t xs[2] = {rows, FEATURES}, ys[2] = {rows, 1};
+  char nx[64], ny[64];
+  snprintf(nx, sizeof nx, "%s.x", name);
+  snprintf(ny, sizeof ny, "%s.y", name);
+  t->dev = dev;
+  tg_status st = tg_device_upload(dev, x, sizeof(float) * (size_t)rows * FEATURES, &t->x);
+  if (st == TG_OK) st = tg_device_upload(dev, y, sizeof(float) * (size_t)rows, &t->y);
+  if (st == TG_OK) st = tg_tensor_view(&t->tx, nx, dev, TG_F32, 2, xs, t->x);
+  if (st == TG_OK) st = tg_tensor_view(&t->ty, ny, dev, TG_F32, 2, ys, t->y);
+  return st;
+}
+
+static void table_free(demo_table *t) {
+  tg_device_free(t->dev, t->x);
+  tg_device_free(t->dev, t->y);
+}
+
+/* Device memory, utilisation and transfers since the previous report, for the progress line. */
+static void print_device_usage(tg_device dev, tg_telemetry *tel, tg_mem_stats *prev) {
+  tg_mem_stats m;
+  if (dev.kind != TG_CUDA || tg_device_mem_stats(dev, &m) != TG_OK) return;
+  double util = 0;
+  const double mib = 1048576.0;
+  printf("  mem %.1f/%.1f/%.1f MiB", (double)m.allocated / mib, (double)m.reserved / mib, (double)m.peak / mib);
+  if (tel && tg_telemetry_mark(tel, &util)) printf("  util %.0f%%", util);
+  else printf("  util -");
+  printf("  h2d %llu B  d2h %llu B", (unsigned long long)(m.h2d_bytes - prev->h2d_bytes),
+         (unsigned long long)(m.d2h_bytes - prev->d2h_bytes));
+  *prev = m;
+}
+
 int tg_cmd_demo(int argc, char **argv) {
-  demo_opts o = {3000, 64, 8192, 1, 3e-3, "runs/demo", "cpu"};
+  demo_opts o = {3000, 64, 8192, 1, 3e-3, "runs/demo", "auto"};
   int rc = parse(argc, argv, &o);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
   tg_device dev;
-  if (tg_device_parse(o.device, &dev) != TG_OK) return tg_cli_usage_error("demo", "%s", tg_last_error());
+  char notice[512];
+  if (tg_device_choose(o.device, &dev, notice, sizeof notice) != TG_OK)
+    return tg_cli_usage_error("demo", "--device %s: %s", o.device, tg_last_error());
+  if (notice[0]) printf("%s\n", notice);
   if (make_dirs(o.out) != 0) {
     fprintf(stderr, "tickgrad demo: cannot create folder '%s': %s\n", o.out, strerror(errno));
     return TG_EXIT_FAIL;
@@ -122,20 +179,24 @@ int tg_cmd_demo(int argc, char **argv) {
   long val_rows = 2048;
   float *x = malloc(sizeof(float) * (size_t)(o.train_rows + val_rows) * FEATURES);
   float *y = malloc(sizeof(float) * (size_t)(o.train_rows + val_rows));
-  float *bx = malloc(sizeof(float) * (size_t)o.batch * FEATURES), *by = malloc(sizeof(float) * (size_t)o.batch);
-  if (!x || !y || !bx || !by) {
+  if (!x || !y) {
     fprintf(stderr, "tickgrad demo: out of host memory for %ld rows\n", o.train_rows);
     return TG_EXIT_FAIL;
   }
   make_rows((uint64_t)o.seed, 1, o.train_rows + val_rows, x, y);
+  demo_table train_t = {0}, val_t = {0};
+  if (table_make(&train_t, dev, "train", x, y, o.train_rows) != TG_OK ||
+      table_make(&val_t, dev, "val", x + o.train_rows * FEATURES, y + o.train_rows, val_rows) != TG_OK)
+    return fail("data on the device");
 
   tg_store *store = tg_store_new(dev, (uint64_t)o.seed);
   tg_graph *train = tg_graph_new(store, "demo.train"), *eval = tg_graph_new(store, "demo.eval");
   tg_graph_set_seed(train, (uint64_t)o.seed, 0);
-  tg_tensor *loss = build(train, o.batch), *val_loss = build(eval, val_rows);
+  tg_tensor *loss = build_train(train, o.train_rows, o.batch), *val_loss = build_eval(eval, val_rows);
   if (!loss || !val_loss) return fail("build");
   tg_plan_opts po = tg_plan_defaults(dev);
   po.log = stdout;
+  po.training = 1;
   if (tg_graph_plan(train, &po) != TG_OK) return fail("plan");
   po.training = 0;
   if (tg_graph_plan(eval, &po) != TG_OK) return fail("plan");
@@ -146,18 +207,20 @@ int tg_cmd_demo(int argc, char **argv) {
   oc.schedule = (tg_lr_schedule){TG_LR_COSINE, o.steps / 20, o.steps, 0.05f};
   tg_optim *opt;
   if (tg_optim_new(store, &oc, &opt) != TG_OK) return fail("optimizer");
-
-  int64_t bxs[2] = {o.batch, FEATURES}, bys[2] = {o.batch, 1}, vxs[2] = {val_rows, FEATURES}, vys[2] = {val_rows, 1};
-  tg_tensor tbx, tby, tvx, tvy;
-  tg_tensor_view(&tbx, "batch.x", dev, TG_F32, 2, bxs, bx);
-  tg_tensor_view(&tby, "batch.y", dev, TG_F32, 2, bys, by);
-  tg_tensor_view(&tvx, "val.x", dev, TG_F32, 2, vxs, x + o.train_rows * FEATURES);
-  tg_tensor_view(&tvy, "val.y", dev, TG_F32, 2, vys, y + o.train_rows);
-  if (tg_graph_bind(train, "x", &tbx) || tg_graph_bind(train, "y", &tby) || tg_graph_bind(eval, "x", &tvx) ||
-      tg_graph_bind(eval, "y", &tvy))
+  if (tg_graph_bind(train, "x", &train_t.tx) || tg_graph_bind(train, "y", &train_t.ty) ||
+      tg_graph_bind(eval, "x", &val_t.tx) || tg_graph_bind(eval, "y", &val_t.ty))
     return fail("bind");
+  tg_step *step_train, *step_eval;
+  if (tg_step_new(train, loss, opt, &step_train) != TG_OK || tg_step_new(eval, val_loss, NULL, &step_eval) != TG_OK)
+    return fail("step");
 
   char path[4096];
+  tg_telemetry *tel = NULL;
+  if (dev.kind == TG_CUDA) {
+    snprintf(path, sizeof path, "%s/telemetry.csv", o.out);
+    if (tg_telemetry_start(path, dev.index, 1.0, &tel) != TG_OK) return fail("telemetry");
+    printf("telemetry: %s (%s)\n", path, tg_telemetry_nvml_status(tel));
+  }
   snprintf(path, sizeof path, "%s/metrics.csv", o.out);
   FILE *metrics = fopen(path, "w");
   if (!metrics) {
@@ -165,38 +228,42 @@ int tg_cmd_demo(int argc, char **argv) {
     return TG_EXIT_FAIL;
   }
   fprintf(metrics, "step,train_loss,val_loss,lr,grad_norm,seconds\n");
-  printf("training %ld steps, batch %ld, %ld rows, %d threads\n", o.steps, o.batch, o.train_rows, tg_threads());
+  char dname[16];
+  printf("training %ld steps, batch %ld, %ld rows on %s, %d threads\n", o.steps, o.batch, o.train_rows,
+         tg_device_str(dev, dname, sizeof dname), tg_threads());
+  tg_mem_stats usage = {0};
+  tg_device_mem_stats(dev, &usage);
   double t0 = now_s(), window = 0;
   long report = o.steps / 10 > 0 ? o.steps / 10 : 1;
   for (long step = 1; step <= o.steps; step++) {
-    for (long r = 0; r < o.batch; r++) {
-      long row = (long)(tg_rng_uniform((uint64_t)o.seed, 2, (uint64_t)(step * o.batch + r)) * (float)o.train_rows);
-      if (row >= o.train_rows) row = o.train_rows - 1;
-      memcpy(bx + r * FEATURES, x + row * FEATURES, sizeof(float) * FEATURES);
-      by[r] = y[row];
-    }
-    if (tg_graph_run(train) != TG_OK || tg_graph_backward(train, loss) != TG_OK) return fail("step");
-    float l = *(float *)loss->data;
+    float l = 0, vl = 0;
+    if (tg_step_run(step_train, &l) != TG_OK) return fail("step");
     if (!isfinite(l)) {
       fprintf(stderr, "tickgrad demo: loss is %f at step %ld; stopping (last good checkpoint kept)\n", l, step);
       return TG_EXIT_FAIL;
     }
-    if (tg_optim_step(opt) != TG_OK) return fail("optimizer step");
+    if (step == 2 && dev.kind == TG_CUDA) {
+      if (tg_step_captured(step_train)) printf("training step captured as a CUDA graph; replaying it from now on\n");
+      else printf("training step not captured (%s); running it eagerly\n", tg_step_capture_error(step_train));
+    }
     window += l;
     if (step % report == 0 || step == o.steps) {
-      if (tg_graph_run(eval) != TG_OK) return fail("eval");
+      if (tg_step_run(step_eval, &vl) != TG_OK) return fail("eval");
       double el = now_s() - t0;
       long n = step % report == 0 ? report : step % report;
-      printf("step %6ld/%ld  train %.5f  val %.5f  lr %.2e  |g| %.3f  %.0f samples/s\n", step, o.steps,
-             window / (double)n, *(float *)val_loss->data, tg_optim_last_lr(opt), tg_optim_last_grad_norm(opt),
+      printf("step %6ld/%ld  train %.5f  val %.5f  lr %.2e  |g| %.3f  %.0f samples/s", step, o.steps,
+             window / (double)n, vl, tg_optim_last_lr(opt), tg_optim_last_grad_norm(opt),
              (double)step * (double)o.batch / el);
-      fprintf(metrics, "%ld,%.6f,%.6f,%.6e,%.5f,%.3f\n", step, window / (double)n, *(float *)val_loss->data,
-              tg_optim_last_lr(opt), tg_optim_last_grad_norm(opt), el);
+      print_device_usage(dev, tel, &usage);
+      printf("\n");
+      fprintf(metrics, "%ld,%.6f,%.6f,%.6e,%.5f,%.3f\n", step, window / (double)n, vl, tg_optim_last_lr(opt),
+              tg_optim_last_grad_norm(opt), el);
       fflush(metrics);
       window = 0;
     }
   }
   fclose(metrics);
+  tg_telemetry_stop(tel);
   snprintf(path, sizeof path, "%s/final.safetensors", o.out);
   if (tg_store_save(store, path) != TG_OK) return fail("save weights");
   printf("wrote %s\n", path);
@@ -204,13 +271,15 @@ int tg_cmd_demo(int argc, char **argv) {
   tg_train_state st = {tg_optim_steps(opt), tg_graph_rng_seed(train), tg_graph_rng_offset(train), 0, o.steps * o.batch};
   if (tg_train_state_save(path, opt, &st) != TG_OK) return fail("save training state");
   printf("wrote %s\n", path);
+  tg_step_free(step_train);
+  tg_step_free(step_eval);
   tg_optim_free(opt);
   tg_graph_free(train);
   tg_graph_free(eval);
   tg_store_free(store);
+  table_free(&train_t);
+  table_free(&val_t);
   free(x);
   free(y);
-  free(bx);
-  free(by);
   return TG_EXIT_OK;
 }

@@ -21,6 +21,43 @@ static const char *simd_level(void) {
 #endif
 }
 
+static void print_mib(const char *label, uint64_t bytes) { printf("  %-10s %.0f MiB\n", label, (double)bytes / 1048576.0); }
+
+/* Each GPU's description and self-test; exit 0 when none is present (that is not a failure) or all
+ * pass, 1 when a present GPU fails. */
+static int print_cuda_devices(void) {
+  if (!tg_backend_compiled(TG_CUDA)) {
+    printf("cuda: backend not compiled into this build (%s)\n", tg_cuda_why_none());
+    return TG_EXIT_OK;
+  }
+  int n = tg_cuda_count();
+  if (n == 0) {
+    printf("cuda: backend compiled (sm_90 + PTX); no usable GPU: %s\n", tg_cuda_why_none());
+    return TG_EXIT_OK;
+  }
+  int failed = 0;
+  for (int i = 0; i < n; i++) {
+    tg_device_info info;
+    printf("cuda:%d\n", i);
+    if (tg_device_info_get(tg_cuda(i), &info) != TG_OK) {
+      printf("  error      %s\n", tg_last_error());
+      failed = 1;
+      continue;
+    }
+    printf("  name       %s (PCI %s)\n", info.name, info.pci_bus_id);
+    print_mib("memory", info.total_bytes);
+    print_mib("free", info.free_bytes);
+    printf("  compute    %d.%d, %d SMs\n", info.cc_major, info.cc_minor, info.sm_count);
+    printf("  versions   driver %d.%d, runtime %d.%d\n", info.driver_version / 1000, info.driver_version % 1000 / 10,
+           info.runtime_version / 1000, info.runtime_version % 1000 / 10);
+    char report[512];
+    tg_status st = tg_device_self_test(tg_cuda(i), report, sizeof report);
+    printf("  self-test  %s: %s\n", st == TG_OK ? "PASS" : "FAIL", st == TG_OK ? report : tg_last_error());
+    if (st != TG_OK) failed = 1;
+  }
+  return failed ? TG_EXIT_FAIL : TG_EXIT_OK;
+}
+
 int tg_cmd_devices(int argc, char **argv) {
   if (argc > 0) {
     if (strcmp(argv[0], "--help") == 0) {
@@ -35,14 +72,7 @@ int tg_cmd_devices(int argc, char **argv) {
   printf("  simd       %s\n", simd_level());
   printf("  blas       %s, %d threads\n", openblas_get_config(), openblas_get_num_threads());
   printf("  threads    %d (OpenMP loops)\n", tg_threads());
-  if (tg_backend_compiled(TG_CUDA)) {
-    printf("cuda: backend compiled\n");
-  } else {
-    printf("cuda: backend not compiled into this build%s\n",
-           TG_NVCC_FOUND ? " (nvcc was found at build time; the CUDA kernels arrive in a later version)"
-                         : " (nvcc was not found at build time)");
-  }
-  return TG_EXIT_OK;
+  return print_cuda_devices();
 }
 
 int tg_cmd_ops(int argc, char **argv) {

@@ -1,6 +1,7 @@
 /* Executing a planned graph: bind inputs, run forward, backward into the flat gradient buffer. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "backend/backend.h"
 #include "graph/graph_internal.h"
@@ -57,6 +58,19 @@ static tg_status kernel_failed(const tg_graph *g, tg_status st) {
   return tg_error(st, "graph '%s': %s", g->name, msg);
 }
 
+/* TICKGRAD_TRACE=devices (or a comma list containing it): print each op's kernel, output and device
+ * for the first forward and the first backward of every graph, to stderr. */
+static int trace_wanted(void) {
+  const char *t = getenv("TICKGRAD_TRACE");
+  return t && strstr(t, "devices") != NULL;
+}
+
+static void trace_op(tg_graph *g, const tg_node *n, const char *pass) {
+  char dev[16];
+  fprintf(stderr, "trace: graph '%s' %s %-22s -> %-24s on %s\n", g->name, pass, tg_op_get(n->op)->name, n->out.name,
+          tg_device_str(g->opts.device, dev, sizeof dev));
+}
+
 static tg_status poison_arena(tg_graph *g) {
   for (int i = 0; i < g->n_bufs; i++) {
     tg_status st = g->backend->fill_bytes(g->opts.device, (char *)g->arena + g->bufs[i].offset, g->bufs[i].bytes, 0xFF);
@@ -77,12 +91,16 @@ tg_status tg_graph_run(tg_graph *g) {
     tg_status st = poison_arena(g);
     if (st != TG_OK) return st;
   }
+  tg_status adv = g->backend->advance_counter(g->opts.device, g->rng_ctr);
+  if (adv != TG_OK) return adv;
   g->fwd_offset = g->rng_offset++;
+  int trace = !(g->traced & 1) && trace_wanted();
+  g->traced |= 1;
   for (int i = 0; i < g->n_nodes; i++) {
     tg_node *n = g->nodes[i];
     const tg_op_def *def = tg_op_get(n->op);
     if (def->flags & TG_OPF_LEAF) continue;
-    n->args.seed = g->seed;
+    if (trace) trace_op(g, n, "forward ");
     n->args.rng_offset = g->fwd_offset;
     tg_status st = def->fwd[g->opts.device.kind](&n->args);
     if (st != TG_OK) {
@@ -110,13 +128,15 @@ static tg_status backward_from(tg_graph *g, tg_node *start, const float *seed) {
   if (seed) st = g->backend->copy(g->opts.device, start->grad, seed, n_out * sizeof(float));
   else st = g->backend->fill_f32(g->opts.device, start->grad, 1, 1.0f);
   if (st != TG_OK) return st;
+  int trace = !(g->traced & 2) && trace_wanted();
+  g->traced |= 2;
   for (int i = start->id; i >= 0; i--) {
     tg_node *n = g->nodes[i];
     const tg_op_def *def = tg_op_get(n->op);
     if ((def->flags & TG_OPF_LEAF) || !n->requires_grad || !n->root->grad_ready) continue;
     for (int k = 0; k < n->n_in; k++)
       if (n->in[k]->requires_grad && (st = ready_grad(g, n->in[k])) != TG_OK) return st;
-    n->args.seed = g->seed;
+    if (trace) trace_op(g, n, "backward");
     n->args.rng_offset = g->fwd_offset;
     if ((st = def->bwd[g->opts.device.kind](&n->args)) != TG_OK) return kernel_failed(g, st);
   }

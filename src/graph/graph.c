@@ -19,7 +19,9 @@ tg_graph *tg_graph_new(tg_store *store, const char *name) {
 
 void tg_graph_release_plan(tg_graph *g) {
   if (g->arena && g->backend) g->backend->free(g->opts.device, g->arena);
+  if (g->rng_ctr && g->backend) g->backend->free(g->opts.device, g->rng_ctr);
   g->arena = NULL;
+  g->rng_ctr = NULL;
   tg_free(g->bufs);
   g->bufs = NULL;
   g->n_bufs = 0;
@@ -36,9 +38,13 @@ void tg_graph_free(tg_graph *g) {
 
 tg_status tg_graph_status(const tg_graph *g) { return g ? g->status : TG_ERR_INVALID; }
 
-void tg_graph_set_seed(tg_graph *g, uint64_t seed, uint64_t offset) {
+tg_status tg_graph_set_seed(tg_graph *g, uint64_t seed, uint64_t offset) {
   g->seed = seed;
   g->rng_offset = offset;
+  if (!g->planned) return TG_OK;
+  for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->args.seed = seed;
+  uint64_t c[2] = {offset, offset};
+  return g->backend->from_host(g->opts.device, g->rng_ctr, c, sizeof c);
 }
 
 uint64_t tg_graph_rng_seed(const tg_graph *g) { return g->seed; }

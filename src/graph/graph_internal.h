@@ -53,6 +53,8 @@ struct tg_graph {
   size_t arena_bytes, unshared_bytes;
   uint64_t seed, rng_offset;
   uint64_t fwd_offset; /* rng offset used by the last run, replayed by backward */
+  uint64_t *rng_ctr;   /* [2] in device memory: the next run's rng offset, this run's (kernels read it) */
+  int traced;          /* TICKGRAD_TRACE=devices: bit 1 forward printed, bit 2 backward printed */
   int ran;             /* a run completed since plan */
 };
 

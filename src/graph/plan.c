@@ -213,6 +213,7 @@ static void build_args(tg_graph *g, tg_node *n) {
   a->attr = &n->attr;
   a->seed = g->seed;
   a->rng_stream = (uint64_t)n->id;
+  a->rng_offset_dev = g->opts.device.kind == TG_CPU ? NULL : g->rng_ctr + 1;
   a->node_name = n->out.name;
 }
 
@@ -240,6 +241,12 @@ tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
   }
   g->backend = be;
   g->opts = *opts;
+  uint64_t ctr[2] = {g->rng_offset, g->rng_offset};
+  if ((st = be->alloc(opts->device, sizeof ctr, (void **)&g->rng_ctr)) != TG_OK ||
+      (st = be->from_host(opts->device, g->rng_ctr, ctr, sizeof ctr)) != TG_OK) {
+    tg_graph_release_plan(g);
+    return st;
+  }
   char *arena = g->arena;
   for (int i = 0; i < g->n_nodes; i++) {
     tg_node *n = g->nodes[i];

@@ -62,3 +62,13 @@ tg_tensor *tg_dropout(tg_graph *g, tg_tensor *x, float p) {
   attr.i[0] = 0; /* set to 1 by the planner for a training plan */
   return tg_graph_add(g, TG_OP_DROPOUT, 1, &x, TG_F32, x->ndim, x->shape, &attr);
 }
+
+tg_tensor *tg_sample_rows(tg_graph *g, int64_t rows, int64_t b) {
+  if (!g) return NULL;
+  if (rows < 1 || b < 0)
+    return tg_graph_fail(g, TG_ERR_INVALID, "sample_rows: %lld draws from %lld rows (need rows >= 1, draws >= 0)",
+                         (long long)b, (long long)rows);
+  tg_attr attr = {0};
+  attr.i[0] = rows;
+  return tg_graph_add(g, TG_OP_SAMPLE_ROWS, 0, NULL, TG_I64, 1, &b, &attr);
+}

@@ -4,6 +4,10 @@
 
 #include "tickgrad/graph.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define TG_MAX_INPUTS 16
 
 typedef enum tg_op {
@@ -45,6 +49,7 @@ typedef enum tg_op {
   TG_OP_HUBER_LOSS,
   TG_OP_PINBALL_LOSS,
   TG_OP_SOFTMAX_XENT,
+  TG_OP_SAMPLE_ROWS,
   TG_OP_COUNT
 } tg_op;
 
@@ -53,7 +58,8 @@ typedef enum tg_op {
  *   layernorm/rmsnorm: f[0]=eps, i[0]=has gamma/weight, i[1]=has beta
  *   linear: i[0]=has bias                  concat: i[0]=dim       slice: i[0]=dim i[1]=start i[2]=len
  *   transpose: i[0]=dim0 i[1]=dim1         dropout: f[0]=p, i[0]=active (training plan)
- *   huber: f[0]=delta                      pinball: i[0]=Q, f[0..Q-1]=quantiles */
+ *   huber: f[0]=delta                      pinball: i[0]=Q, f[0..Q-1]=quantiles
+ *   sample_rows: i[0]=rows to draw from */
 typedef struct tg_attr {
   int64_t i[8];
   float f[TG_MAX_QUANTILES];
@@ -72,6 +78,7 @@ typedef struct tg_kernel_args {
   uint64_t seed;       /* dropout: counter RNG key */
   uint64_t rng_stream; /* dropout: node id */
   uint64_t rng_offset; /* dropout: the run counter at the forward */
+  const uint64_t *rng_offset_dev; /* CUDA: device copy of rng_offset, read by kernels so captured steps replay fresh masks */
   const char *node_name; /* for error messages */
 } tg_kernel_args;
 
@@ -97,4 +104,7 @@ typedef struct tg_op_def {
 
 const tg_op_def *tg_op_get(tg_op op);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -43,7 +43,13 @@ static tg_status cpu_copy(tg_device d, void *dst, const void *src, size_t bytes)
   return TG_OK;
 }
 
-static const tg_backend k_cpu = {
+static tg_status cpu_advance_counter(tg_device d, uint64_t *c) {
+  (void)d;
+  c[1] = c[0]++;
+  return TG_OK;
+}
+
+const tg_backend tg_cpu_backend = {
     .name = "cpu",
     .alloc = cpu_alloc,
     .free = cpu_free,
@@ -53,10 +59,6 @@ static const tg_backend k_cpu = {
     .from_host = cpu_copy,
     .copy = cpu_copy,
     .sum_squares = tg_cpu_sum_squares,
-    .sgd_step = tg_cpu_sgd_step,
-    .adam_step = tg_cpu_adam_step,
+    .optim_update = tg_cpu_optim_update,
+    .advance_counter = cpu_advance_counter,
 };
-
-const tg_backend *tg_backend_for(tg_device_kind k) { return k == TG_CPU ? &k_cpu : NULL; }
-
-int tg_backend_compiled(tg_device_kind k) { return tg_backend_for(k) != NULL; }

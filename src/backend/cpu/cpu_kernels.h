@@ -87,4 +87,7 @@ tg_status tg_cpu_pinball_bwd(const tg_kernel_args *a);
 tg_status tg_cpu_softmax_xent_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_softmax_xent_bwd(const tg_kernel_args *a);
 
+/* k_random.c */
+tg_status tg_cpu_sample_rows_fwd(const tg_kernel_args *a);
+
 #endif

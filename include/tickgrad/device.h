@@ -1,0 +1,60 @@
+/* Devices: choosing one (auto, cpu, cuda, cuda:N), what each is, its memory statistics, synchronising. */
+#ifndef TICKGRAD_DEVICE_H
+#define TICKGRAD_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tickgrad/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tg_device_info {
+  char name[256];
+  char pci_bus_id[32];
+  uint64_t total_bytes, free_bytes;
+  int cc_major, cc_minor; /* compute capability */
+  int sm_count;
+  int driver_version, runtime_version; /* CUDA versions as 1000*major + 10*minor */
+} tg_device_info;
+
+/* Device memory as the caching allocator sees it: bytes handed out now, bytes held from the driver,
+ * the peak of the first, how many times the driver was asked for memory; and the transfer counters. */
+typedef struct tg_mem_stats {
+  uint64_t allocated, reserved, peak;
+  uint64_t device_mallocs;
+  uint64_t h2d_bytes, d2h_bytes; /* every byte copied between the host and this device so far */
+} tg_mem_stats;
+
+/* CUDA devices usable now: 0 when the backend is not compiled, or there is no driver or GPU. */
+int tg_cuda_count(void);
+/* One line saying why tg_cuda_count() is 0 ("" when it is not). */
+const char *tg_cuda_why_none(void);
+/* Chooses a device from "auto", "cpu", "cpu:N", "cuda" or "cuda:N". "auto" takes cuda:0 when a GPU
+ * works, else cpu:0, and then writes one notice line saying why into notice (may be NULL).
+ * "cuda"/"cuda:N" without that device fails with TG_ERR_DEVICE and the reason: never a fallback. */
+tg_status tg_device_choose(const char *spec, tg_device *out, char *notice, size_t notice_size);
+/* Name, memory and versions of a CUDA device (TG_ERR_DEVICE for a CPU or a missing device). */
+tg_status tg_device_info_get(tg_device d, tg_device_info *out);
+/* Allocator statistics (all zero on the CPU). */
+tg_status tg_device_mem_stats(tg_device d, tg_mem_stats *out);
+/* Waits until the device has finished queued work; raises any fault a kernel recorded. No-op on
+ * the CPU. */
+tg_status tg_device_sync(tg_device d);
+
+/* Device memory for data the caller puts there once (tables, resident inputs): *out receives a copy
+ * of host[0..bytes) on d (on cpu:0 a copy in host memory). Free with tg_device_free. */
+tg_status tg_device_upload(tg_device d, const void *host, size_t bytes, void **out);
+/* Copies bytes from device memory src on d to host memory (waits for queued work). */
+tg_status tg_device_download(tg_device d, void *host, const void *src, size_t bytes);
+void tg_device_free(tg_device d, void *p);
+
+/* Allocates on d, runs a GEMM, a layernorm and an MSE loss forward and backward there and on the
+ * CPU, and compares loss and gradients. TG_OK with a one-line summary in report, or the failure. */
+tg_status tg_device_self_test(tg_device d, char *report, size_t report_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,33 @@
+/* Steps: a training step (forward, backward, optimizer) or an inference step as one call, which on
+ * CUDA replays as a captured CUDA graph from its second call, so launch overhead is paid once. */
+#ifndef TICKGRAD_STEP_H
+#define TICKGRAD_STEP_H
+
+#include "tickgrad/graph.h"
+#include "tickgrad/optim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tg_step tg_step;
+
+/* g must be planned (for training when o is given). Training: loss is g's scalar loss and o the
+ * optimizer of g's store. Inference: o is NULL; loss may name an output to read back (or NULL).
+ * Inputs stay bound to the same memory between calls (a stage's batch buffers are). */
+tg_status tg_step_new(tg_graph *g, const tg_tensor *loss, tg_optim *o, tg_step **out);
+void tg_step_free(tg_step *s);
+/* Capture on CUDA (default 1). 0 keeps every call eager, e.g. to compare the two. */
+void tg_step_set_capture(tg_step *s, int on);
+/* One step. loss_out (may be NULL) receives the loss, read back after the step (4 bytes). Errors
+ * from kernels (bad indices) and a non-finite gradient norm are raised here. */
+tg_status tg_step_run(tg_step *s, float *loss_out);
+/* 1 once the step replays a captured graph. */
+int tg_step_captured(const tg_step *s);
+/* Why capture was given up ("" when it was not), e.g. an op that cannot be captured. */
+const char *tg_step_capture_error(const tg_step *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

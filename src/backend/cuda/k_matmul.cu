@@ -1,0 +1,259 @@
+/* CUDA kernels for matmul and linear: cuBLAS GEMMs on row-major f32, a deterministic bias-gradient sum. */
+#include <limits.h>
+#include "backend/cuda/cuda_internal.h"
+extern "C" { /* the kernel declarations are called from C (the op table) */
+#include "backend/cuda/cuda_kernels.h"
+}
+
+/* Bias gradient: COLSUM_W columns by COLSUM_H threads per block, over at most COLSUM_MAX_CHUNKS
+ * row chunks of at least COLSUM_MIN_ROWS rows each. */
+#define COLSUM_W 32
+#define COLSUM_H 8
+#define COLSUM_MIN_ROWS 256
+#define COLSUM_MAX_CHUNKS 128
+
+/* Where one kernel call's GEMMs run. */
+typedef struct mm_ctx {
+  const tg_kernel_args *a;
+  cublasHandle_t h;
+  cudaStream_t s;
+} mm_ctx;
+
+static tg_status mm_ctx_of(const tg_kernel_args *a, mm_ctx *c) {
+  int dev = tg_cuda_dev_of(a);
+  c->a = a;
+  c->s = tg_cuda_stream(dev);
+  c->h = tg_cuda_blas(dev);
+  return c->h ? TG_OK : TG_ERR_DEVICE; /* tg_cuda_blas has set the message */
+}
+
+/* C[m, n] = op(A) op(B) + beta * C, op(A) [m, k], op(B) [k, n], for batch products strided by
+ * sa, sb, sc floats (sb = 0: B shared). Empty sizes as on the CPU: nothing for m, n or batch 0;
+ * for k 0, zeros when beta is 0 (every beta-0 C here is a contiguous forward output, ldc = n). */
+static tg_status mm_gemm(const mm_ctx *c, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                         const float *A, int64_t lda, int64_t sa, const float *B, int64_t ldb,
+                         int64_t sb, float beta, float *C, int64_t ldc, int64_t sc, int64_t batch) {
+  if (m == 0 || n == 0 || batch == 0) return TG_OK;
+  if (k == 0) {
+    if (beta != 0.0f) return TG_OK;
+    return tg_cuda_fail(cudaMemsetAsync(C, 0, sizeof(float) * (size_t)(batch * m * n), c->s),
+                        "cudaMemsetAsync", c->a->node_name);
+  }
+  /* row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T */
+  const float one = 1.0f;
+  cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasStatus_t st;
+  if (batch == 1)
+    st = cublasSgemm(c->h, ob, oa, (int)n, (int)m, (int)k, &one, B, (int)ldb, A, (int)lda, &beta, C,
+                     (int)ldc);
+  else
+    st = cublasSgemmStridedBatched(c->h, ob, oa, (int)n, (int)m, (int)k, &one, B, (int)ldb, sb, A,
+                                   (int)lda, sa, &beta, C, (int)ldc, sc, (int)batch);
+  return tg_cuda_blas_fail(st, batch == 1 ? "cublasSgemm" : "cublasSgemmStridedBatched",
+                           c->a->node_name);
+}
+
+/* Product of dims [0, upto). */
+static int64_t mm_prod(const tg_tensor *t, int upto) {
+  int64_t p = 1;
+  for (int d = 0; d < upto; d++) p *= t->shape[d];
+  return p;
+}
+
+static tg_status mm_check_int(const tg_kernel_args *a, int64_t rows, int64_t m, int64_t n,
+                              int64_t k) {
+  if (rows > INT_MAX || m > INT_MAX || n > INT_MAX || k > INT_MAX)
+    return tg_error(TG_ERR_UNSUPPORTED, "%s: a GEMM dimension exceeds %d (rows %lld, %lld x %lld x %lld)",
+                    a->node_name, INT_MAX, (long long)rows, (long long)m, (long long)n, (long long)k);
+  return TG_OK;
+}
+
+/* Sizes of one matmul call: a [batch.., a0, a1], b [batch.. or none, b0, b1]. */
+typedef struct mm_dims {
+  int ta, tb;
+  int64_t batch, m, n, k;
+  int64_t a1, b1;     /* stored row widths (lda, ldb) */
+  int64_t sa, sb, sc; /* per-batch strides in floats; sb = 0 when b is shared */
+} mm_dims;
+
+static mm_dims mm_dims_of(const tg_kernel_args *a) {
+  const tg_tensor *A = a->in[0], *B = a->in[1];
+  mm_dims d;
+  d.ta = a->attr->i[0] != 0;
+  d.tb = a->attr->i[1] != 0;
+  int64_t a0 = A->shape[A->ndim - 2], b0 = B->shape[B->ndim - 2];
+  d.a1 = A->shape[A->ndim - 1];
+  d.b1 = B->shape[B->ndim - 1];
+  d.m = d.ta ? d.a1 : a0;
+  d.k = d.ta ? a0 : d.a1;
+  d.n = d.tb ? b0 : d.b1;
+  d.batch = mm_prod(A, A->ndim - 2);
+  d.sa = a0 * d.a1;
+  d.sb = B->ndim == 2 ? 0 : b0 * d.b1;
+  d.sc = d.m * d.n;
+  return d;
+}
+
+tg_status tg_cuda_matmul_fwd(const tg_kernel_args *a) {
+  mm_dims d = mm_dims_of(a);
+  tg_status st = mm_check_int(a, d.batch * d.m, d.m, d.n, d.k);
+  if (st != TG_OK) return st;
+  mm_ctx c;
+  if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
+  const float *A = (const float *)a->in[0]->data; /* [batch, M, K] or [batch, K, M] */
+  const float *B = (const float *)a->in[1]->data; /* [batch or 1, K, N] or [.., N, K] */
+  float *C = (float *)a->out->data;               /* [batch, M, N] */
+  if (d.sb == 0 && !d.ta) /* shared b: one GEMM over all batch*M rows */
+    return mm_gemm(&c, 0, d.tb, d.batch * d.m, d.n, d.k, A, d.a1, 0, B, d.b1, 0, 0.0f, C, d.n, 0, 1);
+  return mm_gemm(&c, d.ta, d.tb, d.m, d.n, d.k, A, d.a1, d.sa, B, d.b1, d.sb, 0.0f, C, d.n, d.sc,
+                 d.batch);
+}
+
+/* dA += gradient of C = op(A) op(B) for batch products of m rows each (strides from d). */
+static tg_status mm_grad_a(const mm_ctx *c, const mm_dims *d, int64_t m, int64_t batch,
+                           const float *B, const float *dC, float *dA) {
+  if (!d->ta) /* dA [m, k] = dC op(B)^T */
+    return mm_gemm(c, 0, !d->tb, m, d->k, d->n, dC, d->n, d->sc, B, d->b1, d->sb, 1.0f, dA, d->k,
+                   d->sa, batch);
+  /* dA [k, m] = op(B) dC^T */
+  return mm_gemm(c, d->tb, 1, d->k, m, d->n, B, d->b1, d->sb, dC, d->n, d->sc, 1.0f, dA, m, d->sa,
+                 batch);
+}
+
+/* dB += gradient of C = op(A) op(B) for batch products of m rows each (strides from d; dB is
+ * strided like B, so with batch > 1 b must not be shared). */
+static tg_status mm_grad_b(const mm_ctx *c, const mm_dims *d, int64_t m, int64_t batch,
+                           const float *A, const float *dC, float *dB) {
+  if (!d->tb) /* dB [k, n] = op(A)^T dC */
+    return mm_gemm(c, !d->ta, 0, d->k, d->n, m, A, d->a1, d->sa, dC, d->n, d->sc, 1.0f, dB, d->n,
+                   d->sb, batch);
+  /* dB [n, k] = dC^T op(A) */
+  return mm_gemm(c, 1, d->ta, d->n, d->k, m, dC, d->n, d->sc, A, d->a1, d->sa, 1.0f, dB, d->k, d->sb,
+                 batch);
+}
+
+tg_status tg_cuda_matmul_bwd(const tg_kernel_args *a) {
+  mm_dims d = mm_dims_of(a);
+  tg_status st = mm_check_int(a, d.batch * d.m, d.m, d.n, d.k);
+  if (st != TG_OK) return st;
+  const float *A = (const float *)a->in[0]->data; /* [batch, M, K] or [batch, K, M] */
+  const float *B = (const float *)a->in[1]->data; /* [batch or 1, K, N] or [.., N, K] */
+  const float *dC = a->out_grad;                  /* [batch, M, N] */
+  float *dA = a->in_grad[0];                      /* like A, or NULL */
+  float *dB = a->in_grad[1];                      /* like B, or NULL */
+  if (!dA && !dB) return TG_OK;
+  mm_ctx c;
+  if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
+  if (d.sb == 0 && !d.ta) {
+    /* shared b, untransposed a: the batches are just more rows, and dB sums over them */
+    if (dA && (st = mm_grad_a(&c, &d, d.batch * d.m, 1, B, dC, dA)) != TG_OK) return st;
+    return dB ? mm_grad_b(&c, &d, d.batch * d.m, 1, A, dC, dB) : TG_OK;
+  }
+  if (dA && (st = mm_grad_a(&c, &d, d.m, d.batch, B, dC, dA)) != TG_OK) return st;
+  if (!dB) return TG_OK;
+  if (d.sb != 0) return mm_grad_b(&c, &d, d.m, d.batch, A, dC, dB);
+  /* shared b, transposed a: dB sums the batches' products, one GEMM after another in order */
+  for (int64_t i = 0; i < d.batch; i++)
+    if ((st = mm_grad_b(&c, &d, d.m, 1, A + i * d.sa, dC + i * d.sc, dB)) != TG_OK) return st;
+  return TG_OK;
+}
+
+/* y[r, o] = bias[o] for every row. */
+static __global__ void k_bias_rows(float *y, const float *bias, int64_t rows, int64_t nout) {
+  int64_t n = rows * nout;
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n;
+       e += (int64_t)gridDim.x * blockDim.x)
+    y[e] = bias[e % nout];
+}
+
+tg_status tg_cuda_linear_fwd(const tg_kernel_args *a) {
+  const tg_tensor *X = a->in[0], *W = a->in[1];
+  int64_t nout = W->shape[0], nin = W->shape[1];
+  int64_t rows = mm_prod(X, X->ndim - 1);
+  tg_status st = mm_check_int(a, rows, rows, nout, nin);
+  if (st != TG_OK) return st;
+  mm_ctx c;
+  if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
+  const float *x = (const float *)X->data; /* [rows, in] */
+  const float *w = (const float *)W->data; /* [out, in] */
+  float *y = (float *)a->out->data;        /* [rows, out] */
+  float beta = 0.0f;
+  if (a->attr->i[0] && a->n_in > 2) {
+    const float *bias = (const float *)a->in[2]->data; /* [out] */
+    if (rows * nout > 0) {
+      k_bias_rows<<<tg_cuda_blocks(rows * nout), TG_CUDA_THREADS, 0, c.s>>>(y, bias, rows, nout);
+      if ((st = tg_cuda_launched("k_bias_rows", a->node_name)) != TG_OK) return st;
+    }
+    beta = 1.0f;
+  }
+  return mm_gemm(&c, 0, 1, rows, nout, nin, x, nin, 0, w, nin, 0, beta, y, nout, 0, 1);
+}
+
+/* part[chunk, o] = sum of dy[r, o] over the chunk's rows [chunk * chunk_rows, ..): per block
+ * COLSUM_W columns, its COLSUM_H thread rows striding the chunk, then added in thread-row order. */
+static __global__ void k_col_partials(const float *dy, float *part, int64_t rows, int64_t nout,
+                                      int64_t chunk_rows) {
+  __shared__ float acc[COLSUM_H][COLSUM_W + 1];
+  int64_t o = blockIdx.x * (int64_t)COLSUM_W + threadIdx.x;
+  int64_t r0 = blockIdx.y * chunk_rows;
+  int64_t r1 = r0 + chunk_rows < rows ? r0 + chunk_rows : rows;
+  float s = 0.0f;
+  if (o < nout)
+    for (int64_t r = r0 + threadIdx.y; r < r1; r += COLSUM_H) s += dy[r * nout + o];
+  acc[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y != 0 || o >= nout) return;
+  float t = acc[0][threadIdx.x];
+  for (int h = 1; h < COLSUM_H; h++) t += acc[h][threadIdx.x];
+  part[blockIdx.y * nout + o] = t;
+}
+
+/* db[o] += part[0, o] + part[1, o] + ... in chunk order. */
+static __global__ void k_col_finish(const float *part, float *db, int64_t chunks, int64_t nout) {
+  for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < nout;
+       o += (int64_t)gridDim.x * blockDim.x) {
+    float s = db[o];
+    for (int64_t ch = 0; ch < chunks; ch++) s += part[ch * nout + o];
+    db[o] = s;
+  }
+}
+
+/* db[o] += sum over rows of dy[r, o], in a fixed order that depends only on the sizes. */
+static tg_status mm_bias_grad(const mm_ctx *c, const float *dy, float *db, int64_t rows,
+                              int64_t nout) {
+  if (rows == 0 || nout == 0) return TG_OK;
+  int64_t chunks = (rows + COLSUM_MIN_ROWS - 1) / COLSUM_MIN_ROWS;
+  if (chunks > COLSUM_MAX_CHUNKS) chunks = COLSUM_MAX_CHUNKS;
+  int64_t chunk_rows = (rows + chunks - 1) / chunks;
+  /* [chunks, out] */
+  float *part = (float *)tg_cuda_scratch(tg_cuda_dev_of(c->a), sizeof(float) * (size_t)(chunks * nout));
+  if (!part) return TG_ERR_NOMEM; /* tg_cuda_scratch has set the message */
+  dim3 grid((unsigned)((nout + COLSUM_W - 1) / COLSUM_W), (unsigned)chunks), block(COLSUM_W, COLSUM_H);
+  k_col_partials<<<grid, block, 0, c->s>>>(dy, part, rows, nout, chunk_rows);
+  tg_status st = tg_cuda_launched("k_col_partials", c->a->node_name);
+  if (st != TG_OK) return st;
+  k_col_finish<<<tg_cuda_blocks(nout), TG_CUDA_THREADS, 0, c->s>>>(part, db, chunks, nout);
+  return tg_cuda_launched("k_col_finish", c->a->node_name);
+}
+
+tg_status tg_cuda_linear_bwd(const tg_kernel_args *a) {
+  const tg_tensor *X = a->in[0], *W = a->in[1];
+  int64_t nout = W->shape[0], nin = W->shape[1];
+  int64_t rows = mm_prod(X, X->ndim - 1);
+  tg_status st = mm_check_int(a, rows, rows, nout, nin);
+  if (st != TG_OK) return st;
+  const float *x = (const float *)X->data;        /* [rows, in] */
+  const float *w = (const float *)W->data;        /* [out, in] */
+  const float *dy = a->out_grad;                  /* [rows, out] */
+  float *dx = a->in_grad[0];                      /* [rows, in] or NULL */
+  float *dw = a->in_grad[1];                      /* [out, in] or NULL */
+  float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [out] or NULL */
+  if (!dx && !dw && !db) return TG_OK;
+  mm_ctx c;
+  if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
+  if (dx && (st = mm_gemm(&c, 0, 0, rows, nin, nout, dy, nout, 0, w, nin, 0, 1.0f, dx, nin, 0, 1)) != TG_OK)
+    return st;
+  if (dw && (st = mm_gemm(&c, 1, 0, nout, nin, rows, dy, nout, 0, x, nin, 0, 1.0f, dw, nin, 0, 1)) != TG_OK)
+    return st;
+  return db ? mm_bias_grad(&c, dy, db, rows, nout) : TG_OK;
+}

@@ -1,0 +1,417 @@
+/* CUDA: the documented errors without a device (always), and with one: every op forward and backward
+ * against the CPU, a captured MLP training step against the CPU, kernel faults, device mismatch. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "support/check.h"
+#include "tickgrad/tickgrad.h"
+
+#define PC_MAX_LEAVES 4
+#define PC_TOL 1e-5 /* |cuda - cpu| <= PC_TOL * (1 + |cpu|): FP32 everywhere, no TF32 */
+
+/* ---- without a device: the errors a user sees ---- */
+
+static void check_missing_device(void) {
+  tg_device d;
+  char notice[512];
+  CHECK_STATUS(tg_device_choose("cuda", &d, notice, sizeof notice), TG_ERR_DEVICE);
+  CHECK_MSG(strstr(tg_last_error(), "cuda:0 is not available") != NULL, "message: %s", tg_last_error());
+  CHECK_STATUS(tg_device_choose("cuda:3", &d, notice, sizeof notice), TG_ERR_DEVICE);
+  CHECK_OK(tg_device_choose("auto", &d, notice, sizeof notice));
+  CHECK(d.kind == TG_CPU && d.index == 0);
+  CHECK_MSG(strstr(notice, "no usable GPU") != NULL && strstr(notice, "cpu:0") != NULL, "notice: %s", notice);
+  CHECK_STATUS(tg_device_choose("gpu", &d, notice, sizeof notice), TG_ERR_INVALID);
+  /* a graph planned for cuda:0 fails at plan, naming the device, and nothing runs */
+  tg_store *s = tg_store_new(tg_cuda(0), 1);
+  tg_graph *g = tg_graph_new(s, "no-gpu");
+  const int64_t sh[2] = {2, 3};
+  tg_init u = {TG_INIT_UNIFORM, -1, 1};
+  tg_tensor *y = tg_relu(g, tg_param(g, "w", 2, sh, u));
+  CHECK(y != NULL);
+  tg_plan_opts o = tg_plan_defaults(tg_cuda(0));
+  tg_status st = tg_graph_plan(g, &o);
+  CHECK_MSG(st == TG_ERR_DEVICE && strstr(tg_last_error(), "cuda:0") != NULL, "plan on cuda:0 -> %s: %s",
+            tg_status_name(st), tg_last_error());
+  CHECK_STATUS(tg_graph_run(g), TG_ERR_INVALID);
+  tg_mem_stats ms;
+  CHECK(tg_device_mem_stats(tg_cpu(0), &ms) == TG_OK && ms.reserved == 0);
+  CHECK_OK(tg_device_sync(tg_cpu(0)));
+  tg_graph_free(g);
+  tg_store_free(s);
+}
+
+/* ---- parity: one case per op ---- */
+
+typedef struct pc_leaf {
+  const char *name;
+  tg_dtype dtype;
+  int ndim;
+  int64_t shape[4];
+  int param;    /* 1: a store parameter (f32, gradient compared); 0: a bound input */
+  double lo, hi; /* values uniform in [lo, hi) (integers for index dtypes) */
+} pc_leaf;
+
+typedef tg_tensor *(*pc_build_fn)(tg_graph *g, tg_tensor **x);
+
+typedef struct pc_case {
+  const char *op; /* the op under test, as tg_op_name spells it */
+  int n;
+  pc_leaf leaf[PC_MAX_LEAVES];
+  pc_build_fn build;
+} pc_case;
+
+#define F32P(nm, nd, ...) {nm, TG_F32, nd, {__VA_ARGS__}, 1, -1.0, 1.0}
+#define POS(nm, nd, ...) {nm, TG_F32, nd, {__VA_ARGS__}, 1, 0.5, 3.0}
+#define IN_F32(nm, nd, ...) {nm, TG_F32, nd, {__VA_ARGS__}, 0, -1.0, 1.0}
+#define IN_IDX(nm, dt, hi, nd, ...) {nm, dt, nd, {__VA_ARGS__}, 0, 0.0, hi}
+
+static tg_tensor *b_matmul(tg_graph *g, tg_tensor **x) { return tg_matmul(g, x[0], x[1], 0, 0); }
+static tg_tensor *b_matmul_tt(tg_graph *g, tg_tensor **x) { return tg_matmul(g, x[0], x[1], 1, 1); }
+static tg_tensor *b_linear(tg_graph *g, tg_tensor **x) { return tg_linear(g, x[0], x[1], x[2]); }
+static tg_tensor *b_add(tg_graph *g, tg_tensor **x) { return tg_add(g, x[0], x[1]); }
+static tg_tensor *b_sub(tg_graph *g, tg_tensor **x) { return tg_sub(g, x[0], x[1]); }
+static tg_tensor *b_mul(tg_graph *g, tg_tensor **x) { return tg_mul(g, x[0], x[1]); }
+static tg_tensor *b_div(tg_graph *g, tg_tensor **x) { return tg_div(g, x[0], x[1]); }
+static tg_tensor *b_scale(tg_graph *g, tg_tensor **x) { return tg_scale(g, x[0], 0.7f); }
+static tg_tensor *b_relu(tg_graph *g, tg_tensor **x) { return tg_relu(g, x[0]); }
+static tg_tensor *b_tanh(tg_graph *g, tg_tensor **x) { return tg_tanh(g, x[0]); }
+static tg_tensor *b_sigmoid(tg_graph *g, tg_tensor **x) { return tg_sigmoid(g, x[0]); }
+static tg_tensor *b_elu(tg_graph *g, tg_tensor **x) { return tg_elu(g, x[0], 1.0f); }
+static tg_tensor *b_silu(tg_graph *g, tg_tensor **x) { return tg_silu(g, x[0]); }
+static tg_tensor *b_softplus(tg_graph *g, tg_tensor **x) { return tg_softplus(g, x[0]); }
+static tg_tensor *b_exp(tg_graph *g, tg_tensor **x) { return tg_exp(g, x[0]); }
+static tg_tensor *b_log(tg_graph *g, tg_tensor **x) { return tg_log(g, x[0]); }
+static tg_tensor *b_sqrt(tg_graph *g, tg_tensor **x) { return tg_sqrt(g, x[0]); }
+static tg_tensor *b_softmax(tg_graph *g, tg_tensor **x) { return tg_softmax(g, x[0]); }
+static tg_tensor *b_log_softmax(tg_graph *g, tg_tensor **x) { return tg_log_softmax(g, x[0]); }
+static tg_tensor *b_layernorm(tg_graph *g, tg_tensor **x) { return tg_layernorm(g, x[0], x[1], x[2], 1e-5f); }
+static tg_tensor *b_rmsnorm(tg_graph *g, tg_tensor **x) { return tg_rmsnorm(g, x[0], x[1], 1e-6f); }
+static tg_tensor *b_concat(tg_graph *g, tg_tensor **x) { return tg_concat(g, 2, x, 1); }
+static tg_tensor *b_slice(tg_graph *g, tg_tensor **x) { return tg_slice(g, x[0], 1, 2, 4); }
+static tg_tensor *b_reshape(tg_graph *g, tg_tensor **x) {
+  const int64_t s[2] = {2, 12};
+  return tg_scale(g, tg_reshape(g, x[0], 2, s), 1.0f); /* a view: scale gives it its own output */
+}
+static tg_tensor *b_transpose(tg_graph *g, tg_tensor **x) { return tg_transpose(g, x[0], 0, 2); }
+static tg_tensor *b_gather(tg_graph *g, tg_tensor **x) { return tg_gather_rows(g, x[0], x[1]); }
+static tg_tensor *b_sum(tg_graph *g, tg_tensor **x) { return tg_sum(g, x[0]); }
+static tg_tensor *b_mean(tg_graph *g, tg_tensor **x) { return tg_mean(g, x[0]); }
+static tg_tensor *b_sum_last(tg_graph *g, tg_tensor **x) { return tg_sum_last(g, x[0]); }
+static tg_tensor *b_mean_last(tg_graph *g, tg_tensor **x) { return tg_mean_last(g, x[0]); }
+static tg_tensor *b_max_last(tg_graph *g, tg_tensor **x) { return tg_max_last(g, x[0]); }
+static tg_tensor *b_argmax_last(tg_graph *g, tg_tensor **x) { return tg_argmax_last(g, x[0]); }
+static tg_tensor *b_dropout(tg_graph *g, tg_tensor **x) { return tg_dropout(g, x[0], 0.3f); }
+static tg_tensor *b_mse(tg_graph *g, tg_tensor **x) { return tg_mse_loss(g, x[0], x[1]); }
+static tg_tensor *b_huber(tg_graph *g, tg_tensor **x) { return tg_huber_loss(g, x[0], x[1], 0.5f); }
+static tg_tensor *b_pinball(tg_graph *g, tg_tensor **x) {
+  const float q[3] = {0.1f, 0.5f, 0.9f};
+  return tg_pinball_loss(g, x[0], x[1], 3, q);
+}
+static tg_tensor *b_xent(tg_graph *g, tg_tensor **x) { return tg_softmax_cross_entropy(g, x[0], x[1]); }
+static tg_tensor *b_sample(tg_graph *g, tg_tensor **x) {
+  (void)x;
+  return tg_sample_rows(g, 1000003, 300);
+}
+
+static const pc_case k_cases[] = {
+    {"matmul", 2, {F32P("a", 3, 3, 4, 33), F32P("b", 2, 33, 6)}, b_matmul},
+    {"matmul", 2, {F32P("a", 3, 2, 33, 4), F32P("b", 3, 2, 6, 33)}, b_matmul_tt},
+    {"linear", 3, {F32P("x", 2, 7, 40), F32P("w", 2, 6, 40), F32P("b", 1, 6)}, b_linear},
+    {"add", 2, {F32P("a", 3, 2, 4, 6), F32P("b", 1, 6)}, b_add},
+    {"sub", 2, {F32P("a", 2, 4, 6), F32P("b", 2, 4, 6)}, b_sub},
+    {"mul", 2, {F32P("a", 2, 4, 6), F32P("b", 1, 6)}, b_mul},
+    {"div", 2, {F32P("a", 2, 4, 6), POS("b", 2, 4, 6)}, b_div},
+    {"scale", 1, {F32P("x", 2, 5, 7)}, b_scale},
+    {"relu", 1, {F32P("x", 2, 5, 7)}, b_relu},
+    {"tanh", 1, {F32P("x", 2, 5, 7)}, b_tanh},
+    {"sigmoid", 1, {F32P("x", 2, 5, 7)}, b_sigmoid},
+    {"elu", 1, {F32P("x", 2, 5, 7)}, b_elu},
+    {"silu", 1, {F32P("x", 2, 5, 7)}, b_silu},
+    {"softplus", 1, {F32P("x", 2, 5, 7)}, b_softplus},
+    {"exp", 1, {F32P("x", 2, 5, 7)}, b_exp},
+    {"log", 1, {POS("x", 2, 5, 7)}, b_log},
+    {"sqrt", 1, {POS("x", 2, 5, 7)}, b_sqrt},
+    {"softmax", 1, {F32P("x", 2, 6, 9)}, b_softmax},
+    {"log_softmax", 1, {F32P("x", 2, 6, 9)}, b_log_softmax},
+    {"layernorm", 3, {F32P("x", 2, 6, 48), POS("g", 1, 48), F32P("b", 1, 48)}, b_layernorm},
+    {"rmsnorm", 2, {F32P("x", 2, 6, 48), POS("w", 1, 48)}, b_rmsnorm},
+    {"concat", 2, {F32P("a", 2, 3, 4), F32P("b", 2, 3, 2)}, b_concat},
+    {"slice", 1, {F32P("x", 2, 5, 8)}, b_slice},
+    {"reshape", 1, {F32P("x", 2, 4, 6)}, b_reshape},
+    {"transpose", 1, {F32P("x", 3, 2, 3, 4)}, b_transpose},
+    {"gather_rows", 2, {F32P("t", 2, 10, 6), IN_IDX("i", TG_I64, 10, 2, 4, 3)}, b_gather},
+    {"gather_rows", 2, {F32P("t", 2, 10, 6), IN_IDX("i", TG_I32, 10, 1, 12)}, b_gather},
+    {"sum", 1, {F32P("x", 2, 50, 70)}, b_sum},
+    {"mean", 1, {F32P("x", 2, 5, 7)}, b_mean},
+    {"sum_last", 1, {F32P("x", 2, 5, 70)}, b_sum_last},
+    {"mean_last", 1, {F32P("x", 2, 5, 7)}, b_mean_last},
+    {"max_last", 1, {F32P("x", 2, 5, 7)}, b_max_last},
+    {"argmax_last", 1, {F32P("x", 2, 5, 7)}, b_argmax_last},
+    {"dropout", 1, {F32P("x", 2, 8, 100)}, b_dropout},
+    {"mse_loss", 2, {F32P("p", 2, 6, 3), IN_F32("t", 2, 6, 3)}, b_mse},
+    {"huber_loss", 2, {F32P("p", 2, 6, 3), IN_F32("t", 2, 6, 3)}, b_huber},
+    {"pinball_loss", 2, {F32P("p", 2, 6, 3), IN_F32("t", 1, 6)}, b_pinball},
+    {"softmax_cross_entropy", 2, {F32P("z", 2, 6, 5), IN_IDX("y", TG_I32, 5, 1, 6)}, b_xent},
+    {"sample_rows", 0, {{0}}, b_sample},
+};
+#define N_CASES ((int)(sizeof k_cases / sizeof k_cases[0]))
+
+/* Every non-leaf op has a parity case (checked without a device too). */
+static void check_cases_cover_ops(void) {
+  for (int op = 0; op < tg_op_count(); op++) {
+    if (tg_op_is_leaf(op)) continue;
+    int found = 0;
+    for (int c = 0; c < N_CASES; c++) found |= strcmp(k_cases[c].op, tg_op_name(op)) == 0;
+    CHECK_MSG(found, "op '%s' has no CPU/CUDA parity case", tg_op_name(op));
+  }
+}
+
+static int64_t leaf_numel(const pc_leaf *l) {
+  int64_t n = 1;
+  for (int d = 0; d < l->ndim; d++) n *= l->shape[d];
+  return n;
+}
+
+/* Deterministic host values for an input leaf. */
+static void fill_leaf(const pc_leaf *l, void *dst, uint64_t stream) {
+  int64_t n = leaf_numel(l);
+  for (int64_t i = 0; i < n; i++) {
+    double u = l->lo + (l->hi - l->lo) * (double)tg_rng_uniform(77, stream, (uint64_t)i);
+    if (l->dtype == TG_F32) ((float *)dst)[i] = (float)u;
+    else if (l->dtype == TG_I32) ((int32_t *)dst)[i] = (int32_t)floor(u);
+    else ((int64_t *)dst)[i] = (int64_t)floor(u);
+  }
+}
+
+typedef struct pc_result {
+  void *out;      /* [numel(out)] host copy of the output */
+  tg_dtype dtype;
+  int64_t n_out;
+  float *grads;   /* [store numel] host copy of the parameter gradients (NULL: none) */
+  size_t n_grads;
+} pc_result;
+
+/* Builds, plans (training, poisoned), runs and back-propagates a random seed on dev. */
+static int pc_run(const pc_case *c, tg_device dev, pc_result *r) {
+  const tg_backend *be = tg_backend_for(dev.kind);
+  memset(r, 0, sizeof *r);
+  tg_store *s = tg_store_new(dev, 5);
+  tg_graph *g = tg_graph_new(s, c->op);
+  tg_graph_set_seed(g, 11, 3);
+  tg_tensor *x[PC_MAX_LEAVES];
+  for (int k = 0; k < c->n; k++) {
+    const pc_leaf *l = &c->leaf[k];
+    tg_init u = {TG_INIT_UNIFORM, (float)l->lo, (float)l->hi};
+    x[k] = l->param ? tg_param(g, l->name, l->ndim, l->shape, u) : tg_input(g, l->name, l->dtype, l->ndim, l->shape);
+  }
+  tg_tensor *y = c->build(g, x);
+  tg_plan_opts o = tg_plan_defaults(dev);
+  o.training = 1;
+  o.poison = 1;
+  int ok = y != NULL && tg_graph_plan(g, &o) == TG_OK;
+  void *dev_in[PC_MAX_LEAVES] = {0};
+  for (int k = 0; ok && k < c->n; k++) {
+    const pc_leaf *l = &c->leaf[k];
+    if (l->param) continue;
+    size_t bytes = (size_t)leaf_numel(l) * tg_dtype_size(l->dtype);
+    void *host = malloc(bytes);
+    fill_leaf(l, host, 100 + (uint64_t)k);
+    ok = be->alloc(dev, bytes, &dev_in[k]) == TG_OK && be->from_host(dev, dev_in[k], host, bytes) == TG_OK;
+    free(host);
+    tg_tensor t;
+    ok = ok && tg_tensor_view(&t, l->name, dev, l->dtype, l->ndim, l->shape, dev_in[k]) == TG_OK &&
+         tg_graph_bind(g, l->name, &t) == TG_OK;
+  }
+  ok = ok && tg_graph_run(g) == TG_OK;
+  if (ok) {
+    r->dtype = y->dtype;
+    r->n_out = tg_numel(y);
+    r->out = malloc((size_t)r->n_out * tg_dtype_size(y->dtype) + 1);
+    ok = be->to_host(dev, r->out, y->data, (size_t)r->n_out * tg_dtype_size(y->dtype)) == TG_OK;
+  }
+  if (ok && y->dtype == TG_F32) {
+    size_t nb = (size_t)r->n_out * sizeof(float);
+    float *seed = malloc(nb);
+    for (int64_t i = 0; i < r->n_out; i++) seed[i] = 2.0f * tg_rng_uniform(78, 1, (uint64_t)i) - 1.0f;
+    void *dseed = NULL;
+    ok = be->alloc(dev, nb, &dseed) == TG_OK && be->from_host(dev, dseed, seed, nb) == TG_OK &&
+         tg_store_zero_grads(s) == TG_OK && tg_graph_backward_seeded(g, y, dseed) == TG_OK;
+    r->n_grads = tg_store_numel(s);
+    r->grads = malloc(r->n_grads * sizeof(float) + 1);
+    ok = ok && be->to_host(dev, r->grads, tg_store_grads(s), r->n_grads * sizeof(float)) == TG_OK;
+    if (dseed) be->free(dev, dseed);
+    free(seed);
+  }
+  if (!ok) fprintf(stderr, "parity case '%s' on %s failed: %s\n", c->op, dev.kind == TG_CPU ? "cpu" : "cuda", tg_last_error());
+  for (int k = 0; k < c->n; k++)
+    if (dev_in[k]) be->free(dev, dev_in[k]);
+  tg_graph_free(g);
+  tg_store_free(s);
+  return ok;
+}
+
+/* The worst |got - want| / (1 + |want|) over n floats; NaN anywhere gives NaN. */
+static double worst_err(const float *got, const float *want, int64_t n, int64_t *at) {
+  double worst = 0.0;
+  *at = -1;
+  for (int64_t i = 0; i < n; i++) {
+    double e = fabs((double)got[i] - (double)want[i]) / (1.0 + fabs((double)want[i]));
+    if (!(e <= worst)) {
+      worst = e;
+      *at = i;
+      if (isnan(e)) return e;
+    }
+  }
+  return worst;
+}
+
+static void pc_free(pc_result *r) {
+  free(r->out);
+  free(r->grads);
+}
+
+static void check_parity(void) {
+  for (int c = 0; c < N_CASES; c++) {
+    pc_result want, got;
+    int ok_cpu = pc_run(&k_cases[c], tg_cpu(0), &want), ok_gpu = pc_run(&k_cases[c], tg_cuda(0), &got);
+    CHECK_MSG(ok_cpu && ok_gpu, "case %d '%s' did not run on both devices", c, k_cases[c].op);
+    if (ok_cpu && ok_gpu) {
+      int64_t at;
+      if (want.dtype == TG_F32) {
+        double e = worst_err(got.out, want.out, want.n_out, &at);
+        CHECK_MSG(e <= PC_TOL, "case %d '%s' forward: worst error %.3g at %lld", c, k_cases[c].op, e, (long long)at);
+        e = worst_err(got.grads, want.grads, (int64_t)want.n_grads, &at);
+        CHECK_MSG(e <= PC_TOL, "case %d '%s' backward: worst error %.3g at %lld", c, k_cases[c].op, e, (long long)at);
+      } else {
+        CHECK_MSG(memcmp(got.out, want.out, (size_t)want.n_out * tg_dtype_size(want.dtype)) == 0,
+                  "case %d '%s': integer outputs differ", c, k_cases[c].op);
+      }
+    }
+    pc_free(&want);
+    pc_free(&got);
+  }
+}
+
+/* ---- a whole MLP training step, captured on CUDA, against the CPU ---- */
+
+#define MLP_B 64
+#define MLP_F 16
+#define MLP_STEPS 12
+
+/* Losses of MLP_STEPS AdamW steps on dev (capture on or off); 0 on failure. */
+static int mlp_losses(tg_device dev, int capture, float *loss, int *captured) {
+  const tg_backend *be = tg_backend_for(dev.kind);
+  const int64_t xs[2] = {MLP_B, MLP_F}, ys[2] = {MLP_B, 1}, w1[2] = {32, MLP_F}, b1[1] = {32}, w2[2] = {1, 32}, b2[1] = {1};
+  tg_init fan = {TG_INIT_FAN_IN, 0, 0};
+  tg_store *s = tg_store_new(dev, 9);
+  tg_graph *g = tg_graph_new(s, "mlp");
+  tg_tensor *x = tg_input(g, "x", TG_F32, 2, xs), *y = tg_input(g, "y", TG_F32, 2, ys);
+  tg_tensor *h = tg_dropout(g, tg_silu(g, tg_linear(g, x, tg_param(g, "w1", 2, w1, fan), tg_param(g, "b1", 1, b1, fan))), 0.1f);
+  tg_tensor *l = tg_mse_loss(g, tg_linear(g, h, tg_param(g, "w2", 2, w2, fan), tg_param(g, "b2", 1, b2, fan)), y);
+  tg_plan_opts o = tg_plan_defaults(dev);
+  o.training = 1;
+  tg_optim_config oc = tg_optim_defaults(TG_ADAMW);
+  oc.clip_norm = 0.5f;
+  oc.schedule = (tg_lr_schedule){TG_LR_COSINE, 3, MLP_STEPS, 0.1f};
+  tg_optim *opt = NULL;
+  tg_step *step = NULL;
+  float hx[MLP_B * MLP_F], hy[MLP_B];
+  void *dx = NULL, *dy = NULL;
+  int ok = l && tg_graph_plan(g, &o) == TG_OK && tg_optim_new(s, &oc, &opt) == TG_OK &&
+           be->alloc(dev, sizeof hx, &dx) == TG_OK && be->alloc(dev, sizeof hy, &dy) == TG_OK;
+  tg_tensor tx, ty;
+  ok = ok && tg_tensor_view(&tx, "bx", dev, TG_F32, 2, xs, dx) == TG_OK && tg_tensor_view(&ty, "by", dev, TG_F32, 2, ys, dy) == TG_OK &&
+       tg_graph_bind(g, "x", &tx) == TG_OK && tg_graph_bind(g, "y", &ty) == TG_OK && tg_step_new(g, l, opt, &step) == TG_OK;
+  if (ok) tg_step_set_capture(step, capture);
+  for (int t = 0; ok && t < MLP_STEPS; t++) {
+    for (int i = 0; i < MLP_B * MLP_F; i++) hx[i] = 2.0f * tg_rng_uniform(5, (uint64_t)t, (uint64_t)i) - 1.0f;
+    for (int i = 0; i < MLP_B; i++) hy[i] = sinf(3.0f * hx[i * MLP_F]) + hx[i * MLP_F + 1];
+    ok = be->from_host(dev, dx, hx, sizeof hx) == TG_OK && be->from_host(dev, dy, hy, sizeof hy) == TG_OK &&
+         tg_step_run(step, &loss[t]) == TG_OK;
+  }
+  if (!ok) fprintf(stderr, "mlp on %s: %s\n", dev.kind == TG_CPU ? "cpu" : "cuda", tg_last_error());
+  *captured = ok && step && tg_step_captured(step);
+  tg_step_free(step);
+  if (dx) be->free(dev, dx);
+  if (dy) be->free(dev, dy);
+  tg_optim_free(opt);
+  tg_graph_free(g);
+  tg_store_free(s);
+  return ok;
+}
+
+static void check_mlp_steps(void) {
+  float cpu[MLP_STEPS], eager[MLP_STEPS], graph[MLP_STEPS];
+  int cap_cpu = 0, cap_eager = 0, cap_graph = 0;
+  CHECK(mlp_losses(tg_cpu(0), 1, cpu, &cap_cpu));
+  CHECK(mlp_losses(tg_cuda(0), 0, eager, &cap_eager));
+  CHECK(mlp_losses(tg_cuda(0), 1, graph, &cap_graph));
+  CHECK(!cap_cpu && !cap_eager);
+  CHECK_MSG(cap_graph, "the CUDA training step was not captured");
+  /* capture changes nothing: the same kernels in the same order */
+  CHECK_MSG(memcmp(eager, graph, sizeof eager) == 0, "captured and eager CUDA losses differ");
+  for (int t = 0; t < MLP_STEPS; t++) {
+    double e = fabs((double)graph[t] - (double)cpu[t]) / (1e-6 + fabs((double)cpu[t]));
+    CHECK_MSG(e <= 1e-4, "step %d: cuda loss %.9g, cpu %.9g (rel %.2e)", t, (double)graph[t], (double)cpu[t], e);
+  }
+  printf("mlp: %d AdamW steps, cpu loss %.6f -> %.6f, cuda (captured) %.6f -> %.6f\n", MLP_STEPS, (double)cpu[0],
+         (double)cpu[MLP_STEPS - 1], (double)graph[0], (double)graph[MLP_STEPS - 1]);
+}
+
+/* ---- errors on a device ---- */
+
+static void check_device_errors(void) {
+  const tg_backend *be = tg_backend_for(TG_CUDA);
+  const int64_t ts[2] = {10, 4}, is[1] = {3};
+  tg_init u = {TG_INIT_UNIFORM, -1, 1};
+  tg_store *s = tg_store_new(tg_cuda(0), 1);
+  tg_graph *g = tg_graph_new(s, "faults");
+  tg_tensor *y = tg_gather_rows(g, tg_param(g, "t", 2, ts, u), tg_input(g, "i", TG_I64, 1, is));
+  tg_plan_opts o = tg_plan_defaults(tg_cuda(0));
+  CHECK_OK(tg_graph_plan(g, &o));
+  /* a host tensor bound to a CUDA graph: named, never copied */
+  int64_t host_idx[3] = {1, 2, 3};
+  tg_tensor t;
+  tg_tensor_view(&t, "host_idx", tg_cpu(0), TG_I64, 1, is, host_idx);
+  CHECK_STATUS(tg_graph_bind(g, "i", &t), TG_ERR_DEVICE);
+  CHECK_MSG(strstr(tg_last_error(), "cpu:0") && strstr(tg_last_error(), "cuda:0") && strstr(tg_last_error(), "host_idx"),
+            "mismatch message: %s", tg_last_error());
+  /* an index out of range: raised at the next synchronisation, naming the op and the value */
+  int64_t bad[3] = {1, 12, 3};
+  void *d = NULL;
+  CHECK_OK(be->alloc(tg_cuda(0), sizeof bad, &d));
+  CHECK_OK(be->from_host(tg_cuda(0), d, bad, sizeof bad));
+  tg_tensor_view(&t, "dev_idx", tg_cuda(0), TG_I64, 1, is, d);
+  CHECK_OK(tg_graph_bind(g, "i", &t));
+  CHECK_OK(tg_graph_run(g));
+  CHECK_STATUS(tg_device_sync(tg_cuda(0)), TG_ERR_INVALID);
+  CHECK_MSG(strstr(tg_last_error(), "gather_rows") && strstr(tg_last_error(), "12"), "fault message: %s", tg_last_error());
+  CHECK_OK(tg_device_sync(tg_cuda(0))); /* raised once, then clear */
+  tg_mem_stats ms;
+  CHECK_OK(tg_device_mem_stats(tg_cuda(0), &ms));
+  CHECK(ms.allocated > 0 && ms.reserved >= ms.allocated && ms.peak >= ms.allocated && ms.device_mallocs > 0);
+  be->free(tg_cuda(0), d);
+  (void)y;
+  tg_graph_free(g);
+  tg_store_free(s);
+  char report[512];
+  CHECK_OK(tg_device_self_test(tg_cuda(0), report, sizeof report));
+  printf("self-test: %s\n", report);
+}
+
+int main(void) {
+  check_cases_cover_ops();
+  if (tg_cuda_count() == 0) {
+    check_missing_device();
+    int rc = tg_test_finish();
+    if (rc != 0) return rc;
+    printf("skipped: no CUDA device (%s); checked only the no-device errors and that every op has a parity case\n",
+           tg_cuda_why_none());
+    return 77;
+  }
+  check_parity();
+  check_mlp_steps();
+  check_device_errors();
+  return tg_test_finish();
+}
