@@ -21,9 +21,10 @@ run: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The whole test suite once more under AddressSanitizer + UndefinedBehaviorSanitizer.
+# The whole test suite once more under AddressSanitizer + UndefinedBehaviorSanitizer (a failed
+# allocation returns NULL, as it does without ASan, so out-of-memory paths are tested too).
 asan:
-	@$(MAKE) --no-print-directory test BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="$(CMAKE_FLAGS) -DTG_SANITIZE=ON"
+	@ASAN_OPTIONS=allocator_may_return_null=1 $(MAKE) --no-print-directory test BUILD=build-asan BUILD_TYPE=Debug CMAKE_FLAGS="$(CMAKE_FLAGS) -DTG_SANITIZE=ON"
 
 # Every reader's libFuzzer target for FUZZ_SECONDS (default 30) under ASan+UBSan.
 fuzz: setup

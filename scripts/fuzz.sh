@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (ASan+UBSan) and runs each for FUZZ_SECONDS (default 30)
+# Builds the libFuzzer targets with clang (ASan+UBSan; the parsers only, so without the CUDA backend) and runs each for FUZZ_SECONDS (default 30)
 # from its seed corpus in fuzz/corpus/<name>, plus the real files in ../shared/data when present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
 build=build-fuzz
-CC=clang cmake -S . -B $build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_FUZZ=ON $* > $build.configure.log 2>&1 ||
+CC=clang cmake -S . -B $build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTG_FUZZ=ON -DTG_CUDA=OFF $* > $build.configure.log 2>&1 ||
   { cat $build.configure.log; exit 1; }
 targets=$(cd fuzz && ls fuzz_*.c | sed 's/\.c$//')
 cmake --build $build -j "$(nproc)" --target $targets

@@ -41,6 +41,19 @@ static void check_missing_device(void) {
   tg_store_free(s);
 }
 
+/* Out of memory at plan: an error with the plan's numbers, never a crash (4 TiB of activations). */
+static void check_plan_out_of_memory(void) {
+  tg_graph *g = tg_graph_new(NULL, "huge");
+  const int64_t sh[2] = {1 << 20, 1 << 20};
+  tg_tensor *y = tg_relu(g, tg_input(g, "x", TG_F32, 2, sh));
+  tg_plan_opts o = tg_plan_defaults(tg_cpu(0));
+  CHECK(y != NULL);
+  CHECK_STATUS(tg_graph_plan(g, &o), TG_ERR_NOMEM);
+  CHECK_MSG(strstr(tg_last_error(), "out of memory on cpu:0") && strstr(tg_last_error(), "4194304.0 MiB activation arena"),
+            "message: %s", tg_last_error());
+  tg_graph_free(g);
+}
+
 /* ---- parity: one case per op ---- */
 
 typedef struct pc_leaf {
@@ -402,6 +415,7 @@ static void check_device_errors(void) {
 
 int main(void) {
   check_cases_cover_ops();
+  check_plan_out_of_memory();
   if (tg_cuda_count() == 0) {
     check_missing_device();
     int rc = tg_test_finish();

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "backend/backend.h"
 #include "graph/graph_internal.h"
+#include "tickgrad/device.h"
 
 #define ARENA_ALIGN 64
 #define GUARD_BYTE 0xA5
@@ -217,6 +218,35 @@ static void build_args(tg_graph *g, tg_node *n) {
   a->node_name = n->out.name;
 }
 
+/* The arena did not fit: the plan's numbers, and (when the inputs share a leading batch dimension
+ * and the device says what is free) the batch that would fit if activations scale with it. */
+static tg_status arena_failed(tg_graph *g, const tg_plan_opts *opts, tg_status st) {
+  char dev[16], why[600], fit[400] = "";
+  snprintf(why, sizeof why, "%s", tg_last_error());
+  tg_device_str(opts->device, dev, sizeof dev);
+  double mib = 1048576.0, pbytes = g->store ? (double)tg_store_numel(g->store) * sizeof(float) : 0.0;
+  int64_t batch = -1;
+  const char *input = NULL;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const tg_node *n = g->nodes[i];
+    if (n->op != TG_OP_INPUT || n->out.ndim < 1) continue;
+    if (batch < 0) batch = n->out.shape[0], input = n->out.name;
+    else if (n->out.shape[0] != batch) batch = 0; /* no common batch dimension */
+  }
+  tg_device_info info;
+  if (batch > 0 && opts->device.kind == TG_CUDA && tg_device_info_get(opts->device, &info) == TG_OK) {
+    double per_row = (double)g->arena_bytes / (double)batch;
+    int64_t rows = (int64_t)((double)info.free_bytes / per_row);
+    snprintf(fit, sizeof fit, "; the device has %.1f MiB free, so with activations proportional to the batch "
+             "(dim 0 of input '%s' = %lld) a batch of about %lld would fit", (double)info.free_bytes / mib, input,
+             (long long)batch, (long long)(rows < batch ? rows : batch - 1));
+  }
+  return tg_error(st, "graph '%s': out of memory on %s for the %.1f MiB activation arena (plan: parameters %.1f "
+                  "MiB%s, activations %.1f MiB in %d buffers, %.1f MiB without reuse)%s: %s",
+                  g->name, dev, (double)g->arena_bytes / mib, pbytes / mib, opts->training ? " + the same for gradients" : "",
+                  (double)g->arena_bytes / mib, g->n_bufs, (double)g->unshared_bytes / mib, fit, why);
+}
+
 tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
   if (!g || !opts) return tg_error(TG_ERR_INVALID, "plan: NULL graph or options");
   if (g->status != TG_OK) return tg_error(g->status, "%s", g->error);
@@ -235,9 +265,7 @@ tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
   if ((st = layout(g, opts->guard_bytes, opts->no_reuse)) != TG_OK) return st;
   if (g->arena_bytes && (st = be->alloc(opts->device, g->arena_bytes, &g->arena)) != TG_OK) {
     tg_graph_release_plan(g);
-    return tg_error(st, "graph '%s': cannot allocate the %zu-byte activation arena on %s: %s",
-                    g->name, g->arena_bytes, tg_device_str(opts->device, dev, sizeof dev),
-                    tg_last_error());
+    return arena_failed(g, opts, st);
   }
   g->backend = be;
   g->opts = *opts;
