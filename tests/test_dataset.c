@@ -461,11 +461,11 @@ static void staging(void) {
   CHECK(ss.h2d_bytes == (uint64_t)(N * F * 4 + N * H * 4) + per_batch);
   CHECK(ss.d2h_bytes == (uint64_t)(B * L * F * 4 + B * H * 4 + B * 4));
   tg_stage_free(st);
-  /* streaming: the tables hold one batch; each batch sends its distinct rows */
+  /* streaming: the tables hold two halves of one batch each; each batch sends its distinct rows */
   CHECK_OK(tg_stage_new(tg_cpu(1), TG_STAGE_STREAMING, B, &st));
   CHECK_OK(tg_stage_dataset(st, &ds));
   CHECK(tg_stage_stats_get(st).h2d_bytes == 0);
-  CHECK(tg_stage_features(st)->shape[0] == B * L && tg_stage_targets(st)->shape[0] == B);
+  CHECK(tg_stage_features(st)->shape[0] == 2 * B * L && tg_stage_targets(st)->shape[0] == 2 * B);
   gather_check(st, &ds, tg_cpu(1), starts, B, "cpu:1 streaming");
   int64_t overlap[8] = {starts[0], starts[0] + 1, starts[0] + 2, starts[0] + 3, starts[0], starts[0], starts[0] + 1, starts[0] + 9};
   gather_check(st, &ds, tg_cpu(1), overlap, B, "cpu:1 streaming, overlapping windows");

@@ -184,9 +184,12 @@ void tg_dataset_free(tg_dataset *ds);
 tg_status tg_window_index(const tg_layout *lay, int window, const int64_t *starts, int64_t b, tg_tensor *idx,
                           tg_tensor *last);
 
-/* Batches of starts from one split, in order or shuffled per epoch (Fisher-Yates on Philox draws:
- * key seed, stream 2^62 + epoch). The position is (epoch, cursor): save both, and a sampler made
- * with the same split and seed resumes after tg_sampler_seek with the same starts. */
+/* Batches of starts from one split, in order or shuffled per epoch. The shuffle is a keyed permutation
+ * evaluated per element (a Feistel network on Philox draws, key seed, stream 2^62 + epoch, over the
+ * smallest power of two >= count, cycle-walked into 0..count-1), so an epoch costs no O(count) work
+ * and a device computes the same order without a host array (see tg_stage_next). The position is
+ * (epoch, cursor): save both, and a sampler made with the same split and seed resumes after
+ * tg_sampler_seek with the same starts. */
 typedef struct tg_sampler {
   uint64_t seed, epoch, cursor; /* the next start is element `cursor` of epoch `epoch`'s order */
   int64_t count;                /* starts in the split */
@@ -194,8 +197,6 @@ typedef struct tg_sampler {
   int k;
   int64_t *prefix;              /* [k+1] starts before instrument j */
   int64_t *begin;               /* [k] copy of the split's begin */
-  int64_t *perm;                /* [count] this epoch's order (shuffle only) */
-  uint64_t perm_epoch;          /* epoch perm holds (UINT64_MAX: none) */
 } tg_sampler;
 
 tg_status tg_sampler_init(tg_sampler *s, const tg_splits *sp, int split, uint64_t seed, int shuffle);
@@ -210,12 +211,19 @@ void tg_sampler_free(tg_sampler *s);
  * The graph gathers windows on the device: bind tg_stage_features as the [V, f] table input, each
  * batch's idx [B, L] (i64) as the index input, and gather tg_stage_targets by rows [B].
  *   resident:  features [n, f] and targets [n, nh] are copied to the device once; a batch moves
- *              only its indices, rows, labels and instruments.
- *   streaming: the device holds tables of max_batch*L rows and max_batch target rows; each batch
- *              copies the distinct feature rows its windows use, and idx / rows point into those.
+ *              only its indices, rows, labels and instruments, and with tg_stage_next on CUDA not
+ *              even those: the device computes the batch itself.
+ *   streaming: the device holds tables of two halves, 2 * max_batch*L feature rows and
+ *              2 * max_batch target rows; batch k copies the distinct feature rows its windows use
+ *              into half k % 2, and idx / rows point into that half. On CUDA the copy runs on a copy
+ *              stream from pinned memory and overlaps the compute of batch k - 1 (which reads the
+ *              other half); elsewhere it is synchronous.
  * On cpu:0 (the host) nothing is copied in either mode: the tables are views of the dataset's
  * arrays and the counters stay 0. Any other device (cuda:N, or cpu:N with N > 0, a separate logical
- * device) copies through its backend and counts the bytes. */
+ * device) copies through its backend and counts the bytes.
+ * A batch's buffers are the stage's and stay at the same device addresses from batch to batch (a
+ * captured step may bind them); a batch is valid until the next one, so queue all work on batch k
+ * before asking for batch k + 1. */
 typedef enum tg_stage_mode { TG_STAGE_RESIDENT = 0, TG_STAGE_STREAMING } tg_stage_mode;
 
 typedef struct tg_stage tg_stage;
@@ -240,10 +248,21 @@ tg_status tg_stage_new(tg_device dev, tg_stage_mode mode, int64_t max_batch, tg_
 void tg_stage_free(tg_stage *st);
 /* Puts the dataset on the device (the stage borrows ds until freed or given another). */
 tg_status tg_stage_dataset(tg_stage *st, const tg_dataset *ds);
-const tg_tensor *tg_stage_features(const tg_stage *st); /* [n, f] (resident) or [max_batch*L, f] */
-const tg_tensor *tg_stage_targets(const tg_stage *st);  /* [n, nh] (resident) or [max_batch, nh] */
+/* [n, f] (resident, or any mode on cpu:0) or [2 * max_batch*L, f] (streaming: two halves) */
+const tg_tensor *tg_stage_features(const tg_stage *st);
+/* [n, nh] (resident, or any mode on cpu:0) or [2 * max_batch, nh] (streaming: two halves) */
+const tg_tensor *tg_stage_targets(const tg_stage *st);
 /* Produces the batch of windows starting at starts[0..b), b <= max_batch. */
 tg_status tg_stage_batch(tg_stage *st, const int64_t *starts, int64_t b, tg_batch *out);
+/* Takes up to b <= max_batch windows from s (epoch and cursor advance as in tg_sampler_next; *got
+ * receives how many) and produces their batch on the stage's device, equal to tg_stage_batch of the
+ * starts tg_sampler_next would give. A resident stage on CUDA copies the index tables (layout rows
+ * and instruments, classes, the sampler's split offsets) once, at the first call for a dataset or
+ * a sampler over another split, and then computes each batch in one kernel on the compute stream:
+ * no bytes from the host, no synchronisation. On cpu:0 the host computes it in place. cpu:N (N > 0)
+ * and streaming stages take the starts on the host and go through tg_stage_batch. TG_ERR_INVALID
+ * (the sampler unmoved) when s was not made from the staged dataset's splits. */
+tg_status tg_stage_next(tg_stage *st, tg_sampler *s, int64_t b, tg_batch *out, int64_t *got);
 /* Copies a staged tensor (a table or a batch member) to host memory (counted unless on the host). */
 tg_status tg_stage_to_host(tg_stage *st, const tg_tensor *t, void *dst);
 tg_stage_stats tg_stage_stats_get(const tg_stage *st);
