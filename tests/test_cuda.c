@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "backend/backend.h"
 #include "support/check.h"
 #include "tickgrad/tickgrad.h"
@@ -413,6 +414,33 @@ static void check_device_errors(void) {
   printf("self-test: %s\n", report);
 }
 
+/* Weights saved from a CUDA store load into a CPU store unchanged, and back. */
+static void check_checkpoint_across_devices(void) {
+  const int64_t sh[2] = {17, 5};
+  tg_init u = {TG_INIT_UNIFORM, -1, 1};
+  tg_store *gpu = tg_store_new(tg_cuda(0), 3), *cpu = tg_store_new(tg_cpu(0), 4);
+  tg_graph *gg = tg_graph_new(gpu, "save"), *gc = tg_graph_new(cpu, "load");
+  tg_tensor *a = tg_relu(gg, tg_param(gg, "w", 2, sh, u)), *b = tg_relu(gc, tg_param(gc, "w", 2, sh, u));
+  tg_plan_opts og = tg_plan_defaults(tg_cuda(0)), oc = tg_plan_defaults(tg_cpu(0));
+  CHECK(a && b);
+  CHECK_OK(tg_graph_plan(gg, &og));
+  CHECK_OK(tg_graph_plan(gc, &oc));
+  char path[] = "/tmp/tickgrad_cuda_ckptXXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd >= 0) close(fd);
+  CHECK_OK(tg_store_save(gpu, path));
+  CHECK_OK(tg_store_load(cpu, path));
+  float on_gpu[17 * 5];
+  CHECK_OK(tg_device_download(tg_cuda(0), on_gpu, tg_store_values(gpu), sizeof on_gpu));
+  CHECK(memcmp(on_gpu, tg_store_values(cpu), sizeof on_gpu) == 0);
+  unlink(path);
+  tg_graph_free(gg);
+  tg_graph_free(gc);
+  tg_store_free(gpu);
+  tg_store_free(cpu);
+}
+
 int main(void) {
   check_cases_cover_ops();
   check_plan_out_of_memory();
@@ -427,5 +455,6 @@ int main(void) {
   check_parity();
   check_mlp_steps();
   check_device_errors();
+  check_checkpoint_across_devices();
   return tg_test_finish();
 }
