@@ -1,8 +1,8 @@
 /* CPU kernels for matmul and linear: OpenBLAS GEMMs over row-major f32 with no allocation. */
 #include <cblas.h>
-#include <limits.h>
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "ops/matmul_dims.h"
 
 /* Column sums of linear's bias gradient go parallel above this many elements. */
 #define TG_MM_PAR_MIN (1 << 18)
@@ -23,50 +23,9 @@ static void mm_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float
               (blasint)ldc);
 }
 
-/* Product of dims [0, upto). */
-static int64_t mm_prod(const tg_tensor *t, int upto) {
-  int64_t p = 1;
-  for (int d = 0; d < upto; d++) p *= t->shape[d];
-  return p;
-}
-
-static tg_status mm_check_int(const tg_kernel_args *a, int64_t rows, int64_t m, int64_t n,
-                              int64_t k) {
-  if (rows > INT_MAX || m > INT_MAX || n > INT_MAX || k > INT_MAX)
-    return tg_error(TG_ERR_UNSUPPORTED, "%s: a GEMM dimension exceeds %d (rows %lld, %lld x %lld x %lld)",
-                    a->node_name, INT_MAX, (long long)rows, (long long)m, (long long)n, (long long)k);
-  return TG_OK;
-}
-
-/* Sizes of one matmul call: a [batch.., a0, a1], b [batch.. or none, b0, b1]. */
-typedef struct mm_dims {
-  int ta, tb;
-  int64_t batch, m, n, k;
-  int64_t a1, b1;         /* stored row widths (lda, ldb) */
-  int64_t sa, sb, sc;     /* per-batch strides in floats; sb = 0 when b is shared */
-} mm_dims;
-
-static mm_dims mm_dims_of(const tg_kernel_args *a) {
-  const tg_tensor *A = a->in[0], *B = a->in[1];
-  mm_dims d;
-  d.ta = a->attr->i[0] != 0;
-  d.tb = a->attr->i[1] != 0;
-  int64_t a0 = A->shape[A->ndim - 2], b0 = B->shape[B->ndim - 2];
-  d.a1 = A->shape[A->ndim - 1];
-  d.b1 = B->shape[B->ndim - 1];
-  d.m = d.ta ? d.a1 : a0;
-  d.k = d.ta ? a0 : d.a1;
-  d.n = d.tb ? b0 : d.b1;
-  d.batch = mm_prod(A, A->ndim - 2);
-  d.sa = a0 * d.a1;
-  d.sb = B->ndim == 2 ? 0 : b0 * d.b1;
-  d.sc = d.m * d.n;
-  return d;
-}
-
 tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a) {
-  mm_dims d = mm_dims_of(a);
-  tg_status st = mm_check_int(a, d.batch * d.m, d.m, d.n, d.k);
+  tg_mm_dims d;
+  tg_status st = tg_mm_dims_of(a, &d);
   if (st != TG_OK) return st;
   const float *A = (const float *)a->in[0]->data; /* [batch, M, K] or [batch, K, M] */
   const float *B = (const float *)a->in[1]->data; /* [batch or 1, K, N] or [.., N, K] */
@@ -84,7 +43,7 @@ tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a) {
 
 /* Gradients of one (or, with rows = batch*M and untransposed a, a flattened) product:
  * C = op(A) op(B) with dC [m, n]; dA and dB accumulate (beta = 1). */
-static void mm_bwd_one(const mm_dims *d, int64_t m, const float *A, const float *B,
+static void mm_bwd_one(const tg_mm_dims *d, int64_t m, const float *A, const float *B,
                        const float *dC, float *dA, float *dB) {
   if (dA) {
     if (!d->ta) /* dA [m, k] = dC op(B)^T */
@@ -101,8 +60,8 @@ static void mm_bwd_one(const mm_dims *d, int64_t m, const float *A, const float 
 }
 
 tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a) {
-  mm_dims d = mm_dims_of(a);
-  tg_status st = mm_check_int(a, d.batch * d.m, d.m, d.n, d.k);
+  tg_mm_dims d;
+  tg_status st = tg_mm_dims_of(a, &d);
   if (st != TG_OK) return st;
   const float *A = (const float *)a->in[0]->data; /* [batch, M, K] or [batch, K, M] */
   const float *B = (const float *)a->in[1]->data; /* [batch or 1, K, N] or [.., N, K] */
@@ -122,14 +81,12 @@ tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a) {
 }
 
 tg_status tg_cpu_linear_fwd(const tg_kernel_args *a) {
-  const tg_tensor *X = a->in[0], *W = a->in[1];
-  int64_t nout = W->shape[0], nin = W->shape[1];
-  int64_t rows = mm_prod(X, X->ndim - 1);
-  tg_status st = mm_check_int(a, rows, rows, nout, nin);
+  int64_t rows, nin, nout;
+  tg_status st = tg_linear_dims(a, &rows, &nin, &nout);
   if (st != TG_OK) return st;
-  const float *x = (const float *)X->data; /* [rows, in] */
-  const float *w = (const float *)W->data; /* [out, in] */
-  float *y = (float *)a->out->data;        /* [rows, out] */
+  const float *x = (const float *)a->in[0]->data; /* [rows, in] */
+  const float *w = (const float *)a->in[1]->data; /* [out, in] */
+  float *y = (float *)a->out->data;               /* [rows, out] */
   float beta = 0.0f;
   if (a->attr->i[0] && a->n_in > 2) {
     const float *bias = (const float *)a->in[2]->data; /* [out] */
@@ -150,16 +107,14 @@ static void mm_col_sums(const float *dy, float *db, int64_t rows, int64_t nout, 
 }
 
 tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
-  const tg_tensor *X = a->in[0], *W = a->in[1];
-  int64_t nout = W->shape[0], nin = W->shape[1];
-  int64_t rows = mm_prod(X, X->ndim - 1);
-  tg_status st = mm_check_int(a, rows, rows, nout, nin);
+  int64_t rows, nin, nout;
+  tg_status st = tg_linear_dims(a, &rows, &nin, &nout);
   if (st != TG_OK) return st;
-  const float *x = (const float *)X->data; /* [rows, in] */
-  const float *w = (const float *)W->data; /* [out, in] */
-  const float *dy = a->out_grad;           /* [rows, out] */
-  float *dx = a->in_grad[0];               /* [rows, in] or NULL */
-  float *dw = a->in_grad[1];               /* [out, in] or NULL */
+  const float *x = (const float *)a->in[0]->data; /* [rows, in] */
+  const float *w = (const float *)a->in[1]->data; /* [out, in] */
+  const float *dy = a->out_grad;                  /* [rows, out] */
+  float *dx = a->in_grad[0];                      /* [rows, in] or NULL */
+  float *dw = a->in_grad[1];                      /* [out, in] or NULL */
   float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [out] or NULL */
   if (dx) mm_gemm(0, 0, rows, nin, nout, dy, nout, w, nin, 1.0f, dx, nin);
   if (dw) mm_gemm(1, 0, nout, nin, rows, dy, nout, x, nin, 1.0f, dw, nin);

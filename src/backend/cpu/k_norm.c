@@ -2,6 +2,7 @@
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_rows.h"
+#include "ops/norm_args.h"
 
 /* Below this many elements a kernel runs on the calling thread only. */
 #define NORM_PAR_MIN 32768
@@ -10,17 +11,11 @@
 /* Columns per task when summing gamma/beta/weight gradients over rows. */
 #define NORM_COL_BLOCK 64
 
-/* The last dim D of t and the number of rows before it. */
-static void norm_dims(const tg_tensor *t, int64_t *rows, int64_t *D) {
-  *D = t->ndim > 0 ? t->shape[t->ndim - 1] : 1;
-  *rows = *D > 0 ? tg_numel(t) / *D : 0;
-}
-
 /* ---- softmax / log_softmax ---- */
 
 tg_status tg_cpu_softmax_fwd(const tg_kernel_args *a) {
   int64_t rows, D;
-  norm_dims(a->in[0], &rows, &D);
+  tg_norm_dims(a->in[0], &rows, &D);
   const float *x = (const float *)a->in[0]->data; /* [rows, D] */
   float *y = (float *)a->out->data;               /* [rows, D] */
   if (D == 0) return TG_OK;
@@ -45,7 +40,7 @@ tg_status tg_cpu_softmax_bwd(const tg_kernel_args *a) {
   float *dx = a->in_grad[0]; /* [rows, D] */
   if (!dx) return TG_OK;
   int64_t rows, D;
-  norm_dims(a->out, &rows, &D);
+  tg_norm_dims(a->out, &rows, &D);
   const float *y = (const float *)a->out->data; /* [rows, D] */
   const float *dy = a->out_grad;                /* [rows, D] */
 #pragma omp parallel for if (rows * D > NORM_PAR_MIN)
@@ -61,7 +56,7 @@ tg_status tg_cpu_softmax_bwd(const tg_kernel_args *a) {
 
 tg_status tg_cpu_log_softmax_fwd(const tg_kernel_args *a) {
   int64_t rows, D;
-  norm_dims(a->in[0], &rows, &D);
+  tg_norm_dims(a->in[0], &rows, &D);
   const float *x = (const float *)a->in[0]->data; /* [rows, D] */
   float *y = (float *)a->out->data;               /* [rows, D] */
   if (D == 0) return TG_OK;
@@ -80,7 +75,7 @@ tg_status tg_cpu_log_softmax_bwd(const tg_kernel_args *a) {
   float *dx = a->in_grad[0]; /* [rows, D] */
   if (!dx) return TG_OK;
   int64_t rows, D;
-  norm_dims(a->out, &rows, &D);
+  tg_norm_dims(a->out, &rows, &D);
   const float *y = (const float *)a->out->data; /* [rows, D] */
   const float *dy = a->out_grad;                /* [rows, D] */
 #pragma omp parallel for if (rows * D > NORM_PAR_MIN)
@@ -109,22 +104,12 @@ static void ln_stats(const float *xr, int64_t D, double eps, double *mean, doubl
   *rstd = 1.0 / sqrt(v / (double)D + eps);
 }
 
-/* Inputs: x, then gamma if attr.i[0], then beta if attr.i[1]. */
-static void ln_operands(const tg_kernel_args *a, int *gi, int *bi) {
-  *gi = a->attr->i[0] ? 1 : -1;
-  *bi = a->attr->i[1] ? (a->attr->i[0] ? 2 : 1) : -1;
-}
-
 tg_status tg_cpu_layernorm_fwd(const tg_kernel_args *a) {
-  int64_t rows, D;
-  norm_dims(a->in[0], &rows, &D);
-  int gi, bi;
-  ln_operands(a, &gi, &bi);
-  const float *x = (const float *)a->in[0]->data;                      /* [rows, D] */
-  const float *gamma = gi >= 0 ? (const float *)a->in[gi]->data : NULL; /* [D] */
-  const float *beta = bi >= 0 ? (const float *)a->in[bi]->data : NULL;  /* [D] */
-  float *y = (float *)a->out->data;                                    /* [rows, D] */
-  double eps = a->attr->f[0];
+  const tg_ln_args p = tg_ln_args_of(a);
+  int64_t rows = p.rows, D = p.D;
+  const float *x = p.x, *gamma = p.gamma, *beta = p.beta; /* [rows, D], [D] or NULL each */
+  float *y = p.y;                                          /* [rows, D] */
+  double eps = p.eps;
   if (D == 0) return TG_OK;
 #pragma omp parallel for if (rows * D > NORM_PAR_MIN)
   for (int64_t r = 0; r < rows; r++) {
@@ -147,17 +132,11 @@ tg_status tg_cpu_layernorm_fwd(const tg_kernel_args *a) {
  * dgamma += sum_rows dy * xhat; dbeta += sum_rows dy. Rows go in chunks so that each chunk's
  * stats fit on the stack and gamma/beta sums can be split by columns without races. */
 tg_status tg_cpu_layernorm_bwd(const tg_kernel_args *a) {
-  int64_t rows, D;
-  norm_dims(a->in[0], &rows, &D);
-  int gi, bi;
-  ln_operands(a, &gi, &bi);
-  const float *x = (const float *)a->in[0]->data;                      /* [rows, D] */
-  const float *gamma = gi >= 0 ? (const float *)a->in[gi]->data : NULL; /* [D] */
-  const float *dy = a->out_grad;                                       /* [rows, D] */
-  float *dx = a->in_grad[0];                                           /* [rows, D] */
-  float *dgamma = gi >= 0 ? a->in_grad[gi] : NULL;                     /* [D] */
-  float *dbeta = bi >= 0 ? a->in_grad[bi] : NULL;                      /* [D] */
-  double eps = a->attr->f[0];
+  const tg_ln_args p = tg_ln_args_of(a);
+  int64_t rows = p.rows, D = p.D;
+  const float *x = p.x, *gamma = p.gamma, *dy = p.dy;     /* [rows, D], [D] or NULL, [rows, D] */
+  float *dx = p.dx, *dgamma = p.dgamma, *dbeta = p.dbeta; /* like x, [D], [D]; NULL: not wanted */
+  double eps = p.eps;
   if (D == 0) return TG_OK;
   int64_t nblocks = (D + NORM_COL_BLOCK - 1) / NORM_COL_BLOCK;
   for (int64_t r0 = 0; r0 < rows; r0 += NORM_CHUNK_ROWS) {
@@ -217,12 +196,11 @@ static double rms_rstd(const float *xr, int64_t D, double eps) {
 }
 
 tg_status tg_cpu_rmsnorm_fwd(const tg_kernel_args *a) {
-  int64_t rows, D;
-  norm_dims(a->in[0], &rows, &D);
-  const float *x = (const float *)a->in[0]->data;                         /* [rows, D] */
-  const float *w = a->attr->i[0] ? (const float *)a->in[1]->data : NULL; /* [D] */
-  float *y = (float *)a->out->data;                                       /* [rows, D] */
-  double eps = a->attr->f[0];
+  const tg_rms_args p = tg_rms_args_of(a);
+  int64_t rows = p.rows, D = p.D;
+  const float *x = p.x, *w = p.w; /* [rows, D], [D] or NULL */
+  float *y = p.y;                 /* [rows, D] */
+  double eps = p.eps;
   if (D == 0) return TG_OK;
 #pragma omp parallel for if (rows * D > NORM_PAR_MIN)
   for (int64_t r = 0; r < rows; r++) {
@@ -235,15 +213,11 @@ tg_status tg_cpu_rmsnorm_fwd(const tg_kernel_args *a) {
 
 /* dx = rstd * gw - x * rstd^3 * mean(gw * x) with gw = dy * w; dw += sum_rows dy * x * rstd. */
 tg_status tg_cpu_rmsnorm_bwd(const tg_kernel_args *a) {
-  int64_t rows, D;
-  norm_dims(a->in[0], &rows, &D);
-  int has_w = a->attr->i[0] != 0;
-  const float *x = (const float *)a->in[0]->data;                /* [rows, D] */
-  const float *w = has_w ? (const float *)a->in[1]->data : NULL; /* [D] */
-  const float *dy = a->out_grad;                                 /* [rows, D] */
-  float *dx = a->in_grad[0];                                     /* [rows, D] */
-  float *dw = has_w ? a->in_grad[1] : NULL;                      /* [D] */
-  double eps = a->attr->f[0];
+  const tg_rms_args p = tg_rms_args_of(a);
+  int64_t rows = p.rows, D = p.D;
+  const float *x = p.x, *w = p.w, *dy = p.dy; /* [rows, D], [D] or NULL, [rows, D] */
+  float *dx = p.dx, *dw = p.dw;               /* like x, [D]; NULL: not wanted */
+  double eps = p.eps;
   if (D == 0) return TG_OK;
   int64_t nblocks = (D + NORM_COL_BLOCK - 1) / NORM_COL_BLOCK;
   for (int64_t r0 = 0; r0 < rows; r0 += NORM_CHUNK_ROWS) {

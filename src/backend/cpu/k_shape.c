@@ -2,15 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "ops/shape_split.h"
 
 #define PAR_MIN 32768 /* elements below which a loop stays serial */
-
-/* Product of t's dims in [lo, hi). */
-static int64_t dims_prod(const tg_tensor *t, int lo, int hi) {
-  int64_t p = 1;
-  for (int i = lo; i < hi; i++) p *= t->shape[i];
-  return p;
-}
 
 /* ---- concat: in[k] [A, S_k, C] -> out [A, S, C], S = sum S_k, along dim d ---- */
 
@@ -18,7 +12,8 @@ tg_status tg_cpu_concat_fwd(const tg_kernel_args *a) {
   int d = (int)a->attr->i[0];
   const tg_tensor *o = a->out;
   size_t es = tg_dtype_size(o->dtype);
-  int64_t A = dims_prod(o, 0, d), S = o->shape[d], C = dims_prod(o, d + 1, o->ndim);
+  int64_t A, S, C;
+  tg_split_at(o, d, &A, &S, &C);
   char *out = o->data; /* [A, S, C] */
   int64_t off = 0;     /* start of input k along d */
   for (int k = 0; k < a->n_in; k++) {
@@ -35,7 +30,8 @@ tg_status tg_cpu_concat_fwd(const tg_kernel_args *a) {
 tg_status tg_cpu_concat_bwd(const tg_kernel_args *a) {
   int d = (int)a->attr->i[0];
   const tg_tensor *o = a->out;
-  int64_t A = dims_prod(o, 0, d), S = o->shape[d], C = dims_prod(o, d + 1, o->ndim);
+  int64_t A, S, C;
+  tg_split_at(o, d, &A, &S, &C);
   const float *gy = a->out_grad; /* [A, S, C] */
   int64_t off = 0;
   for (int k = 0; k < a->n_in; k++) {
@@ -62,7 +58,8 @@ tg_status tg_cpu_slice_fwd(const tg_kernel_args *a) {
   int d = (int)a->attr->i[0];
   int64_t start = a->attr->i[1], len = a->attr->i[2];
   size_t es = tg_dtype_size(x->dtype);
-  int64_t A = dims_prod(x, 0, d), S = x->shape[d], C = dims_prod(x, d + 1, x->ndim);
+  int64_t A, S, C;
+  tg_split_at(x, d, &A, &S, &C);
   const char *src = x->data; /* [A, S, C] */
   char *dst = a->out->data;  /* [A, len, C] */
   size_t row = (size_t)(len * C) * es;
@@ -77,7 +74,8 @@ tg_status tg_cpu_slice_bwd(const tg_kernel_args *a) {
   if (!gx) return TG_OK;
   int d = (int)a->attr->i[0];
   int64_t start = a->attr->i[1], len = a->attr->i[2];
-  int64_t A = dims_prod(x, 0, d), S = x->shape[d], C = dims_prod(x, d + 1, x->ndim);
+  int64_t A, S, C;
+  tg_split_at(x, d, &A, &S, &C);
   const float *gy = a->out_grad; /* [A, len, C] */
   int64_t row = len * C;
 #pragma omp parallel for schedule(static) if (A * row > PAR_MIN)
@@ -103,28 +101,9 @@ tg_status tg_cpu_reshape_bwd(const tg_kernel_args *a) {
 
 /* ---- transpose: x [A, P, B, Q, C] -> out [A, Q, B, P, C] (P, Q the swapped dims) ---- */
 
-typedef struct tr_dims {
-  int64_t A, P, B, Q, C;
-} tr_dims;
-
-static tr_dims tr_split(const tg_tensor *x, int d0, int d1) {
-  int p = d0 < d1 ? d0 : d1, q = d0 < d1 ? d1 : d0;
-  tr_dims t;
-  t.A = dims_prod(x, 0, p);
-  t.P = x->shape[p];
-  t.B = dims_prod(x, p + 1, q);
-  t.Q = x->shape[q];
-  t.C = dims_prod(x, q + 1, x->ndim);
-  if (p == q) { /* no swap: one contiguous block */
-    t.A = tg_numel(x);
-    t.P = t.B = t.Q = t.C = 1;
-  }
-  return t;
-}
-
 tg_status tg_cpu_transpose_fwd(const tg_kernel_args *a) {
   const tg_tensor *x = a->in[0];
-  tr_dims t = tr_split(x, (int)a->attr->i[0], (int)a->attr->i[1]);
+  tg_tr_dims t = tg_tr_split(x, (int)a->attr->i[0], (int)a->attr->i[1]);
   size_t es = tg_dtype_size(x->dtype), chunk = (size_t)t.C * es;
   const char *src = x->data; /* [A, P, B, Q, C] */
   char *dst = a->out->data;  /* [A, Q, B, P, C] */
@@ -144,7 +123,7 @@ tg_status tg_cpu_transpose_bwd(const tg_kernel_args *a) {
   const tg_tensor *x = a->in[0];
   float *gx = a->in_grad[0]; /* [A, P, B, Q, C] */
   if (!gx) return TG_OK;
-  tr_dims t = tr_split(x, (int)a->attr->i[0], (int)a->attr->i[1]);
+  tg_tr_dims t = tg_tr_split(x, (int)a->attr->i[0], (int)a->attr->i[1]);
   const float *gy = a->out_grad; /* [A, Q, B, P, C] */
 #pragma omp parallel for collapse(2) schedule(static) if (tg_numel(x) > PAR_MIN)
   for (int64_t i = 0; i < t.A; i++)

@@ -1,6 +1,7 @@
 /* CUDA kernels for scalar-mean losses, mirroring k_loss.c: mse, huber, pinball, softmax xent. */
 #include <math.h>
 #include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_rows.cuh"
 extern "C" { /* the kernel declarations are called from C (the op table) */
 #include "backend/cuda/cuda_kernels.h"
 }
@@ -10,41 +11,9 @@ extern "C" { /* the kernel declarations are called from C (the op table) */
  * as on the CPU (ISO C, no contraction). Each loss is a deterministic two-stage sum: a fixed grid
  * of per-block double sums into scratch, then one block adds those in order and divides. */
 
-#define LOSS_THREADS TG_CUDA_THREADS /* threads per block of every kernel here */
-/* Cross-entropy rows: one warp per row while rows are at most WARP_ROW_MAX long (LOSS_THREADS / 32
- * rows per block), else the whole block per row. */
-#define WARP_ROW_MAX 1024
-#define MAX_ROW_BLOCKS 65536 /* grid cap; the row loop covers the rest */
-#define FULL_MASK 0xffffffffu
+#define LOSS_THREADS TG_CUDA_THREADS /* threads per block of the scalar-mean kernels */
 
 static_assert(LOSS_THREADS % 32 == 0, "whole warps");
-
-/* ---- reductions (device) ---- */
-
-struct SumOp {
-  template <typename T> __device__ T operator()(T a, T b) const { return a + b; }
-};
-struct MaxOp { /* as tg_row_max: a NaN b never wins */
-  __device__ float operator()(float a, float b) const { return b > a ? b : a; }
-};
-
-/* op over v of the G threads of one row (G = 32: a warp; G = LOSS_THREADS: the block), in a fixed
- * order; every thread of the row gets the same value. */
-template <int G, typename T, typename Op>
-static __device__ T group_reduce(T v, Op op) {
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(FULL_MASK, v, o));
-  if constexpr (G == 32) {
-    return __shfl_sync(FULL_MASK, v, 0);
-  } else {
-    __shared__ T warp_v[G / 32]; /* [warps] */
-    if (threadIdx.x % 32 == 0) warp_v[threadIdx.x / 32] = v;
-    __syncthreads();
-    T r = warp_v[0];
-    for (int w = 1; w < G / 32; w++) r = op(r, warp_v[w]);
-    __syncthreads(); /* warp_v is reused by the next reduction */
-    return r;
-  }
-}
 
 /* ---- scalar mean of n terms ---- */
 
@@ -89,6 +58,36 @@ static tg_status loss_mean(const tg_kernel_args *a, Term term, int64_t n) {
   return loss_reduce(a, s, term, n, part);
 }
 
+/* ---- gradients of the elementwise losses (mse, huber): dp += g, dt -= g ---- */
+
+/* dp[i] += g, dt[i] -= g with g = grad(s, p[i], t[i]) and s = grad.scale(dL, n). */
+template <typename Grad>
+static __global__ void k_pair_bwd(const float *p, const float *t, float *dp, float *dt,
+                                  const float *dl, int64_t n, Grad grad) {
+  /* p, t, dp, dt: [n] (dp, dt may be NULL); dl: [1] */
+  float s = grad.scale(dl[0], n);
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    float g = grad(s, p[i], t[i]);
+    if (dp) dp[i] += g;
+    if (dt) dt[i] -= g;
+  }
+}
+
+/* The backward of a loss of p and t [n] (inputs 0 and 1) whose elementwise gradient is grad;
+ * kernel is the name launch errors give. */
+template <typename Grad>
+static tg_status pair_bwd(const tg_kernel_args *a, Grad grad, const char *kernel) {
+  int64_t n = tg_numel(a->in[0]);
+  const float *p = (const float *)a->in[0]->data; /* [n] */
+  const float *t = (const float *)a->in[1]->data; /* [n] */
+  float *dp = a->in_grad[0], *dt = a->in_grad[1]; /* [n] each, may be NULL */
+  if (n == 0 || (!dp && !dt)) return TG_OK;
+  cudaStream_t s = tg_cuda_stream(tg_cuda_dev_of(a));
+  k_pair_bwd<<<tg_cuda_blocks(n), LOSS_THREADS, 0, s>>>(p, t, dp, dt, a->out_grad, n, grad);
+  return tg_cuda_launched(kernel, a->node_name);
+}
+
 /* ---- mse: mean((p - t)^2) ---- */
 
 struct MseTerm {
@@ -104,29 +103,13 @@ tg_status tg_cuda_mse_fwd(const tg_kernel_args *a) {
   return loss_mean(a, term, tg_numel(a->in[0]));
 }
 
-/* dp += g, dt -= g with g = (2 dL / n) (p - t). */
-static __global__ void k_mse_bwd(const float *p, const float *t, float *dp, float *dt,
-                                 const float *dl, int64_t n) {
-  /* p, t, dp, dt: [n] (dp, dt may be NULL); dl: [1] */
-  float s = (float)(2.0 * dl[0] / (double)n);
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x) {
-    float g = __fmul_rn(s, p[i] - t[i]);
-    if (dp) dp[i] += g;
-    if (dt) dt[i] -= g;
-  }
-}
+/* g = (2 dL / n) (p - t). */
+struct MseGrad {
+  __device__ float scale(float dl, int64_t n) const { return (float)(2.0 * dl / (double)n); }
+  __device__ float operator()(float s, float p, float t) const { return __fmul_rn(s, p - t); }
+};
 
-tg_status tg_cuda_mse_bwd(const tg_kernel_args *a) {
-  int64_t n = tg_numel(a->in[0]);
-  const float *p = (const float *)a->in[0]->data; /* [n] */
-  const float *t = (const float *)a->in[1]->data; /* [n] */
-  float *dp = a->in_grad[0], *dt = a->in_grad[1]; /* [n] each, may be NULL */
-  if (n == 0 || (!dp && !dt)) return TG_OK;
-  cudaStream_t s = tg_cuda_stream(tg_cuda_dev_of(a));
-  k_mse_bwd<<<tg_cuda_blocks(n), LOSS_THREADS, 0, s>>>(p, t, dp, dt, a->out_grad, n);
-  return tg_cuda_launched("k_mse_bwd", a->node_name);
-}
+tg_status tg_cuda_mse_bwd(const tg_kernel_args *a) { return pair_bwd(a, MseGrad{}, "k_mse_bwd"); }
 
 /* ---- huber: mean(0.5 d^2 if |d| < delta else delta (|d| - 0.5 delta)), d = p - t ---- */
 
@@ -144,31 +127,19 @@ tg_status tg_cuda_huber_fwd(const tg_kernel_args *a) {
   return loss_mean(a, term, tg_numel(a->in[0]));
 }
 
-/* dp += s c, dt -= s c with c = clamp(p - t, -delta, delta), s = dL / n. */
-static __global__ void k_huber_bwd(const float *p, const float *t, float *dp, float *dt,
-                                   const float *dl, int64_t n, float delta) {
-  /* p, t, dp, dt: [n] (dp, dt may be NULL); dl: [1] */
-  float s = (float)(dl[0] / (double)n);
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-       i += (int64_t)gridDim.x * blockDim.x) {
-    float d = p[i] - t[i];
-    float c = d < -delta ? -delta : (d > delta ? delta : d);
-    float g = __fmul_rn(s, c);
-    if (dp) dp[i] += g;
-    if (dt) dt[i] -= g;
+/* g = s c with c = clamp(p - t, -delta, delta), s = dL / n. */
+struct HuberGrad {
+  float delta;
+  __device__ float scale(float dl, int64_t n) const { return (float)(dl / (double)n); }
+  __device__ float operator()(float s, float p, float t) const {
+    float d = p - t, h = delta; /* a local copy keeps the clamp two selects, no branches */
+    float c = d < -h ? -h : (d > h ? h : d);
+    return __fmul_rn(s, c);
   }
-}
+};
 
 tg_status tg_cuda_huber_bwd(const tg_kernel_args *a) {
-  int64_t n = tg_numel(a->in[0]);
-  const float *p = (const float *)a->in[0]->data; /* [n] */
-  const float *t = (const float *)a->in[1]->data; /* [n] */
-  float *dp = a->in_grad[0], *dt = a->in_grad[1]; /* [n] each, may be NULL */
-  if (n == 0 || (!dp && !dt)) return TG_OK;
-  cudaStream_t s = tg_cuda_stream(tg_cuda_dev_of(a));
-  k_huber_bwd<<<tg_cuda_blocks(n), LOSS_THREADS, 0, s>>>(p, t, dp, dt, a->out_grad, n,
-                                                         a->attr->f[0]);
-  return tg_cuda_launched("k_huber_bwd", a->node_name);
+  return pair_bwd(a, HuberGrad{a->attr->f[0]}, "k_huber_bwd");
 }
 
 /* ---- pinball: mean over elements and quantiles of max(q e, (q - 1) e), e = t - p[..., k] ---- */
@@ -237,23 +208,6 @@ tg_status tg_cuda_pinball_bwd(const tg_kernel_args *a) {
 
 /* ---- softmax cross-entropy: mean over rows of logsumexp(x) - x[label] ---- */
 
-/* This thread's first row and the step to its next (rows of G threads each). */
-template <int G> static __device__ int64_t first_row() {
-  return (int64_t)blockIdx.x * (LOSS_THREADS / G) + threadIdx.x / G;
-}
-template <int G> static __device__ int64_t row_step() {
-  return (int64_t)gridDim.x * (LOSS_THREADS / G);
-}
-
-/* tg_row_max of xr[0..C): NaN exactly when xr[0] is NaN, else the largest non-NaN value. */
-template <int G>
-static __device__ float row_max(const float *xr, int64_t C, int lane) {
-  float m = -INFINITY;
-  for (int64_t j = lane; j < C; j += G) m = MaxOp()(m, xr[j]);
-  m = group_reduce<G>(m, MaxOp());
-  return isnan(xr[0]) ? xr[0] : m;
-}
-
 /* Row r's label, or -1 for one outside [0, C) (reported once per row, by lane 0, as a fault). */
 static __device__ int64_t row_label(const void *labels, int i32, int64_t r, int64_t C,
                                     tg_cuda_fault *fault, int lane) {
@@ -277,9 +231,7 @@ static __global__ void k_xent_rows(const float *x, const void *labels, int i32, 
     }
     const float *xr = x + r * C; /* [C] */
     float m = row_max<G>(xr, C, lane);
-    double s = 0.0;
-    for (int64_t j = lane; j < C; j += G) s += expf(xr[j] - m);
-    s = group_reduce<G>(s, SumOp());
+    double s = row_exp_sum<G>(xr, C, m, lane);
     if (lane == 0) loss[r] = (double)m + log(s) - xr[l];
   }
 }
@@ -298,9 +250,7 @@ static __global__ void k_xent_bwd(const float *x, const void *labels, int i32, f
     const float *xr = x + r * C; /* [C] */
     float *dr = dx + r * C;      /* [C] */
     float m = row_max<G>(xr, C, lane);
-    double s = 0.0;
-    for (int64_t j = lane; j < C; j += G) s += expf(xr[j] - m);
-    float inv = (float)(1.0 / group_reduce<G>(s, SumOp()));
+    float inv = (float)(1.0 / row_exp_sum<G>(xr, C, m, lane));
     for (int64_t j = lane; j < C; j += G) {
       float v = dr[j] + __fmul_rn(g * expf(xr[j] - m), inv);
       if (j == l) v -= g;
@@ -315,25 +265,6 @@ struct RowLossTerm {
   __device__ double operator()(int64_t i) const { return loss[i]; }
 };
 
-template <typename T> struct same_type { using type = T; };
-
-/* warp(args...) with a warp per row when rows of C are short, else block(args...) with a block
- * per row; nothing for no rows. */
-template <typename... P>
-static tg_status launch_rows(void (*warp)(P...), void (*block)(P...), const char *kernel,
-                             const char *node, cudaStream_t s, int64_t rows, int64_t C,
-                             typename same_type<P>::type... args) {
-  if (rows == 0) return TG_OK;
-  int64_t per_block = C <= WARP_ROW_MAX ? LOSS_THREADS / 32 : 1;
-  int64_t nb = (rows + per_block - 1) / per_block;
-  if (nb > MAX_ROW_BLOCKS) nb = MAX_ROW_BLOCKS;
-  if (per_block > 1)
-    warp<<<(unsigned)nb, LOSS_THREADS, 0, s>>>(args...);
-  else
-    block<<<(unsigned)nb, LOSS_THREADS, 0, s>>>(args...);
-  return tg_cuda_launched(kernel, node);
-}
-
 /* Per-row losses into scratch, then their mean. */
 tg_status tg_cuda_softmax_xent_fwd(const tg_kernel_args *a) {
   int64_t N = a->in[0]->shape[0], C = a->in[0]->shape[1];
@@ -345,7 +276,7 @@ tg_status tg_cuda_softmax_xent_fwd(const tg_kernel_args *a) {
   double *loss = (double *)tg_cuda_scratch(dev, sizeof(double) * ((size_t)N + tg_cuda_blocks(N)));
   if (!loss) return TG_ERR_NOMEM; /* tg_cuda_scratch has set the message */
   double *part = loss + N;        /* loss: [N]; part: [tg_cuda_blocks(N)] */
-  tg_status st = launch_rows(k_xent_rows<32>, k_xent_rows<LOSS_THREADS>, "k_xent_rows",
+  tg_status st = launch_rows(k_xent_rows<32>, k_xent_rows<TG_ROW_THREADS>, "k_xent_rows",
                              a->node_name, s, N, C, x, labels, i32, loss, tg_cuda_fault_slot(dev),
                              N, C);
   if (st != TG_OK) return st;
@@ -361,6 +292,6 @@ tg_status tg_cuda_softmax_xent_bwd(const tg_kernel_args *a) {
   int i32 = a->in[1]->dtype == TG_I32;
   int dev = tg_cuda_dev_of(a);
   cudaStream_t s = tg_cuda_stream(dev);
-  return launch_rows(k_xent_bwd<32>, k_xent_bwd<LOSS_THREADS>, "k_xent_bwd", a->node_name, s, N, C,
+  return launch_rows(k_xent_bwd<32>, k_xent_bwd<TG_ROW_THREADS>, "k_xent_bwd", a->node_name, s, N, C,
                      x, labels, i32, dx, a->out_grad, tg_cuda_fault_slot(dev), N, C);
 }

@@ -1,6 +1,6 @@
 /* CUDA kernels for matmul and linear: cuBLAS GEMMs on row-major f32, a deterministic bias-gradient sum. */
-#include <limits.h>
 #include "backend/cuda/cuda_internal.h"
+#include "ops/matmul_dims.h"
 extern "C" { /* the kernel declarations are called from C (the op table) */
 #include "backend/cuda/cuda_kernels.h"
 }
@@ -53,50 +53,9 @@ static tg_status mm_gemm(const mm_ctx *c, int ta, int tb, int64_t m, int64_t n, 
                            c->a->node_name);
 }
 
-/* Product of dims [0, upto). */
-static int64_t mm_prod(const tg_tensor *t, int upto) {
-  int64_t p = 1;
-  for (int d = 0; d < upto; d++) p *= t->shape[d];
-  return p;
-}
-
-static tg_status mm_check_int(const tg_kernel_args *a, int64_t rows, int64_t m, int64_t n,
-                              int64_t k) {
-  if (rows > INT_MAX || m > INT_MAX || n > INT_MAX || k > INT_MAX)
-    return tg_error(TG_ERR_UNSUPPORTED, "%s: a GEMM dimension exceeds %d (rows %lld, %lld x %lld x %lld)",
-                    a->node_name, INT_MAX, (long long)rows, (long long)m, (long long)n, (long long)k);
-  return TG_OK;
-}
-
-/* Sizes of one matmul call: a [batch.., a0, a1], b [batch.. or none, b0, b1]. */
-typedef struct mm_dims {
-  int ta, tb;
-  int64_t batch, m, n, k;
-  int64_t a1, b1;     /* stored row widths (lda, ldb) */
-  int64_t sa, sb, sc; /* per-batch strides in floats; sb = 0 when b is shared */
-} mm_dims;
-
-static mm_dims mm_dims_of(const tg_kernel_args *a) {
-  const tg_tensor *A = a->in[0], *B = a->in[1];
-  mm_dims d;
-  d.ta = a->attr->i[0] != 0;
-  d.tb = a->attr->i[1] != 0;
-  int64_t a0 = A->shape[A->ndim - 2], b0 = B->shape[B->ndim - 2];
-  d.a1 = A->shape[A->ndim - 1];
-  d.b1 = B->shape[B->ndim - 1];
-  d.m = d.ta ? d.a1 : a0;
-  d.k = d.ta ? a0 : d.a1;
-  d.n = d.tb ? b0 : d.b1;
-  d.batch = mm_prod(A, A->ndim - 2);
-  d.sa = a0 * d.a1;
-  d.sb = B->ndim == 2 ? 0 : b0 * d.b1;
-  d.sc = d.m * d.n;
-  return d;
-}
-
 tg_status tg_cuda_matmul_fwd(const tg_kernel_args *a) {
-  mm_dims d = mm_dims_of(a);
-  tg_status st = mm_check_int(a, d.batch * d.m, d.m, d.n, d.k);
+  tg_mm_dims d;
+  tg_status st = tg_mm_dims_of(a, &d);
   if (st != TG_OK) return st;
   mm_ctx c;
   if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
@@ -110,7 +69,7 @@ tg_status tg_cuda_matmul_fwd(const tg_kernel_args *a) {
 }
 
 /* dA += gradient of C = op(A) op(B) for batch products of m rows each (strides from d). */
-static tg_status mm_grad_a(const mm_ctx *c, const mm_dims *d, int64_t m, int64_t batch,
+static tg_status mm_grad_a(const mm_ctx *c, const tg_mm_dims *d, int64_t m, int64_t batch,
                            const float *B, const float *dC, float *dA) {
   if (!d->ta) /* dA [m, k] = dC op(B)^T */
     return mm_gemm(c, 0, !d->tb, m, d->k, d->n, dC, d->n, d->sc, B, d->b1, d->sb, 1.0f, dA, d->k,
@@ -122,7 +81,7 @@ static tg_status mm_grad_a(const mm_ctx *c, const mm_dims *d, int64_t m, int64_t
 
 /* dB += gradient of C = op(A) op(B) for batch products of m rows each (strides from d; dB is
  * strided like B, so with batch > 1 b must not be shared). */
-static tg_status mm_grad_b(const mm_ctx *c, const mm_dims *d, int64_t m, int64_t batch,
+static tg_status mm_grad_b(const mm_ctx *c, const tg_mm_dims *d, int64_t m, int64_t batch,
                            const float *A, const float *dC, float *dB) {
   if (!d->tb) /* dB [k, n] = op(A)^T dC */
     return mm_gemm(c, !d->ta, 0, d->k, d->n, m, A, d->a1, d->sa, dC, d->n, d->sc, 1.0f, dB, d->n,
@@ -133,8 +92,8 @@ static tg_status mm_grad_b(const mm_ctx *c, const mm_dims *d, int64_t m, int64_t
 }
 
 tg_status tg_cuda_matmul_bwd(const tg_kernel_args *a) {
-  mm_dims d = mm_dims_of(a);
-  tg_status st = mm_check_int(a, d.batch * d.m, d.m, d.n, d.k);
+  tg_mm_dims d;
+  tg_status st = tg_mm_dims_of(a, &d);
   if (st != TG_OK) return st;
   const float *A = (const float *)a->in[0]->data; /* [batch, M, K] or [batch, K, M] */
   const float *B = (const float *)a->in[1]->data; /* [batch or 1, K, N] or [.., N, K] */
@@ -167,16 +126,14 @@ static __global__ void k_bias_rows(float *y, const float *bias, int64_t rows, in
 }
 
 tg_status tg_cuda_linear_fwd(const tg_kernel_args *a) {
-  const tg_tensor *X = a->in[0], *W = a->in[1];
-  int64_t nout = W->shape[0], nin = W->shape[1];
-  int64_t rows = mm_prod(X, X->ndim - 1);
-  tg_status st = mm_check_int(a, rows, rows, nout, nin);
+  int64_t rows, nin, nout;
+  tg_status st = tg_linear_dims(a, &rows, &nin, &nout);
   if (st != TG_OK) return st;
   mm_ctx c;
   if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
-  const float *x = (const float *)X->data; /* [rows, in] */
-  const float *w = (const float *)W->data; /* [out, in] */
-  float *y = (float *)a->out->data;        /* [rows, out] */
+  const float *x = (const float *)a->in[0]->data; /* [rows, in] */
+  const float *w = (const float *)a->in[1]->data; /* [out, in] */
+  float *y = (float *)a->out->data;               /* [rows, out] */
   float beta = 0.0f;
   if (a->attr->i[0] && a->n_in > 2) {
     const float *bias = (const float *)a->in[2]->data; /* [out] */
@@ -237,13 +194,11 @@ static tg_status mm_bias_grad(const mm_ctx *c, const float *dy, float *db, int64
 }
 
 tg_status tg_cuda_linear_bwd(const tg_kernel_args *a) {
-  const tg_tensor *X = a->in[0], *W = a->in[1];
-  int64_t nout = W->shape[0], nin = W->shape[1];
-  int64_t rows = mm_prod(X, X->ndim - 1);
-  tg_status st = mm_check_int(a, rows, rows, nout, nin);
+  int64_t rows, nin, nout;
+  tg_status st = tg_linear_dims(a, &rows, &nin, &nout);
   if (st != TG_OK) return st;
-  const float *x = (const float *)X->data;        /* [rows, in] */
-  const float *w = (const float *)W->data;        /* [out, in] */
+  const float *x = (const float *)a->in[0]->data; /* [rows, in] */
+  const float *w = (const float *)a->in[1]->data; /* [out, in] */
   const float *dy = a->out_grad;                  /* [rows, out] */
   float *dx = a->in_grad[0];                      /* [rows, in] or NULL */
   float *dw = a->in_grad[1];                      /* [out, in] or NULL */

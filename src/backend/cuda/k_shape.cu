@@ -1,5 +1,6 @@
 /* CUDA kernels for the shape ops: concat, slice, reshape (a view: no-op), transpose, gather_rows. */
 #include "backend/cuda/cuda_internal.h"
+#include "ops/shape_split.h"
 extern "C" { /* the kernel declarations are called from C (the op table) */
 #include "backend/cuda/cuda_kernels.h"
 }
@@ -7,61 +8,46 @@ extern "C" { /* the kernel declarations are called from C (the op table) */
 /* gather_rows backward: about this many threads, each owning one column of a subset of table rows */
 #define GATHER_THREADS (1 << 15)
 
-/* Product of t's dims in [lo, hi). */
-static int64_t dims_prod(const tg_tensor *t, int lo, int hi) {
-  int64_t p = 1;
-  for (int i = lo; i < hi; i++) p *= t->shape[i];
-  return p;
-}
-
 /* ---- strided row blocks: rows rows of width elements, row i at src + i * sp and dst + i * dp ---- */
 
-template <typename T>
-static __global__ void k_copy_rows(const T *__restrict__ src, int64_t sp, T *__restrict__ dst,
-                                   int64_t dp, int64_t rows, int64_t width) {
+/* dst row blocks = src row blocks (ADD false: any 4- or 8-byte T) or += (ADD true: T float). */
+template <typename T, bool ADD>
+static __global__ void k_rows(const T *__restrict__ src, int64_t sp, T *__restrict__ dst,
+                              int64_t dp, int64_t rows, int64_t width) {
   int64_t n = rows * width;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n;
        e += (int64_t)gridDim.x * blockDim.x) {
     int64_t i = e / width, j = e - i * width;
-    dst[i * dp + j] = src[i * sp + j];
+    if constexpr (ADD)
+      dst[i * dp + j] += src[i * sp + j];
+    else
+      dst[i * dp + j] = src[i * sp + j];
   }
 }
 
-static __global__ void k_add_rows(const float *__restrict__ src, int64_t sp, float *__restrict__ dst,
-                                  int64_t dp, int64_t rows, int64_t width) {
-  int64_t n = rows * width;
-  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n;
-       e += (int64_t)gridDim.x * blockDim.x) {
-    int64_t i = e / width, j = e - i * width;
-    dst[i * dp + j] += src[i * sp + j];
-  }
-}
-
-template <typename T>
-static tg_status copy_rows_t(const tg_kernel_args *a, const void *src, int64_t sp, void *dst,
-                             int64_t dp, int64_t rows, int64_t width) {
+/* Launches k_rows<T, ADD> (kernel: its name in errors); nothing for no elements. */
+template <typename T, bool ADD>
+static tg_status rows_t(const tg_kernel_args *a, const char *kernel, const void *src, int64_t sp,
+                        void *dst, int64_t dp, int64_t rows, int64_t width) {
+  if (rows * width == 0) return TG_OK;
   cudaStream_t s = tg_cuda_stream(tg_cuda_dev_of(a));
-  k_copy_rows<T><<<tg_cuda_blocks(rows * width), TG_CUDA_THREADS, 0, s>>>(
+  k_rows<T, ADD><<<tg_cuda_blocks(rows * width), TG_CUDA_THREADS, 0, s>>>(
       (const T *)src, sp, (T *)dst, dp, rows, width);
-  return tg_cuda_launched("k_copy_rows", a->node_name);
+  return tg_cuda_launched(kernel, a->node_name);
 }
 
 /* Copies the row blocks of elements of es bytes (4: f32, i32; 8: i64); src and dst are
  * already offset to the first row's first element. */
 static tg_status copy_rows(const tg_kernel_args *a, size_t es, const void *src, int64_t sp,
                            void *dst, int64_t dp, int64_t rows, int64_t width) {
-  if (rows * width == 0) return TG_OK;
-  if (es == 8) return copy_rows_t<uint64_t>(a, src, sp, dst, dp, rows, width);
-  return copy_rows_t<uint32_t>(a, src, sp, dst, dp, rows, width);
+  if (es == 8) return rows_t<uint64_t, false>(a, "k_copy_rows", src, sp, dst, dp, rows, width);
+  return rows_t<uint32_t, false>(a, "k_copy_rows", src, sp, dst, dp, rows, width);
 }
 
 /* dst row blocks += src row blocks (f32). */
 static tg_status add_rows(const tg_kernel_args *a, const float *src, int64_t sp, float *dst,
                           int64_t dp, int64_t rows, int64_t width) {
-  if (rows * width == 0) return TG_OK;
-  cudaStream_t s = tg_cuda_stream(tg_cuda_dev_of(a));
-  k_add_rows<<<tg_cuda_blocks(rows * width), TG_CUDA_THREADS, 0, s>>>(src, sp, dst, dp, rows, width);
-  return tg_cuda_launched("k_add_rows", a->node_name);
+  return rows_t<float, true>(a, "k_add_rows", src, sp, dst, dp, rows, width);
 }
 
 /* ---- concat: in[k] [A, S_k, C] -> out [A, S, C], S = sum S_k, along dim d ---- */
@@ -70,7 +56,8 @@ tg_status tg_cuda_concat_fwd(const tg_kernel_args *a) {
   int d = (int)a->attr->i[0];
   const tg_tensor *o = a->out;
   size_t es = tg_dtype_size(o->dtype);
-  int64_t A = dims_prod(o, 0, d), S = o->shape[d], C = dims_prod(o, d + 1, o->ndim);
+  int64_t A, S, C;
+  tg_split_at(o, d, &A, &S, &C);
   char *out = (char *)o->data; /* [A, S, C] */
   int64_t off = 0;             /* start of input k along d */
   for (int k = 0; k < a->n_in; k++) {
@@ -86,7 +73,8 @@ tg_status tg_cuda_concat_fwd(const tg_kernel_args *a) {
 tg_status tg_cuda_concat_bwd(const tg_kernel_args *a) {
   int d = (int)a->attr->i[0];
   const tg_tensor *o = a->out;
-  int64_t A = dims_prod(o, 0, d), S = o->shape[d], C = dims_prod(o, d + 1, o->ndim);
+  int64_t A, S, C;
+  tg_split_at(o, d, &A, &S, &C);
   const float *gy = a->out_grad; /* [A, S, C] */
   int64_t off = 0;
   for (int k = 0; k < a->n_in; k++) {
@@ -108,7 +96,8 @@ tg_status tg_cuda_slice_fwd(const tg_kernel_args *a) {
   int d = (int)a->attr->i[0];
   int64_t start = a->attr->i[1], len = a->attr->i[2];
   size_t es = tg_dtype_size(x->dtype);
-  int64_t A = dims_prod(x, 0, d), S = x->shape[d], C = dims_prod(x, d + 1, x->ndim);
+  int64_t A, S, C;
+  tg_split_at(x, d, &A, &S, &C);
   const char *src = (const char *)x->data; /* [A, S, C] */
   void *dst = a->out->data;                /* [A, len, C] */
   return copy_rows(a, es, src + (size_t)(start * C) * es, S * C, dst, len * C, A, len * C);
@@ -120,7 +109,8 @@ tg_status tg_cuda_slice_bwd(const tg_kernel_args *a) {
   if (!gx) return TG_OK;
   int d = (int)a->attr->i[0];
   int64_t start = a->attr->i[1], len = a->attr->i[2];
-  int64_t A = dims_prod(x, 0, d), S = x->shape[d], C = dims_prod(x, d + 1, x->ndim);
+  int64_t A, S, C;
+  tg_split_at(x, d, &A, &S, &C);
   const float *gy = a->out_grad; /* [A, len, C] */
   return add_rows(a, gy, len * C, gx + start * C, S * C, A, len * C);
 }
@@ -139,59 +129,39 @@ tg_status tg_cuda_reshape_bwd(const tg_kernel_args *a) {
 
 /* ---- transpose: x [A, P, B, Q, C] -> out [A, Q, B, P, C] (P, Q the swapped dims) ---- */
 
-typedef struct tr_dims {
-  int64_t A, P, B, Q, C;
-} tr_dims;
-
-static tr_dims tr_split(const tg_tensor *x, int d0, int d1) {
-  int p = d0 < d1 ? d0 : d1, q = d0 < d1 ? d1 : d0;
-  tr_dims t;
-  t.A = dims_prod(x, 0, p);
-  t.P = x->shape[p];
-  t.B = dims_prod(x, p + 1, q);
-  t.Q = x->shape[q];
-  t.C = dims_prod(x, q + 1, x->ndim);
-  if (p == q) { /* no swap: one contiguous block */
-    t.A = tg_numel(x);
-    t.P = t.B = t.Q = t.C = 1;
-  }
-  return t;
+/* Element e of [A, X, B, Y, C] sits at this offset of [A, Y, B, X, C] (X and Y swapped). */
+static __device__ inline int64_t tr_swapped(int64_t e, int64_t X, int64_t B, int64_t Y, int64_t C) {
+  int64_t r = e;
+  int64_t c = r % C; r /= C;
+  int64_t y = r % Y; r /= Y;
+  int64_t b = r % B; r /= B;
+  int64_t x = r % X;
+  int64_t i = r / X;
+  return (((i * Y + y) * B + b) * X + x) * C + c;
 }
 
 /* One thread per element of y [A, Q, B, P, C] (so writes are coalesced): y = x [A, P, B, Q, C]
  * with P and Q swapped. */
 template <typename T>
-static __global__ void k_transpose(const T *__restrict__ x, T *__restrict__ y, tr_dims t) {
+static __global__ void k_transpose(const T *__restrict__ x, T *__restrict__ y, tg_tr_dims t) {
   int64_t n = t.A * t.Q * t.B * t.P * t.C;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n;
-       e += (int64_t)gridDim.x * blockDim.x) {
-    int64_t r = e;
-    int64_t c = r % t.C; r /= t.C;
-    int64_t p = r % t.P; r /= t.P;
-    int64_t b = r % t.B; r /= t.B;
-    int64_t q = r % t.Q;
-    int64_t i = r / t.Q;
-    y[e] = x[(((i * t.P + p) * t.B + b) * t.Q + q) * t.C + c];
-  }
+       e += (int64_t)gridDim.x * blockDim.x)
+    y[e] = x[tr_swapped(e, t.Q, t.B, t.P, t.C)];
 }
 
 /* One thread per element of gx [A, P, B, Q, C]: gx += gy [A, Q, B, P, C] with P and Q swapped. */
-static __global__ void k_transpose_add(const float *__restrict__ gy, float *__restrict__ gx, tr_dims t) {
+static __global__ void k_transpose_add(const float *__restrict__ gy, float *__restrict__ gx,
+                                       tg_tr_dims t) {
   int64_t n = t.A * t.P * t.B * t.Q * t.C;
   for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n;
-       e += (int64_t)gridDim.x * blockDim.x) {
-    int64_t r = e;
-    int64_t c = r % t.C; r /= t.C;
-    int64_t q = r % t.Q; r /= t.Q;
-    int64_t b = r % t.B; r /= t.B;
-    int64_t p = r % t.P;
-    int64_t i = r / t.P;
-    gx[e] += gy[(((i * t.Q + q) * t.B + b) * t.P + p) * t.C + c];
-  }
+       e += (int64_t)gridDim.x * blockDim.x)
+    gx[e] += gy[tr_swapped(e, t.P, t.B, t.Q, t.C)];
 }
 
 template <typename T>
-static tg_status transpose_t(const tg_kernel_args *a, const void *x, void *y, tr_dims t, int64_t n) {
+static tg_status transpose_t(const tg_kernel_args *a, const void *x, void *y, tg_tr_dims t,
+                             int64_t n) {
   cudaStream_t s = tg_cuda_stream(tg_cuda_dev_of(a));
   k_transpose<T><<<tg_cuda_blocks(n), TG_CUDA_THREADS, 0, s>>>((const T *)x, (T *)y, t);
   return tg_cuda_launched("k_transpose", a->node_name);
@@ -201,7 +171,7 @@ tg_status tg_cuda_transpose_fwd(const tg_kernel_args *a) {
   const tg_tensor *x = a->in[0];
   int64_t n = tg_numel(x);
   if (n == 0) return TG_OK;
-  tr_dims t = tr_split(x, (int)a->attr->i[0], (int)a->attr->i[1]);
+  tg_tr_dims t = tg_tr_split(x, (int)a->attr->i[0], (int)a->attr->i[1]);
   const void *src = x->data; /* [A, P, B, Q, C] */
   void *dst = a->out->data;  /* [A, Q, B, P, C] */
   if (tg_dtype_size(x->dtype) == 8) return transpose_t<uint64_t>(a, src, dst, t, n);
@@ -213,7 +183,7 @@ tg_status tg_cuda_transpose_bwd(const tg_kernel_args *a) {
   float *gx = a->in_grad[0]; /* [A, P, B, Q, C] */
   int64_t n = tg_numel(x);
   if (!gx || n == 0) return TG_OK;
-  tr_dims t = tr_split(x, (int)a->attr->i[0], (int)a->attr->i[1]);
+  tg_tr_dims t = tg_tr_split(x, (int)a->attr->i[0], (int)a->attr->i[1]);
   const float *gy = a->out_grad; /* [A, Q, B, P, C] */
   cudaStream_t s = tg_cuda_stream(tg_cuda_dev_of(a));
   k_transpose_add<<<tg_cuda_blocks(n), TG_CUDA_THREADS, 0, s>>>(gy, gx, t);
