@@ -4,7 +4,7 @@ BUILD_TYPE ?= Release
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup build run test asan fuzz bench clean
+.PHONY: all setup build run test asan fuzz bench gpu-check clean
 
 all: build
 
@@ -33,5 +33,10 @@ fuzz: setup
 bench: build
 	bench/run.sh $(BUILD)
 
+# One check on a machine with an NVIDIA GPU (build-gpu, devices, CUDA tests, demo, GPU benchmark),
+# within about 8 minutes; logs and summary.txt in $OUT (default gpu-check-out). Installs nothing.
+gpu-check:
+	bash tools/gpu-check.sh
+
 clean:
-	rm -rf build build-asan build-fuzz build*.configure.log
+	rm -rf build build-asan build-fuzz build-gpu gpu-check-out build*.configure.log
