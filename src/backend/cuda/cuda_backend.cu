@@ -71,24 +71,25 @@ __global__ void optim_prepare(const double *part, tg_optim_scalars *sc, float cl
   sc->step = t;
 }
 
-/* PyTorch SGD, as tg_cpu_sgd_step. p, g, m [n] */
+/* PyTorch SGD, as tg_cpu_sgd_step (__fmul_rn: no fused multiply-add, so rounding matches the CPU). p, g, m [n] */
 __global__ void sgd_kernel(float *p, const float *g, float *m, int64_t n, const tg_optim_scalars *sc, float momentum,
                            float wd) {
   if (sc->skipped) return;
   float lr = sc->lr, gscale = sc->gscale;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    float gi = g[i] * gscale + wd * p[i];
+    float gi = __fmul_rn(g[i], gscale) + __fmul_rn(wd, p[i]);
     if (m) {
-      float b = momentum * m[i] + gi;
+      float b = __fmul_rn(momentum, m[i]) + gi;
       m[i] = b;
-      p[i] -= lr * b;
+      p[i] -= __fmul_rn(lr, b);
     } else {
-      p[i] -= lr * gi;
+      p[i] -= __fmul_rn(lr, gi);
     }
   }
 }
 
-/* torch.optim.Adam / AdamW, as tg_cpu_adam_step (the constants rounded the same way). p, g, m, v [n] */
+/* torch.optim.Adam / AdamW, as tg_cpu_adam_step (the constants rounded the same way, no fused
+ * multiply-add). p, g, m, v [n] */
 __global__ void adam_kernel(float *p, const float *g, float *m, float *v, int64_t n, const tg_optim_scalars *sc,
                             float beta1, float beta2, float eps, float wd, int decoupled) {
   if (sc->skipped) return;
@@ -101,14 +102,14 @@ __global__ void adam_kernel(float *p, const float *g, float *m, float *v, int64_
   const float one_b1 = 1.0f - beta1, one_b2 = 1.0f - beta2;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     float pi = p[i];
-    float gi = g[i] * gscale + l2 * pi;
+    float gi = __fmul_rn(g[i], gscale) + __fmul_rn(l2, pi);
     pi *= decay;
-    float mi = beta1 * m[i] + one_b1 * gi;
-    float vi = beta2 * v[i] + one_b2 * gi * gi;
+    float mi = __fmul_rn(beta1, m[i]) + __fmul_rn(one_b1, gi);
+    float vi = __fmul_rn(beta2, v[i]) + __fmul_rn(__fmul_rn(one_b2, gi), gi);
     m[i] = mi;
     v[i] = vi;
     float denom = sqrtf(vi) / bc2_sqrt + eps;
-    p[i] = pi - step_size * (mi / denom);
+    p[i] = pi - __fmul_rn(step_size, mi / denom);
   }
 }
 
