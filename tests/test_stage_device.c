@@ -5,6 +5,7 @@
 #include "backend/backend.h"
 #include "data/shuffle.h"
 #include "data/timeconv.h"
+#include "support/bars.h"
 #include "support/check.h"
 #include "tickgrad/dataset.h"
 #include "tickgrad/device.h"
@@ -12,20 +13,8 @@
 
 static uint64_t g_seed;
 
-/* n bars of k instruments interleaved (k per 5-minute step) on a random walk. */
 static void make_bars(tg_bars *b, int64_t n, int k, uint64_t stream) {
-  tg_bars_init(b);
-  tg_bars_reserve(b, n, k > 1);
-  double last[4] = {100, 20, 3000, 5};
-  int64_t t0 = tg_days_from_civil(2022, 1, 3) * TG_NS_PER_DAY;
-  for (int64_t i = 0; i < n; i++) {
-    int j = (int)(i % k);
-    double o = last[j] * exp(0.001 * tg_rng_normal(g_seed, stream, 3 * i));
-    double c = o * exp(0.004 * tg_rng_normal(g_seed, stream, 3 * i + 1));
-    double v = 500 * exp(0.3 * tg_rng_normal(g_seed, stream, 3 * i + 2));
-    last[j] = c;
-    tg_bars_push(b, t0 + (i / k) * 300 * TG_NS_PER_S, o, fmax(o, c) * 1.001, fmin(o, c) * 0.999, c, v, (uint32_t)j);
-  }
+  tg_test_bars(b, n, k, g_seed, stream, 3, 1);
 }
 
 /* ---- the permutation ---- */
