@@ -23,14 +23,14 @@ const char *tg_cuda_why_none(void) {
 #endif
 }
 
-/* TG_OK when d is a CUDA device this machine has; otherwise the error says why not. */
+/* TG_OK when d is a CUDA device this machine has (started, on a CUDA build); otherwise the error
+ * says why not. */
 static tg_status cuda_present(tg_device d) {
-  int n = tg_cuda_count();
-  if (n == 0) return tg_error(TG_ERR_DEVICE, "cuda:%d is not available: %s", d.index, tg_cuda_why_none());
-  if (d.index >= n)
-    return tg_error(TG_ERR_DEVICE, "cuda:%d is not available: this machine has %d CUDA device%s (cuda:0..cuda:%d)",
-                    d.index, n, n == 1 ? "" : "s", n - 1);
-  return TG_OK;
+#if TG_HAVE_CUDA
+  return tg_cuda_use(d.index);
+#else
+  return tg_error(TG_ERR_DEVICE, "cuda:%d is not available: %s", d.index, tg_cuda_why_none());
+#endif
 }
 
 tg_status tg_device_choose(const char *spec, tg_device *out, char *notice, size_t notice_size) {
@@ -53,9 +53,6 @@ tg_status tg_device_choose(const char *spec, tg_device *out, char *notice, size_
   if (st != TG_OK) return st;
   if (d.kind == TG_CUDA) {
     if ((st = cuda_present(d)) != TG_OK) return st;
-#if TG_HAVE_CUDA
-    if ((st = tg_cuda_use(d.index)) != TG_OK) return st;
-#endif
   }
   *out = d;
   return TG_OK;

@@ -20,8 +20,7 @@ const char *tg_cuda_unavailable_reason(void);
 tg_status tg_cuda_use(int dev);
 /* Waits for dev's compute stream and raises any kernel fault recorded since the last sync. */
 tg_status tg_cuda_sync(int dev);
-typedef tg_device_info tg_cuda_device_info;
-tg_status tg_cuda_info(int dev, tg_cuda_device_info *out);
+tg_status tg_cuda_info(int dev, tg_device_info *out);
 
 /* The caching allocator (cuda_alloc.cu). */
 tg_status tg_cuda_alloc(int dev, size_t bytes, void **out);

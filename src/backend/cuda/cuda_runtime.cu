@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <atomic>
 #include <vector>
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_internal.h"
@@ -12,7 +13,7 @@
 namespace {
 
 struct dev_state {
-  int ready;
+  std::atomic<int> ready; /* set once, under g_lock, when everything below exists */
   cudaStream_t stream;
   cublasHandle_t blas;
   void *blas_workspace;
@@ -54,7 +55,7 @@ tg_status set_device(int dev) {
 
 tg_status init_locked(int dev) {
   dev_state *s = &g_dev[dev];
-  if (s->ready) return TG_OK;
+  if (s->ready.load()) return TG_OK;
   tg_status st = set_device(dev);
   if (st != TG_OK) return st;
   cudaError_t e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
@@ -71,7 +72,7 @@ tg_status init_locked(int dev) {
       (b = cublasSetWorkspace(s->blas, s->blas_workspace, BLAS_WORKSPACE_BYTES)) != CUBLAS_STATUS_SUCCESS ||
       (b = cublasSetMathMode(s->blas, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS)
     return tg_cuda_blas_fail(b, "cuBLAS set-up", "device start-up");
-  s->ready = 1;
+  s->ready.store(1);
   return TG_OK;
 }
 
@@ -90,6 +91,8 @@ extern "C" const char *tg_cuda_unavailable_reason(void) {
 }
 
 extern "C" tg_status tg_cuda_use(int dev) {
+  /* every launch comes through here: a started device that is already current costs no lock */
+  if (dev >= 0 && dev < TG_CUDA_MAX_DEVICES && t_current == dev && g_dev[dev].ready.load()) return TG_OK;
   int n = tg_cuda_device_count();
   if (dev < 0 || dev >= n) {
     if (n == 0) return tg_error(TG_ERR_DEVICE, "cuda:%d is not available: %s", dev, g_why);
@@ -180,7 +183,7 @@ extern "C" tg_status tg_cuda_sync(int dev) {
                   dev, d ? d->name : "?", f.value, f.bound);
 }
 
-extern "C" tg_status tg_cuda_info(int dev, tg_cuda_device_info *out) {
+extern "C" tg_status tg_cuda_info(int dev, tg_device_info *out) {
   memset(out, 0, sizeof *out);
   tg_status st = tg_cuda_use(dev);
   if (st != TG_OK) return st;
