@@ -129,6 +129,31 @@ tg_tensor *tg_dropout(tg_graph *g, tg_tensor *x, float p);
  * host-to-device traffic. i64 [b], not differentiable. */
 tg_tensor *tg_sample_rows(tg_graph *g, int64_t rows, int64_t b);
 
+/* ---- sequence ops ---- */
+
+/* Softmax over the last dim of x [..., Tq, Tk] where query row i sees key j only when
+ * j <= i + offset; hidden entries are exactly 0 (no additive -1e9, safe in any precision). A row
+ * that sees no key is all 0. */
+tg_tensor *tg_causal_softmax(tg_graph *g, tg_tensor *x, int64_t offset);
+/* Causal depthwise convolution along time: x [B, L, C], w [C, K], bias [C] or NULL;
+ * out[b,t,c] = bias[c] + sum_k w[c,k] * x[b, t-K+1+k, c], with x = 0 before t = 0. */
+tg_tensor *tg_conv1d_causal(tg_graph *g, tg_tensor *x, tg_tensor *w, tg_tensor *bias);
+/* One LSTM layer over a whole sequence (forward, and backpropagation through time, in one op).
+ * x [B, T, I], h0 and c0 [B, Hd] (both NULL: zeros), w_ih [4Hd, I], w_hh [4Hd, Hd], bias [4Hd] or
+ * NULL; gates in PyTorch's order i, f, g, o. out [B, T, 6*Hd]: for each step h | c | i | f | g | o
+ * (gates after their sigmoid/tanh). Gradients flow from every slot; take h with
+ * tg_slice(out, 2, 0, Hd) and the final c with slices at step T-1, offset Hd. */
+tg_tensor *tg_lstm(tg_graph *g, tg_tensor *x, tg_tensor *h0, tg_tensor *c0, tg_tensor *w_ih,
+                   tg_tensor *w_hh, tg_tensor *bias);
+/* The Mamba-2 SSD scan with D skip, computed in chunks of `chunk` steps:
+ * x [B, L, H, P], dt [B, L, H] (> 0), A [H] (< 0), Bm and Cm [B, L, G, N] (head h uses group
+ * h / (H/G)), D [H] or NULL. With h_{-1} = 0:
+ *   h_t = exp(dt_t A) h_{t-1} + dt_t x_t B_t^T      (per batch and head, [P, N])
+ *   y_t = h_t C_t + D x_t                            -> out [B, L, H, P]
+ * The result does not depend on the chunk length beyond float rounding. */
+tg_tensor *tg_ssd_scan(tg_graph *g, tg_tensor *x, tg_tensor *dt, tg_tensor *A, tg_tensor *Bm,
+                       tg_tensor *Cm, tg_tensor *D, int chunk);
+
 /* Losses: scalar means. */
 tg_tensor *tg_mse_loss(tg_graph *g, tg_tensor *pred, tg_tensor *target);
 tg_tensor *tg_huber_loss(tg_graph *g, tg_tensor *pred, tg_tensor *target, float delta);
@@ -155,6 +180,7 @@ typedef struct tg_plan_stats {
   size_t arena_bytes;     /* activations and their gradients, after liveness reuse */
   size_t unshared_bytes;  /* the same buffers laid out without reuse */
   size_t param_bytes;     /* the store's values (gradients: the same again when training) */
+  size_t workspace_bytes; /* one scratch region shared by the ops that need one (LSTM, SSD scan) */
   int nodes;
   int buffers;
 } tg_plan_stats;

@@ -14,6 +14,7 @@
 #include "tickgrad/device.h"
 #include "tickgrad/telemetry.h"
 #include "tickgrad/step.h"
+#include "tickgrad/models.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -20,6 +20,9 @@ tg_graph *tg_graph_new(tg_store *store, const char *name) {
 void tg_graph_release_plan(tg_graph *g) {
   if (g->arena && g->backend) g->backend->free(g->opts.device, g->arena);
   if (g->rng_ctr && g->backend) g->backend->free(g->opts.device, g->rng_ctr);
+  if (g->ws && g->backend) g->backend->free(g->opts.device, g->ws);
+  g->ws = NULL;
+  g->ws_bytes = 0;
   g->arena = NULL;
   g->rng_ctr = NULL;
   tg_free(g->bufs);

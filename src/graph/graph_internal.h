@@ -51,6 +51,8 @@ struct tg_graph {
   tg_buffer *bufs;
   void *arena;
   size_t arena_bytes, unshared_bytes;
+  void *ws;          /* shared kernel workspace (ops with a workspace), ws_bytes long */
+  size_t ws_bytes;
   uint64_t seed, rng_offset;
   uint64_t fwd_offset; /* rng offset used by the last run, replayed by backward */
   uint64_t *rng_ctr;   /* [2] in device memory: the next run's rng offset, this run's (kernels read it) */

@@ -218,6 +218,33 @@ static void build_args(tg_graph *g, tg_node *n) {
   a->node_name = n->out.name;
 }
 
+/* One scratch region for every op that asks for one, as large as the largest request. */
+static tg_status plan_workspace(tg_graph *g, const tg_backend *be, const tg_plan_opts *opts) {
+  size_t need = 0;
+  for (int i = 0; i < g->n_nodes; i++) {
+    const tg_op_def *d = tg_op_get(g->nodes[i]->op);
+    if (d->workspace) {
+      size_t b = d->workspace(&g->nodes[i]->args);
+      if (b > need) need = b;
+    }
+  }
+  if (need == 0) return TG_OK;
+  need = align_up(need);
+  tg_status st = be->alloc(opts->device, need, &g->ws);
+  if (st != TG_OK) {
+    char dev[16];
+    return tg_error(st, "graph '%s': out of memory on %s for the %.1f MiB kernel workspace: %s", g->name,
+                    tg_device_str(opts->device, dev, sizeof dev), (double)need / 1048576.0, tg_last_error());
+  }
+  g->ws_bytes = need;
+  for (int i = 0; i < g->n_nodes; i++)
+    if (tg_op_get(g->nodes[i]->op)->workspace) {
+      g->nodes[i]->args.ws = g->ws;
+      g->nodes[i]->args.ws_bytes = need;
+    }
+  return TG_OK;
+}
+
 /* The arena did not fit: the plan's numbers, and (when the inputs share a leading batch dimension
  * and the device says what is free) the batch that would fit if activations scale with it. */
 static tg_status arena_failed(tg_graph *g, const tg_plan_opts *opts, tg_status st) {
@@ -297,6 +324,10 @@ tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
     if (n->op == TG_OP_DROPOUT) n->attr.i[0] = opts->training;
   }
   for (int i = 0; i < g->n_nodes; i++) build_args(g, g->nodes[i]);
+  if ((st = plan_workspace(g, be, opts)) != TG_OK) {
+    tg_graph_release_plan(g);
+    return st;
+  }
   if (opts->guard_bytes)
     for (int i = 0; i < g->n_bufs; i++)
       be->fill_bytes(opts->device, arena + g->bufs[i].offset + g->bufs[i].bytes, align_up(opts->guard_bytes),
@@ -312,6 +343,7 @@ tg_plan_stats tg_graph_stats(const tg_graph *g) {
   memset(&s, 0, sizeof s);
   s.arena_bytes = g->arena_bytes;
   s.unshared_bytes = g->unshared_bytes;
+  s.workspace_bytes = g->ws_bytes;
   s.param_bytes = g->store ? tg_store_numel(g->store) * sizeof(float) : 0;
   s.nodes = g->n_nodes;
   s.buffers = g->n_bufs;
@@ -352,4 +384,9 @@ void tg_graph_print_plan(const tg_graph *g, FILE *f) {
   fprintf(f, " in one arena (%d buffers, ", g->n_bufs);
   print_bytes(f, g->unshared_bytes);
   fprintf(f, " without reuse)\n");
+  if (g->ws_bytes) {
+    fprintf(f, "  kernel workspace ");
+    print_bytes(f, g->ws_bytes);
+    fprintf(f, "\n");
+  }
 }

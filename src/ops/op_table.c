@@ -58,6 +58,10 @@ static const tg_op_def k_ops[TG_OP_COUNT] = {
     [TG_OP_SOFTMAX_XENT] = {"softmax_cross_entropy", 2, 2, 0, IN,
                             K(softmax_xent)},
     [TG_OP_SAMPLE_ROWS] = {"sample_rows", 0, 0, TG_OPF_NO_GRAD, 0, K_FWD(sample_rows)},
+    [TG_OP_CAUSAL_SOFTMAX] = {"causal_softmax", 1, 1, 0, OUT, K(causal_softmax)},
+    [TG_OP_CONV1D_CAUSAL] = {"conv1d_causal", 2, 3, 0, IN, K(conv1d_causal)},
+    [TG_OP_LSTM] = {"lstm", 3, 6, 0, IN | OUT, K(lstm), .workspace = tg_lstm_workspace},
+    [TG_OP_SSD_SCAN] = {"ssd_scan", 5, 6, 0, IN, K(ssd_scan), .workspace = tg_ssd_workspace},
 };
 
 const tg_op_def *tg_op_get(tg_op op) { return (op >= 0 && op < TG_OP_COUNT) ? &k_ops[op] : NULL; }

@@ -50,6 +50,10 @@ typedef enum tg_op {
   TG_OP_PINBALL_LOSS,
   TG_OP_SOFTMAX_XENT,
   TG_OP_SAMPLE_ROWS,
+  TG_OP_CAUSAL_SOFTMAX,
+  TG_OP_CONV1D_CAUSAL,
+  TG_OP_LSTM,
+  TG_OP_SSD_SCAN,
   TG_OP_COUNT
 } tg_op;
 
@@ -59,7 +63,10 @@ typedef enum tg_op {
  *   linear: i[0]=has bias                  concat: i[0]=dim       slice: i[0]=dim i[1]=start i[2]=len
  *   transpose: i[0]=dim0 i[1]=dim1         dropout: f[0]=p, i[0]=active (training plan)
  *   huber: f[0]=delta                      pinball: i[0]=Q, f[0..Q-1]=quantiles
- *   sample_rows: i[0]=rows to draw from */
+ *   sample_rows: i[0]=rows to draw from
+ *   causal_softmax: i[0]=offset (key j is visible to query row i when j <= i + offset)
+ *   conv1d_causal: i[0]=has bias          lstm: i[0]=has h0/c0, i[1]=has bias
+ *   ssd_scan: i[0]=chunk length Q, i[1]=has D */
 typedef struct tg_attr {
   int64_t i[8];
   float f[TG_MAX_QUANTILES];
@@ -80,6 +87,8 @@ typedef struct tg_kernel_args {
   uint64_t rng_offset; /* dropout: the run counter at the forward */
   const uint64_t *rng_offset_dev; /* CUDA: device copy of rng_offset, read by kernels so captured steps replay fresh masks */
   const char *node_name; /* for error messages */
+  void *ws;              /* scratch on the graph's device for this call only (ops with a workspace) */
+  size_t ws_bytes;
 } tg_kernel_args;
 
 typedef tg_status (*tg_kernel_fn)(const tg_kernel_args *a);
@@ -100,9 +109,16 @@ typedef struct tg_op_def {
   unsigned bwd_needs;
   tg_kernel_fn fwd[TG_DEVICE_KIND_COUNT];
   tg_kernel_fn bwd[TG_DEVICE_KIND_COUNT];
+  /* Bytes of scratch a forward or backward call may use (NULL: none). Plan gives every such node
+   * the same region, sized for the largest, since kernels of one graph never run concurrently. */
+  size_t (*workspace)(const tg_kernel_args *a);
 } tg_op_def;
 
 const tg_op_def *tg_op_get(tg_op op);
+
+/* Workspace sizes (bytes) of the sequence ops, the same for every backend (build_lstm.c, build_ssd.c). */
+size_t tg_lstm_workspace(const tg_kernel_args *a);
+size_t tg_ssd_workspace(const tg_kernel_args *a);
 
 #ifdef __cplusplus
 }

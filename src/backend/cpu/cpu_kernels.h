@@ -90,4 +90,18 @@ tg_status tg_cpu_softmax_xent_bwd(const tg_kernel_args *a);
 /* k_random.c */
 tg_status tg_cpu_sample_rows_fwd(const tg_kernel_args *a);
 
+/* k_sequence.c: causal softmax, causal depthwise conv */
+tg_status tg_cpu_causal_softmax_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_causal_softmax_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_conv1d_causal_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_conv1d_causal_bwd(const tg_kernel_args *a);
+
+/* k_lstm.c: one LSTM layer over a sequence, forward and backpropagation through time */
+tg_status tg_cpu_lstm_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_lstm_bwd(const tg_kernel_args *a);
+
+/* k_ssd.c: the chunked SSD scan */
+tg_status tg_cpu_ssd_scan_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_ssd_scan_bwd(const tg_kernel_args *a);
+
 #endif

@@ -94,6 +94,20 @@ tg_status tg_cuda_softmax_xent_bwd(const tg_kernel_args *a);
 /* k_random.cu */
 tg_status tg_cuda_sample_rows_fwd(const tg_kernel_args *a);
 
+/* k_sequence.cu: causal softmax, causal depthwise conv */
+tg_status tg_cuda_causal_softmax_fwd(const tg_kernel_args *a);
+tg_status tg_cuda_causal_softmax_bwd(const tg_kernel_args *a);
+tg_status tg_cuda_conv1d_causal_fwd(const tg_kernel_args *a);
+tg_status tg_cuda_conv1d_causal_bwd(const tg_kernel_args *a);
+
+/* k_lstm.cu: one LSTM layer over a sequence, forward and backpropagation through time */
+tg_status tg_cuda_lstm_fwd(const tg_kernel_args *a);
+tg_status tg_cuda_lstm_bwd(const tg_kernel_args *a);
+
+/* k_ssd.cu: the chunked SSD scan */
+tg_status tg_cuda_ssd_scan_fwd(const tg_kernel_args *a);
+tg_status tg_cuda_ssd_scan_bwd(const tg_kernel_args *a);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,64 @@
+/* Forecasting models (Temporal Fusion Transformer, Mamba-2) as graph builders behind one interface. */
+#ifndef TICKGRAD_MODELS_H
+#define TICKGRAD_MODELS_H
+
+#include "tickgrad/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tg_model_kind { TG_MODEL_TFT = 0, TG_MODEL_MAMBA2 } tg_model_kind;
+
+typedef struct tg_tft_cfg {
+  int hidden;      /* d_model (default 64) */
+  int heads;       /* attention heads, hidden % heads == 0 (default 4) */
+  int enc_len;     /* encoder (past) steps (default 64) */
+  int dec_len;     /* decoder (future) steps = horizons predicted (default 8) */
+} tg_tft_cfg;
+
+typedef struct tg_mamba2_cfg {
+  int d_model;     /* default 128 */
+  int n_layers;    /* default 2 */
+  int d_state;     /* N, default 64 */
+  int headdim;     /* P, default 32 */
+  int expand;      /* d_inner = expand * d_model, default 2 */
+  int d_conv;      /* causal conv width, default 4 */
+  int ngroups;     /* G, default 1 */
+  int chunk;       /* SSD chunk length Q, default 64 */
+  int seq_len;     /* window length L, default 128 */
+} tg_mamba2_cfg;
+
+typedef struct tg_forecast_cfg {
+  tg_model_kind kind;
+  int n_past;      /* past-observed features per step */
+  int n_future;    /* known-future features per step (TFT decoder; also part of n_past in the encoder) */
+  int n_static;    /* rows of the static (instrument) embedding, >= 1 */
+  int horizons;    /* H: forecasts 1..H steps ahead (TFT: == dec_len) */
+  int nq;          /* quantiles */
+  float q[TG_MAX_QUANTILES];
+  float dropout;   /* default 0.1 (active only in training plans) */
+  tg_tft_cfg tft;
+  tg_mamba2_cfg mamba;
+} tg_forecast_cfg;
+
+/* Graph inputs the caller makes (tg_input or ops such as gather_rows) and passes in. */
+typedef struct tg_forecast_inputs {
+  tg_tensor *past;   /* [B, L_past, n_past] f32 (L_past: tft.enc_len or mamba.seq_len) */
+  tg_tensor *future; /* [B, dec_len, n_future] f32 (TFT; NULL for Mamba-2) */
+  tg_tensor *inst;   /* [B] i64 instrument index in [0, n_static) (TFT static input; Mamba-2 ignores it) */
+} tg_forecast_inputs;
+
+/* Defaults from the issue for kind (n_past, n_future, n_static, horizons left 0 for the caller). */
+tg_forecast_cfg tg_forecast_defaults(tg_model_kind kind);
+/* TG_ERR_INVALID naming the field when a setting is out of range or inconsistent. */
+tg_status tg_forecast_check(const tg_forecast_cfg *c);
+/* Declares the model's parameters in g's store (names "tft.*" / "mamba2.*", shared across graphs of
+ * the same store) and returns the quantile forecasts [B, horizons, nq]; NULL after a build error
+ * (tg_graph_status says why). */
+tg_tensor *tg_forecast_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,67 @@
+/* The forecasting-model interface: defaults, checks, and dispatch to the builder of each kind. */
+#include <stdio.h>
+#include "graph/graph_internal.h"
+#include "models/models_internal.h"
+#include "tickgrad/status.h"
+
+tg_forecast_cfg tg_forecast_defaults(tg_model_kind kind) {
+  tg_forecast_cfg c = {0};
+  c.kind = kind;
+  c.n_static = 1;
+  c.nq = 3;
+  c.q[0] = 0.1f;
+  c.q[1] = 0.5f;
+  c.q[2] = 0.9f;
+  c.dropout = 0.1f;
+  c.tft = (tg_tft_cfg){.hidden = 64, .heads = 4, .enc_len = 64, .dec_len = 8};
+  c.mamba = (tg_mamba2_cfg){.d_model = 128, .n_layers = 2, .d_state = 64, .headdim = 32, .expand = 2,
+                            .d_conv = 4, .ngroups = 1, .chunk = 64, .seq_len = 128};
+  return c;
+}
+
+#define NEED(cond, ...)                                   \
+  do {                                                    \
+    if (!(cond)) return tg_error(TG_ERR_INVALID, __VA_ARGS__); \
+  } while (0)
+
+tg_status tg_forecast_check(const tg_forecast_cfg *c) {
+  NEED(c->kind == TG_MODEL_TFT || c->kind == TG_MODEL_MAMBA2, "model: unknown kind %d", (int)c->kind);
+  NEED(c->n_past >= 1, "model: n_past %d: at least one past feature is needed", c->n_past);
+  NEED(c->n_static >= 1, "model: n_static %d must be >= 1", c->n_static);
+  NEED(c->horizons >= 1, "model: horizons %d must be >= 1", c->horizons);
+  NEED(c->nq >= 1 && c->nq <= TG_MAX_QUANTILES, "model: %d quantiles; 1..%d are supported", c->nq, TG_MAX_QUANTILES);
+  for (int i = 0; i < c->nq; i++)
+    NEED(c->q[i] > 0.0f && c->q[i] < 1.0f, "model: quantile %d is %g; quantiles lie in (0, 1)", i, (double)c->q[i]);
+  NEED(c->dropout >= 0.0f && c->dropout < 1.0f, "model: dropout %g must be in [0, 1)", (double)c->dropout);
+  if (c->kind == TG_MODEL_TFT) {
+    const tg_tft_cfg *t = &c->tft;
+    NEED(t->hidden >= 1 && t->heads >= 1 && t->hidden % t->heads == 0,
+         "tft: hidden %d must be a positive multiple of heads %d", t->hidden, t->heads);
+    NEED(t->enc_len >= 1 && t->dec_len >= 1, "tft: encoder %d and decoder %d steps must be >= 1", t->enc_len,
+         t->dec_len);
+    NEED(t->dec_len == c->horizons, "tft: decoder steps %d must equal horizons %d (one forecast per decoder step)",
+         t->dec_len, c->horizons);
+    NEED(c->n_future >= 1, "tft: n_future %d: the decoder needs at least one known-future feature", c->n_future);
+  } else {
+    const tg_mamba2_cfg *m = &c->mamba;
+    NEED(m->d_model >= 1 && m->n_layers >= 1 && m->d_state >= 1 && m->headdim >= 1 && m->expand >= 1,
+         "mamba2: d_model %d, layers %d, d_state %d, headdim %d, expand %d must all be >= 1", m->d_model,
+         m->n_layers, m->d_state, m->headdim, m->expand);
+    NEED((m->expand * m->d_model) % m->headdim == 0, "mamba2: d_inner %d (expand x d_model) must be a multiple of headdim %d",
+         m->expand * m->d_model, m->headdim);
+    int heads = m->expand * m->d_model / m->headdim;
+    NEED(m->ngroups >= 1 && heads % m->ngroups == 0, "mamba2: heads %d must be a multiple of ngroups %d", heads,
+         m->ngroups);
+    NEED(m->d_conv >= 1 && m->d_conv <= 16, "mamba2: d_conv %d must be in 1..16", m->d_conv);
+    NEED(m->chunk >= 1, "mamba2: chunk %d must be >= 1", m->chunk);
+    NEED(m->seq_len >= 1, "mamba2: seq_len %d must be >= 1", m->seq_len);
+  }
+  return TG_OK;
+}
+
+tg_tensor *tg_forecast_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in) {
+  if (!g) return NULL;
+  if (!c || !in) return tg_graph_fail(g, TG_ERR_INVALID, "forecast: NULL config or inputs");
+  if (tg_forecast_check(c) != TG_OK) return tg_graph_fail(g, TG_ERR_INVALID, "%s", tg_last_error());
+  return c->kind == TG_MODEL_TFT ? tg_tft_build(g, c, in) : tg_mamba2_build(g, c, in);
+}

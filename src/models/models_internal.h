@@ -1,0 +1,12 @@
+/* The model builders behind tg_forecast_build: one per kind. */
+#ifndef TG_MODELS_INTERNAL_H
+#define TG_MODELS_INTERNAL_H
+
+#include "tickgrad/models.h"
+
+/* tft.c: pred [B, dec_len, nq] */
+tg_tensor *tg_tft_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
+/* mamba2.c: pred [B, horizons, nq] */
+tg_tensor *tg_mamba2_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
+
+#endif
