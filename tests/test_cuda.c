@@ -127,6 +127,26 @@ static tg_tensor *b_sample(tg_graph *g, tg_tensor **x) {
   (void)x;
   return tg_sample_rows(g, 1000003, 300);
 }
+static tg_tensor *b_causal_softmax(tg_graph *g, tg_tensor **x) { return tg_causal_softmax(g, x[0], -1); }
+static tg_tensor *b_causal_softmax_wide(tg_graph *g, tg_tensor **x) { return tg_causal_softmax(g, x[0], 40); }
+static tg_tensor *b_conv1d(tg_graph *g, tg_tensor **x) { return tg_conv1d_causal(g, x[0], x[1], x[2]); }
+static tg_tensor *b_conv1d_nobias(tg_graph *g, tg_tensor **x) { return tg_conv1d_causal(g, x[0], x[1], NULL); }
+static tg_tensor *b_lstm(tg_graph *g, tg_tensor **x) { return tg_lstm(g, x[0], NULL, NULL, x[1], x[2], x[3]); }
+/* lstm with h0 and c0 (declared here: a case has at most PC_MAX_LEAVES leaves), no bias */
+static tg_tensor *b_lstm_state(tg_graph *g, tg_tensor **x) {
+  const int64_t ss[2] = {2, 4};
+  tg_init u = {TG_INIT_UNIFORM, -1.0f, 1.0f};
+  return tg_lstm(g, x[0], tg_param(g, "h0", 2, ss, u), tg_param(g, "c0", 2, ss, u), x[1], x[2], NULL);
+}
+/* ssd_scan: leaves x, dt, Bm, Cm; A (< 0) and D [H] declared here (a case has at most PC_MAX_LEAVES leaves) */
+static tg_tensor *ssd_case(tg_graph *g, tg_tensor **x, int with_d, int chunk) {
+  const int64_t h[1] = {x[0]->shape[2]};
+  tg_tensor *A = tg_param(g, "A", 1, h, (tg_init){TG_INIT_UNIFORM, -1.5f, -0.5f});
+  tg_tensor *D = with_d ? tg_param(g, "D", 1, h, (tg_init){TG_INIT_UNIFORM, -1.0f, 1.0f}) : NULL;
+  return tg_ssd_scan(g, x[0], x[1], A, x[2], x[3], D, chunk);
+}
+static tg_tensor *b_ssd(tg_graph *g, tg_tensor **x) { return ssd_case(g, x, 1, 160); }
+static tg_tensor *b_ssd_nod(tg_graph *g, tg_tensor **x) { return ssd_case(g, x, 0, 8); }
 
 static const pc_case k_cases[] = {
     {"matmul", 2, {F32P("a", 3, 3, 4, 33), F32P("b", 2, 33, 6)}, b_matmul},
@@ -168,6 +188,17 @@ static const pc_case k_cases[] = {
     {"pinball_loss", 2, {F32P("p", 2, 6, 3), IN_F32("t", 1, 6)}, b_pinball},
     {"softmax_cross_entropy", 2, {F32P("z", 2, 6, 5), IN_IDX("y", TG_I32, 5, 1, 6)}, b_xent},
     {"sample_rows", 0, {{0}}, b_sample},
+    {"causal_softmax", 1, {F32P("x", 3, 2, 5, 7)}, b_causal_softmax},          /* row 0 sees nothing */
+    {"causal_softmax", 1, {F32P("x", 3, 2, 6, 1500)}, b_causal_softmax_wide}, /* block-per-row path */
+    {"conv1d_causal", 3, {F32P("x", 3, 3, 40, 6), F32P("w", 2, 6, 4), F32P("b", 1, 6)}, b_conv1d},
+    {"conv1d_causal", 2, {F32P("x", 3, 2, 3, 5), F32P("w", 2, 5, 6)}, b_conv1d_nobias}, /* K > L */
+    {"lstm", 4, {F32P("x", 3, 3, 5, 4), F32P("wi", 2, 20, 4), F32P("wh", 2, 20, 5), F32P("b", 1, 20)}, b_lstm},
+    {"lstm", 3, {F32P("x", 3, 2, 4, 3), F32P("wi", 2, 16, 3), F32P("wh", 2, 16, 4)}, b_lstm_state},
+    /* ssd_scan: 2 chunks (160 + 140 steps, rows over 128 steps), G = 2; then N > threads per block, no D */
+    {"ssd_scan", 4, {F32P("x", 4, 2, 300, 4, 8), {"dt", TG_F32, 3, {2, 300, 4}, 1, 0.05, 0.5},
+                     F32P("Bm", 4, 2, 300, 2, 6), F32P("Cm", 4, 2, 300, 2, 6)}, b_ssd},
+    {"ssd_scan", 4, {F32P("x", 4, 1, 37, 2, 3), {"dt", TG_F32, 3, {1, 37, 2}, 1, 0.05, 0.5},
+                     F32P("Bm", 4, 1, 37, 1, 300), F32P("Cm", 4, 1, 37, 1, 300)}, b_ssd_nod},
 };
 #define N_CASES ((int)(sizeof k_cases / sizeof k_cases[0]))
 

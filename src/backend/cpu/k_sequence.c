@@ -1,18 +1,173 @@
-/* CPU kernels for causal_softmax and conv1d_causal (stub: not implemented yet) */
+/* CPU kernels for causal_softmax and conv1d_causal (forward and backward). */
+#include <math.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_rows.h"
+
+/* Below this much work (elements, or multiply-adds for the conv) a kernel runs on the calling thread. */
+#define SEQ_PAR_MIN 32768
+/* Channel and tap blocks of the conv's weight and bias gradient sums (accumulators on the stack). */
+#define CONV_CB 16
+#define CONV_KB 16
+
+/* ---- causal_softmax ---- */
+
+/* Keys visible to query row q: j <= q + offset, clamped to [0, Tk] without overflow for any offset. */
+static inline int64_t cs_visible(int64_t q, int64_t offset, int64_t Tk) {
+  if (offset >= Tk) return Tk;          /* q >= 0, so q + offset + 1 > Tk */
+  if (offset <= -(q + 1)) return 0;     /* q + offset + 1 <= 0 */
+  int64_t n = q + offset + 1;           /* offset in (-(q+1), Tk): no overflow */
+  return n < Tk ? n : Tk;
+}
+
+/* x [..., Tq, Tk] as rows [rows, Tk] with query index r % Tq. */
+static void cs_dims(const tg_tensor *t, int64_t *rows, int64_t *Tq, int64_t *Tk) {
+  *Tk = t->shape[t->ndim - 1];
+  *Tq = t->shape[t->ndim - 2];
+  *rows = *Tk > 0 ? tg_numel(t) / *Tk : 0;
+}
+
 tg_status tg_cpu_causal_softmax_fwd(const tg_kernel_args *a) {
-  (void)a;
-  return tg_error(TG_ERR_INVALID, "causal_softmax: not implemented");
+  int64_t rows, Tq, Tk, offset = a->attr->i[0];
+  cs_dims(a->in[0], &rows, &Tq, &Tk);
+  const float *x = (const float *)a->in[0]->data; /* [rows, Tk] */
+  float *y = (float *)a->out->data;               /* [rows, Tk] */
+#pragma omp parallel for if (rows * Tk > SEQ_PAR_MIN)
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = x + r * Tk;
+    float *yr = y + r * Tk;
+    int64_t n = cs_visible(r % Tq, offset, Tk);
+    if (n > 0) {
+      float m = tg_row_max(xr, n);
+      double s = 0.0;
+      for (int64_t j = 0; j < n; j++) {
+        yr[j] = expf(xr[j] - m);
+        s += yr[j];
+      }
+      float inv = (float)(1.0 / s);
+      for (int64_t j = 0; j < n; j++) yr[j] *= inv;
+    }
+    for (int64_t j = n; j < Tk; j++) yr[j] = 0.0f; /* hidden keys */
+  }
+  return TG_OK;
 }
+
+/* dx = y * (dy - sum(dy * y)) over the visible keys; hidden keys get nothing. Reads only the output. */
 tg_status tg_cpu_causal_softmax_bwd(const tg_kernel_args *a) {
-  (void)a;
-  return tg_error(TG_ERR_INVALID, "causal_softmax: not implemented");
+  float *dx = a->in_grad[0]; /* [rows, Tk] */
+  if (!dx) return TG_OK;
+  int64_t rows, Tq, Tk, offset = a->attr->i[0];
+  cs_dims(a->out, &rows, &Tq, &Tk);
+  const float *y = (const float *)a->out->data; /* [rows, Tk] */
+  const float *dy = a->out_grad;                /* [rows, Tk] */
+#pragma omp parallel for if (rows * Tk > SEQ_PAR_MIN)
+  for (int64_t r = 0; r < rows; r++) {
+    const float *yr = y + r * Tk, *gr = dy + r * Tk;
+    int64_t n = cs_visible(r % Tq, offset, Tk);
+    double dot = 0.0;
+    for (int64_t j = 0; j < n; j++) dot += (double)gr[j] * yr[j];
+    float fd = (float)dot;
+    for (int64_t j = 0; j < n; j++) dx[r * Tk + j] += yr[j] * (gr[j] - fd);
+  }
+  return TG_OK;
 }
+
+/* ---- conv1d_causal ---- */
+
+/* A conv1d_causal call: inputs x, w, then bias if attr.i[0]. */
+typedef struct conv_args {
+  int64_t B, L, C, K;
+  const float *x, *w, *bias; /* [B, L, C], [C, K], [C] or NULL */
+  float *dx, *dw, *dbias;    /* like x, w, bias; NULL where no gradient is wanted */
+} conv_args;
+
+static conv_args conv_args_of(const tg_kernel_args *a) {
+  conv_args c;
+  c.B = a->in[0]->shape[0];
+  c.L = a->in[0]->shape[1];
+  c.C = a->in[0]->shape[2];
+  c.K = a->in[1]->shape[1];
+  int has_bias = a->attr->i[0] != 0;
+  c.x = (const float *)a->in[0]->data;
+  c.w = (const float *)a->in[1]->data;
+  c.bias = has_bias ? (const float *)a->in[2]->data : NULL;
+  c.dx = a->in_grad[0];
+  c.dw = a->in_grad[1];
+  c.dbias = has_bias ? a->in_grad[2] : NULL;
+  return c;
+}
+
+/* out[b,t,c] = bias[c] + sum_k w[c,k] * x[b, t-K+1+k, c] (x = 0 before t = 0), summed in double
+ * from the bias, taps in order. Row r = b*L + t. */
 tg_status tg_cpu_conv1d_causal_fwd(const tg_kernel_args *a) {
-  (void)a;
-  return tg_error(TG_ERR_INVALID, "conv1d_causal: not implemented");
+  const conv_args p = conv_args_of(a);
+  int64_t rows = p.B * p.L, C = p.C, K = p.K;
+  float *y = (float *)a->out->data; /* [B, L, C] */
+#pragma omp parallel for if (rows * C * K > SEQ_PAR_MIN)
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t t = r % p.L;
+    int64_t k0 = K - 1 - t > 0 ? K - 1 - t : 0; /* first tap inside the sequence */
+    int64_t r0 = r - (K - 1); /* row of tap 0 (before the batch's first row for k < k0) */
+    for (int64_t c = 0; c < C; c++) {
+      double acc = p.bias ? (double)p.bias[c] : 0.0;
+      for (int64_t k = k0; k < K; k++) acc += (double)p.w[c * K + k] * p.x[(r0 + k) * C + c];
+      y[r * C + c] = (float)acc;
+    }
+  }
+  return TG_OK;
 }
+
+/* dx[b,s,c] += sum_k w[c,k] * dy[b, s+K-1-k, c] over taps whose output t lies inside the sequence. */
+static void conv_bwd_x(const conv_args *p, const float *dy) {
+  int64_t rows = p->B * p->L, C = p->C, K = p->K;
+#pragma omp parallel for if (rows * C * K > SEQ_PAR_MIN)
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t s = r % p->L;
+    int64_t k0 = s + K - p->L > 0 ? s + K - p->L : 0; /* first tap with t = s+K-1-k < L */
+    for (int64_t c = 0; c < C; c++) {
+      double acc = 0.0;
+      for (int64_t k = k0; k < K; k++) acc += (double)p->w[c * K + k] * dy[(r + K - 1 - k) * C + c];
+      p->dx[r * C + c] += (float)acc;
+    }
+  }
+}
+
+/* dw[c,k] += sum_{b,t} dy[b,t,c] * x[b,t-K+1+k,c] and dbias[c] += sum_{b,t} dy[b,t,c]: one task per
+ * channel block, taps in blocks, each sum in double over rows in order (thread-count independent). */
+static void conv_bwd_params(const conv_args *p, const float *dy) {
+  int64_t C = p->C, K = p->K, L = p->L, rows = p->B * p->L;
+  int64_t ncb = (C + CONV_CB - 1) / CONV_CB;
+#pragma omp parallel for if (rows * C * K > SEQ_PAR_MIN)
+  for (int64_t cb = 0; cb < ncb; cb++) {
+    int64_t c0 = cb * CONV_CB, nc = C - c0 < CONV_CB ? C - c0 : CONV_CB;
+    if (p->dbias) {
+      double sb[CONV_CB] = {0}; /* [nc] */
+      for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < nc; c++) sb[c] += dy[r * C + c0 + c];
+      for (int64_t c = 0; c < nc; c++) p->dbias[c0 + c] += (float)sb[c];
+    }
+    if (!p->dw) continue;
+    for (int64_t k0 = 0; k0 < K; k0 += CONV_KB) {
+      int64_t nk = K - k0 < CONV_KB ? K - k0 : CONV_KB;
+      double sw[CONV_CB][CONV_KB] = {{0}}; /* [nc][nk] */
+      for (int64_t r = 0; r < rows; r++) {
+        int64_t t = r % L;
+        const float *g = dy + r * C + c0;              /* [nc] */
+        int64_t rx = r - (K - 1);                      /* row of tap 0 */
+        int64_t klo = K - 1 - t > k0 ? K - 1 - t : k0; /* first tap inside the sequence */
+        for (int64_t c = 0; c < nc; c++)
+          for (int64_t k = klo; k < k0 + nk; k++)
+            sw[c][k - k0] += (double)g[c] * p->x[(rx + k) * C + c0 + c];
+      }
+      for (int64_t c = 0; c < nc; c++)
+        for (int64_t k = 0; k < nk; k++) p->dw[(c0 + c) * K + k0 + k] += (float)sw[c][k];
+    }
+  }
+}
+
 tg_status tg_cpu_conv1d_causal_bwd(const tg_kernel_args *a) {
-  (void)a;
-  return tg_error(TG_ERR_INVALID, "conv1d_causal: not implemented");
+  const conv_args p = conv_args_of(a);
+  const float *dy = a->out_grad; /* [B, L, C] */
+  if (p.dx) conv_bwd_x(&p, dy);
+  if (p.dw || p.dbias) conv_bwd_params(&p, dy);
+  return TG_OK;
 }
