@@ -1,8 +1,196 @@
-/* The tft forecaster as a graph (stub). */
+/* The Temporal Fusion Transformer as a graph: quantile forecasts [B, dec, nq] from past, future and static inputs. */
+/*
+ * Conventions (reference/tft.py builds exactly this in PyTorch, with the same parameter names):
+ * - d = cfg.tft.hidden everywhere; every GRN has hidden width d (also the VSN weight GRN GRN_v,
+ *   m*d -> d -> m). GRN(a, c) = LayerNorm(skip(a) + GLU(Dropout(fc2(ELU(fc1(a) + ctx(c)))))):
+ *   "fc1" is the paper's W2 (with b2), "ctx" its W3 (no bias), "fc2" its W1; skip is identity when
+ *   the sizes agree, else a Linear "skip". GLU is one Linear "glu" h -> 2 out, first half *
+ *   sigmoid(second half). LayerNorm eps 1e-5 (PyTorch's), with weight and bias.
+ * - Inputs: past [B, enc, n_past] (every observed feature, the calendar columns included),
+ *   future [B, dec, n_future], inst [B] (i64 or i32) into an embedding [n_static, d].
+ * - Real variable j: its own Linear(1 -> d): xi_j = x_j * embed.weight[j] + embed.bias[j]
+ *   (weight [m, d] U(-1, 1), bias [m, d] zeros), computed as one batched matmul over j.
+ * - Static VSN: one variable, weight 1 (no softmax), its GRN "static_vsn"; four GRNs give c_s
+ *   (VSN context), c_e (enrichment), c_h and c_c (encoder LSTM's h0, c0).
+ * - Past / future VSN with context c_s: weights = softmax(GRN_v(flattened [m*d], c_s)) over m;
+ *   per-variable GRNs d -> d with separate weights stacked [m, ...] ("var_grn"), run as batched
+ *   matmuls over the variables; output = sum_j weight_j * GRN_j(xi_j).
+ * - Context over time: binary ops broadcast a suffix only, so [B, T, h] + [B, h] goes through
+ *   [T, B, h] and back (two transposes of the hidden-width tensor).
+ * - LSTMs (tg_lstm, gates i f g o, one bias [4d], weights U(+-1/sqrt(d)), bias 0): encoder from
+ *   (c_h, c_c), a separate decoder from the encoder's final (h, c).
+ * - Post-LSTM gate: one shared GLU + add&norm over all enc+dec positions with the VSN outputs.
+ * - Static enrichment GRN with context c_e at every position.
+ * - Attention: queries = decoder positions, keys/values = all enc+dec positions; per-head Q and K
+ *   projections (one Linear d -> heads*d_attn each, head-major), one V (d -> d_attn) shared by
+ *   the heads; NO biases on Q/K/V (google's choice); scores / sqrt(d_attn); tg_causal_softmax with
+ *   offset enc: decoder step i sees key j <= enc + i (paper/google mask, diagonal included);
+ *   per-head A_h V, dropout, mean over heads, W_H "attn.out" (d_attn -> d, no bias), dropout.
+ * - Post-attention GLU + add&norm (skip: enrichment output at decoder positions), position-wise
+ *   GRN "pos_ff", final GLU + add&norm "pre_out" with the post-LSTM output (no dropout), Linear
+ *   "out" d -> nq per decoder step.
+ * - Dropout p = cfg.dropout on every GLU input inside a GRN, the post-LSTM and post-attention GLU
+ *   inputs, each head's output and the attention output (only in training plans; no nodes at 0).
+ * - Inits: Linear weights xavier uniform, biases 0, LayerNorm weight 1, embedding N(0, 1).
+ */
+#include <math.h>
+#include <stdio.h>
 #include "graph/graph_internal.h"
 #include "models/models_internal.h"
+#include "models/tft_internal.h"
+
+#define SHAPE_BUF 96
+
+/* Fails unless t is [d0, d1, d2] (a dim < 0 matches anything) f32. */
+static int need_input(tg_graph *g, const char *what, const tg_tensor *t, int64_t d0, int64_t d1,
+                      int64_t d2) {
+  char s[SHAPE_BUF];
+  int ok = t->dtype == TG_F32 && t->ndim == 3 && (d0 < 0 || t->shape[0] == d0) && t->shape[1] == d1 &&
+           t->shape[2] == d2;
+  if (!ok)
+    tg_graph_fail(g, TG_ERR_SHAPE, "tft: input %s '%s' is %s %s; expected f32 [%s, %lld, %lld]", what,
+                  t->name, tg_dtype_name(t->dtype), tg_shape_str(t, s, sizeof s),
+                  d0 < 0 ? "B" : "B of past", (long long)d1, (long long)d2);
+  return ok;
+}
+
+static int check_inputs(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in) {
+  tg_tensor *ins[3] = {in->past, in->future, in->inst};
+  if (!in->past || !in->future || !in->inst) {
+    tg_graph_fail(g, TG_ERR_INVALID, "tft: inputs past %s, future %s and inst %s are all required",
+                  in->past ? "set" : "NULL", in->future ? "set" : "NULL", in->inst ? "set" : "NULL");
+    return 0;
+  }
+  if (!tg_graph_check_inputs(g, "tft", 3, ins)) return 0;
+  if (!need_input(g, "past", in->past, -1, c->tft.enc_len, c->n_past)) return 0;
+  int64_t B = in->past->shape[0];
+  if (!need_input(g, "future", in->future, B, c->tft.dec_len, c->n_future)) return 0;
+  const tg_tensor *s = in->inst;
+  if ((s->dtype != TG_I64 && s->dtype != TG_I32) || s->ndim != 1 || s->shape[0] != B) {
+    char sh[SHAPE_BUF];
+    tg_graph_fail(g, TG_ERR_SHAPE, "tft: input inst '%s' is %s %s; expected i64 or i32 [%lld] (B of past)",
+                  s->name, tg_dtype_name(s->dtype), tg_shape_str(s, sh, sizeof sh), (long long)B);
+    return 0;
+  }
+  return 1;
+}
+
+/* x [B, T, m] -> xi [B*T, m, d]: xi[n, j] = x[n, j] * weight[j] + bias[j]. */
+static tg_tensor *embed_real(tft_b *b, const char *prefix, tg_tensor *x, int64_t d) {
+  tg_graph *g = b->g;
+  int64_t B = x->shape[0], T = x->shape[1], m = x->shape[2], N = B * T;
+  int64_t ws[2] = {m, d}, flat[2] = {N, m}, col[3] = {m, N, 1}, row[3] = {m, 1, d};
+  tg_tensor *w = tft_param(b, prefix, "weight", 2, ws, (tg_init){TG_INIT_UNIFORM, -1.0f, 1.0f});
+  tg_tensor *bias = tft_param(b, prefix, "bias", 2, ws, (tg_init){TG_INIT_ZEROS, 0.0f, 0.0f});
+  if (!w || !bias) return NULL;
+  tg_tensor *xt = tg_reshape(g, tg_transpose(g, tg_reshape(g, x, 2, flat), 0, 1), 3, col); /* [m, N, 1] */
+  tg_tensor *e = tg_matmul(g, xt, tg_reshape(g, w, 3, row), 0, 0);                        /* [m, N, d] */
+  return tg_add(g, tg_transpose(g, e, 0, 1), bias);                                        /* [N, m, d] */
+}
+
+/* xi [B*T, m, d], c_s [B, d] -> [B, T, d]; the weights [B, T, m] go to *w_out. */
+static tg_tensor *vsn(tft_b *b, const char *prefix, tg_tensor *xi, tg_tensor *c_s, int64_t B, int64_t T,
+                      tg_tensor **w_out) {
+  if (!xi) return NULL;
+  tg_graph *g = b->g;
+  int64_t m = xi->shape[1], d = xi->shape[2], N = B * T;
+  char name[TG_NAME_MAX];
+  int64_t flat[3] = {B, T, m * d}, wrow[3] = {N, 1, m}, out[3] = {B, T, d};
+  snprintf(name, sizeof name, "%s.grn_v", prefix);
+  tg_tensor *w = tg_softmax(g, tft_grn(b, name, tg_reshape(g, xi, 3, flat), c_s, d, m)); /* [B, T, m] */
+  snprintf(name, sizeof name, "%s.var_grn", prefix);
+  tg_tensor *var = tft_var_grns(b, name, xi); /* [N, m, d] */
+  *w_out = w;
+  if (!w || !var) return NULL;
+  tg_tensor *sel = tg_matmul(g, tg_reshape(g, w, 3, wrow), var, 0, 0); /* [N, 1, d] */
+  return tg_reshape(g, sel, 3, out);
+}
+
+/* One LSTM layer "<prefix>": x [B, T, d], h0 and c0 [B, d] -> [B, T, 6d] (h | c | gates). */
+static tg_tensor *lstm(tft_b *b, const char *prefix, tg_tensor *x, tg_tensor *h0, tg_tensor *c0, int64_t d) {
+  int64_t ws[2] = {4 * d, d};
+  tg_init u = {TG_INIT_UNIFORM, -1.0f / sqrtf((float)d), 1.0f / sqrtf((float)d)};
+  tg_tensor *w_ih = tft_param(b, prefix, "w_ih", 2, ws, u);
+  tg_tensor *w_hh = tft_param(b, prefix, "w_hh", 2, ws, u);
+  tg_tensor *bias = tft_param(b, prefix, "bias", 1, ws, (tg_init){TG_INIT_ZEROS, 0.0f, 0.0f});
+  if (!x || !h0 || !c0 || !w_ih || !w_hh || !bias) return NULL;
+  return tg_lstm(b->g, x, h0, c0, w_ih, w_hh, bias);
+}
+
+/* The LSTM state [B, d] at the last step of out [B, T, 6d]: which = 0 for h, 1 for c. */
+static tg_tensor *lstm_final(tg_graph *g, tg_tensor *out, int64_t d, int which) {
+  if (!out) return NULL;
+  int64_t T = out->shape[1], bd[2] = {out->shape[0], d};
+  tg_tensor *last = tg_slice(g, out, 1, T - 1, 1); /* [B, 1, 6d] */
+  return tg_reshape(g, tg_slice(g, last, 2, which * d, d), 2, bd);
+}
+
+/* Interpretable multi-head attention: theta [B, T, d], decoder queries from position enc on.
+ * -> [B, dec, d]; the attention [B, heads, dec, T] goes to *att_out. */
+static tg_tensor *attention(tft_b *b, tg_tensor *theta, int64_t enc, int64_t heads, tg_tensor **att_out) {
+  if (!theta) return NULL;
+  tg_graph *g = b->g;
+  int64_t B = theta->shape[0], T = theta->shape[1], d = theta->shape[2], dec = T - enc, da = d / heads;
+  int64_t qs[4] = {B, dec, heads, da}, ks[4] = {B, T, heads, da}, as[3] = {B, heads * dec, T};
+  int64_t hs[4] = {B, heads, dec, da};
+  tg_tensor *q = tg_reshape(g, tft_dense(b, "tft.attn.q", tg_slice(g, theta, 1, enc, dec), d, 0), 4, qs);
+  tg_tensor *k = tg_reshape(g, tft_dense(b, "tft.attn.k", theta, d, 0), 4, ks);
+  tg_tensor *v = tft_dense(b, "tft.attn.v", theta, da, 0); /* [B, T, da] */
+  q = tg_transpose(g, q, 1, 2);                              /* [B, H, dec, da] */
+  k = tg_transpose(g, k, 1, 2);                              /* [B, H, T, da] */
+  tg_tensor *s = tg_scale(g, tg_matmul(g, q, k, 0, 1), 1.0f / sqrtf((float)da)); /* [B, H, dec, T] */
+  tg_tensor *a = tg_causal_softmax(g, s, enc);
+  *att_out = a;
+  tg_tensor *hv = tg_reshape(g, tg_matmul(g, tg_reshape(g, a, 3, as), v, 0, 0), 4, hs); /* [B, H, dec, da] */
+  hv = tft_drop(b, hv);
+  /* mean over heads: bring H last ([B, dec, da, H]) */
+  tg_tensor *mean = tg_mean_last(g, tg_transpose(g, tg_transpose(g, hv, 1, 2), 2, 3)); /* [B, dec, da] */
+  return tft_drop(b, tft_dense(b, "tft.attn.out", mean, d, 0));
+}
+
+/* The four static contexts from the instrument: ctx[0..3] = c_s, c_e, c_h, c_c, each [B, d]. */
+static int static_contexts(tft_b *b, const tg_forecast_cfg *c, tg_tensor *inst, tg_tensor **ctx) {
+  int64_t d = c->tft.hidden, es[2] = {c->n_static, d};
+  tg_tensor *table = tft_param(b, "tft.static_embed", "weight", 2, es, (tg_init){TG_INIT_NORMAL, 0.0f, 1.0f});
+  if (!table) return 0;
+  tg_tensor *zeta = tft_grn(b, "tft.static_vsn", tg_gather_rows(b->g, table, inst), NULL, d, d);
+  static const char *names[4] = {"tft.static_ctx_s", "tft.static_ctx_e", "tft.static_ctx_h", "tft.static_ctx_c"};
+  for (int i = 0; i < 4; i++) ctx[i] = tft_grn(b, names[i], zeta, NULL, d, d);
+  return ctx[0] && ctx[1] && ctx[2] && ctx[3];
+}
+
+tg_tensor *tg_tft_build_taps(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in,
+                             tg_tft_taps *taps) {
+  if (!g) return NULL;
+  if (!c || !in) return tg_graph_fail(g, TG_ERR_INVALID, "tft: NULL config or inputs");
+  if (c->kind != TG_MODEL_TFT) return tg_graph_fail(g, TG_ERR_INVALID, "tft: config kind %d is not TFT", (int)c->kind);
+  if (tg_forecast_check(c) != TG_OK) return tg_graph_fail(g, TG_ERR_INVALID, "%s", tg_last_error());
+  if (tg_graph_status(g) != TG_OK || !check_inputs(g, c, in)) return NULL;
+  tft_b bb = {g, c->dropout}, *b = &bb;
+  int64_t d = c->tft.hidden, B = in->past->shape[0], enc = c->tft.enc_len, dec = c->tft.dec_len;
+  tg_tft_taps tp = {0};
+  tg_tensor *ctx[4] = {0};
+  if (!static_contexts(b, c, in->inst, ctx)) return NULL;
+  tg_tensor *x_past = vsn(b, "tft.past_vsn", embed_real(b, "tft.past_embed", in->past, d), ctx[0], B, enc,
+                          &tp.past_vsn_weights);
+  tg_tensor *x_fut = vsn(b, "tft.future_vsn", embed_real(b, "tft.future_embed", in->future, d), ctx[0], B, dec,
+                         &tp.future_vsn_weights);
+  tg_tensor *enc_out = lstm(b, "tft.lstm_enc", x_past, ctx[2], ctx[3], d); /* [B, enc, 6d] */
+  tg_tensor *dec_out = lstm(b, "tft.lstm_dec", x_fut, lstm_final(g, enc_out, d, 0), lstm_final(g, enc_out, d, 1), d);
+  if (!enc_out || !dec_out) return NULL;
+  tg_tensor *hs[2] = {tg_slice(g, enc_out, 2, 0, d), tg_slice(g, dec_out, 2, 0, d)}; /* h over time */
+  tg_tensor *xs[2] = {x_past, x_fut};
+  tg_tensor *phi = tft_gate_add_norm(b, "tft.post_lstm", tg_concat(g, 2, hs, 1), tg_concat(g, 2, xs, 1), 1);
+  tg_tensor *theta = tft_grn(b, "tft.enrich", phi, ctx[1], d, d); /* [B, T, d] */
+  tg_tensor *att = attention(b, theta, enc, c->tft.heads, &tp.attention);
+  tg_tensor *delta = tft_gate_add_norm(b, "tft.post_attn", att, tg_slice(g, theta, 1, enc, dec), 1);
+  tg_tensor *psi = tft_grn(b, "tft.pos_ff", delta, NULL, d, d);
+  tg_tensor *pre = tft_gate_add_norm(b, "tft.pre_out", psi, tg_slice(g, phi, 1, enc, dec), 0);
+  tg_tensor *pred = tft_dense(b, "tft.out", pre, c->nq, 1); /* [B, dec, nq] */
+  if (taps && pred) *taps = tp;
+  return pred;
+}
 
 tg_tensor *tg_tft_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in) {
-  (void)c; (void)in;
-  return tg_graph_fail(g, TG_ERR_INVALID, "tft: not implemented");
+  return tg_tft_build_taps(g, c, in, NULL);
 }

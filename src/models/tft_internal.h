@@ -1,0 +1,46 @@
+/* Temporal Fusion Transformer internals: the layer builders (tft_layers.c) and the tapped build. */
+#ifndef TG_TFT_INTERNAL_H
+#define TG_TFT_INTERNAL_H
+
+#include "tickgrad/models.h"
+
+/* What every layer builder needs: the graph and the dropout probability (0: no dropout nodes). */
+typedef struct tft_b {
+  tg_graph *g;
+  float p;
+} tft_b;
+
+/* Parameter "<prefix>.<leaf>" (fails the build when the name does not fit TG_NAME_MAX). */
+tg_tensor *tft_param(tft_b *b, const char *prefix, const char *leaf, int ndim, const int64_t *shape,
+                     tg_init init);
+/* Dropout with b->p; x itself when p == 0. */
+tg_tensor *tft_drop(tft_b *b, tg_tensor *x);
+/* Linear "<prefix>.weight" [n_out, in] (xavier) and, with bias, "<prefix>.bias" [n_out] (zeros):
+ * x [..., in] -> [..., n_out]. */
+tg_tensor *tft_dense(tft_b *b, const char *prefix, tg_tensor *x, int64_t n_out, int bias);
+/* x [B, T, h] + c [B, h] broadcast over T (or x [B, h] + c [B, h]). */
+tg_tensor *tft_add_ctx(tft_b *b, tg_tensor *x, tg_tensor *c);
+/* LayerNorm(skip + GLU(Dropout(x))) with "<prefix>.glu" Linear(h -> 2 out) and "<prefix>.norm"
+ * (weight, bias [out]); x [..., h], skip [..., out]; drop = 0 leaves the dropout out. */
+tg_tensor *tft_gate_add_norm(tft_b *b, const char *prefix, tg_tensor *x, tg_tensor *skip, int drop);
+/* Gated residual network, hidden width = out width d_hidden:
+ * LayerNorm(skip(a) + GLU(Dropout(fc2(ELU(fc1(a) + ctx(c)))))); a [B, in] or [B, T, in],
+ * c [B, d_ctx] or NULL; skip = a when in == n_out, else Linear "<prefix>.skip". -> [.., n_out] */
+tg_tensor *tft_grn(tft_b *b, const char *prefix, tg_tensor *a, tg_tensor *c, int64_t d_hidden,
+                   int64_t n_out);
+/* m separate GRNs d -> d with no context, weights stacked [m, ...]: x [N, m, d] -> [N, m, d]. */
+tg_tensor *tft_var_grns(tft_b *b, const char *prefix, tg_tensor *x);
+
+/* Interpretability outputs of one build (views into the graph; readable after a run only when
+ * they stay live: plan with no_reuse to read them). */
+typedef struct tg_tft_taps {
+  tg_tensor *past_vsn_weights;   /* [B, enc, n_past], rows sum to 1 */
+  tg_tensor *future_vsn_weights; /* [B, dec, n_future] */
+  tg_tensor *attention;          /* [B, heads, dec, enc + dec], zero where j > enc + i */
+} tg_tft_taps;
+
+/* tg_tft_build that also reports the taps (taps may be NULL). */
+tg_tensor *tg_tft_build_taps(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in,
+                             tg_tft_taps *taps);
+
+#endif

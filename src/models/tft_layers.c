@@ -1,0 +1,133 @@
+/* Layer builders of the Temporal Fusion Transformer: dense, GLU gate + add&norm, GRN, stacked per-variable GRNs. */
+#include <stdio.h>
+#include "graph/graph_internal.h"
+#include "models/tft_internal.h"
+
+#define TFT_LN_EPS 1e-5f
+
+static const tg_init INIT_ZEROS = {TG_INIT_ZEROS, 0.0f, 0.0f};
+static const tg_init INIT_ONES = {TG_INIT_ONES, 0.0f, 0.0f};
+static const tg_init INIT_XAVIER = {TG_INIT_XAVIER, 0.0f, 0.0f};
+
+/* 1 when the build can go on (every tensor present, no sticky error). */
+static int alive(tft_b *b, const tg_tensor *x) { return x && tg_graph_status(b->g) == TG_OK; }
+
+static int64_t last_dim(const tg_tensor *x) { return x->shape[x->ndim - 1]; }
+
+tg_tensor *tft_param(tft_b *b, const char *prefix, const char *leaf, int ndim, const int64_t *shape,
+                     tg_init init) {
+  char name[TG_NAME_MAX];
+  int n = snprintf(name, sizeof name, "%s.%s", prefix, leaf);
+  if (n < 0 || n >= (int)sizeof name)
+    return tg_graph_fail(b->g, TG_ERR_INVALID, "tft: parameter name '%s.%s' is longer than %d bytes",
+                         prefix, leaf, TG_NAME_MAX - 1);
+  return tg_param(b->g, name, ndim, shape, init);
+}
+
+tg_tensor *tft_drop(tft_b *b, tg_tensor *x) { return b->p > 0.0f ? tg_dropout(b->g, x, b->p) : x; }
+
+tg_tensor *tft_dense(tft_b *b, const char *prefix, tg_tensor *x, int64_t n_out, int bias) {
+  if (!alive(b, x)) return NULL;
+  int64_t ws[2] = {n_out, last_dim(x)}; /* [out, in] */
+  tg_tensor *w = tft_param(b, prefix, "weight", 2, ws, INIT_XAVIER);
+  tg_tensor *bv = bias ? tft_param(b, prefix, "bias", 1, ws, INIT_ZEROS) : NULL;
+  if (!w || (bias && !bv)) return NULL;
+  return tg_linear(b->g, x, w, bv);
+}
+
+tg_tensor *tft_add_ctx(tft_b *b, tg_tensor *x, tg_tensor *c) {
+  if (!alive(b, x) || !alive(b, c)) return NULL;
+  if (x->ndim == 2) return tg_add(b->g, x, c);
+  /* suffix broadcasting only: [T, B, h] + [B, h], then back to batch first */
+  tg_tensor *tm = tg_add(b->g, tg_transpose(b->g, x, 0, 1), c);
+  return tg_transpose(b->g, tm, 0, 1);
+}
+
+tg_tensor *tft_gate_add_norm(tft_b *b, const char *prefix, tg_tensor *x, tg_tensor *skip, int drop) {
+  if (!alive(b, x) || !alive(b, skip)) return NULL;
+  tg_graph *g = b->g;
+  char glu[TG_NAME_MAX], norm[TG_NAME_MAX];
+  snprintf(glu, sizeof glu, "%s.glu", prefix);
+  snprintf(norm, sizeof norm, "%s.norm", prefix);
+  int64_t out = last_dim(skip);
+  int64_t ws[2] = {2 * out, last_dim(x)}; /* [2 out, h]: rows [0, out) value, [out, 2 out) gate */
+  tg_tensor *w = tft_param(b, glu, "weight", 2, ws, INIT_XAVIER);
+  tg_tensor *bias = tft_param(b, glu, "bias", 1, ws, INIT_ZEROS);
+  if (!w || !bias) return NULL;
+  tg_tensor *xd = drop ? tft_drop(b, x) : x;
+  /* slicing the weights (small) instead of the [.., 2 out] activation (large) */
+  tg_tensor *val = tg_linear(g, xd, tg_slice(g, w, 0, 0, out), tg_slice(g, bias, 0, 0, out));
+  tg_tensor *gate = tg_linear(g, xd, tg_slice(g, w, 0, out, out), tg_slice(g, bias, 0, out, out));
+  tg_tensor *gl = tg_mul(g, val, tg_sigmoid(g, gate)); /* [.., out] */
+  int64_t ns[1] = {out};
+  tg_tensor *gamma = tft_param(b, norm, "weight", 1, ns, INIT_ONES);
+  tg_tensor *beta = tft_param(b, norm, "bias", 1, ns, INIT_ZEROS);
+  if (!gamma || !beta) return NULL;
+  return tg_layernorm(g, tg_add(g, skip, gl), gamma, beta, TFT_LN_EPS);
+}
+
+tg_tensor *tft_grn(tft_b *b, const char *prefix, tg_tensor *a, tg_tensor *c, int64_t d_hidden,
+                   int64_t n_out) {
+  if (!alive(b, a)) return NULL;
+  char name[TG_NAME_MAX];
+  snprintf(name, sizeof name, "%s.fc1", prefix);
+  tg_tensor *h = tft_dense(b, name, a, d_hidden, 1); /* [.., hidden] */
+  if (c) {
+    snprintf(name, sizeof name, "%s.ctx", prefix);
+    h = tft_add_ctx(b, h, tft_dense(b, name, c, d_hidden, 0));
+  }
+  if (!alive(b, h)) return NULL;
+  h = tg_elu(b->g, h, 1.0f);
+  snprintf(name, sizeof name, "%s.fc2", prefix);
+  h = tft_dense(b, name, h, d_hidden, 1);
+  tg_tensor *skip = a;
+  if (last_dim(a) != n_out) {
+    snprintf(name, sizeof name, "%s.skip", prefix);
+    skip = tft_dense(b, name, a, n_out, 1); /* [.., out] */
+  }
+  return tft_gate_add_norm(b, prefix, h, skip, 1);
+}
+
+/* One linear per variable: xt [m, N, in] (variable-major), w [m, out, in], bias [m, out]
+ * -> [N, m, out] (position-major: the bias broadcasts as a suffix only there). */
+static tg_tensor *stacked_linear(tg_graph *g, tg_tensor *xt, tg_tensor *w, tg_tensor *bias) {
+  tg_tensor *y = tg_matmul(g, xt, w, 0, 1); /* [m, N, out] */
+  return tg_add(g, tg_transpose(g, y, 0, 1), bias);
+}
+
+/* "<prefix>.<leaf>.weight" [m, out, in] and ".bias" [m, out]. */
+static int stacked_params(tft_b *b, const char *prefix, const char *leaf, int64_t m, int64_t out,
+                          int64_t in, tg_tensor **w, tg_tensor **bias) {
+  char name[TG_NAME_MAX];
+  snprintf(name, sizeof name, "%s.%s", prefix, leaf);
+  int64_t ws[3] = {m, out, in};
+  *w = tft_param(b, name, "weight", 3, ws, INIT_XAVIER);
+  *bias = tft_param(b, name, "bias", 2, ws, INIT_ZEROS);
+  return *w && *bias;
+}
+
+tg_tensor *tft_var_grns(tft_b *b, const char *prefix, tg_tensor *x) {
+  if (!alive(b, x)) return NULL;
+  tg_graph *g = b->g;
+  int64_t m = x->shape[1], d = x->shape[2];
+  tg_tensor *w1, *b1, *w2, *b2, *wg, *bg, *gamma, *beta;
+  if (!stacked_params(b, prefix, "fc1", m, d, d, &w1, &b1) ||
+      !stacked_params(b, prefix, "fc2", m, d, d, &w2, &b2) ||
+      !stacked_params(b, prefix, "glu", m, 2 * d, d, &wg, &bg))
+    return NULL;
+  char norm[TG_NAME_MAX];
+  snprintf(norm, sizeof norm, "%s.norm", prefix);
+  int64_t ns[2] = {m, d};
+  gamma = tft_param(b, norm, "weight", 2, ns, INIT_ONES);
+  beta = tft_param(b, norm, "bias", 2, ns, INIT_ZEROS);
+  if (!gamma || !beta) return NULL;
+  tg_tensor *h = stacked_linear(g, tg_transpose(g, x, 0, 1), w1, b1); /* [N, m, d] */
+  h = tg_elu(g, h, 1.0f);
+  h = tft_drop(b, stacked_linear(g, tg_transpose(g, h, 0, 1), w2, b2));
+  tg_tensor *ht = tg_transpose(g, h, 0, 1); /* [m, N, d] */
+  tg_tensor *val = stacked_linear(g, ht, tg_slice(g, wg, 1, 0, d), tg_slice(g, bg, 1, 0, d));
+  tg_tensor *gate = stacked_linear(g, ht, tg_slice(g, wg, 1, d, d), tg_slice(g, bg, 1, d, d));
+  tg_tensor *y = tg_add(g, x, tg_mul(g, val, tg_sigmoid(g, gate))); /* [N, m, d] */
+  y = tg_layernorm(g, y, NULL, NULL, TFT_LN_EPS);
+  return tg_add(g, tg_mul(g, y, gamma), beta);
+}
