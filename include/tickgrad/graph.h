@@ -21,6 +21,9 @@ typedef enum tg_init_kind {
   TG_INIT_NORMAL,    /* N(a, b^2) */
   TG_INIT_FAN_IN,    /* U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = last dim (PyTorch Linear) */
   TG_INIT_XAVIER,    /* U(-sqrt(6/(fan_in+fan_out)), +...) over the last two dims */
+  TG_INIT_LOG_UNIFORM, /* log(U(a, b)), 0 < a <= b (Mamba-2's A_log: a = 1, b = 16) */
+  TG_INIT_DT_BIAS,     /* softplus^-1(dt), dt = max(exp(U(log a, log b)), 1e-4), 0 < a <= b
+                          (Mamba-2's dt_bias: a = 1e-3, b = 0.1) */
 } tg_init_kind;
 
 typedef struct tg_init {

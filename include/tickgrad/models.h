@@ -1,4 +1,4 @@
-/* Forecasting models (Temporal Fusion Transformer, Mamba-2) as graph builders behind one interface. */
+/* Forecasting models (Temporal Fusion Transformer, Mamba-2, an MLP baseline) as graph builders behind one interface. */
 #ifndef TICKGRAD_MODELS_H
 #define TICKGRAD_MODELS_H
 
@@ -8,7 +8,7 @@
 extern "C" {
 #endif
 
-typedef enum tg_model_kind { TG_MODEL_TFT = 0, TG_MODEL_MAMBA2 } tg_model_kind;
+typedef enum tg_model_kind { TG_MODEL_TFT = 0, TG_MODEL_MAMBA2, TG_MODEL_MLP } tg_model_kind;
 
 typedef struct tg_tft_cfg {
   int hidden;      /* d_model (default 64) */
@@ -29,6 +29,13 @@ typedef struct tg_mamba2_cfg {
   int seq_len;     /* window length L, default 128 */
 } tg_mamba2_cfg;
 
+/* The baseline: the last `window` bars of past features flattened -> Linear(hidden) -> ReLU ->
+ * dropout -> Linear(horizons * nq), reshaped [B, horizons, nq]. */
+typedef struct tg_mlp_cfg {
+  int window;      /* past bars seen, the past length L_past (default 16) */
+  int hidden;      /* default 64 */
+} tg_mlp_cfg;
+
 typedef struct tg_forecast_cfg {
   tg_model_kind kind;
   int n_past;      /* past-observed features per step */
@@ -40,11 +47,12 @@ typedef struct tg_forecast_cfg {
   float dropout;   /* default 0.1 (active only in training plans) */
   tg_tft_cfg tft;
   tg_mamba2_cfg mamba;
+  tg_mlp_cfg mlp;
 } tg_forecast_cfg;
 
 /* Graph inputs the caller makes (tg_input or ops such as gather_rows) and passes in. */
 typedef struct tg_forecast_inputs {
-  tg_tensor *past;   /* [B, L_past, n_past] f32 (L_past: tft.enc_len or mamba.seq_len) */
+  tg_tensor *past;   /* [B, L_past, n_past] f32 (L_past: tft.enc_len, mamba.seq_len or mlp.window) */
   tg_tensor *future; /* [B, dec_len, n_future] f32 (TFT; NULL for Mamba-2) */
   tg_tensor *inst;   /* [B] i64 instrument index in [0, n_static) (TFT static input; Mamba-2 ignores it) */
 } tg_forecast_inputs;
@@ -53,10 +61,29 @@ typedef struct tg_forecast_inputs {
 tg_forecast_cfg tg_forecast_defaults(tg_model_kind kind);
 /* TG_ERR_INVALID naming the field when a setting is out of range or inconsistent. */
 tg_status tg_forecast_check(const tg_forecast_cfg *c);
-/* Declares the model's parameters in g's store (names "tft.*" / "mamba2.*", shared across graphs of
+/* Declares the model's parameters in g's store (names "tft.*" / "mamba2.*" / "mlp.*", shared across graphs of
  * the same store) and returns the quantile forecasts [B, horizons, nq]; NULL after a build error
  * (tg_graph_status says why). */
 tg_tensor *tg_forecast_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
+
+/* ---- Mamba-2 recurrent inference: one new bar at a time, O(1) per bar ----
+ * Runs on the host in plain C over a host copy of the weights (taken from the store at creation,
+ * downloaded if the store lives on a device; later training does not change the copy). Keeps per
+ * layer the last d_conv-1 conv inputs [batch, d_conv-1, E+2GN] and the SSM state [batch, H, P, N],
+ * starting from zeros, so after t+1 bars the prediction equals tg_forecast_build's for the window of
+ * those t+1 bars (seq_len = t+1). No allocation per step. Cost per step and batch row: about
+ * 2 x (parameter count) + 5 x n_layers x H x P x N flops (the projections as one GEMM over the
+ * batch, then conv, SSM update and gated norm per row), independent of the bars already seen: about
+ * 50 us per bar at the default config (batch 1, one core). */
+typedef struct tg_mamba2_stepper tg_mamba2_stepper;
+/* c must be a valid TG_MODEL_MAMBA2 config; the store must hold every "mamba2.*" parameter of that
+ * config with its shape and be allocated (a graph planned). */
+tg_status tg_mamba2_stepper_new(tg_store *store, const tg_forecast_cfg *c, int64_t batch, tg_mamba2_stepper **out);
+/* Zeroes the conv and SSM states (the next step is bar 0 of a new window). */
+tg_status tg_mamba2_stepper_reset(tg_mamba2_stepper *s);
+/* x [batch, n_past] host floats (the new bar), pred [batch, horizons, nq] host floats. */
+tg_status tg_mamba2_step(tg_mamba2_stepper *s, const float *x, float *pred);
+void tg_mamba2_stepper_free(tg_mamba2_stepper *s);
 
 #ifdef __cplusplus
 }

@@ -146,6 +146,12 @@ static float init_value(const tg_store *s, int pi, size_t e) {
       float bound = sqrtf(6.0f / (float)(fan_in + fan_out > 0 ? fan_in + fan_out : 1));
       return -bound + 2.0f * bound * u;
     }
+    case TG_INIT_LOG_UNIFORM: return (float)log((double)p->init.a + ((double)p->init.b - p->init.a) * u);
+    case TG_INIT_DT_BIAS: { /* softplus^-1(y) = y + log(-expm1(-y)) */
+      double la = log((double)p->init.a), lb = log((double)p->init.b);
+      double dt = fmax(exp(la + (lb - la) * u), 1e-4);
+      return (float)(dt + log(-expm1(-dt)));
+    }
   }
   return 0.0f;
 }

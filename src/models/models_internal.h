@@ -8,5 +8,7 @@
 tg_tensor *tg_tft_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
 /* mamba2.c: pred [B, horizons, nq] */
 tg_tensor *tg_mamba2_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
+/* mlp.c: pred [B, horizons, nq] */
+tg_tensor *tg_mlp_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
 
 #endif
