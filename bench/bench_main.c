@@ -14,6 +14,8 @@ typedef struct bench_case {
 } bench_case;
 
 int bench_mlp_step(int warmup, int reps, double *median_us);
+int bench_tft_step(int warmup, int reps, double *median_us);
+int bench_mamba2_step(int warmup, int reps, double *median_us);
 int bench_mlp_step_cuda_b64(int warmup, int reps, double *median_us);
 int bench_mlp_step_cuda_b64_eager(int warmup, int reps, double *median_us);
 int bench_mlp_step_cuda_b4096(int warmup, int reps, double *median_us);
@@ -24,6 +26,10 @@ int bench_read_es_zstd_parquet(int warmup, int reps, double *median_us);
 
 static const bench_case CASES[] = {
     {"mlp_step", "MLP 256-256-256-3 ReLU, batch 64, MSE, Adam: forward + backward + update", bench_mlp_step},
+    {"tft_step", "TFT hidden 64, 4 heads, encoder 64, decoder 8, 17+4 features, batch 32, pinball, Adam: one step",
+     bench_tft_step},
+    {"mamba2_step", "Mamba-2 d_model 128, 2 layers, d_state 64, headdim 32, seq 128, batch 8, pinball, Adam: one step",
+     bench_mamba2_step},
     {"mlp_step_cuda_b64", "the same on cuda:0, batch 64 drawn on the device from 65,536 resident rows, captured step",
      bench_mlp_step_cuda_b64},
     {"mlp_step_cuda_b64_eager", "mlp_step_cuda_b64 with capture off (every step launched op by op)",

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# make bench: runs every case in tickgrad and in PyTorch (eager and torch.compile), single thread,
-# in the same run, and prints "case, tickgrad_us, torch_us, ratio, torch_compile_us".
+# make bench: runs every case in tickgrad and in PyTorch (eager and torch.compile) in the same run:
+# the training steps (mlp_step, tft_step, mamba2_step) at 1 and 2 threads, printing
+# "case, threads, tickgrad_us, torch_us, ratio, torch_compile_us", then the readers single-threaded.
 # Then the GPU cases (mlp_step_cuda_*) when `tickgrad devices` shows a working cuda:0, against
 # PyTorch on the GPU; else one line "# GPU cases skipped: <why>".
 #
-# Knobs (environment): BENCH_THREADS (default 1); BENCH_PYTHON=PATH uses that python as is and
+# Knobs (environment): BENCH_THREADS (default 1: readers and GPU cases); BENCH_TRAIN_THREADS
+# (default "1 2": thread counts of the training cases); BENCH_PYTHON=PATH uses that python as is and
 # creates or installs nothing (BENCH_PYTHON=none: tickgrad's side only); BENCH_ONLY=gpu runs only
 # the GPU section; BENCH_GPU_TIMEOUT (seconds, default 300) bounds each GPU-section command.
 # Exit status: non-zero when a case failed (a GPU case without a GPU is "skipped", not a failure).
@@ -106,14 +108,22 @@ if [ "$only" = gpu ]; then
   exit $gpu_status
 fi
 
-echo "case, tickgrad_us, torch_us, ratio, torch_compile_us"
-# shellcheck disable=SC2043  # one CPU training case for now
-for case in mlp_step; do
-  tg=$("./$build/tickgrad_bench" --threads "$threads" "$case" | cut -d' ' -f2)
-  pt=$("$py" bench/torch_cases.py "$case" --threads "$threads" 2>>"$log" | cut -d' ' -f2)
-  pc=$("$py" bench/torch_cases.py "$case" --threads "$threads" --compile 2>>"$log" | cut -d' ' -f2-)
-  ratio=$(awk -v a="$pt" -v b="$tg" 'BEGIN { printf "%.2f", a / b }')
-  echo "$case, $tg, $pt, $ratio, $pc"
+echo "case, threads, tickgrad_us, torch_us, ratio, torch_compile_us"
+# each training case at every thread count in BENCH_TRAIN_THREADS (default "1 2"); the forecasters
+# are slower per step, so they take fewer repetitions
+for case in mlp_step tft_step mamba2_step; do
+  reps="--warmup 50 --reps 500"
+  [ "$case" = mlp_step ] || reps="--warmup 5 --reps 40"
+  for th in ${BENCH_TRAIN_THREADS:-1 2}; do
+    # shellcheck disable=SC2086  # reps is two flags
+    tg=$(OMP_NUM_THREADS=$th "./$build/tickgrad_bench" --threads "$th" $reps "$case" | cut -d' ' -f2)
+    # shellcheck disable=SC2086
+    pt=$(OMP_NUM_THREADS=$th "$py" bench/torch_cases.py "$case" --threads "$th" $reps 2>>"$log" | cut -d' ' -f2)
+    # shellcheck disable=SC2086
+    pc=$(OMP_NUM_THREADS=$th "$py" bench/torch_cases.py "$case" --threads "$th" $reps --compile 2>>"$log" | cut -d' ' -f2-)
+    ratio=$(awk -v a="$pt" -v b="$tg" 'BEGIN { printf "%.2f", a / b }')
+    echo "$case, $th, $tg, $pt, $ratio, $pc"
+  done
 done
 shared=${TG_SHARED_DATA:-../shared/data}
 if [ ! -d "$shared" ]; then

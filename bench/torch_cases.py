@@ -11,11 +11,14 @@ peer of tickgrad's mlp_step_cuda_*: the model, a table of 65536 rows and the bat
 loss.item(), which waits for the GPU, as tickgrad's step reads its loss back.
 """
 import argparse
+import os
 import statistics
 import sys
 import time
 
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reference"))
 
 TABLE_ROWS = 65536
 
@@ -55,7 +58,55 @@ def mlp_step(compile_, device="cpu", batch=64):
     return step
 
 
-CASES = {"mlp_step": mlp_step}
+N_PAST, N_FUTURE, HORIZONS = 17, 4, 8  # as bench/bench_forecast_step.c
+
+
+def forecast_step(model, inputs, target, quantiles, compile_):
+    """One training step: forward, tickgrad's pinball loss, backward, clip 1.0, Adam (as tickgrad's case)."""
+    import tft  # reference/tft.py: pinball_loss is tg_pinball_loss's definition
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    fwd = (lambda: tft.pinball_loss(model(*inputs), target, quantiles))
+    if compile_:
+        fwd = torch.compile(fwd)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = fwd()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return loss
+    return step
+
+
+def tft_step(compile_, device="cpu", batch=32):
+    """reference/tft.py at the issue's defaults, with torch's own fused LSTM kernel."""
+    import tft
+    torch.manual_seed(1)
+    model = tft.build(dict(tft.DEFAULTS), fused_lstm=True).to(device).train()
+    c = model.cfg
+    past = torch.randn(batch, c["enc_len"], N_PAST, device=device)
+    fut = torch.randn(batch, c["dec_len"], N_FUTURE, device=device)
+    inst = torch.zeros(batch, dtype=torch.long, device=device)
+    y = torch.randn(batch, HORIZONS, device=device)
+    return forecast_step(model, (past, fut, inst), y, c["quantiles"], compile_)
+
+
+def mamba2_step(compile_, device="cpu", batch=8):
+    """reference/mamba2.py at the issue's defaults, with its chunked (vectorised) SSD."""
+    import mamba2
+    torch.manual_seed(1)
+    net = mamba2.build(dict(mamba2.DEFAULTS)).to(device).train()
+    c = net.cfg
+    model = (lambda past: net(past, ssd="chunked"))
+    model.parameters = net.parameters
+    past = torch.randn(batch, c.seq_len, N_PAST, device=device)
+    y = torch.randn(batch, HORIZONS, device=device)
+    return forecast_step(model, (past,), y, c.q, compile_)
+
+
+CASES = {"mlp_step": mlp_step, "tft_step": tft_step, "mamba2_step": mamba2_step}
+BATCH = {"mlp_step": 64, "tft_step": 32, "mamba2_step": 8}
 
 
 def main():
@@ -66,7 +117,7 @@ def main():
     ap.add_argument("--reps", type=int, default=500)
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=0, help="default: the case's batch (64, 32, 8)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     cuda = a.device == "cuda"
@@ -78,7 +129,7 @@ def main():
         torch.set_float32_matmul_precision("highest")  # plain FP32 GEMMs (no TF32), as tickgrad's cuBLAS calls
         print(f"# torch {torch.__version__} on {torch.cuda.get_device_name(0)}", file=sys.stderr)
     try:
-        step = CASES[a.case](a.compile, a.device, a.batch)
+        step = CASES[a.case](a.compile, a.device, a.batch or BATCH[a.case])
         for _ in range(a.warmup):
             loss = step()
         if cuda:

@@ -1,0 +1,76 @@
+/* Benchmark cases tft_step and mamba2_step: one full training step (forward, pinball loss, backward,
+ * Adam) of each forecaster at the issue's default sizes, on the CPU, from fixed random inputs. */
+#include <stdlib.h>
+#include "bench.h"
+#include "tickgrad/tickgrad.h"
+
+#define N_PAST 17   /* the default feature spec's columns */
+#define N_FUTURE 4  /* tod_sin, tod_cos, dow_sin, dow_cos */
+
+static void fill_normal(float *x, int64_t n, uint64_t stream) {
+  for (int64_t i = 0; i < n; i++) x[i] = tg_rng_normal(7, stream, (uint64_t)i);
+}
+
+/* Builds the model's training graph at batch b, binds random inputs, times reps steps. */
+static int forecast_step(tg_model_kind kind, int64_t b, int warmup, int reps, double *median_us) {
+  tg_forecast_cfg c = tg_forecast_defaults(kind);
+  c.n_past = N_PAST;
+  c.n_future = N_FUTURE;
+  c.n_static = 1;
+  c.horizons = 8;
+  int64_t L = kind == TG_MODEL_TFT ? c.tft.enc_len : c.mamba.seq_len, D = c.tft.dec_len;
+  int64_t ps[3] = {b, L, N_PAST}, fs[3] = {b, D, N_FUTURE}, is[1] = {b}, ys[2] = {b, c.horizons};
+  tg_store *s = tg_store_new(tg_cpu(0), 1);
+  tg_graph *g = tg_graph_new(s, kind == TG_MODEL_TFT ? "tft_step" : "mamba2_step");
+  tg_forecast_inputs in = {tg_input(g, "past", TG_F32, 3, ps), NULL, NULL};
+  if (kind == TG_MODEL_TFT) {
+    in.future = tg_input(g, "future", TG_F32, 3, fs);
+    in.inst = tg_input(g, "inst", TG_I64, 1, is);
+  }
+  tg_tensor *y = tg_input(g, "y", TG_F32, 2, ys);
+  tg_tensor *loss = tg_pinball_loss(g, tg_forecast_build(g, &c, &in), y, c.nq, c.q);
+  tg_plan_opts po = tg_plan_defaults(tg_cpu(0));
+  po.training = 1;
+  if (!loss || tg_graph_plan(g, &po) != TG_OK) return 1;
+  float *past = malloc(sizeof(float) * (size_t)(b * L * N_PAST)), *fut = malloc(sizeof(float) * (size_t)(b * D * N_FUTURE));
+  float *tgt = malloc(sizeof(float) * (size_t)(b * c.horizons));
+  int64_t *inst = calloc((size_t)b, sizeof *inst);
+  double *times = malloc(sizeof(double) * (size_t)reps);
+  fill_normal(past, b * L * N_PAST, 1);
+  fill_normal(fut, b * D * N_FUTURE, 2);
+  fill_normal(tgt, b * c.horizons, 3);
+  tg_tensor pt, ft, it, yt;
+  tg_tensor_view(&pt, "past", tg_cpu(0), TG_F32, 3, ps, past);
+  tg_tensor_view(&ft, "future", tg_cpu(0), TG_F32, 3, fs, fut);
+  tg_tensor_view(&it, "inst", tg_cpu(0), TG_I64, 1, is, inst);
+  tg_tensor_view(&yt, "y", tg_cpu(0), TG_F32, 2, ys, tgt);
+  tg_optim *opt = NULL;
+  tg_optim_config oc = tg_optim_defaults(TG_ADAM);
+  oc.clip_norm = 1.0f;
+  int rc = tg_graph_bind(g, "past", &pt) || tg_graph_bind(g, "y", &yt) ||
+           (kind == TG_MODEL_TFT && (tg_graph_bind(g, "future", &ft) || tg_graph_bind(g, "inst", &it))) ||
+           tg_optim_new(s, &oc, &opt);
+  for (int r = -warmup; r < reps && !rc; r++) {
+    double t0 = bench_now_us();
+    rc = tg_graph_run(g) || tg_graph_backward(g, loss) || tg_optim_step(opt);
+    if (r >= 0) times[r] = bench_now_us() - t0;
+  }
+  if (!rc) *median_us = bench_median(times, reps);
+  tg_optim_free(opt);
+  tg_graph_free(g);
+  tg_store_free(s);
+  free(past);
+  free(fut);
+  free(tgt);
+  free(inst);
+  free(times);
+  return rc ? 1 : 0;
+}
+
+int bench_tft_step(int warmup, int reps, double *median_us) {
+  return forecast_step(TG_MODEL_TFT, 32, warmup, reps, median_us);
+}
+
+int bench_mamba2_step(int warmup, int reps, double *median_us) {
+  return forecast_step(TG_MODEL_MAMBA2, 8, warmup, reps, median_us);
+}
