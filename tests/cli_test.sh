@@ -83,6 +83,39 @@ expect 1 "inspect a missing file" -- "$bin" inspect "$dir/none.csv"
 expect_out "none.csv" "inspect names the missing file" -- "$bin" inspect "$dir/none.csv"
 printf 'ts,open,high,low,close\n2021-01-01,1,2,0.5,abc\n' > "$dir/bad.csv"
 expect_out "line 2" "inspect names the bad line" -- "$bin" inspect "$dir/bad.csv"
+# train: a tiny mlp run on a synth CSV writes its config, metrics (a row per epoch) and checkpoints; resume; errors
+expect 0 "train --help" -- "$bin" train --help
+expect_out "usage: tickgrad train" "train help text" -- "$bin" train --help
+expect_out "--ckpt-every" "train help lists the flags" -- "$bin" train --help
+expect 0 "synth for train" -- "$bin" synth --bars 3000 --seed 5 --signal 0.4 --out "$dir/t.csv"
+expect 2 "train unknown flag" -- "$bin" train --model mlp --data "$dir/t.csv" --frob 1
+expect_out "unknown flag '--frob'" "train unknown flag named" -- "$bin" train --model mlp --data "$dir/t.csv" --frob 1
+expect 2 "train unknown model" -- "$bin" train --model lstm --data "$dir/t.csv"
+expect 2 "train without a model" -- "$bin" train --data "$dir/t.csv"
+expect 2 "train without data" -- "$bin" train --model mlp
+expect 2 "train bad --lr" -- "$bin" train --model mlp --data "$dir/t.csv" --lr -1
+expect 2 "train flag of another model" -- "$bin" train --model mlp --data "$dir/t.csv" --heads 4
+expect 1 "train a missing file" -- "$bin" train --model mlp --data "$dir/none.csv" --out "$dir/tm"
+expect_out "none.csv" "train names the missing file" -- "$bin" train --model mlp --data "$dir/none.csv" --out "$dir/tm2"
+expect 1 "train too little data" -- "$bin" train --model mlp --data "$dir/s5.csv" --out "$dir/tl"
+expect 0 "train tiny mlp" -- "$bin" --threads 1 train --model mlp --data "$dir/t.csv" --epochs 3 --horizons 2 --device cpu --out "$dir/tr"
+for f in config.json metrics.csv weights.safetensors state.safetensors best.safetensors trainer.json; do
+  if [ -s "$dir/tr/$f" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: train did not write $f"; fi
+done
+if head -1 "$dir/tr/metrics.csv" | grep -q '^epoch,train_loss,val_loss,val_qrisk50,val_qrisk90,naive_qrisk50,naive_qrisk90,' &&
+   [ "$(wc -l < "$dir/tr/metrics.csv")" -eq 4 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: train metrics.csv layout"; fi
+expect_out "epoch   2/2  train .* q-risk P50 .* (naive " "train prints a line per epoch" -- "$bin" --threads 1 train --model mlp --data "$dir/t.csv" --epochs 2 --horizons 2 --device cpu --out "$dir/tr3"
+expect_out "memory plan on cpu:0" "train prints the memory plan" -- "$bin" --threads 1 train --model mlp --data "$dir/t.csv" --epochs 1 --horizons 2 --device cpu --out "$dir/tr4"
+expect 1 "train into an existing run" -- "$bin" train --model mlp --data "$dir/t.csv" --epochs 1 --out "$dir/tr"
+expect 0 "train from its config.json" -- "$bin" --threads 1 train --config "$dir/tr/config.json" --epochs 1 --out "$dir/tr2"
+expect 0 "train stop after 1" -- "$bin" --threads 1 train --model mlp --data "$dir/t.csv" --epochs 3 --horizons 2 --device cpu --out "$dir/tp" --stop-after 1
+expect 2 "train resume with a changed setting" -- "$bin" train --resume "$dir/tp" --lr 0.1
+expect 0 "train resume" -- "$bin" --threads 1 train --resume "$dir/tp"
+if cmp -s "$dir/tr/weights.safetensors" "$dir/tp/weights.safetensors" && [ "$(wc -l < "$dir/tp/metrics.csv")" -eq 4 ]; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: train resumed run differs from the uninterrupted one"; fi
+if ! "$bin" devices | grep -q '^cuda:0$'; then
+  expect 2 "train on cuda without a GPU" -- "$bin" train --model mlp --data "$dir/t.csv" --device cuda --out "$dir/tg"
+fi
 shared=${TG_SHARED_DATA:-}
 if [ -n "$shared" ] && [ -d "$shared/lean" ]; then
   expect_out "rows        40832" "inspect SPY hourly" -- "$bin" inspect --tz America/New_York --price-scale 0.0001 "$shared/lean/equity/usa/hour/spy.csv"

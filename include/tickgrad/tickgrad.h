@@ -15,6 +15,7 @@
 #include "tickgrad/telemetry.h"
 #include "tickgrad/step.h"
 #include "tickgrad/models.h"
+#include "tickgrad/train.h"
 
 #ifdef __cplusplus
 extern "C" {

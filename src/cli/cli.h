@@ -12,6 +12,7 @@ int tg_cmd_ops(int argc, char **argv);
 int tg_cmd_demo(int argc, char **argv);
 int tg_cmd_inspect(int argc, char **argv);
 int tg_cmd_synth(int argc, char **argv);
+int tg_cmd_train(int argc, char **argv);
 
 /* Parses a whole positive integer flag value; prints a usage error and returns 0 on failure. */
 int tg_cli_parse_long(const char *flag, const char *value, long lo, long hi, long *out);

@@ -15,6 +15,7 @@ static void usage(FILE *f) {
           "  devices    list compute devices: CPU cores, SIMD level, BLAS and threads; GPUs\n"
           "  inspect    read bar files (CSV, DBN, Parquet) and report columns, range, gaps and problems\n"
           "  synth      write a seeded synthetic market (OHLCV bars) as CSV\n"
+          "  train      train a quantile forecaster (tft, mamba2, mlp) on bar files; resume a run\n"
           "  ops        list every op and whether it has forward and backward kernels per backend\n"
           "  version    print the version\n"
           "  help       this message (also --help, -h); `tickgrad <command> --help` for flags\n"
@@ -91,6 +92,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "demo") == 0) return tg_cmd_demo(sub_argc, sub_argv);
   if (strcmp(cmd, "inspect") == 0) return tg_cmd_inspect(sub_argc, sub_argv);
   if (strcmp(cmd, "synth") == 0) return tg_cmd_synth(sub_argc, sub_argv);
+  if (strcmp(cmd, "train") == 0) return tg_cmd_train(sub_argc, sub_argv);
   fprintf(stderr, "tickgrad: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return TG_EXIT_USAGE;

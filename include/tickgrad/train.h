@@ -1,0 +1,132 @@
+/* Training forecasting models on bar files: configuration, the epoch loop, metrics, checkpoints and resume. */
+#ifndef TICKGRAD_TRAIN_H
+#define TICKGRAD_TRAIN_H
+
+#include <stdio.h>
+#include "tickgrad/data.h"
+#include "tickgrad/graph.h"
+#include "tickgrad/models.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TG_TRAIN_MAX_DATA 16   /* data paths */
+#define TG_TRAIN_PATH_MAX 1024 /* bytes of one path, with its NUL */
+
+typedef enum tg_train_schedule { TG_TRAIN_COSINE = 0, TG_TRAIN_CONSTANT } tg_train_schedule;
+
+/* One epoch's numbers: a line of output, a row of RUN/metrics.csv (same columns), an entry of
+ * RUN/trainer.json. Losses are the mean pinball loss over windows, horizons and quantiles in scaled
+ * target units (each horizon divided by its training-split std); q-risks R_q = 2 sum QL(y, yhat_q, q) /
+ * sum |y| over every validation window and horizon, in original units. NaN where a quantile is not
+ * configured (q50 / q90) or a number does not apply (CUDA: forward, backward and optimizer times). */
+typedef struct tg_train_metrics {
+  int epoch;                        /* 1-based */
+  double train_loss, val_loss;
+  double q50, q90;                  /* the model's q-risk at quantiles 0.5 and 0.9 */
+  double naive50, naive90;          /* the naive forecaster's (training-split quantiles per horizon) */
+  double lr;                        /* after the epoch's last step */
+  double seconds, samples_per_s;    /* the epoch: training and validation */
+  double data_s, forward_s, backward_s, optimizer_s, step_s, val_s; /* step_s: the training steps in all */
+  double mem_allocated_mib, mem_peak_mib; /* device memory (tg_device_mem_stats; 0 on the CPU) */
+  double h2d_bytes, d2h_bytes;      /* moved between host and device during the epoch */
+} tg_train_metrics;
+
+typedef struct tg_train_config tg_train_config;
+
+/* Called after each epoch (after its checkpoint, if any). A nonzero return stops the run there
+ * (like stop_after). store is the model's parameters on the training device. */
+typedef int (*tg_train_epoch_fn)(void *ctx, const tg_train_metrics *m, tg_store *store);
+
+struct tg_train_config {
+  /* ---- the model: kind, sizes, quantiles, dropout (n_past, n_future, n_static, horizons are set
+   * from the data; tft.dec_len is always horizons: one forecast per decoder step) ---- */
+  tg_forecast_cfg model;
+  /* ---- data ---- */
+  int n_data;
+  char data[TG_TRAIN_MAX_DATA][TG_TRAIN_PATH_MAX]; /* files, folders or globs (tg_bars_read) */
+  char data_tz[64];      /* zone of naive timestamps in the files ("": UTC) */
+  char features[512];    /* feature spec ("": TG_FEATURES_DEFAULT) */
+  char tz[64];           /* zone of the tod/dow features ("": UTC) */
+  int horizons;          /* H: targets are forward log returns 1..H bars ahead (default 8, at most 8; tft: decoder steps) */
+  double train_frac, val_frac; /* chronological splits (default 0.7, 0.15; test is the rest) */
+  /* ---- the loop ---- */
+  int epochs;            /* default 20 */
+  int batch;             /* default 32 (tft), 8 (mamba2), 64 (mlp) */
+  double lr;             /* Adam, default 1e-3 */
+  double weight_decay;   /* Adam's L2 term, default 0 */
+  int warmup_steps;      /* linear warm-up; -1: 5% of the first epoch's steps (at least 1) */
+  tg_train_schedule schedule; /* after warm-up: cosine to final_lr_frac * lr at the last epoch (default), or constant */
+  double final_lr_frac;  /* default 0.05 */
+  double clip_norm;      /* global gradient norm clip, default 1.0 (0: off) */
+  int patience;          /* early stopping: epochs without improvement, default 5 (0: off) */
+  double min_delta;      /* improvement needed on the validation loss, default 1e-4 */
+  int ckpt_every;        /* checkpoint every N epochs (and always at the end), default 1 */
+  long seed;             /* parameters, shuffles and dropout, default 1 */
+  int threads;           /* CPU threads (0: leave as they are) */
+  char device[32];       /* auto, cpu, cpu:N, cuda, cuda:N (default auto) */
+  char out[TG_TRAIN_PATH_MAX]; /* the run folder ("": runs/<model>-<timestamp>) */
+  /* ---- run control: not part of config.json ---- */
+  char resume[TG_TRAIN_PATH_MAX]; /* a run folder to continue (its config.json is the config) */
+  int stop_after;        /* stop (with a checkpoint) after this many epochs in all (0: no limit) */
+  FILE *log;             /* plan, per-epoch lines, notices (NULL: silent) */
+  FILE *progress;        /* a progress bar within each epoch (NULL: none; the CLI passes stderr on a tty) */
+  tg_train_epoch_fn on_epoch;
+  void *on_epoch_ctx;
+};
+
+typedef struct tg_train_result {
+  char out[TG_TRAIN_PATH_MAX]; /* the run folder */
+  int epochs_run;        /* epochs completed in all (with those before a resume) */
+  int best_epoch;
+  int stopped_early;     /* early stopping ended the run */
+  int64_t steps;         /* optimizer steps in all */
+  int64_t train_windows, val_windows;
+  tg_train_metrics last, best; /* the last epoch's and the best validation epoch's rows */
+} tg_train_result;
+
+/* Defaults for kind (tg_forecast_defaults for the model, the loop defaults above). */
+tg_train_config tg_train_defaults(tg_model_kind kind);
+/* "tft", "mamba2", "mlp"; NULL for an unknown kind. */
+const char *tg_train_model_name(tg_model_kind kind);
+/* TG_ERR_INVALID for an unknown name. */
+tg_status tg_train_model_parse(const char *name, tg_model_kind *out);
+/* TG_ERR_INVALID naming the setting when a value is out of range or settings disagree. */
+tg_status tg_train_config_check(const tg_train_config *c);
+
+/* JSON: one object whose keys are the settings' names ("model", "data", "lr", "tft": {"hidden"}, ...;
+ * see tg_train_config_to_json for them all). Applies the members of text[0..len) over *c (so
+ * start from tg_train_defaults of the file's "model", or use tg_train_config_load). Unknown keys,
+ * wrong types and out-of-range values are TG_ERR_INVALID naming what (where names the source). */
+tg_status tg_train_config_apply_json(tg_train_config *c, const char *text, size_t len, const char *where);
+/* Reads a config file: defaults of its "model" (or of *c's kind when it has none), then its members. */
+tg_status tg_train_config_load(const char *path, tg_train_config *c);
+/* Every setting (not the run control) as a JSON object; malloc'ed, NUL-terminated; NULL when out
+ * of memory. A valid config file. */
+char *tg_train_config_to_json(const tg_train_config *c);
+/* Sets one setting by its JSON name ("lr", "tft.hidden", "quantiles", "data") from text as a flag
+ * gives it ("0.001", "0.1,0.5,0.9"); "data" appends one path. TG_ERR_INVALID naming the setting. */
+tg_status tg_train_config_set(tg_train_config *c, const char *key, const char *value);
+
+/* Command-line flags ("--lr", "--hidden", ...): one per setting, some shared by kinds (--hidden is
+ * tft.hidden or mlp.hidden by c's model). 1 if flag names a setting. */
+int tg_train_flag_known(const char *flag);
+/* Sets the setting flag names for c's model kind; TG_ERR_INVALID when the flag is unknown, does not
+ * apply to that kind, or the value is bad (the message names the flag). */
+tg_status tg_train_config_set_flag(tg_train_config *c, const char *flag, const char *value);
+/* One line per flag: name, value and what it sets. */
+void tg_train_flags_help(FILE *f);
+
+/* Trains. bars: the data (NULL: read c->data). Writes RUN/config.json, RUN/metrics.csv and the
+ * checkpoints RUN/weights.safetensors (the latest), RUN/state.safetensors (optimizer moments, step,
+ * dropout RNG position, data position), RUN/trainer.json (early stopping, target scales, metrics so
+ * far) and RUN/best.safetensors (the best validation epoch's weights); every write is atomic.
+ * A NaN or infinite loss stops with TG_ERR_NUMERIC naming the epoch and step, and the checkpoints
+ * of the last good epoch are left as they were. out (may be NULL) receives the summary. */
+tg_status tg_train_run(const tg_train_config *c, const tg_bars *bars, tg_train_result *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

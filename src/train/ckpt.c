@@ -1,0 +1,215 @@
+/* The run's checkpoints: weights, training state and trainer.json (early stopping, scales, metrics); resume. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "io/json.h"
+#include "tickgrad/checkpoint.h"
+#include "train/train_internal.h"
+
+#define TRAINER_FORMAT "tickgrad-trainer-1"
+
+tg_status tr_progress_push(tr_progress *p, const tg_train_metrics *m) {
+  if (p->n_rows == p->cap_rows) {
+    int cap = p->cap_rows ? 2 * p->cap_rows : 32;
+    tg_train_metrics *rows = tg_malloc((size_t)cap * sizeof *rows);
+    if (!rows) return tg_error(TG_ERR_NOMEM, "train: out of memory for %d metric rows", cap);
+    if (p->n_rows) memcpy(rows, p->rows, (size_t)p->n_rows * sizeof *rows);
+    tg_free(p->rows);
+    p->rows = rows;
+    p->cap_rows = cap;
+  }
+  p->rows[p->n_rows++] = *m;
+  return TG_OK;
+}
+
+void tr_progress_free(tr_progress *p) {
+  tg_free(p->rows);
+  memset(p, 0, sizeof *p);
+}
+
+static void path_in(char *buf, size_t n, const char *run, const char *file) { snprintf(buf, n, "%s/%s", run, file); }
+
+/* FNV-1a 64 of a file, so trainer.json can tell whether the weights and state beside it are its own. */
+static tg_status file_hash(const char *path, char *hex /* [17] */) {
+  char *text = NULL;
+  size_t len = 0;
+  tg_status st = tr_read_file(path, &text, &len);
+  if (st != TG_OK) return st;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+  tg_free(text);
+  snprintf(hex, 17, "%016llx", (unsigned long long)h);
+  return TG_OK;
+}
+
+static void put_double(tg_json_buf *b, double v) {
+  if (isfinite(v)) tg_json_buf_printf(b, "%.17g", v);
+  else tg_json_buf_puts(b, "null");
+}
+
+static tg_status write_trainer(const char *run, const tr_data *d, const tr_progress *p, const char *wh, const char *sh) {
+  tg_json_buf b = {0};
+  tg_json_buf_printf(&b, "{\n  \"format\": \"%s\",\n  \"epoch\": %d,\n  \"step\": %lld,\n  \"best_val\": ", TRAINER_FORMAT,
+                     p->epoch, (long long)p->step);
+  put_double(&b, p->best_val);
+  tg_json_buf_printf(&b, ",\n  \"best_epoch\": %d,\n  \"bad_epochs\": %d,\n  \"finished\": %d,\n  \"stopped_early\": %d,\n"
+                     "  \"weights_fnv1a\": \"%s\",\n  \"state_fnv1a\": \"%s\",\n  \"target_scales\": [",
+                     p->best_epoch, p->bad_epochs, p->finished, p->stopped_early, wh, sh);
+  for (int h = 0; h < d->H; h++) {
+    if (h) tg_json_buf_puts(&b, ", ");
+    put_double(&b, d->scale[h]);
+  }
+  tg_json_buf_puts(&b, "],\n  \"metrics\": [");
+  for (int r = 0; r < p->n_rows; r++) {
+    double v[TR_METRIC_COLS];
+    tr_metrics_to_array(&p->rows[r], v);
+    tg_json_buf_puts(&b, r ? ",\n    [" : "\n    [");
+    for (int i = 0; i < TR_METRIC_COLS; i++) {
+      if (i) tg_json_buf_puts(&b, ", ");
+      put_double(&b, v[i]);
+    }
+    tg_json_buf_puts(&b, "]");
+  }
+  tg_json_buf_puts(&b, "\n  ]\n}\n");
+  char path[TG_TRAIN_PATH_MAX + 32];
+  path_in(path, sizeof path, run, "trainer.json");
+  tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "train: out of memory writing '%s'", path) : tr_write_atomic(path, b.data, b.len);
+  tg_json_buf_free(&b);
+  return st;
+}
+
+tg_status tr_ckpt_save(const char *run, tr_model *m, const tr_data *d, const tr_progress *p) {
+  char wpath[TG_TRAIN_PATH_MAX + 32], spath[TG_TRAIN_PATH_MAX + 32], wh[17], sh[17];
+  path_in(wpath, sizeof wpath, run, "weights.safetensors");
+  path_in(spath, sizeof spath, run, "state.safetensors");
+  tg_train_state ts = {p->step, tg_graph_rng_seed(m->train.g), tg_graph_rng_offset(m->train.g), p->epoch, 0};
+  tg_status st = tg_store_save(m->store, wpath);
+  if (st == TG_OK) st = tg_train_state_save(spath, m->opt, &ts);
+  if (st == TG_OK) st = file_hash(wpath, wh);
+  if (st == TG_OK) st = file_hash(spath, sh);
+  if (st == TG_OK) st = write_trainer(run, d, p, wh, sh);
+  return st;
+}
+
+tg_status tr_ckpt_save_best(const char *run, tr_model *m) {
+  char path[TG_TRAIN_PATH_MAX + 32];
+  path_in(path, sizeof path, run, "best.safetensors");
+  return tg_store_save(m->store, path);
+}
+
+/* ---- loading ---- */
+
+static tg_status get_num(const tg_json *root, const char *key, const char *path, int allow_null, double *out) {
+  const tg_json *v = tg_json_get(root, key);
+  if (v && v->type == TG_JSON_NULL && allow_null) {
+    *out = NAN;
+    return TG_OK;
+  }
+  if (!v || (v->type != TG_JSON_INT && v->type != TG_JSON_REAL))
+    return tg_error(TG_ERR_FORMAT, "%s: \"%s\" is missing or not a number", path, key);
+  *out = v->num;
+  return TG_OK;
+}
+
+static tg_status get_hash(const tg_json *root, const char *key, const char *path, const char *file, const char *run) {
+  const tg_json *v = tg_json_get(root, key);
+  char fpath[TG_TRAIN_PATH_MAX + 32], hex[17];
+  path_in(fpath, sizeof fpath, run, file);
+  if (!v || v->type != TG_JSON_STRING) return tg_error(TG_ERR_FORMAT, "%s: \"%s\" is missing", path, key);
+  tg_status st = file_hash(fpath, hex);
+  if (st != TG_OK) return st;
+  if (strcmp(hex, v->str) != 0)
+    return tg_error(TG_ERR_FORMAT, "%s is not the file %s was written with (a checkpoint was interrupted); "
+                    "resume needs the three files of one checkpoint", fpath, path);
+  return TG_OK;
+}
+
+static tg_status read_rows(const tg_json *root, const char *path, tr_progress *p) {
+  const tg_json *ms = tg_json_get(root, "metrics");
+  if (!ms || ms->type != TG_JSON_ARRAY) return tg_error(TG_ERR_FORMAT, "%s: \"metrics\" is missing", path);
+  for (const tg_json *row = ms->first; row; row = row->next) {
+    double v[TR_METRIC_COLS];
+    int i = 0;
+    if (row->type != TG_JSON_ARRAY || row->count != TR_METRIC_COLS)
+      return tg_error(TG_ERR_FORMAT, "%s: byte %zu: a metrics row needs %d numbers", path, row->offset, TR_METRIC_COLS);
+    for (const tg_json *e = row->first; e; e = e->next, i++)
+      v[i] = e->type == TG_JSON_INT || e->type == TG_JSON_REAL ? e->num : NAN;
+    tg_train_metrics m;
+    memset(&m, 0, sizeof m);
+    tr_metrics_from_array(&m, v);
+    tg_status st = tr_progress_push(p, &m);
+    if (st != TG_OK) return st;
+  }
+  return TG_OK;
+}
+
+static tg_status read_scales(const tg_json *root, const char *path, const tr_data *d) {
+  const tg_json *sc = tg_json_get(root, "target_scales");
+  if (!sc || sc->type != TG_JSON_ARRAY || sc->count != d->H)
+    return tg_error(TG_ERR_FORMAT, "%s: \"target_scales\" must hold %d numbers (one per horizon)", path, d->H);
+  int h = 0;
+  for (const tg_json *e = sc->first; e; e = e->next, h++)
+    if ((e->type != TG_JSON_INT && e->type != TG_JSON_REAL) || e->num != d->scale[h])
+      return tg_error(TG_ERR_INVALID, "%s: target scale of horizon %d was %.17g, the data gives %.17g: the data "
+                      "changed since the run started", path, h + 1, e->num, d->scale[h]);
+  return TG_OK;
+}
+
+static tg_status read_trainer(const char *run, const tr_data *d, tr_progress *p) {
+  char path[TG_TRAIN_PATH_MAX + 32], *text = NULL;
+  size_t len = 0;
+  path_in(path, sizeof path, run, "trainer.json");
+  tg_status st = tr_read_file(path, &text, &len);
+  if (st != TG_OK) return st;
+  tg_json_doc *doc = NULL;
+  st = tg_json_parse(text, len, path, 0, &doc);
+  tg_free(text);
+  if (st != TG_OK) return st;
+  const tg_json *root = tg_json_root(doc), *fmt = tg_json_get(root, "format");
+  double v[7];
+  if (!fmt || fmt->type != TG_JSON_STRING || strcmp(fmt->str, TRAINER_FORMAT) != 0)
+    st = tg_error(TG_ERR_FORMAT, "%s: not a tickgrad trainer file (format %s)", path, TRAINER_FORMAT);
+  const char *keys[7] = {"epoch", "step", "best_val", "best_epoch", "bad_epochs", "finished", "stopped_early"};
+  for (int i = 0; i < 7 && st == TG_OK; i++) st = get_num(root, keys[i], path, i == 2, &v[i]);
+  if (st == TG_OK) {
+    p->epoch = (int)v[0], p->step = (int64_t)v[1], p->best_val = v[2], p->best_epoch = (int)v[3];
+    p->bad_epochs = (int)v[4], p->finished = (int)v[5], p->stopped_early = (int)v[6];
+    if (isnan(p->best_val)) p->best_val = INFINITY;
+  }
+  if (st == TG_OK) st = read_scales(root, path, d);
+  if (st == TG_OK) st = get_hash(root, "weights_fnv1a", path, "weights.safetensors", run);
+  if (st == TG_OK) st = get_hash(root, "state_fnv1a", path, "state.safetensors", run);
+  if (st == TG_OK) st = read_rows(root, path, p);
+  if (st == TG_OK && p->n_rows != p->epoch)
+    st = tg_error(TG_ERR_FORMAT, "%s: %d metric rows for %d epochs", path, p->n_rows, p->epoch);
+  tg_json_free(doc);
+  return st;
+}
+
+tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p) {
+  char wpath[TG_TRAIN_PATH_MAX + 32], spath[TG_TRAIN_PATH_MAX + 32];
+  path_in(wpath, sizeof wpath, run, "weights.safetensors");
+  path_in(spath, sizeof spath, run, "state.safetensors");
+  tg_train_state ts;
+  tg_status st = read_trainer(run, d, p);
+  if (st == TG_OK) st = tg_store_load(m->store, wpath);
+  if (st == TG_OK) st = tg_train_state_load(spath, m->opt, &ts);
+  if (st == TG_OK && (ts.epoch != p->epoch || ts.step != p->step))
+    st = tg_error(TG_ERR_FORMAT, "%s holds epoch %lld step %lld, trainer.json epoch %d step %lld: not one checkpoint",
+                  spath, (long long)ts.epoch, (long long)ts.step, p->epoch, (long long)p->step);
+  if (st == TG_OK) st = tg_graph_set_seed(m->train.g, ts.rng_seed, ts.rng_offset);
+  return st;
+}
+
+tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, FILE **out) {
+  char path[TG_TRAIN_PATH_MAX + 32];
+  path_in(path, sizeof path, run, "metrics.csv");
+  FILE *f = fopen(path, "w");
+  if (!f) return tg_error(TG_ERR_IO, "train: cannot write '%s'", path);
+  tr_metrics_header(f);
+  for (int r = 0; r < p->n_rows; r++) tr_metrics_row(f, &p->rows[r]);
+  fflush(f);
+  *out = f;
+  return TG_OK;
+}

@@ -1,0 +1,224 @@
+/* The trainer's data: bar files -> dataset, target scales, the naive forecaster, tables on the device. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "tickgrad/device.h"
+#include "train/train_internal.h"
+
+static const char *FUTURE_NAMES[4] = {"tod_sin", "tod_cos", "dow_sin", "dow_cos"};
+
+/* Every --data path, concatenated and sorted by time. */
+static tg_status read_bars(const tg_train_config *c, tg_bars *all, FILE *log) {
+  tg_read_opts ro;
+  memset(&ro, 0, sizeof ro);
+  ro.tz = c->data_tz[0] ? c->data_tz : NULL;
+  ro.warn = log;
+  tg_bars_init(all);
+  if (c->n_data < 1) return tg_error(TG_ERR_INVALID, "train: no data (give --data FILE)");
+  for (int i = 0; i < c->n_data; i++) {
+    tg_bars one;
+    tg_status st = tg_bars_read(c->data[i], &ro, &one);
+    if (st != TG_OK) {
+      char why[1024];
+      snprintf(why, sizeof why, "%s", tg_last_error());
+      tg_bars_free(all);
+      return tg_error(st, "data '%s': %s", c->data[i], why);
+    }
+    st = tg_bars_append(all, &one);
+    tg_bars_free(&one);
+    if (st != TG_OK) return st;
+  }
+  return c->n_data > 1 ? tg_bars_sort(all, NULL) : TG_OK;
+}
+
+/* Window geometry per model: rows of a window, past rows, the target row's offset. */
+static void geometry(tr_data *d, const tg_train_config *c) {
+  d->H = c->horizons;
+  d->nq = c->model.nq;
+  if (c->model.kind == TG_MODEL_TFT) {
+    d->enc = c->model.tft.enc_len;
+    d->dec = c->horizons;
+    d->Lw = d->enc + d->dec;
+    d->Lp = d->enc;
+    d->Lt = d->enc - 1; /* forecasts start after the last encoder step */
+  } else {
+    d->Lw = d->Lp = c->model.kind == TG_MODEL_MLP ? c->model.mlp.window : c->model.mamba.seq_len;
+    d->Lt = d->Lw - 1;
+  }
+}
+
+static tg_status build_dataset(tr_data *d, const tg_train_config *c, const tg_bars *bars) {
+  tg_dataset_opts o;
+  memset(&o, 0, sizeof o);
+  o.features.spec = c->features[0] ? c->features : NULL;
+  o.features.tz = c->tz[0] ? c->tz : NULL;
+  o.targets.nh = d->H;
+  for (int h = 0; h < d->H; h++) o.targets.horizons[h] = h + 1;
+  o.splits.window = d->Lw;
+  o.splits.frac_train = c->train_frac;
+  o.splits.frac_val = c->val_frac;
+  tg_status st = tg_dataset_build(bars, &o, &d->ds);
+  if (st != TG_OK) return st;
+  d->have_ds = 1;
+  d->F = d->ds.fx.f;
+  d->n_train = d->ds.splits.s[TG_TRAIN].count;
+  d->n_val = d->ds.splits.s[TG_VAL].count;
+  d->n_test = d->ds.splits.s[TG_TEST].count;
+  if (d->n_train < c->batch)
+    return tg_error(TG_ERR_INVALID, "train: the training split has %lld windows of %d bars (+%d ahead), fewer than one "
+                    "batch of %d; give more data, a smaller --batch or a shorter window", (long long)d->n_train, d->Lw,
+                    d->H, c->batch);
+  if (d->n_val < 1)
+    return tg_error(TG_ERR_INVALID, "train: the validation split has no window of %d bars (+%d ahead); give more data, "
+                    "a larger --val-frac or a shorter window", d->Lw, d->H);
+  return TG_OK;
+}
+
+/* tft: the columns of the known-future features. */
+static tg_status find_future(tr_data *d, const tg_train_config *c) {
+  if (c->model.kind != TG_MODEL_TFT) return TG_OK;
+  d->nfut = 4;
+  for (int k = 0; k < 4; k++) {
+    d->fut_col[k] = -1;
+    for (int j = 0; j < d->F; j++)
+      if (strcmp(d->ds.fx.names[j], FUTURE_NAMES[k]) == 0) d->fut_col[k] = j;
+    if (d->fut_col[k] < 0)
+      return tg_error(TG_ERR_INVALID, "train: tft needs the known-future features tod_sin, tod_cos, dow_sin, dow_cos; "
+                      "the feature spec '%s' has no '%s' (add tod,dow)", c->features[0] ? c->features : TG_FEATURES_DEFAULT,
+                      FUTURE_NAMES[k]);
+  }
+  return TG_OK;
+}
+
+/* The targets [count, H] (original units) at the target row of every window of split s, in sampler order. */
+static tg_status split_targets(const tr_data *d, int s, double **out) {
+  const tg_split *sp = &d->ds.splits.s[s];
+  const tg_layout *lay = &d->ds.layout;
+  int nh = d->ds.y.nh;
+  double *y = tg_malloc((size_t)(sp->count > 0 ? sp->count : 1) * (size_t)d->H * sizeof *y);
+  if (!y) return tg_error(TG_ERR_NOMEM, "train: out of memory for %lld targets", (long long)sp->count);
+  int64_t i = 0;
+  for (int j = 0; j < d->ds.splits.k; j++)
+    for (int64_t p = sp->begin[j]; p < sp->end[j]; p++, i++) {
+      int64_t r = lay->rows[p + d->Lt];
+      for (int h = 0; h < d->H; h++) y[i * d->H + h] = d->ds.y.ret[r * nh + h];
+    }
+  *out = y;
+  return TG_OK;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Scales (std) and naive quantiles (linear interpolation between order statistics) per horizon. */
+static tg_status fit_targets(tr_data *d, const double *y, int64_t n, const float *q) {
+  double *col = tg_malloc((size_t)n * sizeof *col);
+  if (!col) return tg_error(TG_ERR_NOMEM, "train: out of memory for %lld training targets", (long long)n);
+  for (int h = 0; h < d->H; h++) {
+    double sum = 0, ss = 0;
+    for (int64_t i = 0; i < n; i++) col[i] = y[i * d->H + h], sum += col[i];
+    double mean = sum / (double)n;
+    for (int64_t i = 0; i < n; i++) ss += (col[i] - mean) * (col[i] - mean);
+    double sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+    d->scale[h] = isfinite(sd) && sd > 0 ? sd : 1.0;
+    qsort(col, (size_t)n, sizeof *col, cmp_double);
+    for (int k = 0; k < d->nq; k++) {
+      double pos = (double)q[k] * (double)(n - 1);
+      int64_t lo = (int64_t)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
+      d->naive[h][k] = col[lo] + (pos - (double)lo) * (col[hi] - col[lo]);
+    }
+  }
+  tg_free(col);
+  return TG_OK;
+}
+
+/* Divides every row's targets by the horizon's scale (NaN stays NaN), so the device tables are scaled. */
+static void scale_targets(tr_data *d) {
+  int nh = d->ds.y.nh;
+  for (int64_t r = 0; r < d->ds.y.n; r++)
+    for (int h = 0; h < nh; h++) d->ds.y.ret[r * nh + h] = (float)((double)d->ds.y.ret[r * nh + h] / d->scale[h]);
+}
+
+static tg_status targets_and_naive(tr_data *d, const tg_train_config *c) {
+  double *ytr = NULL, *yval = NULL;
+  tg_status st = split_targets(d, TG_TRAIN, &ytr);
+  if (st == TG_OK) st = fit_targets(d, ytr, d->n_train, c->model.q);
+  if (st == TG_OK) st = split_targets(d, TG_VAL, &yval);
+  if (st == TG_OK) tr_qacc_naive(&d->naive_acc, d, c->model.q, yval, d->n_val);
+  tg_free(ytr);
+  tg_free(yval);
+  if (st == TG_OK) scale_targets(d);
+  return st;
+}
+
+/* The staged tables: features and targets through the stage; tft's known-future columns uploaded. */
+static tg_status stage_data(tr_data *d, const tg_train_config *c) {
+  tg_status st = tg_stage_new(d->dev, TG_STAGE_RESIDENT, c->batch, &d->stage);
+  if (st == TG_OK) st = tg_stage_dataset(d->stage, &d->ds);
+  if (st == TG_OK) st = tg_sampler_init(&d->train_s, &d->ds.splits, TG_TRAIN, (uint64_t)c->seed, 1);
+  if (st == TG_OK) st = tg_sampler_init(&d->val_s, &d->ds.splits, TG_VAL, (uint64_t)c->seed, 0);
+  if (st != TG_OK) return st;
+  int64_t n = d->ds.fx.n;
+  d->staged_bytes = (size_t)n * ((size_t)d->F + (size_t)d->ds.y.nh) * sizeof(float);
+  if (d->dev.kind == TG_CUDA) d->staged_bytes += (size_t)n * 16; /* the stage's index tables */
+  if (!d->nfut) return TG_OK;
+  d->fut_host = tg_malloc((size_t)n * 4 * sizeof(float));
+  if (!d->fut_host) return tg_error(TG_ERR_NOMEM, "train: out of memory for the known-future table of %lld rows", (long long)n);
+  for (int64_t r = 0; r < n; r++)
+    for (int k = 0; k < 4; k++) d->fut_host[r * 4 + k] = d->ds.fx.x[r * d->F + d->fut_col[k]];
+  st = tg_device_upload(d->dev, d->fut_host, (size_t)n * 4 * sizeof(float), &d->fut_dev);
+  int64_t shape[2] = {n, 4};
+  if (st == TG_OK) st = tg_tensor_view(&d->fut_tab, "future_table", d->dev, TG_F32, 2, shape, d->fut_dev);
+  d->staged_bytes += (size_t)n * 4 * sizeof(float);
+  return st;
+}
+
+tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars, tg_device dev,
+                       tg_forecast_cfg *model, FILE *log) {
+  memset(d, 0, sizeof *d);
+  d->dev = dev;
+  geometry(d, c);
+  tg_bars own;
+  tg_bars_init(&own);
+  tg_status st = TG_OK;
+  if (!bars) {
+    st = read_bars(c, &own, log);
+    bars = &own;
+  }
+  if (st == TG_OK) st = build_dataset(d, c, bars);
+  if (st == TG_OK) st = find_future(d, c);
+  if (st == TG_OK) st = targets_and_naive(d, c);
+  if (st == TG_OK) st = stage_data(d, c);
+  if (st == TG_OK && log) {
+    fprintf(log, "data: %lld bars, %d instrument%s, %d features; windows of %d bars: train %lld, val %lld, test %lld; "
+            "targets: log returns 1..%d bars ahead\n", (long long)bars->n, d->ds.layout.k, d->ds.layout.k == 1 ? "" : "s",
+            d->F, d->Lw, (long long)d->n_train, (long long)d->n_val, (long long)d->n_test, d->H);
+    fprintf(log, "target scales (training std per horizon):");
+    for (int h = 0; h < d->H; h++) fprintf(log, " %.3g", d->scale[h]);
+    fprintf(log, "\n");
+  }
+  tg_bars_free(&own);
+  if (st != TG_OK) {
+    tr_data_close(d);
+    return st;
+  }
+  model->n_past = d->F;
+  model->n_future = d->nfut;
+  model->n_static = d->ds.layout.k;
+  model->horizons = d->H;
+  if (model->kind == TG_MODEL_TFT) model->tft.dec_len = d->H;
+  return TG_OK;
+}
+
+void tr_data_close(tr_data *d) {
+  tg_sampler_free(&d->train_s); /* zeroed until initialised */
+  tg_sampler_free(&d->val_s);
+  tg_stage_free(d->stage);
+  if (d->fut_dev) tg_device_free(d->dev, d->fut_dev);
+  tg_free(d->fut_host);
+  if (d->have_ds) tg_dataset_free(&d->ds);
+  memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,114 @@
+/* One epoch: shuffled training steps, timed by phase, and a validation pass over every window exactly once. */
+#include <math.h>
+#include <string.h>
+#include "tickgrad/device.h"
+#include "train/train_internal.h"
+
+static void progress_bar(FILE *f, int epoch, int64_t done, int64_t total) {
+  if (!f) return;
+  int64_t every = total / 50 > 0 ? total / 50 : 1;
+  if (done % every != 0 && done != total) return;
+  char bar[31];
+  int fill = (int)(30 * done / (total > 0 ? total : 1));
+  for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
+  bar[30] = '\0';
+  fprintf(f, "\r  epoch %d [%s] %lld/%lld steps", epoch, bar, (long long)done, (long long)total);
+  if (done == total) fprintf(f, "\r\033[K");
+  fflush(f);
+}
+
+/* A NaN or infinite loss (or a non-finite gradient the optimizer refused): the run stops here. */
+static tg_status nan_stop(const tr_epoch_ctx *x, int64_t step, int64_t steps, float loss, tg_status why) {
+  char ck[TG_TRAIN_PATH_MAX + 96];
+  if (x->p->saved_epoch > 0)
+    snprintf(ck, sizeof ck, "the last good checkpoint (epoch %d) in %s is kept", x->p->saved_epoch, x->run);
+  else
+    snprintf(ck, sizeof ck, "no checkpoint had been written yet");
+  if (why != TG_OK)
+    return tg_error(TG_ERR_NUMERIC, "train: non-finite gradients at epoch %d, step %lld of %lld (global step %lld): %s; "
+                    "stopped, %s", x->epoch, (long long)step, (long long)steps, (long long)x->p->step + 1,
+                    x->why, ck);
+  return tg_error(TG_ERR_NUMERIC, "train: loss is %s at epoch %d, step %lld of %lld (global step %lld); stopped, %s",
+                  isnan(loss) ? "NaN" : "Inf", x->epoch, (long long)step, (long long)steps,
+                  (long long)x->p->step + 1, ck);
+}
+
+/* forward, backward, optimizer as separate calls (CPU), each timed */
+static tg_status step_cpu(tr_model *m, float *loss, tg_train_metrics *t) {
+  double t0 = tr_now();
+  tg_status st = tg_graph_run(m->train.g);
+  double t1 = tr_now();
+  t->forward_s += t1 - t0;
+  if (st != TG_OK) return st;
+  *loss = *(const float *)m->train.loss->data; /* cpu memory */
+  if (!isfinite(*loss)) return TG_OK;
+  st = tg_graph_backward(m->train.g, m->train.loss);
+  double t2 = tr_now();
+  t->backward_s += t2 - t1;
+  if (st == TG_OK) st = tg_optim_step(m->opt);
+  t->optimizer_s += tr_now() - t2;
+  return st;
+}
+
+tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
+  tr_data *d = x->d;
+  tr_model *m = x->m;
+  int64_t B = x->c->batch, steps = d->n_train / B;
+  double sum = 0;
+  tg_status st = tg_sampler_seek(&d->train_s, (uint64_t)(x->epoch - 1), 0);
+  for (int64_t s = 0; s < steps && st == TG_OK; s++) {
+    tg_batch batch;
+    int64_t got = 0;
+    float loss = 0;
+    double t0 = tr_now();
+    st = tg_stage_next(d->stage, &d->train_s, B, &batch, &got);
+    if (st == TG_OK && got != B) st = tg_error(TG_ERR_INVALID, "train: batch %lld has %lld windows, want %lld", (long long)s, (long long)got, (long long)B);
+    if (st == TG_OK) st = tr_net_bind_batch(&m->train, d, &batch);
+    double t1 = tr_now();
+    t->data_s += t1 - t0;
+    if (st != TG_OK) break;
+    if (m->step) st = tg_step_run(m->step, &loss);
+    else st = step_cpu(m, &loss, t);
+    t->step_s += tr_now() - t1;
+    if (st == TG_ERR_NUMERIC) {
+      snprintf(x->why, sizeof x->why, "%s", tg_last_error());
+      return nan_stop(x, s + 1, steps, loss, st);
+    }
+    if (st != TG_OK) break;
+    if (!isfinite(loss)) return nan_stop(x, s + 1, steps, loss, TG_OK);
+    sum += loss;
+    x->p->step++;
+    progress_bar(x->progress, x->epoch, s + 1, steps);
+  }
+  t->train_loss = sum / (double)steps;
+  t->lr = tg_optim_last_lr(m->opt);
+  return st;
+}
+
+/* One evaluation batch of net->B windows from the validation sampler, added to a. */
+static tg_status eval_batch(tr_epoch_ctx *x, tr_net *net, tr_qacc *a) {
+  tr_data *d = x->d;
+  tg_batch batch;
+  int64_t got = 0;
+  tg_status st = tg_stage_next(d->stage, &d->val_s, net->B, &batch, &got);
+  if (st == TG_OK && got != net->B)
+    st = tg_error(TG_ERR_INVALID, "train: validation batch has %lld windows, want %lld", (long long)got, (long long)net->B);
+  if (st == TG_OK) st = tr_net_bind_batch(net, d, &batch);
+  if (st == TG_OK) st = tg_graph_run(net->g);
+  if (st == TG_OK) st = tg_device_download(d->dev, x->pred, net->pred->data, tg_nbytes(net->pred));
+  if (st == TG_OK) st = tg_device_download(d->dev, x->tgt, net->tgt->data, tg_nbytes(net->tgt));
+  if (st == TG_OK) tr_qacc_add(a, d, x->c->model.q, x->pred, x->tgt, net->B);
+  return st;
+}
+
+tg_status tr_eval_epoch(tr_epoch_ctx *x, tr_qacc *a) {
+  tr_data *d = x->d;
+  int64_t B = x->c->batch, full = d->n_val / B;
+  memset(a, 0, sizeof *a);
+  tg_status st = tg_sampler_seek(&d->val_s, 0, 0);
+  for (int64_t i = 0; i < full && st == TG_OK; i++) st = eval_batch(x, &x->m->eval, a);
+  if (st == TG_OK && x->m->rest.g) st = eval_batch(x, &x->m->rest, a);
+  if (st == TG_OK && a->n != d->n_val)
+    st = tg_error(TG_ERR_INVALID, "train: validation covered %lld windows of %lld", (long long)a->n, (long long)d->n_val);
+  return st;
+}

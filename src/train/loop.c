@@ -1,0 +1,247 @@
+/* tg_train_run: config and run folder, data and model (or resume), epochs, early stopping, checkpoints. */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include "backend/backend.h"
+#include "tickgrad/device.h"
+#include "tickgrad/tickgrad.h"
+#include "train/train_internal.h"
+
+typedef struct tr_run {
+  tg_train_config c;
+  tg_device dev;
+  tr_data d;
+  tr_model m;
+  tr_progress p;
+  FILE *log, *metrics;
+  float *pred, *tgt;
+  tg_mem_stats mem;
+  tg_stage_stats stage;
+} tr_run;
+
+/* Resume: RUN/config.json is the config; c may differ only in device, threads and out. */
+static tg_status resolve_resume(tg_train_config *c) {
+  char path[TG_TRAIN_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/config.json", c->resume);
+  tg_train_config saved = *c;
+  tg_status st = tg_train_config_load(path, &saved);
+  if (st != TG_OK) return tg_error(st, "resume: %s", tg_last_error());
+  const tr_setting *s = tr_config_diff(&saved, c);
+  if (s)
+    return tg_error(TG_ERR_INVALID, "resume: %s differs from %s; a resumed run keeps its settings (only device and "
+                    "threads may change)", s->key, path);
+  snprintf(c->out, sizeof c->out, "%s", c->resume);
+  return TG_OK;
+}
+
+static void default_out(tg_train_config *c) {
+  if (c->out[0]) return;
+  char stamp[32];
+  time_t now = time(NULL);
+  struct tm tmv;
+  localtime_r(&now, &tmv);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tmv);
+  snprintf(c->out, sizeof c->out, "runs/%s-%s", tg_train_model_name(c->model.kind), stamp);
+}
+
+static tg_status write_config(const tg_train_config *c) {
+  char path[TG_TRAIN_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/config.json", c->out);
+  if (tr_file_exists(path))
+    return tg_error(TG_ERR_INVALID, "train: %s already holds a run (config.json); continue it with --resume %s or "
+                    "choose another --out", c->out, c->out);
+  char *text = tg_train_config_to_json(c);
+  if (!text) return tg_error(TG_ERR_NOMEM, "train: out of memory writing %s", path);
+  tg_status st = tr_write_atomic(path, text, strlen(text));
+  tg_free(text);
+  return st;
+}
+
+static void print_header(tr_run *r) {
+  if (!r->log) return;
+  const tg_train_config *c = &r->c;
+  int64_t steps = r->d.n_train / c->batch, drop = r->d.n_train % c->batch, rest = r->d.n_val % c->batch;
+  tg_optim_config oc = tr_optim_config(c, steps);
+  char dev[16];
+  fprintf(r->log, "training %s on %s (%d thread%s) into %s\n", tg_train_model_name(c->model.kind),
+          tg_device_str(r->dev, dev, sizeof dev), tg_threads(), tg_threads() == 1 ? "" : "s", c->out);
+  fprintf(r->log, "  %d epochs of %lld steps of %d windows (the last %lld training windows of each epoch's shuffle are "
+          "dropped); Adam lr %g, warm-up %lld steps, then %s; clip %g; early stopping after %d epochs without a "
+          "%g improvement\n", c->epochs, (long long)steps, c->batch, (long long)drop, c->lr,
+          (long long)oc.schedule.warmup_steps, c->schedule == TG_TRAIN_COSINE ? "cosine decay" : "constant",
+          c->clip_norm, c->patience, c->min_delta);
+  fprintf(r->log, "  validation: %lld windows in %lld batches of %d", (long long)r->d.n_val,
+          (long long)(r->d.n_val / c->batch), c->batch);
+  if (rest) fprintf(r->log, " and one of %lld", (long long)rest);
+  fprintf(r->log, ", every epoch\n");
+}
+
+/* Data, model and the run folder; a resumed run's checkpoint and metrics. */
+static tg_status open_run(tr_run *r, const tg_bars *bars) {
+  tg_train_config *c = &r->c;
+  char notice[512] = "";
+  tg_status st = tg_train_config_check(c);
+  if (st == TG_OK && c->resume[0]) st = resolve_resume(c);
+  if (st != TG_OK) return st;
+  if (c->threads > 0 && (st = tg_set_threads(c->threads)) != TG_OK) return st;
+  if ((st = tg_device_choose(c->device, &r->dev, notice, sizeof notice)) != TG_OK) return st;
+  if (notice[0] && r->log) fprintf(r->log, "%s\n", notice);
+  default_out(c);
+  if ((st = tr_make_dirs(c->out)) != TG_OK) return st;
+  tg_forecast_cfg model = c->model;
+  if ((st = tr_data_open(&r->d, c, bars, r->dev, &model, r->log)) != TG_OK) return st;
+  if ((st = tr_model_open(&r->m, c, &model, &r->d)) != TG_OK) return st;
+  size_t np = (size_t)c->batch * (size_t)r->d.H * (size_t)r->d.nq, nt = (size_t)c->batch * (size_t)r->d.H;
+  r->pred = tg_malloc(np * sizeof(float));
+  r->tgt = tg_malloc(nt * sizeof(float));
+  if (!r->pred || !r->tgt) return tg_error(TG_ERR_NOMEM, "train: out of memory for validation outputs");
+  r->p.best_val = INFINITY;
+  if (c->resume[0]) {
+    if ((st = tr_ckpt_load(c->out, &r->m, &r->d, &r->p)) != TG_OK) return st;
+    r->p.saved_epoch = r->p.epoch;
+    if (r->log) fprintf(r->log, "resuming %s after epoch %d (step %lld)\n", c->out, r->p.epoch, (long long)r->p.step);
+  } else if ((st = write_config(c)) != TG_OK) {
+    return st;
+  }
+  if ((st = tr_metrics_rewrite(c->out, &r->p, &r->metrics)) != TG_OK) return st;
+  print_header(r);
+  tr_memplan_print(r->log, &r->m, &r->d, c->batch);
+  return TG_OK;
+}
+
+/* Device memory and the bytes moved since the last call. */
+static void usage_delta(tr_run *r, tg_train_metrics *t) {
+  tg_mem_stats m;
+  tg_stage_stats s = tg_stage_stats_get(r->d.stage);
+  tg_device_mem_stats(r->dev, &m);
+  t->mem_allocated_mib = (double)m.allocated / 1048576.0;
+  t->mem_peak_mib = (double)m.peak / 1048576.0;
+  if (r->dev.kind == TG_CUDA) {
+    t->h2d_bytes = (double)(m.h2d_bytes - r->mem.h2d_bytes);
+    t->d2h_bytes = (double)(m.d2h_bytes - r->mem.d2h_bytes);
+  } else {
+    t->h2d_bytes = (double)(s.h2d_bytes - r->stage.h2d_bytes);
+    t->d2h_bytes = (double)(s.d2h_bytes - r->stage.d2h_bytes);
+  }
+  r->mem = m;
+  r->stage = s;
+}
+
+/* One epoch: train, validate, the numbers. */
+static tg_status run_epoch(tr_run *r, int epoch, tg_train_metrics *t) {
+  tr_epoch_ctx x = {&r->c, &r->d, &r->m, &r->p, r->c.out, epoch, r->c.progress, r->pred, r->tgt, ""};
+  tr_qacc val;
+  memset(t, 0, sizeof *t);
+  t->epoch = epoch;
+  if (r->dev.kind == TG_CUDA) t->forward_s = t->backward_s = t->optimizer_s = NAN; /* one captured call */
+  double t0 = tr_now();
+  tg_status st = tr_train_epoch(&x, t);
+  double t1 = tr_now();
+  if (st == TG_OK) st = tr_eval_epoch(&x, &val);
+  if (st != TG_OK) return st;
+  t->val_s = tr_now() - t1;
+  t->seconds = tr_now() - t0;
+  t->samples_per_s = (double)(r->d.n_train / r->c.batch * r->c.batch) / (t1 - t0);
+  t->val_loss = tr_qacc_loss(&val, r->d.H, r->d.nq);
+  t->q50 = tr_qacc_qrisk(&val, &r->c.model, 0.5f);
+  t->q90 = tr_qacc_qrisk(&val, &r->c.model, 0.9f);
+  t->naive50 = tr_qacc_qrisk(&r->d.naive_acc, &r->c.model, 0.5f);
+  t->naive90 = tr_qacc_qrisk(&r->d.naive_acc, &r->c.model, 0.9f);
+  usage_delta(r, t);
+  if (!isfinite(t->val_loss))
+    return tg_error(TG_ERR_NUMERIC, "train: validation loss is %s after epoch %d (step %lld); stopped, %s",
+                    isnan(t->val_loss) ? "NaN" : "Inf", epoch, (long long)r->p.step,
+                    r->p.saved_epoch ? "the last good checkpoint is kept" : "no checkpoint had been written yet");
+  return TG_OK;
+}
+
+/* Early stopping on the validation loss; best.safetensors when it improves. */
+static tg_status track_best(tr_run *r, const tg_train_metrics *t) {
+  tr_progress *p = &r->p;
+  if (t->val_loss < p->best_val - r->c.min_delta) {
+    p->best_val = t->val_loss;
+    p->best_epoch = t->epoch;
+    p->bad_epochs = 0;
+    return tr_ckpt_save_best(r->c.out, &r->m);
+  }
+  p->bad_epochs++;
+  if (r->c.patience > 0 && p->bad_epochs >= r->c.patience) p->stopped_early = 1;
+  return TG_OK;
+}
+
+static tg_status checkpoint(tr_run *r) {
+  tg_status st = tr_ckpt_save(r->c.out, &r->m, &r->d, &r->p);
+  if (st == TG_OK) r->p.saved_epoch = r->p.epoch;
+  return st;
+}
+
+static tg_status epochs(tr_run *r) {
+  tg_train_config *c = &r->c;
+  tr_progress *p = &r->p;
+  usage_delta(r, &(tg_train_metrics){0});
+  while (!p->finished && p->epoch < c->epochs && !(c->stop_after > 0 && p->epoch >= c->stop_after)) {
+    tg_train_metrics t;
+    int e = p->epoch + 1;
+    tg_status st = run_epoch(r, e, &t);
+    if (st == TG_OK) st = track_best(r, &t);
+    if (st != TG_OK) return st;
+    p->epoch = e;
+    if ((st = tr_progress_push(p, &t)) != TG_OK) return st;
+    if (r->log) tr_metrics_print(r->log, &t, c->epochs, r->dev);
+    tr_metrics_row(r->metrics, &t);
+    fflush(r->metrics);
+    if (p->stopped_early && r->log)
+      fprintf(r->log, "early stop: no validation improvement of %g for %d epochs (best %.5f at epoch %d)\n",
+              c->min_delta, c->patience, p->best_val, p->best_epoch);
+    p->finished = p->stopped_early || e == c->epochs;
+    int stop = p->finished || (c->stop_after > 0 && e >= c->stop_after);
+    if ((stop || e % c->ckpt_every == 0) && (st = checkpoint(r)) != TG_OK) return st;
+    if (c->on_epoch && c->on_epoch(c->on_epoch_ctx, &t, r->m.store) && !stop) {
+      if ((st = checkpoint(r)) != TG_OK) return st;
+      break;
+    }
+  }
+  return TG_OK;
+}
+
+static void fill_result(const tr_run *r, tg_train_result *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->out, sizeof out->out, "%s", r->c.out);
+  out->epochs_run = r->p.epoch;
+  out->best_epoch = r->p.best_epoch;
+  out->stopped_early = r->p.stopped_early;
+  out->steps = r->p.step;
+  out->train_windows = r->d.n_train;
+  out->val_windows = r->d.n_val;
+  if (r->p.n_rows > 0) out->last = r->p.rows[r->p.n_rows - 1];
+  if (r->p.best_epoch >= 1 && r->p.best_epoch <= r->p.n_rows) out->best = r->p.rows[r->p.best_epoch - 1];
+}
+
+tg_status tg_train_run(const tg_train_config *cin, const tg_bars *bars, tg_train_result *out) {
+  if (!cin) return tg_error(TG_ERR_INVALID, "train: no config");
+  tr_run *r = tg_calloc(1, sizeof *r);
+  if (!r) return tg_error(TG_ERR_NOMEM, "train: out of memory");
+  r->c = *cin;
+  r->log = cin->log;
+  tg_status st = open_run(r, bars);
+  if (st == TG_OK && r->p.finished && r->log)
+    fprintf(r->log, "%s finished after epoch %d; nothing to do\n", r->c.out, r->p.epoch);
+  if (st == TG_OK) st = epochs(r);
+  if (st == TG_OK && r->log) {
+    fprintf(r->log, "done: %d epochs, best validation loss %.5f at epoch %d; weights in %s/weights.safetensors, best "
+            "in %s/best.safetensors\n", r->p.epoch, r->p.best_val, r->p.best_epoch, r->c.out, r->c.out);
+    fflush(r->log);
+  }
+  if (out) fill_result(r, out);
+  char err[2048];
+  snprintf(err, sizeof err, "%s", tg_last_error());
+  if (r->metrics) fclose(r->metrics);
+  tg_free(r->pred);
+  tg_free(r->tgt);
+  tr_model_close(&r->m);
+  tr_data_close(&r->d);
+  tr_progress_free(&r->p);
+  tg_free(r);
+  if (st != TG_OK) tg_error(st, "%s", err); /* cleanup must not hide the reason */
+  return st;
+}

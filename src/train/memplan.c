@@ -1,0 +1,63 @@
+/* The memory plan before the first step: parameters, gradients, optimizer, activations, data, the batch that fits. */
+#include <stdio.h>
+#include <string.h>
+#include "tickgrad/device.h"
+#include "train/train_internal.h"
+
+static const char *mem_str(char *buf, size_t n, double b) {
+  if (b < 1024) snprintf(buf, n, "%.0f B", b);
+  else if (b < 1048576.0) snprintf(buf, n, "%.1f KiB", b / 1024);
+  else if (b < 1073741824.0) snprintf(buf, n, "%.1f MiB", b / 1048576.0);
+  else snprintf(buf, n, "%.2f GiB", b / 1073741824.0);
+  return buf;
+}
+
+/* Free memory where the model lives: the GPU's free bytes, or the host's MemAvailable. 0: unknown. */
+static double free_bytes(tg_device dev, const char **what) {
+  if (dev.kind == TG_CUDA) {
+    tg_device_info info;
+    *what = "free on the GPU";
+    return tg_device_info_get(dev, &info) == TG_OK ? (double)info.free_bytes : 0;
+  }
+  *what = "MemAvailable";
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  double kib = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1) break;
+  fclose(f);
+  return kib * 1024;
+}
+
+static double graph_bytes(tg_graph *g) {
+  if (!g) return 0;
+  tg_plan_stats s = tg_graph_stats(g);
+  return (double)s.arena_bytes + (double)s.workspace_bytes;
+}
+
+void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batch) {
+  if (!f) return;
+  char a[32], b[32], c[32], dev[16];
+  double numel = (double)tg_store_numel(m->store), p = 4 * numel;
+  double opt = (double)tg_optim_state_count(m->opt) * p;
+  tg_plan_stats tr = tg_graph_stats(m->train.g);
+  double act = (double)tr.arena_bytes + (double)tr.workspace_bytes;
+  double eval = graph_bytes(m->eval.g) + graph_bytes(m->rest.g), staged = (double)d->staged_bytes;
+  fprintf(f, "memory plan on %s (%.0f parameters):\n", tg_device_str(d->dev, dev, sizeof dev), numel);
+  fprintf(f, "  parameters        %s\n  gradients         %s\n", mem_str(a, sizeof a, p), mem_str(b, sizeof b, p));
+  fprintf(f, "  optimizer state   %s (Adam: 2 moments)\n", mem_str(a, sizeof a, opt));
+  fprintf(f, "  activations       %s per training batch of %lld (arena %s + workspace %s); evaluation %s\n",
+          mem_str(a, sizeof a, act), (long long)batch, mem_str(b, sizeof b, (double)tr.arena_bytes),
+          mem_str(c, sizeof c, (double)tr.workspace_bytes), mem_str(dev, sizeof dev, eval));
+  fprintf(f, "  staged data       %s (features, targets%s, on the device once)\n", mem_str(a, sizeof a, staged),
+          d->nfut ? ", known-future columns" : "");
+  fprintf(f, "  total             %s\n", mem_str(a, sizeof a, 2 * p + opt + act + eval + staged));
+  const char *what = "";
+  double avail = free_bytes(d->dev, &what), per_window = (act + graph_bytes(m->eval.g)) / (double)batch;
+  if (avail > 0 && per_window > 0)
+    fprintf(f, "  %s %s: a batch of about %.0f windows would fit (activations grow with the batch)\n", what,
+            mem_str(a, sizeof a, avail), (double)batch + avail / per_window);
+  else
+    fprintf(f, "  free memory unknown: no estimate of the largest batch\n");
+}

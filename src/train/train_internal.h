@@ -1,0 +1,166 @@
+/* The trainer's internal pieces: settings table, data wiring, graphs, metrics, checkpoints, the loop. */
+#ifndef TG_TRAIN_INTERNAL_H
+#define TG_TRAIN_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "tickgrad/dataset.h"
+#include "tickgrad/optim.h"
+#include "tickgrad/step.h"
+#include "tickgrad/train.h"
+
+/* ---- config.c: the settings table ---- */
+typedef enum tr_type { TR_INT, TR_LONG, TR_DBL, TR_FLT, TR_STR, TR_KIND, TR_SCHED, TR_QUANT, TR_DATA } tr_type;
+
+typedef struct tr_setting {
+  const char *key;   /* JSON name; "tft.hidden" lives in the "tft" object */
+  const char *flag;  /* command-line flag */
+  tr_type type;
+  size_t off, size;  /* member of tg_train_config (size: TR_STR capacity) */
+  double lo, hi;     /* inclusive range of numbers */
+  unsigned models;   /* bit (1 << kind) of the kinds the flag applies to; 0: every kind */
+  const char *help;
+} tr_setting;
+
+int tr_setting_count(void);
+const tr_setting *tr_setting_at(int i);
+const tr_setting *tr_setting_find(const char *key); /* by JSON name; NULL if unknown */
+/* Typed setters with range checks; where names the source in errors. */
+tg_status tr_set_number(tg_train_config *c, const tr_setting *s, double v, const char *where);
+tg_status tr_set_string(tg_train_config *c, const tr_setting *s, const char *v, const char *where); /* data: appends */
+tg_status tr_set_quantiles(tg_train_config *c, const double *v, int n, const char *where);
+/* Sets s from text (a flag's value); where names the source in errors. */
+tg_status tr_setting_set_text(tg_train_config *c, const tr_setting *s, const char *text, const char *where);
+/* The first setting (not device, threads, out) whose values differ, or NULL. */
+const tr_setting *tr_config_diff(const tg_train_config *a, const tg_train_config *b);
+
+/* ---- files.c: folders and atomic writes ---- */
+tg_status tr_make_dirs(const char *path);
+/* Writes bytes to path through a temporary file in the same folder, fsync and rename. */
+tg_status tr_write_atomic(const char *path, const void *bytes, size_t len);
+/* The whole file, malloc'ed and NUL-terminated; TG_ERR_IO naming it. */
+tg_status tr_read_file(const char *path, char **text, size_t *len);
+int tr_file_exists(const char *path);
+double tr_now(void);
+
+/* ---- data.c: bars -> dataset -> tables on the device ---- */
+typedef struct tr_qacc {
+  double ql[TG_MAX_QUANTILES]; /* sum of QL(y, yhat_k, q_k) in original units */
+  double abs_y;                /* sum of |y| in original units */
+  double pinball;              /* sum of the pinball loss in scaled units (every quantile) */
+  int64_t n;                   /* windows */
+} tr_qacc;
+
+typedef struct tr_data {
+  tg_dataset ds;                /* targets scaled in place by 1 / scale[h] */
+  int have_ds;
+  int Lw, Lp, Lt;               /* rows of a window; past rows (its first); the target row's offset */
+  int H, F, nq;
+  int enc, dec;                 /* tft: encoder and decoder steps (Lw = enc + dec) */
+  int nfut;                     /* tft: known-future columns (4), else 0 */
+  int fut_col[4];
+  double scale[TG_MAX_HORIZONS];                      /* training-split std of each horizon's target */
+  double naive[TG_MAX_HORIZONS][TG_MAX_QUANTILES];    /* training-split quantiles, original units */
+  tr_qacc naive_acc;                                  /* the naive forecaster over the validation windows */
+  int64_t n_train, n_val, n_test;
+  tg_device dev;
+  tg_stage *stage;
+  tg_sampler train_s, val_s;
+  float *fut_host;              /* [n, nfut] */
+  void *fut_dev;                /* [n, nfut] on dev */
+  tg_tensor fut_tab;
+  size_t staged_bytes;          /* features, targets, known-future table, index tables */
+} tr_data;
+
+/* Reads c->data (when bars is NULL), builds the dataset and the naive forecaster, stages it on dev.
+ * The model's n_past, n_future, n_static and horizons are filled into *model. */
+tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars, tg_device dev,
+                       tg_forecast_cfg *model, FILE *log);
+void tr_data_close(tr_data *d);
+
+/* ---- net.c: the training graph and the evaluation graphs over the staged tables ---- */
+typedef struct tr_net {
+  tg_graph *g;
+  int64_t B;
+  tg_tensor *pred;  /* [B, H, nq] */
+  tg_tensor *tgt;   /* [B, H] scaled targets */
+  tg_tensor *loss;  /* training only */
+} tr_net;
+
+typedef struct tr_model {
+  tg_store *store;
+  tr_net train, eval, rest; /* rest: the validation remainder (B = n_val % batch), g NULL when none */
+  tg_optim *opt;
+  tg_step *step;            /* the training step (used on CUDA) */
+} tr_model;
+
+tg_status tr_model_open(tr_model *m, const tg_train_config *c, const tg_forecast_cfg *model, tr_data *d);
+void tr_model_close(tr_model *m);
+/* Binds the batch's index (and instrument) buffers to net's graph with shape [net->B, ...]. */
+tg_status tr_net_bind_batch(tr_net *net, const tr_data *d, const tg_batch *b);
+/* The optimizer for steps_per_epoch (warm-up and schedule resolved). */
+tg_optim_config tr_optim_config(const tg_train_config *c, int64_t steps_per_epoch);
+
+/* ---- metrics.c ---- */
+/* Adds b windows: pred [b, H, nq], tgt [b, H] scaled. */
+void tr_qacc_add(tr_qacc *a, const tr_data *d, const float *q, const float *pred, const float *tgt, int64_t b);
+/* The naive forecaster's prediction at every validation window, accumulated. */
+void tr_qacc_naive(tr_qacc *a, const tr_data *d, const float *q, const double *y /* [n_val, H] original */,
+                   int64_t n);
+double tr_qacc_qrisk(const tr_qacc *a, const tg_forecast_cfg *m, float q);
+double tr_qacc_loss(const tr_qacc *a, int H, int nq);
+void tr_metrics_header(FILE *f);
+void tr_metrics_row(FILE *f, const tg_train_metrics *m);
+void tr_metrics_print(FILE *f, const tg_train_metrics *m, int epochs, tg_device dev);
+/* metrics as doubles in the CSV's column order (and back) */
+#define TR_METRIC_COLS 20
+void tr_metrics_to_array(const tg_train_metrics *m, double *v);
+void tr_metrics_from_array(tg_train_metrics *m, const double *v);
+
+/* The run's position: what a checkpoint saves besides weights and optimizer state. */
+typedef struct tr_progress {
+  int epoch;             /* epochs completed */
+  int64_t step;          /* optimizer steps */
+  double best_val;
+  int best_epoch, bad_epochs, finished, stopped_early;
+  int saved_epoch;       /* epoch of the last checkpoint on disk (0: none) */
+  int n_rows, cap_rows;
+  tg_train_metrics *rows; /* [n_rows] every completed epoch */
+} tr_progress;
+
+/* ---- epoch.c ---- */
+typedef struct tr_epoch_ctx {
+  const tg_train_config *c;
+  tr_data *d;
+  tr_model *m;
+  tr_progress *p;
+  const char *run;
+  int epoch;             /* 1-based */
+  FILE *progress;
+  float *pred, *tgt;     /* host [batch, H, nq], [batch, H] */
+  char why[1024];
+} tr_epoch_ctx;
+
+/* Shuffled training steps of epoch x->epoch (the last partial batch dropped); loss, lr and phase times into t.
+ * TG_ERR_NUMERIC naming the epoch and step when the loss or the gradients are not finite. */
+tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t);
+/* Every validation window once, in order: full batches, then the remainder through the rest graph. */
+tg_status tr_eval_epoch(tr_epoch_ctx *x, tr_qacc *a);
+
+/* ---- memplan.c ---- */
+void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batch);
+
+/* ---- ckpt.c: the run's files ---- */
+
+tg_status tr_progress_push(tr_progress *p, const tg_train_metrics *m);
+void tr_progress_free(tr_progress *p);
+/* weights, state, trainer.json (in that order) */
+tg_status tr_ckpt_save(const char *run, tr_model *m, const tr_data *d, const tr_progress *p);
+tg_status tr_ckpt_save_best(const char *run, tr_model *m);
+/* Loads the three and checks that they belong together and to this data (target scales). */
+tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p);
+/* RUN/metrics.csv with the header and p's rows. */
+tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, FILE **out);
+
+#endif
