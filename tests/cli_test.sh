@@ -109,6 +109,8 @@ expect_out "memory plan on cpu:0" "train prints the memory plan" -- "$bin" --thr
 expect 1 "train into an existing run" -- "$bin" train --model mlp --data "$dir/t.csv" --epochs 1 --out "$dir/tr"
 expect 0 "train from its config.json" -- "$bin" --threads 1 train --config "$dir/tr/config.json" --epochs 1 --out "$dir/tr2"
 expect 0 "train stop after 1" -- "$bin" --threads 1 train --model mlp --data "$dir/t.csv" --epochs 3 --horizons 2 --device cpu --out "$dir/tp" --stop-after 1
+expect_out "wrote .*w.safetensors: 3000 rows x 16 features, [0-9]* train and [0-9]* validation windows" "train --export-windows (tft)" -- "$bin" train --model tft --data "$dir/t.csv" --enc-len 16 --horizons 4 --export-windows "$dir/w.safetensors"
+expect 2 "train --export-windows is for tft" -- "$bin" train --model mlp --data "$dir/t.csv" --export-windows "$dir/w2.safetensors"
 expect 2 "train resume with a changed setting" -- "$bin" train --resume "$dir/tp" --lr 0.1
 expect 0 "train resume" -- "$bin" --threads 1 train --resume "$dir/tp"
 if cmp -s "$dir/tr/weights.safetensors" "$dir/tp/weights.safetensors" && [ "$(wc -l < "$dir/tp/metrics.csv")" -eq 4 ]; then

@@ -126,6 +126,13 @@ void tg_train_flags_help(FILE *f);
  * of the last good epoch are left as they were. out (may be NULL) receives the summary. */
 tg_status tg_train_run(const tg_train_config *c, const tg_bars *bars, tg_train_result *out);
 
+/* Prepares c's data exactly as tg_train_run would (a TFT config) and writes it to path (safetensors)
+ * instead of training: "x" [n, F] normalised features, "y" [n, H] forward log returns, "rows" [n]
+ * position -> row, "inst" [n] instrument of each row, "train_starts" / "val_starts" window starts
+ * (positions), "y_scale" [H] the training std per horizon; metadata enc_len, dec_len, future_cols,
+ * features, hidden, heads, dropout, quantiles. tools/pf_compare.py trains pytorch-forecasting on it. */
+tg_status tg_train_export_windows(const tg_train_config *c, const tg_bars *bars, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,7 +9,7 @@
 #define MAX_PAIRS 128
 
 typedef struct train_args {
-  const char *config, *resume;
+  const char *config, *resume, *export_windows;
   long stop_after;
   int n_data;
   const char *data[TG_TRAIN_MAX_DATA];
@@ -32,7 +32,9 @@ static void train_usage(FILE *f) {
           "  --config FILE          settings from a JSON file (keys as in RUN/config.json); flags override it\n"
           "  --resume RUN           continue RUN exactly as if it had not stopped (its config.json; only --device,\n"
           "                         --threads and --stop-after may be given)\n"
-          "  --stop-after N         stop with a checkpoint after N epochs in all\n");
+          "  --stop-after N         stop with a checkpoint after N epochs in all\n"
+          "  --export-windows FILE  tft: write the prepared windows (features, targets, splits) to FILE and stop,\n"
+          "                         for tools/pf_compare.py (pytorch-forecasting on the same windows)\n");
   tg_train_flags_help(f);
   fprintf(f, "exit codes: 0 done, 1 failure (data, NaN loss, files), 2 usage\n");
 }
@@ -60,6 +62,11 @@ static int parse(int argc, char **argv, train_args *a) {
       continue;
     } else if (strcmp(f, "--stop-after") == 0) {
       if (!tg_cli_parse_long(f, v, 1, 1000000, &a->stop_after)) return TG_EXIT_USAGE;
+    } else if (strcmp(f, "--export-windows") == 0) {
+      if (!v) return tg_cli_usage_error("train", "%s needs a path", f);
+      a->export_windows = v;
+      i++;
+      continue;
     } else if (strcmp(f, "--config") == 0 || strcmp(f, "--resume") == 0) {
       if (!v) return tg_cli_usage_error("train", "%s needs a path", f);
       if (f[2] == 'c') a->config = v;
@@ -162,11 +169,13 @@ int tg_cmd_train(int argc, char **argv) {
   tg_device dev;
   if (tg_device_choose(c.device, &dev, NULL, 0) != TG_OK)
     return tg_cli_usage_error("train", "--device %s: %s", c.device, tg_last_error());
+  if (a.export_windows && c.model.kind != TG_MODEL_TFT)
+    return tg_cli_usage_error("train", "--export-windows is for --model tft, not %s", tg_train_model_name(c.model.kind));
   c.stop_after = (int)a.stop_after;
   c.log = stdout;
   c.progress = isatty(STDERR_FILENO) ? stderr : NULL;
   tg_train_result res;
-  if (tg_train_run(&c, NULL, &res) != TG_OK) {
+  if (a.export_windows ? tg_train_export_windows(&c, NULL, a.export_windows) != TG_OK : tg_train_run(&c, NULL, &res) != TG_OK) {
     const char *why = tg_last_error();
     fflush(stdout);
     fprintf(stderr, "tickgrad train: %s\n", strncmp(why, "train: ", 7) == 0 ? why + 7 : why);
