@@ -26,7 +26,7 @@ int bench_read_es_zstd_parquet(int warmup, int reps, double *median_us);
 
 static const bench_case CASES[] = {
     {"mlp_step", "MLP 256-256-256-3 ReLU, batch 64, MSE, Adam: forward + backward + update", bench_mlp_step},
-    {"tft_step", "TFT hidden 64, 4 heads, encoder 64, decoder 8, 17+4 features, batch 32, pinball, Adam: one step",
+    {"tft_step", "TFT hidden 64, 4 heads, encoder 64, decoder 8, 16+4 features, batch 32, pinball, Adam: one step",
      bench_tft_step},
     {"mamba2_step", "Mamba-2 d_model 128, 2 layers, d_state 64, headdim 32, seq 128, batch 8, pinball, Adam: one step",
      bench_mamba2_step},
