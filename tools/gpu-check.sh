@@ -2,7 +2,8 @@
 # One check of tickgrad on a machine with an NVIDIA GPU (written for a lent H200: 16 cores, CUDA
 # driver, no network), within a time budget (GPU_CHECK_BUDGET seconds, default 450):
 #   build (build-gpu, sm_90, -Werror), `tickgrad devices` (self-test), the CUDA tests, the full
-#   test suite, `tickgrad demo` on cuda (GPU-busy figure from its telemetry.csv), the GPU benchmark
+#   test suite, `tickgrad demo` on cuda (GPU-busy figure from its telemetry.csv), `tickgrad train`
+#   of the TFT and Mamba-2 on cuda (2 short epochs on a synthetic market), the GPU benchmark
 #   cases against PyTorch on cuda when a python with torch + CUDA is there.
 # Usage, from the repository root:  bash tools/gpu-check.sh      (OUT=DIR, default ./gpu-check-out)
 # Each step logs to its own file under $OUT and appends one line PASS/FAIL/SKIP with its key
@@ -205,6 +206,24 @@ if [ "$have_gpu" = 1 ]; then
   else result FAIL demo "$(why_failed $rc "$log"); $text"; fi
 else
   skip_gpu demo
+fi
+
+# ---- 4b. the forecasters trained on the GPU (2 short epochs each on a synthetic market)
+log=$OUT/06b-train.log
+if [ "$have_gpu" = 1 ]; then
+  "./$BUILD/tickgrad" synth --bars 20000 --seed 3 --signal 0.5 --out "$OUT/train-bars.csv" >"$log" 2>&1
+  for m in tft mamba2; do
+    rm -rf "$OUT/train-$m"
+    run_step "train-$m" 120 "$OUT/06b-train-$m.log" "./$BUILD/tickgrad" train --model "$m" --device cuda \
+      --data "$OUT/train-bars.csv" --epochs 2 --out "$OUT/train-$m"
+    rc=$?
+    last=$(grep '^epoch ' "$OUT/06b-train-$m.log" | tail -1)
+    if [ "$rc" = 0 ] && [ -n "$last" ]; then result PASS "train-$m" "$(sed 's/  */ /g' <<<"$last")"
+    else result FAIL "train-$m" "$(why_failed $rc "$OUT/06b-train-$m.log")"; fi
+  done
+else
+  skip_gpu train-tft
+  skip_gpu train-mamba2
 fi
 
 # ---- 5. the GPU benchmark cases (bench/run.sh's GPU section) against PyTorch on cuda
