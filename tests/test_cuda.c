@@ -83,6 +83,8 @@ typedef struct pc_case {
 static tg_tensor *b_matmul(tg_graph *g, tg_tensor **x) { return tg_matmul(g, x[0], x[1], 0, 0); }
 static tg_tensor *b_matmul_tt(tg_graph *g, tg_tensor **x) { return tg_matmul(g, x[0], x[1], 1, 1); }
 static tg_tensor *b_linear(tg_graph *g, tg_tensor **x) { return tg_linear(g, x[0], x[1], x[2]); }
+static tg_tensor *b_stacked_linear(tg_graph *g, tg_tensor **x) { return tg_stacked_linear(g, x[0], x[1], x[2]); }
+static tg_tensor *b_gate_add_norm(tg_graph *g, tg_tensor **x) { return tg_gate_add_norm(g, x[0], x[1], x[2], x[3], 1e-5f); }
 static tg_tensor *b_add(tg_graph *g, tg_tensor **x) { return tg_add(g, x[0], x[1]); }
 static tg_tensor *b_sub(tg_graph *g, tg_tensor **x) { return tg_sub(g, x[0], x[1]); }
 static tg_tensor *b_mul(tg_graph *g, tg_tensor **x) { return tg_mul(g, x[0], x[1]); }
@@ -152,6 +154,7 @@ static const pc_case k_cases[] = {
     {"matmul", 2, {F32P("a", 3, 3, 4, 33), F32P("b", 2, 33, 6)}, b_matmul},
     {"matmul", 2, {F32P("a", 3, 2, 33, 4), F32P("b", 3, 2, 6, 33)}, b_matmul_tt},
     {"linear", 3, {F32P("x", 2, 7, 40), F32P("w", 2, 6, 40), F32P("b", 1, 6)}, b_linear},
+    {"stacked_linear", 3, {F32P("x", 4, 2, 5, 3, 40), F32P("w", 3, 3, 6, 40), F32P("b", 2, 3, 6)}, b_stacked_linear},
     {"add", 2, {F32P("a", 3, 2, 4, 6), F32P("b", 1, 6)}, b_add},
     {"sub", 2, {F32P("a", 2, 4, 6), F32P("b", 2, 4, 6)}, b_sub},
     {"mul", 2, {F32P("a", 2, 4, 6), F32P("b", 1, 6)}, b_mul},
@@ -169,6 +172,11 @@ static const pc_case k_cases[] = {
     {"softmax", 1, {F32P("x", 2, 6, 9)}, b_softmax},
     {"log_softmax", 1, {F32P("x", 2, 6, 9)}, b_log_softmax},
     {"layernorm", 3, {F32P("x", 2, 6, 48), POS("g", 1, 48), F32P("b", 1, 48)}, b_layernorm},
+    /* gate_add_norm: per-slot affine [3, 8] (warp per row); then rows of 1100 (block per row) */
+    {"gate_add_norm", 4, {F32P("a", 3, 5, 3, 16), F32P("s", 3, 5, 3, 8), POS("g", 2, 3, 8), F32P("b", 2, 3, 8)},
+     b_gate_add_norm},
+    {"gate_add_norm", 4, {F32P("a", 2, 3, 2200), F32P("s", 2, 3, 1100), POS("g", 1, 1100), F32P("b", 1, 1100)},
+     b_gate_add_norm},
     {"rmsnorm", 2, {F32P("x", 2, 6, 48), POS("w", 1, 48)}, b_rmsnorm},
     {"concat", 2, {F32P("a", 2, 3, 4), F32P("b", 2, 3, 2)}, b_concat},
     {"slice", 1, {F32P("x", 2, 5, 8)}, b_slice},

@@ -83,6 +83,9 @@ tg_tensor *tg_matmul(tg_graph *g, tg_tensor *a, tg_tensor *b, int trans_a, int t
  * dims equal a's or are absent (broadcast). out [..., M, N] */
 tg_tensor *tg_linear(tg_graph *g, tg_tensor *x, tg_tensor *w, tg_tensor *bias);
 /* x [..., in], w [out, in], bias [out] or NULL. out [..., out] */
+tg_tensor *tg_stacked_linear(tg_graph *g, tg_tensor *x, tg_tensor *w, tg_tensor *bias);
+/* G separate linears, one per slot of x's second-to-last dim: x [..., G, in], w [G, out, in],
+ * bias [G, out] or NULL; out[..., j, :] = w[j] x[..., j, :] + bias[j]. out [..., G, out] */
 
 /* Binary ops: shapes equal, or one shape is a suffix of the other (broadcast over leading dims). */
 tg_tensor *tg_add(tg_graph *g, tg_tensor *a, tg_tensor *b);
@@ -105,6 +108,13 @@ tg_tensor *tg_softmax(tg_graph *g, tg_tensor *x);
 tg_tensor *tg_log_softmax(tg_graph *g, tg_tensor *x);
 /* gamma, beta [D] or NULL; x [..., D] */
 tg_tensor *tg_layernorm(tg_graph *g, tg_tensor *x, tg_tensor *gamma, tg_tensor *beta, float eps);
+/* GLU gate, residual add and layernorm in one op (the TFT's gate-add-norm): a [..., 2D] holds
+ * value | gate, skip [..., D]; z = skip + a[..., :D] * sigmoid(a[..., D:]) and
+ * out = layernorm(z) * gamma + beta over the last dim. gamma and beta are both NULL (no affine)
+ * or both [S..., D] with [S..., D] a suffix of skip's shape: [D], or one affine per slot of the
+ * trailing dims (e.g. [G, D] for x [N, G, D]). out [..., D] */
+tg_tensor *tg_gate_add_norm(tg_graph *g, tg_tensor *a, tg_tensor *skip, tg_tensor *gamma, tg_tensor *beta,
+                            float eps);
 tg_tensor *tg_rmsnorm(tg_graph *g, tg_tensor *x, tg_tensor *weight, float eps);
 
 /* Shape ops (any dtype for concat/slice/reshape/transpose; gradients only for f32). */

@@ -52,7 +52,7 @@ int tg_cli_parse_long(const char *flag, const char *value, long lo, long hi, lon
 }
 
 int main(int argc, char **argv) {
-  int i = 1;
+  int i = 1, threads_set = 0;
   while (i < argc && argv[i][0] == '-') {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       usage(stdout);
@@ -64,6 +64,7 @@ int main(int argc, char **argv) {
       long n;
       if (!tg_cli_parse_long("--threads", i + 1 < argc ? argv[i + 1] : NULL, 1, 4096, &n)) return TG_EXIT_USAGE;
       tg_set_threads((int)n);
+      threads_set = 1;
       i += 2;
     } else {
       fprintf(stderr, "tickgrad: unknown flag '%s'\n\n", argv[i]);
@@ -75,6 +76,8 @@ int main(int argc, char **argv) {
     usage(stderr);
     return TG_EXIT_USAGE;
   }
+  /* one thread pool even without --threads: OpenMP's default count, OpenBLAS single-threaded */
+  if (!threads_set) tg_set_threads(tg_threads());
   const char *cmd = argv[i];
   int sub_argc = argc - i - 1;
   char **sub_argv = argv + i + 1;

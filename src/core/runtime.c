@@ -1,4 +1,4 @@
-/* Library version and the CPU thread count shared by OpenMP loops and OpenBLAS. */
+/* Library version and the CPU thread count of the OpenMP loops (OpenBLAS itself runs single-threaded). */
 #include <cblas.h>
 #include <omp.h>
 #include "tickgrad/tickgrad.h"
@@ -12,7 +12,9 @@ const char *tg_version(void) { return TG_VERSION; }
 tg_status tg_set_threads(int n) {
   if (n < 1 || n > 4096) return tg_error(TG_ERR_INVALID, "threads: %d is not in [1, 4096]", n);
   omp_set_num_threads(n);
-  openblas_set_num_threads(n);
+  /* One thread pool: OpenBLAS stays single-threaded and the CPU backend splits large GEMMs across
+   * the OpenMP threads (tg_cpu_gemm). Two pools that both spin while waiting fight over the cores. */
+  openblas_set_num_threads(1);
   return TG_OK;
 }
 

@@ -5,16 +5,17 @@
  *   m*d -> d -> m). GRN(a, c) = LayerNorm(skip(a) + GLU(Dropout(fc2(ELU(fc1(a) + ctx(c)))))):
  *   "fc1" is the paper's W2 (with b2), "ctx" its W3 (no bias), "fc2" its W1; skip is identity when
  *   the sizes agree, else a Linear "skip". GLU is one Linear "glu" h -> 2 out, first half *
- *   sigmoid(second half). LayerNorm eps 1e-5 (PyTorch's), with weight and bias.
+ *   sigmoid(second half). LayerNorm eps 1e-5 (PyTorch's), with weight and bias. The GLU, the
+ *   residual add and the LayerNorm run as one tg_gate_add_norm op on the GLU Linear's [.., 2 out].
  * - Inputs: past [B, enc, n_past] (every observed feature, the calendar columns included),
  *   future [B, dec, n_future], inst [B] (i64 or i32) into an embedding [n_static, d].
  * - Real variable j: its own Linear(1 -> d): xi_j = x_j * embed.weight[j] + embed.bias[j]
- *   (weight [m, d] U(-1, 1), bias [m, d] zeros), computed as one batched matmul over j.
+ *   (weight [m, d] U(-1, 1), bias [m, d] zeros), computed as one stacked_linear over j.
  * - Static VSN: one variable, weight 1 (no softmax), its GRN "static_vsn"; four GRNs give c_s
  *   (VSN context), c_e (enrichment), c_h and c_c (encoder LSTM's h0, c0).
  * - Past / future VSN with context c_s: weights = softmax(GRN_v(flattened [m*d], c_s)) over m;
- *   per-variable GRNs d -> d with separate weights stacked [m, ...] ("var_grn"), run as batched
- *   matmuls over the variables; output = sum_j weight_j * GRN_j(xi_j).
+ *   per-variable GRNs d -> d with separate weights stacked [m, ...] ("var_grn"), run as
+ *   stacked_linear ops on the position-major [B*T, m, d] layout; output = sum_j weight_j * GRN_j(xi_j).
  * - Context over time: binary ops broadcast a suffix only, so [B, T, h] + [B, h] goes through
  *   [T, B, h] and back (two transposes of the hidden-width tensor).
  * - LSTMs (tg_lstm, gates i f g o, one bias [4d], weights U(+-1/sqrt(d)), bias 0): encoder from
@@ -75,17 +76,16 @@ static int check_inputs(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast
   return 1;
 }
 
-/* x [B, T, m] -> xi [B*T, m, d]: xi[n, j] = x[n, j] * weight[j] + bias[j]. */
+/* x [B, T, m] -> xi [B*T, m, d]: xi[n, j] = x[n, j] * weight[j] + bias[j], one linear 1 -> d per
+ * variable (stacked_linear with in = 1). */
 static tg_tensor *embed_real(tft_b *b, const char *prefix, tg_tensor *x, int64_t d) {
   tg_graph *g = b->g;
   int64_t B = x->shape[0], T = x->shape[1], m = x->shape[2], N = B * T;
-  int64_t ws[2] = {m, d}, flat[2] = {N, m}, col[3] = {m, N, 1}, row[3] = {m, 1, d};
+  int64_t ws[2] = {m, d}, col[3] = {N, m, 1}, w3[3] = {m, d, 1};
   tg_tensor *w = tft_param(b, prefix, "weight", 2, ws, (tg_init){TG_INIT_UNIFORM, -1.0f, 1.0f});
   tg_tensor *bias = tft_param(b, prefix, "bias", 2, ws, (tg_init){TG_INIT_ZEROS, 0.0f, 0.0f});
   if (!w || !bias) return NULL;
-  tg_tensor *xt = tg_reshape(g, tg_transpose(g, tg_reshape(g, x, 2, flat), 0, 1), 3, col); /* [m, N, 1] */
-  tg_tensor *e = tg_matmul(g, xt, tg_reshape(g, w, 3, row), 0, 0);                        /* [m, N, d] */
-  return tg_add(g, tg_transpose(g, e, 0, 1), bias);                                        /* [N, m, d] */
+  return tg_stacked_linear(g, tg_reshape(g, x, 3, col), tg_reshape(g, w, 3, w3), bias); /* [N, m, d] */
 }
 
 /* xi [B*T, m, d], c_s [B, d] -> [B, T, d]; the weights [B, T, m] go to *w_out. */

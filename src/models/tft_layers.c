@@ -55,15 +55,12 @@ tg_tensor *tft_gate_add_norm(tft_b *b, const char *prefix, tg_tensor *x, tg_tens
   tg_tensor *bias = tft_param(b, glu, "bias", 1, ws, INIT_ZEROS);
   if (!w || !bias) return NULL;
   tg_tensor *xd = drop ? tft_drop(b, x) : x;
-  /* slicing the weights (small) instead of the [.., 2 out] activation (large) */
-  tg_tensor *val = tg_linear(g, xd, tg_slice(g, w, 0, 0, out), tg_slice(g, bias, 0, 0, out));
-  tg_tensor *gate = tg_linear(g, xd, tg_slice(g, w, 0, out, out), tg_slice(g, bias, 0, out, out));
-  tg_tensor *gl = tg_mul(g, val, tg_sigmoid(g, gate)); /* [.., out] */
   int64_t ns[1] = {out};
   tg_tensor *gamma = tft_param(b, norm, "weight", 1, ns, INIT_ONES);
   tg_tensor *beta = tft_param(b, norm, "bias", 1, ns, INIT_ZEROS);
   if (!gamma || !beta) return NULL;
-  return tg_layernorm(g, tg_add(g, skip, gl), gamma, beta, TFT_LN_EPS);
+  /* value | gate [.., 2 out] in one GEMM; gate, residual add and layernorm in one op */
+  return tg_gate_add_norm(g, tg_linear(g, xd, w, bias), skip, gamma, beta, TFT_LN_EPS);
 }
 
 tg_tensor *tft_grn(tft_b *b, const char *prefix, tg_tensor *a, tg_tensor *c, int64_t d_hidden,
@@ -86,13 +83,6 @@ tg_tensor *tft_grn(tft_b *b, const char *prefix, tg_tensor *a, tg_tensor *c, int
     skip = tft_dense(b, name, a, n_out, 1); /* [.., out] */
   }
   return tft_gate_add_norm(b, prefix, h, skip, 1);
-}
-
-/* One linear per variable: xt [m, N, in] (variable-major), w [m, out, in], bias [m, out]
- * -> [N, m, out] (position-major: the bias broadcasts as a suffix only there). */
-static tg_tensor *stacked_linear(tg_graph *g, tg_tensor *xt, tg_tensor *w, tg_tensor *bias) {
-  tg_tensor *y = tg_matmul(g, xt, w, 0, 1); /* [m, N, out] */
-  return tg_add(g, tg_transpose(g, y, 0, 1), bias);
 }
 
 /* "<prefix>.<leaf>.weight" [m, out, in] and ".bias" [m, out]. */
@@ -121,13 +111,9 @@ tg_tensor *tft_var_grns(tft_b *b, const char *prefix, tg_tensor *x) {
   gamma = tft_param(b, norm, "weight", 2, ns, INIT_ONES);
   beta = tft_param(b, norm, "bias", 2, ns, INIT_ZEROS);
   if (!gamma || !beta) return NULL;
-  tg_tensor *h = stacked_linear(g, tg_transpose(g, x, 0, 1), w1, b1); /* [N, m, d] */
-  h = tg_elu(g, h, 1.0f);
-  h = tft_drop(b, stacked_linear(g, tg_transpose(g, h, 0, 1), w2, b2));
-  tg_tensor *ht = tg_transpose(g, h, 0, 1); /* [m, N, d] */
-  tg_tensor *val = stacked_linear(g, ht, tg_slice(g, wg, 1, 0, d), tg_slice(g, bg, 1, 0, d));
-  tg_tensor *gate = stacked_linear(g, ht, tg_slice(g, wg, 1, d, d), tg_slice(g, bg, 1, d, d));
-  tg_tensor *y = tg_add(g, x, tg_mul(g, val, tg_sigmoid(g, gate))); /* [N, m, d] */
-  y = tg_layernorm(g, y, NULL, NULL, TFT_LN_EPS);
-  return tg_add(g, tg_mul(g, y, gamma), beta);
+  /* every tensor stays position-major [N, m, d]: no transposes */
+  tg_tensor *h = tg_elu(g, tg_stacked_linear(g, x, w1, b1), 1.0f);
+  h = tft_drop(b, tg_stacked_linear(g, h, w2, b2));
+  /* value | gate [N, m, 2d], then gate, residual add and layernorm with the per-variable affine */
+  return tg_gate_add_norm(g, tg_stacked_linear(g, h, wg, bg), x, gamma, beta, TFT_LN_EPS);
 }

@@ -1,4 +1,4 @@
-/* Builders for the dense ops: matmul and linear (operand checks, output shape, attributes). */
+/* Builders for the dense ops: matmul, linear and stacked_linear (operand checks, output shape, attributes). */
 #include <string.h>
 #include "graph/graph_internal.h"
 
@@ -86,4 +86,39 @@ tg_tensor *tg_linear(tg_graph *g, tg_tensor *x, tg_tensor *w, tg_tensor *bias) {
   memset(&attr, 0, sizeof attr);
   attr.i[0] = bias != NULL;
   return tg_graph_add(g, TG_OP_LINEAR, n_in, ins, TG_F32, x->ndim, shape, &attr);
+}
+
+tg_tensor *tg_stacked_linear(tg_graph *g, tg_tensor *x, tg_tensor *w, tg_tensor *bias) {
+  tg_tensor *ins[3] = {x, w, bias};
+  int n_in = bias ? 3 : 2;
+  if (!tg_graph_check_inputs(g, "stacked_linear", n_in, ins)) return NULL;
+  if (!dense_check_f32(g, "stacked_linear", "x", x) || !dense_check_f32(g, "stacked_linear", "w", w))
+    return NULL;
+  if (bias && !dense_check_f32(g, "stacked_linear", "bias", bias)) return NULL;
+  char sx[SHAPE_BUF], sw[SHAPE_BUF], sbias[SHAPE_BUF];
+  tg_shape_str(x, sx, sizeof sx);
+  tg_shape_str(w, sw, sizeof sw);
+  if (w->ndim != 3)
+    return tg_graph_fail(g, TG_ERR_SHAPE,
+                         "stacked_linear: weight '%s' %s must be 3-D [G, out, in] (input x '%s' %s)",
+                         w->name, sw, x->name, sx);
+  int64_t G = w->shape[0], nout = w->shape[1], nin = w->shape[2];
+  if (x->ndim < 2 || x->shape[x->ndim - 2] != G || x->shape[x->ndim - 1] != nin)
+    return tg_graph_fail(g, TG_ERR_SHAPE,
+                         "stacked_linear: x '%s' %s must end in [G=%lld, in=%lld] to match weight '%s' "
+                         "%s [G, out, in]",
+                         x->name, sx, (long long)G, (long long)nin, w->name, sw);
+  if (bias && (bias->ndim != 2 || bias->shape[0] != G || bias->shape[1] != nout))
+    return tg_graph_fail(g, TG_ERR_SHAPE,
+                         "stacked_linear: bias '%s' %s must be [%lld, %lld] to match weight '%s' %s "
+                         "[G, out, in]",
+                         bias->name, tg_shape_str(bias, sbias, sizeof sbias), (long long)G,
+                         (long long)nout, w->name, sw);
+  int64_t shape[TG_MAX_DIMS]; /* [..., G, out] */
+  memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+  shape[x->ndim - 1] = nout;
+  tg_attr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.i[0] = bias != NULL;
+  return tg_graph_add(g, TG_OP_STACKED_LINEAR, n_in, ins, TG_F32, x->ndim, shape, &attr);
 }

@@ -57,4 +57,16 @@ static inline tg_status tg_linear_dims(const tg_kernel_args *a, int64_t *rows, i
   return tg_mm_check_int(a, *rows, *rows, *nout, *nin);
 }
 
+/* Sizes of one stacked_linear call: x [rows.., G, nin], w [G, nout, nin]; an error when a GEMM
+ * size or leading dimension (G nin, G nout) does not fit an int. */
+static inline tg_status tg_stacked_dims(const tg_kernel_args *a, int64_t *rows, int64_t *groups,
+                                        int64_t *nin, int64_t *nout) {
+  const tg_tensor *X = a->in[0], *W = a->in[1];
+  *groups = W->shape[0];
+  *nout = W->shape[1];
+  *nin = W->shape[2];
+  *rows = tg_mm_prod(X, X->ndim - 2);
+  return tg_mm_check_int(a, *rows, *groups * *nin, *groups * *nout, *nout * *nin);
+}
+
 #endif

@@ -1,5 +1,6 @@
 /* The one op table: every op's name, arity, flags, what its backward reads, and kernels per backend. */
 #include "ops/ops.h"
+#include "ops/gate_norm_args.h"
 #include "backend/cpu/cpu_kernels.h"
 #if TG_HAVE_CUDA
 #include "backend/cuda/cuda_kernels.h"
@@ -62,6 +63,8 @@ static const tg_op_def k_ops[TG_OP_COUNT] = {
     [TG_OP_CONV1D_CAUSAL] = {"conv1d_causal", 2, 3, 0, IN, K(conv1d_causal)},
     [TG_OP_LSTM] = {"lstm", 3, 6, 0, IN | OUT, K(lstm), .workspace = tg_lstm_workspace},
     [TG_OP_SSD_SCAN] = {"ssd_scan", 5, 6, 0, IN, K(ssd_scan), .workspace = tg_ssd_workspace},
+    [TG_OP_STACKED_LINEAR] = {"stacked_linear", 2, 3, 0, IN, K(stacked_linear)},
+    [TG_OP_GATE_ADD_NORM] = {"gate_add_norm", 2, 4, 0, IN, K(gate_add_norm), .workspace = tg_gan_workspace},
 };
 
 const tg_op_def *tg_op_get(tg_op op) { return (op >= 0 && op < TG_OP_COUNT) ? &k_ops[op] : NULL; }

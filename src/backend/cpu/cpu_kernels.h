@@ -5,10 +5,17 @@
 #include "ops/ops.h"
 
 /* k_matmul.c */
+/* C[m, n] = op(A) op(B) + beta * C, row-major, op(A) [m, k], op(B) [k, n] (any size, 0 included).
+ * When OpenBLAS is single-threaded (tg_set_threads makes it so), a large product is split here into
+ * slabs of C's rows or columns across the OpenMP threads (not inside a parallel region). */
+void tg_cpu_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+                 const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a);
 tg_status tg_cpu_linear_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_linear_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_stacked_linear_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a);
 
 /* k_elementwise.c */
 tg_status tg_cpu_add_fwd(const tg_kernel_args *a);
@@ -74,6 +81,10 @@ tg_status tg_cpu_log_softmax_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_log_softmax_bwd(const tg_kernel_args *a);
 tg_status tg_cpu_layernorm_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_layernorm_bwd(const tg_kernel_args *a);
+
+/* k_gate_norm.c */
+tg_status tg_cpu_gate_add_norm_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_gate_add_norm_bwd(const tg_kernel_args *a);
 tg_status tg_cpu_rmsnorm_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_rmsnorm_bwd(const tg_kernel_args *a);
 

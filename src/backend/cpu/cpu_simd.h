@@ -1,4 +1,4 @@
-/* TG_CPU_CLONES: compile a hot loop for AVX-512, AVX2 and the baseline, picked at load time. */
+/* TG_CPU_CLONES: compile a hot loop for AVX-512, AVX2 and the baseline, picked at load time; TG_CPU_INLINE. */
 #ifndef TG_CPU_SIMD_H
 #define TG_CPU_SIMD_H
 
@@ -10,6 +10,13 @@
 #endif
 #ifndef TG_CPU_CLONES
 #define TG_CPU_CLONES
+#endif
+
+/* A loop body helper that must be inlined into each clone's loop for that loop to vectorise. */
+#if defined(__GNUC__)
+#define TG_CPU_INLINE static inline __attribute__((always_inline))
+#else
+#define TG_CPU_INLINE static inline
 #endif
 
 #endif

@@ -1,6 +1,8 @@
 /* CPU kernels for the elementwise ops: binary ops with suffix broadcasting, scale and activations. */
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_simd.h"
+#include "backend/cpu/cpu_vmath.h"
 
 /* Loops of fewer elements than this run on the calling thread with no OpenMP at all. */
 #define TG_EW_PAR_MIN (1 << 16)
@@ -63,7 +65,7 @@ static inline float ew_sigmoid(float x) {
 /* ---- binary ops ---- */
 
 /* Output elements [lo, hi), in segments where both operands are contiguous. */
-static void bin_fwd_range(const ew_ctx *c, int64_t lo, int64_t hi) {
+TG_CPU_CLONES static void bin_fwd_range(const ew_ctx *c, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi;) {
     int64_t ia = i % c->na, ib = i % c->nb, len = hi - i;
     if (c->na - ia < len) len = c->na - ia;
@@ -81,7 +83,7 @@ static void bin_fwd_range(const ew_ctx *c, int64_t lo, int64_t hi) {
 }
 
 /* Gradients of the operands that have the output's size, over output elements [lo, hi). */
-static void bin_bwd_full_range(const ew_ctx *c, int64_t lo, int64_t hi) {
+TG_CPU_CLONES static void bin_bwd_full_range(const ew_ctx *c, int64_t lo, int64_t hi) {
   float *ga = c->na == c->n ? c->ga : NULL;
   float *gb = c->nb == c->n ? c->gb : NULL;
   for (int64_t i = lo; i < hi;) {
@@ -115,7 +117,7 @@ static void bin_bwd_full_range(const ew_ctx *c, int64_t lo, int64_t hi) {
 
 /* Gradient of the broadcast (smaller) operand, columns [lo, hi) of its [ns] elements: sums over
  * the n / ns leading repetitions, in double. */
-static void bin_bwd_small_range(const ew_ctx *c, int64_t lo, int64_t hi) {
+TG_CPU_CLONES static void bin_bwd_small_range(const ew_ctx *c, int64_t lo, int64_t hi) {
   int small_a = c->na < c->n;
   int64_t ns = small_a ? c->na : c->nb, reps = c->n / ns;
   float *g = small_a ? c->ga : c->gb; /* [ns] */
@@ -243,35 +245,38 @@ static void tanh_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads y */
   for (int64_t i = lo; i < hi; i++) dx[i] += dy[i] * (1.0f - y[i] * y[i]);
 }
 
-static void sigmoid_f(const ew_ctx *c, int64_t lo, int64_t hi) {
-  const float *x = c->x; float *o = c->out;
-  for (int64_t i = lo; i < hi; i++) o[i] = ew_sigmoid(x[i]);
+TG_CPU_CLONES static void sigmoid_f(const ew_ctx *c, int64_t lo, int64_t hi) {
+  const float *restrict x = c->x; float *restrict o = c->out;
+  for (int64_t i = lo; i < hi; i++) o[i] = tg_vsigmoid(x[i]);
 }
-static void sigmoid_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads y */
+TG_CPU_CLONES static void sigmoid_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads y */
   const float *y = c->y, *dy = c->dy; float *dx = c->dx;
   for (int64_t i = lo; i < hi; i++) dx[i] += dy[i] * y[i] * (1.0f - y[i]);
 }
 
-static void elu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
-  const float *x = c->x; float *o = c->out; float alpha = c->s;
-  for (int64_t i = lo; i < hi; i++) o[i] = x[i] > 0.0f ? x[i] : alpha * expm1f(x[i]);
+TG_CPU_CLONES static void elu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
+  const float *restrict x = c->x; float *restrict o = c->out; float alpha = c->s;
+  for (int64_t i = lo; i < hi; i++) {
+    float v = x[i];
+    o[i] = tg_vsel(v > 0.0f, v, alpha * tg_vexpm1f(v));
+  }
 }
-static void elu_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads x and y */
+TG_CPU_CLONES static void elu_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads x and y */
   const float *x = c->x, *y = c->y, *dy = c->dy; float *dx = c->dx; float alpha = c->s;
   for (int64_t i = lo; i < hi; i++) {
     float slope = y[i] + alpha; /* d elu / dx for x <= 0 */
-    dx[i] += dy[i] * (x[i] > 0.0f ? 1.0f : slope);
+    dx[i] += dy[i] * tg_vsel(x[i] > 0.0f, 1.0f, slope);
   }
 }
 
-static void silu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
-  const float *x = c->x; float *o = c->out;
-  for (int64_t i = lo; i < hi; i++) o[i] = x[i] * ew_sigmoid(x[i]);
+TG_CPU_CLONES static void silu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
+  const float *restrict x = c->x; float *restrict o = c->out;
+  for (int64_t i = lo; i < hi; i++) o[i] = x[i] * tg_vsigmoid(x[i]);
 }
-static void silu_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads x */
-  const float *x = c->x, *dy = c->dy; float *dx = c->dx;
+TG_CPU_CLONES static void silu_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads x */
+  const float *restrict x = c->x, *restrict dy = c->dy; float *restrict dx = c->dx;
   for (int64_t i = lo; i < hi; i++) {
-    float s = ew_sigmoid(x[i]);
+    float s = tg_vsigmoid(x[i]);
     dx[i] += dy[i] * s * (1.0f + x[i] * (1.0f - s));
   }
 }

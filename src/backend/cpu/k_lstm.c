@@ -1,19 +1,56 @@
-/* CPU LSTM kernels: one layer over a sequence, forward and backpropagation through time, OpenBLAS GEMMs and no allocation. */
-#include <cblas.h>
+/* CPU LSTM kernels: one layer over a sequence, forward and backpropagation through time, OpenBLAS GEMMs (tg_cpu_gemm) and no allocation. */
+#include <string.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_simd.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "ops/lstm_args.h"
 
 /* Elementwise steps (B*H cells) and the bias sums go parallel above this many elements. */
 #define LSTM_PAR_MIN 32768
 #define LSTM_COL_BLOCK 64
 
-/* C[m, n] = op(A) op(B) + beta * C, row-major, op(A) [m, k], op(B) [k, n]. The builder keeps every
- * size >= 1 and below INT_MAX. */
-static void lstm_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
-                      const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              (blasint)m, (blasint)n, (blasint)k, 1.0f, A, (blasint)lda, B, (blasint)ldb, beta, C,
-              (blasint)ldc);
+/* One step's cell update for one batch row [6H] (h | c | i | f | g | o): tg_lstm_cell_fwd's math
+ * with the branch-free logistic and tanh of cpu_vmath.h. The row's six slots are passed as
+ * separate restrict pointers so that the loop vectorises without alias checks. cp [H]: c_{t-1}. */
+TG_CPU_CLONES static void lstm_cells_fwd(float *restrict h, float *restrict c, float *restrict gi,
+                                         float *restrict gf, float *restrict gg, float *restrict go,
+                                         const float *restrict cp, int64_t H) {
+  for (int64_t j = 0; j < H; j++) {
+    float i = tg_vsigmoid(gi[j]), f = tg_vsigmoid(gf[j]), g = tg_vtanhf(gg[j]), o = tg_vsigmoid(go[j]);
+    float cj = f * cp[j] + i * g;
+    gi[j] = i;
+    gf[j] = f;
+    gg[j] = g;
+    go[j] = o;
+    c[j] = cj;
+    h[j] = o * tg_vtanhf(cj);
+  }
+}
+
+/* The same row with c_{t-1} = 0 (the first step without c0). */
+TG_CPU_CLONES static void lstm_cells_fwd0(float *restrict h, float *restrict c, float *restrict gi,
+                                          float *restrict gf, float *restrict gg, float *restrict go, int64_t H) {
+  for (int64_t j = 0; j < H; j++) {
+    float i = tg_vsigmoid(gi[j]), f = tg_vsigmoid(gf[j]), g = tg_vtanhf(gg[j]), o = tg_vsigmoid(go[j]);
+    float cj = f * 0.0f + i * g;
+    gi[j] = i;
+    gf[j] = f;
+    gg[j] = g;
+    go[j] = o;
+    c[j] = cj;
+    h[j] = o * tg_vtanhf(cj);
+  }
+}
+
+/* One step's cell update for one batch row [6H]: bias [4H] or NULL, cprev [H] or NULL (zeros). */
+static void lstm_row_fwd(float *row, const float *bias, const float *cprev, int64_t H) {
+  float *gates = row + 2 * H; /* [4H] */
+  if (bias)
+    for (int64_t k = 0; k < 4 * H; k++) gates[k] += bias[k];
+  if (cprev)
+    lstm_cells_fwd(row, row + H, gates, gates + H, gates + 2 * H, gates + 3 * H, cprev, H);
+  else
+    lstm_cells_fwd0(row, row + H, gates, gates + H, gates + 2 * H, gates + 3 * H, H);
 }
 
 /* The cell update of step t for every (b, j): activates the gate slots, writes c and h. */
@@ -22,10 +59,8 @@ static void lstm_step_fwd(const tg_lstm_args *l, int64_t t) {
 #pragma omp parallel for if (B * H > LSTM_PAR_MIN)
   for (int64_t b = 0; b < B; b++) {
     float *row = l->out + (b * T + t) * 6 * H; /* [6H] */
-    for (int64_t j = 0; j < H; j++) {
-      float cprev = t > 0 ? row[-6 * H + H + j] : l->c0 ? l->c0[b * H + j] : 0.0f;
-      tg_lstm_cell_fwd(row, l->bias, cprev, H, j);
-    }
+    const float *cprev = t > 0 ? row - 6 * H + H : l->c0 ? l->c0 + b * H : NULL; /* [H] */
+    lstm_row_fwd(row, l->bias, cprev, H);
   }
 }
 
@@ -33,33 +68,70 @@ tg_status tg_cpu_lstm_fwd(const tg_kernel_args *a) {
   tg_lstm_args l = tg_lstm_args_of(a);
   int64_t B = l.B, T = l.T, In = l.In, H = l.H, R = T * 6 * H; /* R: floats per batch row of out */
   /* gate slots of every step: x W_ih^T, rows (b, t) of out strided 6H */
-  lstm_gemm(0, 1, B * T, 4 * H, In, l.x, In, l.w_ih, In, 0.0f, l.out + 2 * H, 6 * H);
+  tg_cpu_gemm(0, 1, B * T, 4 * H, In, l.x, In, l.w_ih, In, 0.0f, l.out + 2 * H, 6 * H);
   for (int64_t t = 0; t < T; t++) {
     float *gates = l.out + t * 6 * H + 2 * H; /* [B, 4H], rows strided R */
     if (t > 0) /* += h_{t-1} W_hh^T */
-      lstm_gemm(0, 1, B, 4 * H, H, l.out + (t - 1) * 6 * H, R, l.w_hh, H, 1.0f, gates, R);
+      tg_cpu_gemm(0, 1, B, 4 * H, H, l.out + (t - 1) * 6 * H, R, l.w_hh, H, 1.0f, gates, R);
     else if (l.h0)
-      lstm_gemm(0, 1, B, 4 * H, H, l.h0, H, l.w_hh, H, 1.0f, gates, R);
+      tg_cpu_gemm(0, 1, B, 4 * H, H, l.h0, H, l.w_hh, H, 1.0f, gates, R);
     lstm_step_fwd(&l, t);
   }
   return TG_OK;
 }
 
-/* The cell backward of step t for every (b, j): dG[:, t] and the carried dc; reads the carried dh
- * and dc unless t is the last step (where both are zero). */
+/* tg_lstm_cell_bwd for element j of one batch row, tanh(c) as in lstm_cells_fwd: c, i, f, g, o
+ * [H] the row's slots, grow [6H] its gradient, cpj = c_{t-1}[j]; dh_rec [H] and dc [H] the
+ * gradients reaching h_t and c_t from step t+1 (zeros at the last step), dc[j] becomes the one
+ * reaching c_{t-1}; dg [4H] gets i | f | g | o. */
+TG_CPU_INLINE void lstm_cell_bwd(const float *restrict c, const float *restrict i_, const float *restrict f_,
+                                 const float *restrict g_, const float *restrict o_, const float *restrict grow,
+                                 float cpj, const float *restrict dh_rec, float *restrict dc, float *restrict dg,
+                                 int64_t H, int64_t j) {
+  float i = i_[j], f = f_[j], g = g_[j], o = o_[j];
+  float tc = tg_vtanhf(c[j]);
+  float dh = grow[j] + dh_rec[j];
+  float d_o = grow[5 * H + j] + dh * tc;
+  float dcj = (dc[j] + grow[H + j]) + (dh * o) * (1.0f - tc * tc);
+  float d_i = grow[2 * H + j] + dcj * g;
+  float d_f = grow[3 * H + j] + dcj * cpj;
+  float d_g = grow[4 * H + j] + dcj * i;
+  dg[j] = d_i * i * (1.0f - i);
+  dg[H + j] = d_f * f * (1.0f - f);
+  dg[2 * H + j] = d_g * (1.0f - g * g);
+  dg[3 * H + j] = d_o * o * (1.0f - o);
+  dc[j] = dcj * f;
+}
+
+/* lstm_cell_bwd over j in [0, H), c_{t-1} = cp [H]; the slots as separate restrict pointers so
+ * that the loop vectorises without alias checks. */
+TG_CPU_CLONES static void lstm_cells_bwd(const float *restrict c, const float *restrict i_, const float *restrict f_,
+                                         const float *restrict g_, const float *restrict o_,
+                                         const float *restrict grow, const float *restrict cp,
+                                         const float *restrict dh_rec, float *restrict dc, float *restrict dg,
+                                         int64_t H) {
+  for (int64_t j = 0; j < H; j++) lstm_cell_bwd(c, i_, f_, g_, o_, grow, cp[j], dh_rec, dc, dg, H, j);
+}
+
+/* One step's cell backward for one batch row: row and grow [6H], cprev [H] or NULL (zeros). */
+static void lstm_row_bwd(const float *row, const float *grow, const float *cprev, const float *dh_rec, float *dc,
+                         float *dg, int64_t H) {
+  const float *c = row + H, *g = row + 2 * H; /* [H], [4H] */
+  if (cprev)
+    lstm_cells_bwd(c, g, g + H, g + 2 * H, g + 3 * H, grow, cprev, dh_rec, dc, dg, H);
+  else /* once per sequence at most: the first step without c0 */
+    for (int64_t j = 0; j < H; j++) lstm_cell_bwd(c, g, g + H, g + 2 * H, g + 3 * H, grow, 0.0f, dh_rec, dc, dg, H, j);
+}
+
+/* The cell backward of step t for every (b, j): dG[:, t] and the carried dc from the carried dh
+ * and dc (zeroed before the last step). */
 static void lstm_step_bwd(const tg_lstm_args *l, int64_t t, float *dG, const float *dh, float *dc) {
   int64_t B = l->B, T = l->T, H = l->H;
-  int last = t == T - 1;
 #pragma omp parallel for if (B * H > LSTM_PAR_MIN)
   for (int64_t b = 0; b < B; b++) {
-    const float *row = l->out + (b * T + t) * 6 * H;  /* [6H] */
-    const float *grow = l->dout + (b * T + t) * 6 * H; /* [6H] */
-    float *dgrow = dG + (b * T + t) * 4 * H;           /* [4H] */
-    for (int64_t j = 0; j < H; j++) {
-      float cprev = t > 0 ? row[-6 * H + H + j] : l->c0 ? l->c0[b * H + j] : 0.0f;
-      float dh_rec = last ? 0.0f : dh[b * H + j], dc_in = last ? 0.0f : dc[b * H + j];
-      dc[b * H + j] = tg_lstm_cell_bwd(row, grow, cprev, dh_rec, dc_in, dgrow, H, j);
-    }
+    const float *row = l->out + (b * T + t) * 6 * H;                               /* [6H] */
+    const float *cprev = t > 0 ? row - 6 * H + H : l->c0 ? l->c0 + b * H : NULL; /* [H] */
+    lstm_row_bwd(row, l->dout + (b * T + t) * 6 * H, cprev, dh + b * H, dc + b * H, dG + (b * T + t) * 4 * H, H);
   }
 }
 
@@ -84,16 +156,16 @@ static void lstm_bias_grad(const float *dG, float *db, int64_t rows, int64_t n) 
 static void lstm_param_grads(const tg_lstm_args *l, const float *dG) {
   int64_t B = l->B, T = l->T, In = l->In, H = l->H, R = T * 6 * H;
   if (l->dx) /* dx [B*T, I] += dG W_ih */
-    lstm_gemm(0, 0, B * T, In, 4 * H, dG, 4 * H, l->w_ih, In, 1.0f, l->dx, In);
+    tg_cpu_gemm(0, 0, B * T, In, 4 * H, dG, 4 * H, l->w_ih, In, 1.0f, l->dx, In);
   if (l->dw_ih) /* dW_ih [4H, I] += dG^T x */
-    lstm_gemm(1, 0, 4 * H, In, B * T, dG, 4 * H, l->x, In, 1.0f, l->dw_ih, In);
+    tg_cpu_gemm(1, 0, 4 * H, In, B * T, dG, 4 * H, l->x, In, 1.0f, l->dw_ih, In);
   if (l->dw_hh) /* dW_hh [4H, H] += sum over t of dG_t^T h_{t-1} */
     for (int64_t t = 0; t < T; t++) {
       if (t > 0)
-        lstm_gemm(1, 0, 4 * H, H, B, dG + t * 4 * H, T * 4 * H, l->out + (t - 1) * 6 * H, R, 1.0f,
+        tg_cpu_gemm(1, 0, 4 * H, H, B, dG + t * 4 * H, T * 4 * H, l->out + (t - 1) * 6 * H, R, 1.0f,
                   l->dw_hh, H);
       else if (l->h0)
-        lstm_gemm(1, 0, 4 * H, H, B, dG, T * 4 * H, l->h0, H, 1.0f, l->dw_hh, H);
+        tg_cpu_gemm(1, 0, 4 * H, H, B, dG, T * 4 * H, l->h0, H, 1.0f, l->dw_hh, H);
     }
   if (l->dbias) lstm_bias_grad(dG, l->dbias, B * T, 4 * H);
 }
@@ -109,13 +181,14 @@ tg_status tg_cpu_lstm_bwd(const tg_kernel_args *a) {
   float *dG = (float *)a->ws;        /* [B, T, 4H] */
   float *dh = dG + B * T * 4 * H;    /* [B, H]: dG_{t+1} W_hh */
   float *dc = dh + B * H;            /* [B, H]: gradient reaching c_t from step t+1 */
+  memset(dh, 0, sizeof(float) * (size_t)(2 * B * H)); /* nothing reaches the last step from later */
   for (int64_t t = T - 1; t >= 0; t--) {
     lstm_step_bwd(&l, t, dG, dh, dc);
     const float *dGt = dG + t * 4 * H; /* [B, 4H], rows strided T*4H */
     if (t > 0)
-      lstm_gemm(0, 0, B, H, 4 * H, dGt, T * 4 * H, l.w_hh, H, 0.0f, dh, H);
+      tg_cpu_gemm(0, 0, B, H, 4 * H, dGt, T * 4 * H, l.w_hh, H, 0.0f, dh, H);
     else if (l.dh0)
-      lstm_gemm(0, 0, B, H, 4 * H, dGt, T * 4 * H, l.w_hh, H, 1.0f, l.dh0, H);
+      tg_cpu_gemm(0, 0, B, H, 4 * H, dGt, T * 4 * H, l.w_hh, H, 1.0f, l.dh0, H);
   }
   if (l.dc0)
     for (int64_t e = 0; e < B * H; e++) l.dc0[e] += dc[e];

@@ -1,26 +1,66 @@
-/* CPU kernels for matmul and linear: OpenBLAS GEMMs over row-major f32 with no allocation. */
+/* CPU kernels for matmul, linear and stacked_linear: OpenBLAS GEMMs over row-major f32 with no allocation. */
 #include <cblas.h>
+#include <omp.h>
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_simd.h"
 #include "ops/matmul_dims.h"
 
 /* Column sums of linear's bias gradient go parallel above this many elements. */
 #define TG_MM_PAR_MIN (1 << 18)
 #define TG_MM_COL_BLOCK 64
 
-/* C[m, n] = op(A) op(B) + beta * C, op(A) [m, k], op(B) [k, n]; empty sizes handled here so
- * OpenBLAS never sees a zero leading dimension. */
-static void mm_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+/* Products of at least this many multiply-adds are split across the OpenMP threads. */
+#define TG_MM_SPLIT_MIN (1 << 20)
+/* A split slab has a multiple of this many rows (or columns) of C. */
+#define TG_MM_SLAB 16
+
+/* One OpenBLAS call: C[m, n] = op(A) op(B) + beta * C. */
+static void mm_blas(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                     const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              (blasint)m, (blasint)n, (blasint)k, 1.0f, A, (blasint)lda, B, (blasint)ldb, beta, C,
+              (blasint)ldc);
+}
+
+void tg_cpu_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+                 const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     if (beta == 0.0f)
       for (int64_t i = 0; i < m; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)n);
     return;
   }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              (blasint)m, (blasint)n, (blasint)k, 1.0f, A, (blasint)lda, B, (blasint)ldb, beta, C,
-              (blasint)ldc);
+  /* split only when OpenBLAS is single-threaded (tg_set_threads): never two thread pools at once */
+  int nt = omp_in_parallel() || openblas_get_num_threads() != 1 ? 1 : omp_get_max_threads();
+  int by_rows = m >= n; /* split the longer side of C */
+  int64_t side = by_rows ? m : n;
+  int64_t slabs = side / TG_MM_SLAB < nt ? side / TG_MM_SLAB : nt;
+  if (slabs < 2 || m * n * k < TG_MM_SPLIT_MIN) {
+    mm_blas(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  /* slab p: rows (or columns) [p * per, ..) of C, per a multiple of TG_MM_SLAB; every element is
+   * still one call's full-K dot product, and the slabs depend only on the sizes and thread count */
+  int64_t per = (side + slabs - 1) / slabs;
+  per = (per + TG_MM_SLAB - 1) / TG_MM_SLAB * TG_MM_SLAB;
+#pragma omp parallel for schedule(static) num_threads(nt)
+  for (int64_t p = 0; p < slabs; p++) {
+    int64_t lo = p * per, len = side - lo < per ? side - lo : per;
+    if (len <= 0) continue;
+    if (by_rows) /* rows of op(A) and C */
+      mm_blas(ta, tb, len, n, k, ta ? A + lo : A + lo * lda, lda, B, ldb, beta, C + lo * ldc, ldc);
+    else /* columns of op(B) and C */
+      mm_blas(ta, tb, m, len, k, A, lda, tb ? B + lo * ldb : B + lo, ldb, beta, C + lo, ldc);
+  }
+}
+
+/* 1 when a batched product's batches should run on the OpenMP threads: many small products
+ * (a large one is split inside tg_cpu_gemm instead). */
+static int mm_batches_parallel(const tg_mm_dims *d) {
+  int64_t one = d->m * d->n * d->k;
+  return d->batch > 1 && one < TG_MM_SPLIT_MIN && d->batch * one >= TG_MM_SPLIT_MIN && !omp_in_parallel() &&
+         omp_get_max_threads() > 1 && openblas_get_num_threads() == 1;
 }
 
 tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a) {
@@ -32,12 +72,13 @@ tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a) {
   float *C = (float *)a->out->data;               /* [batch, M, N] */
   if (d.sb == 0 && !d.ta) {
     /* shared b: one GEMM over all batch*M rows */
-    mm_gemm(0, d.tb, d.batch * d.m, d.n, d.k, A, d.a1, B, d.b1, 0.0f, C, d.n);
+    tg_cpu_gemm(0, d.tb, d.batch * d.m, d.n, d.k, A, d.a1, B, d.b1, 0.0f, C, d.n);
     return TG_OK;
   }
+#pragma omp parallel for schedule(static) if (mm_batches_parallel(&d))
   for (int64_t i = 0; i < d.batch; i++)
-    mm_gemm(d.ta, d.tb, d.m, d.n, d.k, A + i * d.sa, d.a1, B + i * d.sb, d.b1, 0.0f, C + i * d.sc,
-            d.n);
+    tg_cpu_gemm(d.ta, d.tb, d.m, d.n, d.k, A + i * d.sa, d.a1, B + i * d.sb, d.b1, 0.0f, C + i * d.sc,
+                d.n);
   return TG_OK;
 }
 
@@ -47,15 +88,15 @@ static void mm_bwd_one(const tg_mm_dims *d, int64_t m, const float *A, const flo
                        const float *dC, float *dA, float *dB) {
   if (dA) {
     if (!d->ta) /* dA [m, k] = dC op(B)^T */
-      mm_gemm(0, !d->tb, m, d->k, d->n, dC, d->n, B, d->b1, 1.0f, dA, d->k);
+      tg_cpu_gemm(0, !d->tb, m, d->k, d->n, dC, d->n, B, d->b1, 1.0f, dA, d->k);
     else /* dA [k, m] = op(B) dC^T */
-      mm_gemm(d->tb, 1, d->k, m, d->n, B, d->b1, dC, d->n, 1.0f, dA, m);
+      tg_cpu_gemm(d->tb, 1, d->k, m, d->n, B, d->b1, dC, d->n, 1.0f, dA, m);
   }
   if (dB) {
     if (!d->tb) /* dB [k, n] = op(A)^T dC */
-      mm_gemm(!d->ta, 0, d->k, d->n, m, A, d->a1, dC, d->n, 1.0f, dB, d->n);
+      tg_cpu_gemm(!d->ta, 0, d->k, d->n, m, A, d->a1, dC, d->n, 1.0f, dB, d->n);
     else /* dB [n, k] = dC^T op(A) */
-      mm_gemm(1, d->ta, d->n, d->k, m, dC, d->n, A, d->a1, 1.0f, dB, d->k);
+      tg_cpu_gemm(1, d->ta, d->n, d->k, m, dC, d->n, A, d->a1, 1.0f, dB, d->k);
   }
 }
 
@@ -74,6 +115,8 @@ tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a) {
     mm_bwd_one(&d, d.batch * d.m, A, B, dC, dA, dB);
     return TG_OK;
   }
+  /* a shared b's gradient (sb = 0) sums over the batches: that loop stays serial, in order */
+#pragma omp parallel for schedule(static) if ((d.sb != 0 || !dB) && mm_batches_parallel(&d))
   for (int64_t i = 0; i < d.batch; i++)
     mm_bwd_one(&d, d.m, A + i * d.sa, B + i * d.sb, dC + i * d.sc, dA ? dA + i * d.sa : NULL,
                dB ? dB + i * d.sb : NULL);
@@ -93,7 +136,7 @@ tg_status tg_cpu_linear_fwd(const tg_kernel_args *a) {
     for (int64_t r = 0; r < rows; r++) memcpy(y + r * nout, bias, sizeof(float) * (size_t)nout);
     beta = 1.0f;
   }
-  mm_gemm(0, 1, rows, nout, nin, x, nin, w, nin, beta, y, nout);
+  tg_cpu_gemm(0, 1, rows, nout, nin, x, nin, w, nin, beta, y, nout);
   return TG_OK;
 }
 
@@ -116,8 +159,8 @@ tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
   float *dx = a->in_grad[0];                      /* [rows, in] or NULL */
   float *dw = a->in_grad[1];                      /* [out, in] or NULL */
   float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [out] or NULL */
-  if (dx) mm_gemm(0, 0, rows, nin, nout, dy, nout, w, nin, 1.0f, dx, nin);
-  if (dw) mm_gemm(1, 0, nout, nin, rows, dy, nout, x, nin, 1.0f, dw, nin);
+  if (dx) tg_cpu_gemm(0, 0, rows, nin, nout, dy, nout, w, nin, 1.0f, dx, nin);
+  if (dw) tg_cpu_gemm(1, 0, nout, nin, rows, dy, nout, x, nin, 1.0f, dw, nin);
   if (db) {
     int64_t nblk = (nout + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
     if (rows * nout >= TG_MM_PAR_MIN && nblk > 1) {
@@ -129,6 +172,93 @@ tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
       }
     } else {
       mm_col_sums(dy, db, rows, nout, 0, nout);
+    }
+  }
+  return TG_OK;
+}
+
+/* ---- stacked_linear: x [rows, G, in], w [G, out, in], bias [G, out] -> y [rows, G, out] ---- */
+
+/* 1 when the groups' GEMMs should run whole on the OpenMP threads (at least two groups per thread
+ * and enough work) rather than one after another, each split by tg_cpu_gemm. */
+static int sl_groups_parallel(int64_t rows, int64_t G, int64_t nin, int64_t nout) {
+  int nt = omp_get_max_threads();
+  return nt > 1 && G >= 2 * nt && G * rows * nin * nout >= TG_MM_SPLIT_MIN && !omp_in_parallel() &&
+         openblas_get_num_threads() == 1;
+}
+
+/* y[r, :] = b for r < rows: y [rows, n] with row stride ldy, b [n]. */
+TG_CPU_CLONES static void sl_fill_rows(float *restrict y, int64_t ldy, const float *restrict b, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t k = 0; k < n; k++) y[r * ldy + k] = b[k];
+}
+
+tg_status tg_cpu_stacked_linear_fwd(const tg_kernel_args *a) {
+  int64_t rows, G, nin, nout;
+  tg_status st = tg_stacked_dims(a, &rows, &G, &nin, &nout);
+  if (st != TG_OK) return st;
+  const float *x = (const float *)a->in[0]->data; /* [rows, G, in] */
+  const float *w = (const float *)a->in[1]->data; /* [G, out, in] */
+  float *y = (float *)a->out->data;               /* [rows, G, out] */
+  const float *bias = a->attr->i[0] && a->n_in > 2 ? (const float *)a->in[2]->data : NULL; /* [G, out] */
+  if (bias) sl_fill_rows(y, G * nout, bias, rows, G * nout); /* every row of y = bias as [G out] */
+  /* group j: y[:, j] [rows, out] (row stride G out) = x[:, j] [rows, in] (stride G in) w[j]^T (+ y) */
+#pragma omp parallel for schedule(static) if (sl_groups_parallel(rows, G, nin, nout))
+  for (int64_t j = 0; j < G; j++)
+    tg_cpu_gemm(0, 1, rows, nout, nin, x + j * nin, G * nin, w + j * nout * nin, nin, bias ? 1.0f : 0.0f,
+                y + j * nout, G * nout);
+  return TG_OK;
+}
+
+/* db[c] += sum over rows of dy[r, c] for columns [c0, c1), in double, rows in order. */
+TG_CPU_CLONES static void sl_col_sums(const float *dy, float *db, int64_t rows, int64_t ncol, int64_t c0, int64_t c1) {
+  for (int64_t j0 = c0; j0 < c1; j0 += TG_MM_COL_BLOCK) {
+    int64_t w = c1 - j0 < TG_MM_COL_BLOCK ? c1 - j0 : TG_MM_COL_BLOCK;
+    double acc[TG_MM_COL_BLOCK] = {0}; /* [w] */
+    for (int64_t r = 0; r < rows; r++) {
+      const float *row = dy + r * ncol + j0; /* [w] */
+      for (int64_t k = 0; k < w; k++) acc[k] += row[k];
+    }
+    for (int64_t k = 0; k < w; k++) db[j0 + k] += (float)acc[k];
+  }
+}
+
+tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
+  int64_t rows, G, nin, nout;
+  tg_status st = tg_stacked_dims(a, &rows, &G, &nin, &nout);
+  if (st != TG_OK) return st;
+  const float *x = (const float *)a->in[0]->data; /* [rows, G, in] */
+  const float *w = (const float *)a->in[1]->data; /* [G, out, in] */
+  const float *dy = a->out_grad;                  /* [rows, G, out] */
+  float *dx = a->in_grad[0];                      /* [rows, G, in] or NULL */
+  float *dw = a->in_grad[1];                      /* [G, out, in] or NULL */
+  float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [G, out] or NULL */
+  int64_t ncol = G * nout;
+  int groups_par = sl_groups_parallel(rows, G, nin, nout);
+  /* db as [G out] += column sums of dy as [rows, G out]: group j's columns right after its GEMMs
+   * (dy[:, j] still cached) unless the groups run one after another on several threads, where a
+   * separate pass sums column blocks in parallel; each column is summed over the rows in order
+   * either way */
+  int sums_by_group = db && (groups_par || omp_get_max_threads() == 1 || omp_in_parallel());
+#pragma omp parallel for schedule(static) if (groups_par)
+  for (int64_t j = 0; j < G; j++) {
+    const float *dyj = dy + j * nout, *wj = w + j * nout * nin; /* [rows, out] strided G out; [out, in] */
+    if (dx) /* dx[:, j] [rows, in] += dy[:, j] w[j] */
+      tg_cpu_gemm(0, 0, rows, nin, nout, dyj, G * nout, wj, nin, 1.0f, dx + j * nin, G * nin);
+    if (dw) /* dw[j] [out, in] += dy[:, j]^T x[:, j] */
+      tg_cpu_gemm(1, 0, nout, nin, rows, dyj, G * nout, x + j * nin, G * nin, 1.0f, dw + j * nout * nin, nin);
+    if (sums_by_group) sl_col_sums(dy, db, rows, ncol, j * nout, (j + 1) * nout);
+  }
+  if (db && !sums_by_group) {
+    int64_t nblk = (ncol + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
+    if (rows * ncol >= TG_MM_PAR_MIN && nblk > 1) {
+#pragma omp parallel for schedule(static)
+      for (int64_t bi = 0; bi < nblk; bi++) {
+        int64_t c0 = bi * TG_MM_COL_BLOCK, c1 = c0 + TG_MM_COL_BLOCK < ncol ? c0 + TG_MM_COL_BLOCK : ncol;
+        sl_col_sums(dy, db, rows, ncol, c0, c1);
+      }
+    } else {
+      sl_col_sums(dy, db, rows, ncol, 0, ncol);
     }
   }
   return TG_OK;

@@ -1,6 +1,7 @@
 /* CPU kernels over the last dim: softmax, log_softmax, layernorm, rmsnorm (forward and backward). */
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_simd.h"
 #include "backend/cpu/cpu_rows.h"
 #include "ops/norm_args.h"
 
@@ -91,41 +92,87 @@ tg_status tg_cpu_log_softmax_bwd(const tg_kernel_args *a) {
 
 /* ---- layernorm ---- */
 
-/* Mean and 1/sqrt(biased variance + eps) of one row, in double. */
-static void ln_stats(const float *xr, int64_t D, double eps, double *mean, double *rstd) {
-  double s = 0.0;
-  for (int64_t j = 0; j < D; j++) s += xr[j];
-  double mu = s / (double)D, v = 0.0;
-  for (int64_t j = 0; j < D; j++) {
-    double d = xr[j] - mu;
-    v += d * d;
+/* Rows per task of the parallel layernorm loops. */
+#define LN_TASK_ROWS 32
+
+/* Forward of rows [r0, r1). */
+TG_CPU_CLONES static void ln_fwd_rows(const tg_ln_args *p, int64_t r0, int64_t r1) {
+  int64_t D = p->D;
+  const float *gamma = p->gamma, *beta = p->beta; /* [D] or NULL each */
+  for (int64_t r = r0; r < r1; r++) {
+    const float *xr = p->x + r * D; /* [D] */
+    float *yr = p->y + r * D;       /* [D] */
+    double mean, rstd;
+    tg_row_ln_stats(xr, D, p->eps, &mean, &rstd);
+    float fm = (float)mean, fr = (float)rstd;
+    if (gamma && beta)
+      for (int64_t j = 0; j < D; j++) yr[j] = (xr[j] - fm) * fr * gamma[j] + beta[j];
+    else
+      for (int64_t j = 0; j < D; j++) {
+        float v = (xr[j] - fm) * fr;
+        if (gamma) v *= gamma[j];
+        if (beta) v += beta[j];
+        yr[j] = v;
+      }
   }
-  *mean = mu;
-  *rstd = 1.0 / sqrt(v / (double)D + eps);
 }
 
 tg_status tg_cpu_layernorm_fwd(const tg_kernel_args *a) {
   const tg_ln_args p = tg_ln_args_of(a);
-  int64_t rows = p.rows, D = p.D;
-  const float *x = p.x, *gamma = p.gamma, *beta = p.beta; /* [rows, D], [D] or NULL each */
-  float *y = p.y;                                          /* [rows, D] */
-  double eps = p.eps;
+  int64_t rows = p.rows, D = p.D, ntask = (rows + LN_TASK_ROWS - 1) / LN_TASK_ROWS;
   if (D == 0) return TG_OK;
 #pragma omp parallel for if (rows * D > NORM_PAR_MIN)
-  for (int64_t r = 0; r < rows; r++) {
-    const float *xr = x + r * D;
-    float *yr = y + r * D;
-    double mean, rstd;
-    ln_stats(xr, D, eps, &mean, &rstd);
-    float fm = (float)mean, fr = (float)rstd;
-    for (int64_t j = 0; j < D; j++) {
-      float v = (xr[j] - fm) * fr;
-      if (gamma) v *= gamma[j];
-      if (beta) v += beta[j];
-      yr[j] = v;
-    }
+  for (int64_t t = 0; t < ntask; t++) {
+    int64_t r0 = t * LN_TASK_ROWS, r1 = r0 + LN_TASK_ROWS < rows ? r0 + LN_TASK_ROWS : rows;
+    ln_fwd_rows(&p, r0, r1);
   }
   return TG_OK;
+}
+
+/* Stats of rows [r0, r1) into mean/rstd [r1 - r0] and, when dx is wanted, their input gradient. */
+TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r1, double *mean, double *rstd) {
+  int64_t D = p->D, j0 = D - D % TG_ROW_LANES;
+  const float *gamma = p->gamma; /* [D] or NULL */
+  for (int64_t r = r0; r < r1; r++) {
+    const float *xr = p->x + r * D, *gr = p->dy + r * D; /* [D] each */
+    int64_t i = r - r0;
+    tg_row_ln_stats(xr, D, p->eps, &mean[i], &rstd[i]);
+    if (!p->dx) continue;
+    float fm = (float)mean[i], fr = (float)rstd[i];
+    double s1[TG_ROW_LANES] = {0}, s2[TG_ROW_LANES] = {0};
+    for (int64_t j = 0; j < D; j++) {
+      float gy = gamma ? gr[j] * gamma[j] : gr[j];
+      int k = j < j0 ? (int)(j % TG_ROW_LANES) : (int)(j - j0);
+      s1[k] += gy;
+      s2[k] += (double)gy * ((xr[j] - fm) * fr);
+    }
+    float m1 = (float)(tg_row_lanes_total(s1) / (double)D), m2 = (float)(tg_row_lanes_total(s2) / (double)D);
+    float *dxr = p->dx + r * D; /* [D] */
+    for (int64_t j = 0; j < D; j++) {
+      float gy = gamma ? gr[j] * gamma[j] : gr[j];
+      float xhat = (xr[j] - fm) * fr;
+      dxr[j] += fr * (gy - m1 - xhat * m2);
+    }
+  }
+}
+
+/* dgamma/dbeta columns [j0, j0 + nj) summed over rows [r0, r0 + nr) with their stats. */
+TG_CPU_CLONES static void ln_bwd_cols(const tg_ln_args *p, int64_t r0, int64_t nr, int64_t j0, int64_t nj,
+                                      const double *mean, const double *rstd) {
+  int64_t D = p->D;
+  double sg[NORM_COL_BLOCK] = {0}, sb[NORM_COL_BLOCK] = {0}; /* [nj] */
+  for (int64_t i = 0; i < nr; i++) {
+    const float *xr = p->x + (r0 + i) * D + j0, *gr = p->dy + (r0 + i) * D + j0;
+    float fm = (float)mean[i], fr = (float)rstd[i];
+    for (int64_t j = 0; j < nj; j++) {
+      sg[j] += (double)gr[j] * ((xr[j] - fm) * fr);
+      sb[j] += gr[j];
+    }
+  }
+  for (int64_t j = 0; j < nj; j++) {
+    if (p->dgamma) p->dgamma[j0 + j] += (float)sg[j];
+    if (p->dbeta) p->dbeta[j0 + j] += (float)sb[j];
+  }
 }
 
 /* dx = rstd * (gy - mean(gy) - xhat * mean(gy * xhat)) with gy = dy * gamma;
@@ -134,53 +181,24 @@ tg_status tg_cpu_layernorm_fwd(const tg_kernel_args *a) {
 tg_status tg_cpu_layernorm_bwd(const tg_kernel_args *a) {
   const tg_ln_args p = tg_ln_args_of(a);
   int64_t rows = p.rows, D = p.D;
-  const float *x = p.x, *gamma = p.gamma, *dy = p.dy;     /* [rows, D], [D] or NULL, [rows, D] */
-  float *dx = p.dx, *dgamma = p.dgamma, *dbeta = p.dbeta; /* like x, [D], [D]; NULL: not wanted */
-  double eps = p.eps;
   if (D == 0) return TG_OK;
   int64_t nblocks = (D + NORM_COL_BLOCK - 1) / NORM_COL_BLOCK;
   for (int64_t r0 = 0; r0 < rows; r0 += NORM_CHUNK_ROWS) {
     int64_t nr = rows - r0 < NORM_CHUNK_ROWS ? rows - r0 : NORM_CHUNK_ROWS;
+    int64_t ntask = (nr + LN_TASK_ROWS - 1) / LN_TASK_ROWS;
     double mean[NORM_CHUNK_ROWS], rstd[NORM_CHUNK_ROWS]; /* [nr] */
     int par = nr * D > NORM_PAR_MIN;
 #pragma omp parallel for if (par)
-    for (int64_t i = 0; i < nr; i++) {
-      const float *xr = x + (r0 + i) * D, *gr = dy + (r0 + i) * D;
-      ln_stats(xr, D, eps, &mean[i], &rstd[i]);
-      if (!dx) continue;
-      float fm = (float)mean[i], fr = (float)rstd[i];
-      double s1 = 0.0, s2 = 0.0;
-      for (int64_t j = 0; j < D; j++) {
-        float gy = gamma ? gr[j] * gamma[j] : gr[j];
-        s1 += gy;
-        s2 += (double)gy * ((xr[j] - fm) * fr);
-      }
-      float m1 = (float)(s1 / (double)D), m2 = (float)(s2 / (double)D);
-      float *dxr = dx + (r0 + i) * D;
-      for (int64_t j = 0; j < D; j++) {
-        float gy = gamma ? gr[j] * gamma[j] : gr[j];
-        float xhat = (xr[j] - fm) * fr;
-        dxr[j] += fr * (gy - m1 - xhat * m2);
-      }
+    for (int64_t t = 0; t < ntask; t++) {
+      int64_t i0 = t * LN_TASK_ROWS, i1 = i0 + LN_TASK_ROWS < nr ? i0 + LN_TASK_ROWS : nr;
+      ln_bwd_rows(&p, r0 + i0, r0 + i1, mean + i0, rstd + i0);
     }
-    if (!dgamma && !dbeta) continue;
+    if (!p.dgamma && !p.dbeta) continue;
 #pragma omp parallel for if (par)
     for (int64_t b = 0; b < nblocks; b++) {
       int64_t j0 = b * NORM_COL_BLOCK;
       int64_t nj = D - j0 < NORM_COL_BLOCK ? D - j0 : NORM_COL_BLOCK;
-      double sg[NORM_COL_BLOCK] = {0}, sb[NORM_COL_BLOCK] = {0}; /* [nj] */
-      for (int64_t i = 0; i < nr; i++) {
-        const float *xr = x + (r0 + i) * D + j0, *gr = dy + (r0 + i) * D + j0;
-        float fm = (float)mean[i], fr = (float)rstd[i];
-        for (int64_t j = 0; j < nj; j++) {
-          sg[j] += (double)gr[j] * ((xr[j] - fm) * fr);
-          sb[j] += gr[j];
-        }
-      }
-      for (int64_t j = 0; j < nj; j++) {
-        if (dgamma) dgamma[j0 + j] += (float)sg[j];
-        if (dbeta) dbeta[j0 + j] += (float)sb[j];
-      }
+      ln_bwd_cols(&p, r0, nr, j0, nj, mean, rstd);
     }
   }
   return TG_OK;

@@ -2,7 +2,8 @@
 #include <math.h>
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
-#include "tickgrad/rng.h"
+#include "backend/cpu/cpu_philox.h"
+#include "backend/cpu/cpu_simd.h"
 
 #define PAR_MIN 32768 /* elements below which a loop stays serial */
 
@@ -141,24 +142,42 @@ tg_status tg_cpu_argmax_last_fwd(const tg_kernel_args *a) {
 
 /* ---- dropout: x [n] -> out [n]; element e kept when uniform(seed, stream key, e) >= p ---- */
 
+/* src * scale where keep has all bits set, +0 where it is 0: a bit mask, so the loops that use it
+ * stay branch-free and vectorise. */
+static inline float drop_keep(float v, uint32_t keep) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  u &= keep;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+/* One block of dropout: elements [0, len) of src/dst with their Philox words w [len].
+ * Element e is kept when tg_u32_to_unit(w[e]) >= p, i.e. when its top 24 bits >= thr. */
+TG_CPU_CLONES static void drop_block(const float *restrict src, float *restrict dst, const uint32_t *restrict w,
+                                     int64_t len, uint32_t thr, float scale, int accumulate) {
+  if (accumulate)
+    for (int64_t j = 0; j < len; j++) dst[j] += drop_keep(src[j] * scale, 0u - (uint32_t)((w[j] >> 8) >= thr));
+  else
+    for (int64_t j = 0; j < len; j++) dst[j] = drop_keep(src[j] * scale, 0u - (uint32_t)((w[j] >> 8) >= thr));
+}
+
 /* mask-and-scale: dst[e] (+)= keep(e) ? src[e] * scale : 0. The uniforms are exactly
- * tg_rng_uniform(seed, key, e): word e % 4 of Philox counter e / 4, one counter per 4 elements. */
+ * tg_rng_uniform(seed, key, e): word e % 4 of Philox counter e / 4, one counter per 4 elements.
+ * u = (w >> 8) / 2^24 >= p exactly when w >> 8 >= ceil(p 2^24) (both sides exact in double). */
 static void dropout_apply(const tg_kernel_args *a, const float *src, float *dst, int64_t n, int accumulate) {
   float p = a->attr->f[0], scale = 1.0f / (1.0f - p);
-  uint64_t key = (a->rng_offset << 20) | a->rng_stream;
-  int64_t nq = (n + 3) / 4;
+  uint64_t key = (a->rng_offset << 20) | a->rng_stream, seed = a->seed;
+  uint32_t thr = (uint32_t)ceil((double)p * 16777216.0);
+  tg_philox16_fn philox16 = tg_cpu_philox16();
+  const int64_t per = 4 * TG_PHILOX_BLOCK; /* elements per block */
+  int64_t nb = (n + per - 1) / per;
 #pragma omp parallel for schedule(static) if (n > PAR_MIN)
-  for (int64_t q = 0; q < nq; q++) {
-    uint32_t w[4];
-    tg_philox(a->seed, key, (uint64_t)q, w);
-    for (int64_t j = 0; j < 4 && q * 4 + j < n; j++) {
-      int64_t e = q * 4 + j;
-      float v = tg_u32_to_unit(w[j]) >= p ? src[e] * scale : 0.0f;
-      if (accumulate)
-        dst[e] += v;
-      else
-        dst[e] = v;
-    }
+  for (int64_t bi = 0; bi < nb; bi++) {
+    uint32_t w[4 * TG_PHILOX_BLOCK]; /* [per] */
+    philox16(seed, key, (uint64_t)(bi * TG_PHILOX_BLOCK), w);
+    int64_t e0 = bi * per, len = n - e0 < per ? n - e0 : per;
+    drop_block(src + e0, dst + e0, w, len, thr, scale, accumulate);
   }
 }
 

@@ -13,6 +13,8 @@ tg_status tg_cuda_matmul_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_matmul_bwd(const tg_kernel_args *a);
 tg_status tg_cuda_linear_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_linear_bwd(const tg_kernel_args *a);
+tg_status tg_cuda_stacked_linear_fwd(const tg_kernel_args *a);
+tg_status tg_cuda_stacked_linear_bwd(const tg_kernel_args *a);
 
 /* k_elementwise.cu */
 tg_status tg_cuda_add_fwd(const tg_kernel_args *a);
@@ -78,6 +80,10 @@ tg_status tg_cuda_log_softmax_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_log_softmax_bwd(const tg_kernel_args *a);
 tg_status tg_cuda_layernorm_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_layernorm_bwd(const tg_kernel_args *a);
+
+/* k_gate_norm.cu */
+tg_status tg_cuda_gate_add_norm_fwd(const tg_kernel_args *a);
+tg_status tg_cuda_gate_add_norm_bwd(const tg_kernel_args *a);
 tg_status tg_cuda_rmsnorm_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_rmsnorm_bwd(const tg_kernel_args *a);
 

@@ -1,4 +1,4 @@
-/* CUDA kernels for matmul and linear: cuBLAS GEMMs on row-major f32, a deterministic bias-gradient sum. */
+/* CUDA kernels for matmul, linear and stacked_linear: cuBLAS GEMMs on row-major f32, a deterministic bias-gradient sum. */
 #include "backend/cuda/cuda_internal.h"
 #include "ops/matmul_dims.h"
 extern "C" { /* the kernel declarations are called from C (the op table) */
@@ -211,4 +211,55 @@ tg_status tg_cuda_linear_bwd(const tg_kernel_args *a) {
   if (dw && (st = mm_gemm(&c, 1, 0, nout, nin, rows, dy, nout, 0, x, nin, 0, 1.0f, dw, nin, 0, 1)) != TG_OK)
     return st;
   return db ? mm_bias_grad(&c, dy, db, rows, nout) : TG_OK;
+}
+
+/* ---- stacked_linear: x [rows, G, in], w [G, out, in], bias [G, out] -> y [rows, G, out] ----
+ * Group j is one GEMM of a strided batch: its x starts j * in floats in (row stride G * in), its y
+ * and dy j * out floats in (row stride G * out), its weight j * out * in floats in. */
+
+tg_status tg_cuda_stacked_linear_fwd(const tg_kernel_args *a) {
+  int64_t rows, G, nin, nout;
+  tg_status st = tg_stacked_dims(a, &rows, &G, &nin, &nout);
+  if (st != TG_OK) return st;
+  mm_ctx c;
+  if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
+  const float *x = (const float *)a->in[0]->data; /* [rows, G, in] */
+  const float *w = (const float *)a->in[1]->data; /* [G, out, in] */
+  float *y = (float *)a->out->data;               /* [rows, G, out] */
+  float beta = 0.0f;
+  if (a->attr->i[0] && a->n_in > 2) {
+    const float *bias = (const float *)a->in[2]->data; /* [G, out]: one row of y */
+    if (rows * G * nout > 0) {
+      k_bias_rows<<<tg_cuda_blocks(rows * G * nout), TG_CUDA_THREADS, 0, c.s>>>(y, bias, rows, G * nout);
+      if ((st = tg_cuda_launched("k_bias_rows", a->node_name)) != TG_OK) return st;
+    }
+    beta = 1.0f;
+  }
+  /* with k = 0 and beta = 0 mm_gemm zeroes batch * rows * nout floats from y: all of y */
+  return mm_gemm(&c, 0, 1, rows, nout, nin, x, G * nin, nin, w, nin, nout * nin, beta, y, G * nout, nout, G);
+}
+
+tg_status tg_cuda_stacked_linear_bwd(const tg_kernel_args *a) {
+  int64_t rows, G, nin, nout;
+  tg_status st = tg_stacked_dims(a, &rows, &G, &nin, &nout);
+  if (st != TG_OK) return st;
+  const float *x = (const float *)a->in[0]->data; /* [rows, G, in] */
+  const float *w = (const float *)a->in[1]->data; /* [G, out, in] */
+  const float *dy = a->out_grad;                  /* [rows, G, out] */
+  float *dx = a->in_grad[0];                      /* [rows, G, in] or NULL */
+  float *dw = a->in_grad[1];                      /* [G, out, in] or NULL */
+  float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [G, out] or NULL */
+  if (!dx && !dw && !db) return TG_OK;
+  mm_ctx c;
+  if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
+  /* dx[:, j] [rows, in] += dy[:, j] w[j] */
+  if (dx && (st = mm_gemm(&c, 0, 0, rows, nin, nout, dy, G * nout, nout, w, nin, nout * nin, 1.0f, dx, G * nin,
+                          nin, G)) != TG_OK)
+    return st;
+  /* dw[j] [out, in] += dy[:, j]^T x[:, j] */
+  if (dw && (st = mm_gemm(&c, 1, 0, nout, nin, rows, dy, G * nout, nout, x, G * nin, nin, 1.0f, dw, nin,
+                          nout * nin, G)) != TG_OK)
+    return st;
+  /* db as [G out] += column sums of dy as [rows, G out] */
+  return db ? mm_bias_grad(&c, dy, db, rows, G * nout) : TG_OK;
 }

@@ -1,0 +1,83 @@
+/* Branch-free float exp, expm1, logistic and tanh that vectorise inside loops (no libm calls). */
+#ifndef TG_CPU_VMATH_H
+#define TG_CPU_VMATH_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* cond ? a : b by bit masks: both sides are always computed, so a loop stays branch-free (a float
+ * ?: whose side holds arithmetic would be a branch under the default trapping-math rules). */
+static inline float tg_vsel(int cond, float a, float b) {
+  uint32_t m = 0u - (uint32_t)(cond != 0), ua, ub;
+  memcpy(&ua, &a, sizeof ua);
+  memcpy(&ub, &b, sizeof ub);
+  uint32_t r = (ua & m) | (ub & ~m);
+  float f;
+  memcpy(&f, &r, sizeof f);
+  return f;
+}
+
+/* Relative error within 2 ulp of expf over the float range (Cephes' expf polynomial after
+ * Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2). Inputs are clamped to [-104, 88.7]: above,
+ * the result is ~FLT_MAX instead of inf; below, +0 or a subnormal as expf gives. NaN passes. Plain
+ * multiplies and adds only (ISO C mode: no contraction), so every SIMD clone gives the same bits. */
+static inline float tg_vexpf(float x) {
+  const float hi = 88.7f, lo = -104.0f;
+  float xc = tg_vsel(x > hi, hi, x);
+  xc = tg_vsel(xc < lo, lo, xc);
+  xc = tg_vsel(x != x, x, xc);
+  const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+  float t = xc * 1.44269504088896341f + shifter;
+  float n = t - shifter; /* round(x / ln2) */
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  /* 2^n in two factors so that n down to -150 (subnormal results) and up to 128 stay exact */
+  int32_t ni = (int32_t)tg_vsel(n != n, 0.0f, n); /* a NaN input already made p NaN */
+  int32_t n1 = ni / 2, n2 = ni - n1;
+  uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
+  float s1, s2;
+  memcpy(&s1, &b1, sizeof s1);
+  memcpy(&s2, &b2, sizeof s2);
+  return p * s1 * s2;
+}
+
+/* exp(x) - 1 with relative error within a few ulp: a degree-8 Taylor polynomial for |x| <= 0.5
+ * (remainder below 2e-9 relative), tg_vexpf(x) - 1 elsewhere (where |exp(x) - 1| >= 0.39). */
+static inline float tg_vexpm1f(float x) {
+  float p = 2.48015873e-5f; /* 1/8! */
+  p = p * x + 1.98412698e-4f; /* 1/7! */
+  p = p * x + 1.38888889e-3f; /* 1/6! */
+  p = p * x + 8.33333333e-3f; /* 1/5! */
+  p = p * x + 4.16666667e-2f; /* 1/4! */
+  p = p * x + 1.66666667e-1f; /* 1/3! */
+  p = p * x + 0.5f;
+  float small = p * (x * x) + x;
+  float big = tg_vexpf(x) - 1.0f;
+  return tg_vsel((x <= 0.5f) & (x >= -0.5f), small, big);
+}
+
+/* Overflow-free logistic: exp of a non-positive argument only. */
+static inline float tg_vsigmoid(float x) {
+  float ax = tg_vsel(x < 0.0f, -x, x);
+  float e = tg_vexpf(-ax);
+  float s = 1.0f / (1.0f + e);
+  return tg_vsel(x >= 0.0f, s, e * s);
+}
+
+/* tanh with relative error within a few ulp: -expm1(-2|x|) / (2 + expm1(-2|x|)) with the sign of x
+ * (exactly +-1 from |x| ~ 9 on, +-0 at +-0, NaN passes). */
+static inline float tg_vtanhf(float x) {
+  float ax = tg_vsel(x < 0.0f, -x, x);
+  float em = tg_vexpm1f(-2.0f * ax);
+  float t = -em / (2.0f + em);
+  return tg_vsel(x < 0.0f, -t, tg_vsel(x == 0.0f, x, t));
+}
+
+#endif

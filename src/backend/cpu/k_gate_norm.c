@@ -1,0 +1,186 @@
+/* CPU kernels for gate_add_norm: z = skip + value * sigmoid(gate), layernorm(z) with a per-slot affine, and its backward. */
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_rows.h"
+#include "backend/cpu/cpu_simd.h"
+#include "backend/cpu/cpu_vmath.h"
+#include "ops/gate_norm_args.h"
+
+/* Below this many output elements a kernel runs on the calling thread only. */
+#define GAN_PAR_MIN 32768
+/* Rows per task of the parallel row loops. */
+#define GAN_TASK_ROWS 32
+/* Columns per task of the gamma/beta sums (also their stack accumulators). */
+#define GAN_COL_BLOCK 64
+
+/* Each step rounds as the unfused chain does (sigmoid, mul, add, layernorm, mul, add), so the
+ * forward gives the same bits as that chain on the CPU. */
+
+/* z of row r into zr [D]: skip + value * sigmoid(gate). */
+TG_CPU_INLINE void gan_z_row(const tg_gan_args *p, int64_t r, float *restrict zr) {
+  int64_t D = p->D;
+  const float *restrict val = p->a + r * 2 * D, *restrict gate = val + D, *restrict sk = p->skip + r * D;
+  for (int64_t j = 0; j < D; j++) zr[j] = sk[j] + val[j] * tg_vsigmoid(gate[j]);
+}
+
+/* The same z row, keeping sigmoid(gate) in sr [D] for the backward. */
+TG_CPU_INLINE void gan_zs_row(const tg_gan_args *p, int64_t r, float *restrict zr, float *restrict sr) {
+  int64_t D = p->D;
+  const float *restrict val = p->a + r * 2 * D, *restrict gate = val + D, *restrict sk = p->skip + r * D;
+  for (int64_t j = 0; j < D; j++) {
+    float s = tg_vsigmoid(gate[j]);
+    sr[j] = s;
+    zr[j] = sk[j] + val[j] * s;
+  }
+}
+
+/* Forward of rows [r0, r1): z into y, then normalised in place. */
+TG_CPU_CLONES static void gan_fwd_rows(const tg_gan_args *p, int64_t r0, int64_t r1) {
+  int64_t D = p->D;
+  for (int64_t r = r0; r < r1; r++) {
+    float *restrict yr = p->y + r * D; /* [D] */
+    gan_z_row(p, r, yr);
+    double mean, rstd;
+    tg_row_ln_stats(yr, D, p->eps, &mean, &rstd);
+    float fm = (float)mean, fr = (float)rstd;
+    if (p->gamma) {
+      const float *restrict g = p->gamma + r % p->S * D, *restrict b = p->beta + r % p->S * D; /* [D] */
+      for (int64_t j = 0; j < D; j++) yr[j] = (yr[j] - fm) * fr * g[j] + b[j];
+    } else {
+      for (int64_t j = 0; j < D; j++) yr[j] = (yr[j] - fm) * fr;
+    }
+  }
+}
+
+tg_status tg_cpu_gate_add_norm_fwd(const tg_kernel_args *a) {
+  const tg_gan_args p = tg_gan_args_of(a);
+  int64_t ntask = (p.rows + GAN_TASK_ROWS - 1) / GAN_TASK_ROWS;
+  if (p.D == 0) return TG_OK;
+#pragma omp parallel for schedule(static) if (p.rows * p.D > GAN_PAR_MIN)
+  for (int64_t t = 0; t < ntask; t++) {
+    int64_t r0 = t * GAN_TASK_ROWS, r1 = r0 + GAN_TASK_ROWS < p.rows ? r0 + GAN_TASK_ROWS : p.rows;
+    gan_fwd_rows(&p, r0, r1);
+  }
+  return TG_OK;
+}
+
+/* dy * gamma, or dy without an affine (has_g is a constant at every call site). */
+TG_CPU_INLINE float gan_gy(const float *restrict gr, const float *restrict g, int has_g, int64_t j) {
+  return has_g ? gr[j] * g[j] : gr[j];
+}
+
+/* The input gradients of one row from its z row zr [D], sigmoid(gate) row sr [D] and stats:
+ * dz = layernorm's input gradient, added to dsk, and passed through the gate (value row val) to
+ * dval and dgate. gr [D] is the output gradient, g [D] the row's gamma. has_g, want_dskip and want_da are
+ * constants at every call site, so each instance is a branch-free loop; the operands are restrict
+ * parameters (kept through inlining) so that no alias checks are needed. */
+TG_CPU_INLINE void gan_bwd_row(const float *restrict gr, const float *restrict g, const float *restrict zr,
+                               const float *restrict val, const float *restrict sr, float *restrict dsk,
+                               float *restrict dval, float *restrict dgate, int64_t D, float fm, float fr,
+                               int has_g, int want_dskip, int want_da) {
+  int64_t j0 = D - D % TG_ROW_LANES;
+  double s1[TG_ROW_LANES] = {0}, s2[TG_ROW_LANES] = {0};
+  for (int64_t j = 0; j < j0; j += TG_ROW_LANES)
+    for (int k = 0; k < TG_ROW_LANES; k++) {
+      float gy = gan_gy(gr, g, has_g, j + k);
+      s1[k] += gy;
+      s2[k] += (double)gy * ((zr[j + k] - fm) * fr);
+    }
+  for (int64_t j = j0; j < D; j++) {
+    float gy = gan_gy(gr, g, has_g, j);
+    s1[j - j0] += gy;
+    s2[j - j0] += (double)gy * ((zr[j] - fm) * fr);
+  }
+  float m1 = (float)(tg_row_lanes_total(s1) / (double)D), m2 = (float)(tg_row_lanes_total(s2) / (double)D);
+  for (int64_t j = 0; j < D; j++) {
+    float gy = gan_gy(gr, g, has_g, j);
+    float xhat = (zr[j] - fm) * fr;
+    float dz = fr * (gy - m1 - xhat * m2);
+    if (want_dskip) dsk[j] += dz;
+    if (want_da) {
+      float sg = sr[j];
+      dval[j] += dz * sg;
+      dgate[j] += dz * val[j] * sg * (1.0f - sg);
+    }
+  }
+}
+
+/* Backward of rows [r0, r1) of the chunk starting at row c0: z into z [.., D], sigmoid(gate) into
+ * sg [.., D] and the stats into mean/rstd (all indexed from c0), then the input gradients when any
+ * is wanted. */
+TG_CPU_CLONES static void gan_bwd_rows(const tg_gan_args *p, int64_t c0, int64_t r0, int64_t r1, float *z,
+                                       float *sg, double *mean, double *rstd) {
+  int64_t D = p->D;
+  int has_g = p->gamma != NULL, ds = p->dskip != NULL, da = p->da != NULL;
+  for (int64_t r = r0; r < r1; r++) {
+    int64_t i = r - c0;
+    float *restrict zr = z + i * D, *restrict sr = sg + i * D; /* [D] each */
+    gan_zs_row(p, r, zr, sr);
+    tg_row_ln_stats(zr, D, p->eps, &mean[i], &rstd[i]);
+    float fm = (float)mean[i], fr = (float)rstd[i];
+    const float *gr = p->dy + r * D, *val = p->a + r * 2 * D; /* [D] each */
+    const float *g = has_g ? p->gamma + r % p->S * D : NULL;                  /* [D] or NULL */
+    float *dsk = ds ? p->dskip + r * D : NULL, *dval = da ? p->da + r * 2 * D : NULL;
+    float *dgate = da ? dval + D : NULL;
+    if (has_g) {
+      if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 1, 1, 1);
+      else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 1, 1, 0);
+      else if (da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 1, 0, 1);
+    } else {
+      if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 0, 1, 1);
+      else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 0, 1, 0);
+      else if (da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 0, 0, 1);
+    }
+  }
+}
+
+/* dgamma/dbeta of slot `slot`, columns [j0, j0 + nj), summed in double over the chunk's rows of
+ * that slot (rows c0 + k S + slot), then added to the float gradients. */
+TG_CPU_CLONES static void gan_bwd_cols(const tg_gan_args *p, int64_t c0, int64_t nr, int64_t slot, int64_t j0,
+                                       int64_t nj, const float *z, const double *mean, const double *rstd) {
+  int64_t D = p->D, S = p->S;
+  double sg[GAN_COL_BLOCK] = {0}, sb[GAN_COL_BLOCK] = {0}; /* [nj] */
+  for (int64_t i = slot; i < nr; i += S) {
+    const float *zr = z + i * D + j0, *gr = p->dy + (c0 + i) * D + j0; /* [nj] each */
+    float fm = (float)mean[i], fr = (float)rstd[i];
+    for (int64_t j = 0; j < nj; j++) {
+      sg[j] += (double)gr[j] * ((zr[j] - fm) * fr);
+      sb[j] += gr[j];
+    }
+  }
+  for (int64_t j = 0; j < nj; j++) {
+    if (p->dgamma) p->dgamma[slot * D + j0 + j] += (float)sg[j];
+    if (p->dbeta) p->dbeta[slot * D + j0 + j] += (float)sb[j];
+  }
+}
+
+/* Chunk by chunk (tg_gan_chunk_rows rows, a whole number of affine periods): z and the stats in
+ * the workspace, the input gradients row by row, then the gamma/beta sums column block by column
+ * block, so no two threads write one element. */
+tg_status tg_cpu_gate_add_norm_bwd(const tg_kernel_args *a) {
+  const tg_gan_args p = tg_gan_args_of(a);
+  if (p.D == 0 || p.rows == 0 || (!p.da && !p.dskip && !p.dgamma && !p.dbeta)) return TG_OK;
+  int64_t C = tg_gan_chunk_rows(p.rows, p.S), D = p.D;
+  size_t need = (size_t)C * (2 * sizeof(float) * (size_t)D + 2 * sizeof(double));
+  if (!a->ws || a->ws_bytes < need)
+    return tg_error(TG_ERR_INVALID, "gate_add_norm '%s': backward workspace is %zu bytes, needs %zu", a->node_name,
+                    a->ws ? a->ws_bytes : 0, need);
+  double *mean = (double *)a->ws, *rstd = mean + C; /* [C] each */
+  float *z = (float *)(rstd + C), *sg = z + C * D;  /* [C, D] each */
+  int64_t njb = (D + GAN_COL_BLOCK - 1) / GAN_COL_BLOCK, ncol_tasks = p.S * njb;
+  for (int64_t c0 = 0; c0 < p.rows; c0 += C) {
+    int64_t nr = p.rows - c0 < C ? p.rows - c0 : C, ntask = (nr + GAN_TASK_ROWS - 1) / GAN_TASK_ROWS;
+    int par = nr * D > GAN_PAR_MIN;
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t t = 0; t < ntask; t++) {
+      int64_t r0 = c0 + t * GAN_TASK_ROWS, r1 = r0 + GAN_TASK_ROWS < c0 + nr ? r0 + GAN_TASK_ROWS : c0 + nr;
+      gan_bwd_rows(&p, c0, r0, r1, z, sg, mean, rstd);
+    }
+    if (!p.dgamma && !p.dbeta) continue;
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t t = 0; t < ncol_tasks; t++) {
+      int64_t slot = t / njb, j0 = t % njb * GAN_COL_BLOCK;
+      gan_bwd_cols(&p, c0, nr, slot, j0, D - j0 < GAN_COL_BLOCK ? D - j0 : GAN_COL_BLOCK, z, mean, rstd);
+    }
+  }
+  return TG_OK;
+}
