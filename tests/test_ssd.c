@@ -1,5 +1,5 @@
 /* ssd_scan: chunked == sequential in double, the float op against the double oracle, chunk-size
- * invariance, exact gradients of all six inputs, accumulation, and build errors. */
+ * invariance, exact gradients of all six inputs, accumulation, thread-count independence, and build errors. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "support/op_check.h"
 #include "tickgrad/graph.h"
 #include "tickgrad/rng.h"
+#include "tickgrad/tickgrad.h"
 
 enum { X, DT, AA, BM, CM, DD, NIN }; /* operand order of the op */
 static const char *const k_names[NIN] = {"x", "dt", "A", "Bm", "Cm", "D"};
@@ -339,9 +340,11 @@ static void check_bwd_exact_double(void) {
 }
 
 /* The float op's gradients (through a graph) against the double backward at a medium size, and
- * accumulation: a second backward pass without zeroing doubles every gradient. */
-static void check_float_grads(void) {
-  ssd_in in = make_in(2, 150, 4, 8, 2, 8, 1, 0, 21);
+ * accumulation: a second backward pass without zeroing doubles every gradient. P and N of 32 or
+ * more run the CPU kernels' vector tiles, smaller ones their element-wise edges; chunks of 16 and
+ * 64 leave a last chunk of a length that is not a multiple of the tile rows. */
+static void check_float_grads(int64_t P, int64_t N, int q0, int q1, uint64_t seed) {
+  ssd_in in = make_in(2, 150, 4, P, 2, N, 1, 0, seed);
   int64_t ny = numel_y(&in.d);
   double *w = malloc((size_t)ny * sizeof(double)), *want[NIN];
   float *wf = malloc((size_t)ny * sizeof(float)), *y = malloc((size_t)ny * sizeof(float)), *got[NIN],
@@ -353,12 +356,13 @@ static void check_float_grads(void) {
     got2[j] = calloc((size_t)in.n[j], sizeof(float));
   }
   bwd_d(&in, w, want);
-  const int qs[] = {16, 200};
+  const int qs[] = {q0, q1};
   for (int q = 0; q < 2; q++) {
     if (!run_op(&in, qs[q], y, wf, 1, got) || !run_op(&in, qs[q], y, wf, 2, got2)) continue;
     for (int j = 0; j < NIN; j++) {
       double e = rel_err_f(got[j], want[j], in.n[j]);
-      printf("float gradient d%s (Q %d) vs double: relative error %.3g\n", k_names[j], qs[q], e);
+      printf("float gradient d%s (P %lld N %lld Q %d) vs double: relative error %.3g\n", k_names[j],
+             (long long)P, (long long)N, qs[q], e);
       CHECK_MSG(e < 1e-4, "Q %d d%s: relative error %.3g", qs[q], k_names[j], e);
       int64_t bad = -1;
       for (int64_t i = 0; i < in.n[j] && bad < 0; i++)
@@ -375,6 +379,36 @@ static void check_float_grads(void) {
   free(w);
   free(wf);
   free(y);
+  free_in(&in);
+}
+
+/* The same output and gradients, bit for bit, at 1, 2 and 3 threads (pairs run in parallel; every
+ * sum keeps its order whatever the thread count). */
+static void check_threads_bitwise(void) {
+  ssd_in in = make_in(2, 100, 4, 32, 2, 64, 1, 0, 44);
+  int64_t ny = numel_y(&in.d);
+  float *wf = malloc((size_t)ny * sizeof(float)), *y[3], *gr[3][NIN];
+  for (int64_t e = 0; e < ny; e++) wf[e] = 2.0f * tg_rng_uniform(9, 1, (uint64_t)e) - 1.0f;
+  const int threads[3] = {1, 2, 3}, before = tg_threads();
+  for (int t = 0; t < 3; t++) {
+    y[t] = malloc((size_t)ny * sizeof(float));
+    for (int j = 0; j < NIN; j++) gr[t][j] = calloc((size_t)in.n[j], sizeof(float));
+    CHECK_OK(tg_set_threads(threads[t]));
+    CHECK(run_op(&in, 32, y[t], wf, 1, gr[t]));
+  }
+  CHECK_OK(tg_set_threads(before));
+  for (int t = 1; t < 3; t++) {
+    CHECK_MSG(memcmp(y[0], y[t], (size_t)ny * sizeof(float)) == 0, "y at %d threads differs from 1 thread",
+              threads[t]);
+    for (int j = 0; j < NIN; j++)
+      CHECK_MSG(memcmp(gr[0][j], gr[t][j], (size_t)in.n[j] * sizeof(float)) == 0,
+                "d%s at %d threads differs from 1 thread", k_names[j], threads[t]);
+  }
+  for (int t = 0; t < 3; t++) {
+    free(y[t]);
+    for (int j = 0; j < NIN; j++) free(gr[t][j]);
+  }
+  free(wf);
   free_in(&in);
 }
 
@@ -424,7 +458,81 @@ static void check_partial_grads(void) {
   free_in(&in);
 }
 
-/* ---- 5. build errors ---- */
+/* ---- 5. the CPU kernels against ssd_ref.h's float algorithm, which the CUDA kernels mirror ---- */
+
+#define PARITY_TOL 1e-5 /* test_cuda.c's PC_TOL: |cpu - cuda| <= PARITY_TOL * (1 + |cpu|) per element */
+
+/* The worst |got - want| / (1 + |want|) over n floats (NaN gives NaN). */
+static double parity_err(const float *got, const float *want, int64_t n) {
+  double worst = 0.0;
+  for (int64_t i = 0; i < n; i++) {
+    double e = fabs((double)got[i] - (double)want[i]) / (1.0 + fabs((double)want[i]));
+    if (!(e <= worst)) worst = e;
+  }
+  return worst;
+}
+
+/* test_cuda.c's ssd_scan cases (inputs as its parity runs draw them) and the benchmark's shape: the
+ * CPU kernels (chunked matrix form) against tg_ssd_*_f (the recurrence whose arithmetic the CUDA
+ * kernels follow step by step), within test_cuda.c's tolerance, so the two backends stay in parity
+ * however the CPU kernels sum. */
+static void check_ref_float_parity(void) {
+  const struct {
+    int64_t B, L, H, P, G, N;
+    int Q, has_D;
+  } k[] = {{2, 300, 4, 8, 2, 6, 160, 1}, {1, 37, 2, 3, 1, 300, 8, 0}, {2, 128, 8, 32, 1, 64, 64, 1}};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+    ssd_in in = make_in(k[i].B, k[i].L, k[i].H, k[i].P, k[i].G, k[i].N, k[i].has_D, 0, 50 + i);
+    const double lo[NIN] = {-1, 0.05, -1.5, -1, -1, -1}, hi[NIN] = {1, 0.5, -0.5, 1, 1, 1};
+    for (int j = 0; j < NIN; j++)
+      for (int64_t e = 0; e < in.n[j]; e++)
+        in.f[j][e] = (float)(lo[j] + (hi[j] - lo[j]) * tg_rng_uniform(60 + i, (uint64_t)j, (uint64_t)e));
+    const tg_ssd_dims d = tg_ssd_dims_make(k[i].B, k[i].L, k[i].H, k[i].P, k[i].G, k[i].N, k[i].Q);
+    int64_t ny = numel_y(&d);
+    float *dy = malloc((size_t)ny * sizeof(float)), *y = malloc((size_t)ny * sizeof(float));
+    float *yr = malloc((size_t)ny * sizeof(float)), *got[NIN], *want[NIN];
+    for (int64_t e = 0; e < ny; e++) dy[e] = 2.0f * tg_rng_uniform(78, 1, (uint64_t)e) - 1.0f;
+    for (int j = 0; j < NIN; j++) {
+      got[j] = calloc((size_t)in.n[j], sizeof(float));
+      want[j] = calloc((size_t)in.n[j], sizeof(float));
+    }
+    const float *D = k[i].has_D ? in.f[DD] : NULL;
+    tg_ssd_bwd_layout bl = tg_ssd_bwd_layout_of(&d);
+    size_t nws = tg_ssd_fwd_layout_of(&d).total > bl.total ? tg_ssd_fwd_layout_of(&d).total : bl.total;
+    float *ws = malloc(nws * sizeof(float));
+    for (int64_t pair = 0; pair < d.B * d.H; pair++)
+      tg_ssd_fwd_pair_f(&d, pair, in.f[X], in.f[DT], in.f[AA], in.f[BM], in.f[CM], D, yr, ws);
+    for (int64_t pair = 0; pair < d.B * d.H; pair++)
+      tg_ssd_bwd_pair_f(&d, pair, in.f[X], in.f[DT], in.f[AA], in.f[BM], in.f[CM], D, dy, want[X], want[DT], 1, 1,
+                        ws);
+    for (int64_t bt = 0; bt < d.B * d.L; bt++) tg_ssd_reduce_row_f(&d, bt, ws, want[BM], want[CM]);
+    for (int64_t h = 0; h < d.H; h++) tg_ssd_reduce_head_f(&d, h, ws, want[AA], k[i].has_D ? want[DD] : NULL);
+    if (run_op(&in, k[i].Q, y, dy, 1, got)) {
+      double e = parity_err(y, yr, ny);
+      printf("cpu kernels vs ssd_ref float, x [%lld, %lld, %lld, %lld] N %lld Q %d: y %.3g", (long long)d.B,
+             (long long)d.L, (long long)d.H, (long long)d.P, (long long)d.N, k[i].Q, e);
+      CHECK_MSG(e <= PARITY_TOL, "case %zu y: worst error %.3g", i, e);
+      for (int j = 0; j < NIN; j++) {
+        if (j == DD && !k[i].has_D) continue;
+        e = parity_err(got[j], want[j], in.n[j]);
+        printf(", d%s %.3g", k_names[j], e);
+        CHECK_MSG(e <= PARITY_TOL, "case %zu d%s: worst error %.3g", i, k_names[j], e);
+      }
+      printf("\n");
+    }
+    for (int j = 0; j < NIN; j++) {
+      free(got[j]);
+      free(want[j]);
+    }
+    free(ws);
+    free(dy);
+    free(y);
+    free(yr);
+    free_in(&in);
+  }
+}
+
+/* ---- 6. build errors ---- */
 
 typedef struct shapes {
   int64_t x[4], dt[3], A[1], Bm[4], Cm[4], D[1];
@@ -496,7 +604,10 @@ int main(void) {
   check_chunk_invariance();
   check_gradients_op_check(seed);
   check_bwd_exact_double();
-  check_float_grads();
+  check_float_grads(8, 8, 16, 200, 21);
+  check_float_grads(32, 64, 64, 37, 22);
+  check_threads_bitwise();
+  check_ref_float_parity();
   check_partial_grads();
   check_build_errors();
   return tg_test_finish();

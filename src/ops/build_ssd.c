@@ -81,9 +81,11 @@ tg_tensor *tg_ssd_scan(tg_graph *g, tg_tensor *x, tg_tensor *dt, tg_tensor *A, t
   return tg_graph_add(g, TG_OP_SSD_SCAN, n, ins, TG_F32, 4, xs, &attr);
 }
 
-/* The forward's layout, and the backward's too when the plan keeps a gradient for the output. */
+/* The forward's layout, and the backward's too when the plan keeps a gradient for the output: the
+ * CPU kernels' own layout on the CPU, ssd_ref.h's (which the CUDA kernels use) elsewhere. */
 size_t tg_ssd_workspace(const tg_kernel_args *a) {
   const tg_ssd_dims d = tg_ssd_dims_of(a);
+  if (a->out->device.kind == TG_CPU) return tg_ssd_cpu_layout_of(&d, a->out_grad != NULL).total * sizeof(float);
   size_t f = tg_ssd_fwd_layout_of(&d).total, b = a->out_grad ? tg_ssd_bwd_layout_of(&d).total : 0;
   return (f > b ? f : b) * sizeof(float);
 }

@@ -10,7 +10,9 @@
  * its pair's rows of y / dx / ddt and its pair's slices of the workspace.
  *
  * The layout part (dims, workspace offsets) is plain C that the CUDA sources share; the algorithms
- * are instantiated for float (suffix f: the CPU kernels) and double (suffix d: the tests' oracle). */
+ * are instantiated for float (suffix f: the arithmetic the CUDA kernels follow step by step) and
+ * double (suffix d: the tests' oracle). The CPU kernels (k_ssd.c) compute the same chunked forward
+ * and exact backward as small matrix products, with their own workspace (tg_ssd_cpu_layout_of). */
 
 #include <math.h>
 #include <stddef.h>
@@ -133,6 +135,61 @@ static inline TG_SSD_HD tg_ssd_bwd_layout tg_ssd_bwd_layout_of(const tg_ssd_dims
 }
 
 #ifndef __CUDACC__
+
+/* ---- the CPU kernels' own workspace (k_ssd.c computes both passes as small matrix products) ----
+ *
+ * Float offsets; QQ = min(Q, L) is the longest chunk, mx = max(N, P):
+ *   cb     [B*G, nc, QQ, QQ]  C_l . B_s (s <= l) of every chunk of every (batch, group)
+ *   slot   [slots, slot_len]  one thread's scratch; slots = min(B*H, TG_SSD_CPU_SLOTS)
+ * and for the backward:
+ *   dcb    [B*H, nc, QQ, QQ]  each pair's gradient of C_l . B_s (zero above the diagonal)
+ *   dBp, dCp [B, L, H, N]     per-head dB / dC of the state terms
+ *   dAp, dDp [B*H]            per-pair partial sums of dA and dD
+ * One slot: st [nc, N, P] (the state entering each chunk), E, M, dM [QQ, QQ] each, T1 [mx, QQ],
+ * T2 [QQ, mx], dX [QQ, P], Gs [N, P], Gt and St [P, N], then TG_SSD_CPU_VECS vectors [QQ]. Every
+ * region starts on a 64-byte boundary (relative to the workspace). The backward's share grows as
+ * B L H max(Q, N) (dcb like dBp when Q <= N); slots a thread never takes are never touched. */
+#define TG_SSD_CPU_SLOTS 64
+#define TG_SSD_CPU_VECS 12
+
+typedef struct tg_ssd_cpu_layout {
+  int64_t qq, slots;
+  size_t cb, slot, slot_len, dcb, dBp, dCp, dAp, dDp, total;
+  size_t st, E, M, dM, T1, T2, dX, Gs, Gt, St, vec, vec_len; /* inside a slot; vector v at vec + v * vec_len */
+} tg_ssd_cpu_layout;
+
+static inline size_t tg_ssd_cpu_round(size_t n) { return (n + 15) / 16 * 16; }
+
+static inline tg_ssd_cpu_layout tg_ssd_cpu_layout_of(const tg_ssd_dims *d, int backward) {
+  tg_ssd_cpu_layout w;
+  const size_t qq = (size_t)(d->Q < d->L ? d->Q : d->L), np = (size_t)(d->N * d->P);
+  const size_t mx = (size_t)(d->N > d->P ? d->N : d->P), pairs = (size_t)(d->B * d->H);
+  w.qq = (int64_t)qq;
+  w.slots = (int64_t)(pairs < TG_SSD_CPU_SLOTS ? pairs : TG_SSD_CPU_SLOTS);
+  w.vec_len = tg_ssd_cpu_round(qq);
+  w.st = 0;
+  w.E = w.st + tg_ssd_cpu_round((size_t)d->nc * np);
+  w.M = w.E + tg_ssd_cpu_round(qq * qq);
+  w.dM = w.M + tg_ssd_cpu_round(qq * qq);
+  w.T1 = w.dM + tg_ssd_cpu_round(qq * qq);
+  w.T2 = w.T1 + tg_ssd_cpu_round(mx * qq);
+  w.dX = w.T2 + tg_ssd_cpu_round(qq * mx);
+  w.Gs = w.dX + tg_ssd_cpu_round(qq * (size_t)d->P);
+  w.Gt = w.Gs + tg_ssd_cpu_round(np);
+  w.St = w.Gt + tg_ssd_cpu_round(np);
+  w.vec = w.St + tg_ssd_cpu_round(np);
+  w.slot_len = w.vec + TG_SSD_CPU_VECS * w.vec_len;
+  w.cb = 0;
+  w.slot = w.cb + tg_ssd_cpu_round((size_t)(d->B * d->G * d->nc) * qq * qq);
+  w.dcb = w.slot + (size_t)w.slots * w.slot_len;
+  w.dBp = w.dcb + (backward ? tg_ssd_cpu_round(pairs * (size_t)d->nc * qq * qq) : 0);
+  const size_t rows = backward ? tg_ssd_cpu_round((size_t)(d->B * d->L * d->H * d->N)) : 0;
+  w.dCp = w.dBp + rows;
+  w.dAp = w.dCp + rows;
+  w.dDp = w.dAp + (backward ? tg_ssd_cpu_round(pairs) : 0);
+  w.total = w.dDp + (backward ? tg_ssd_cpu_round(pairs) : 0);
+  return w;
+}
 
 /* ---- the algorithms, instantiated per scalar type T with its exp ---- */
 

@@ -2,12 +2,18 @@
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_rows.h"
+#include "backend/cpu/cpu_simd.h"
 
 /* Below this much work (elements, or multiply-adds for the conv) a kernel runs on the calling thread. */
 #define SEQ_PAR_MIN 32768
 /* Channel and tap blocks of the conv's weight and bias gradient sums (accumulators on the stack). */
-#define CONV_CB 16
+#define CONV_CB 128
 #define CONV_KB 16
+/* The conv's forward and input gradient: channels per block, taps whose weights are transposed onto
+ * the stack (more read w in place), rows per task. */
+#define CONV_VC 64
+#define CONV_KT 16
+#define CONV_RB 32
 
 /* ---- causal_softmax ---- */
 
@@ -96,72 +102,130 @@ static conv_args conv_args_of(const tg_kernel_args *a) {
   return c;
 }
 
-/* out[b,t,c] = bias[c] + sum_k w[c,k] * x[b, t-K+1+k, c] (x = 0 before t = 0), summed in double
- * from the bias, taps in order. Row r = b*L + t. */
-tg_status tg_cpu_conv1d_causal_fwd(const tg_kernel_args *a) {
-  const conv_args p = conv_args_of(a);
-  int64_t rows = p.B * p.L, C = p.C, K = p.K;
-  float *y = (float *)a->out->data; /* [B, L, C] */
-#pragma omp parallel for if (rows * C * K > SEQ_PAR_MIN)
-  for (int64_t r = 0; r < rows; r++) {
-    int64_t t = r % p.L;
-    int64_t k0 = K - 1 - t > 0 ? K - 1 - t : 0; /* first tap inside the sequence */
-    int64_t r0 = r - (K - 1); /* row of tap 0 (before the batch's first row for k < k0) */
-    for (int64_t c = 0; c < C; c++) {
-      double acc = p.bias ? (double)p.bias[c] : 0.0;
-      for (int64_t k = k0; k < K; k++) acc += (double)p.w[c * K + k] * p.x[(r0 + k) * C + c];
-      y[r * C + c] = (float)acc;
+/* The conv loops run over a block of CONV_VC channels at a time (contiguous in x, y, dy), so they
+ * vectorise over channels; every sum keeps its order (double, from the bias, taps in order; weight
+ * sums over rows in order), so the results do not depend on the blocking, the SIMD clone or the
+ * thread count. */
+
+/* Taps [k0, K) of row r, channels [c0, c0 + nc): acc[c] += w[c0 + c, k] * src[(rs + sgn k) C + c0 + c]
+ * in tap order, w read from wt [K, CONV_VC] (the block's weights transposed) or, when wt is NULL,
+ * straight from w [C, K]. */
+static inline void conv_taps(const conv_args *p, const float *wt, int64_t c0, int64_t nc, const float *src,
+                             int64_t rs, int64_t sgn, int64_t k0, double *restrict acc) {
+  const int64_t C = p->C, K = p->K;
+  for (int64_t k = k0; k < K; k++) {
+    const float *restrict s = src + (rs + sgn * k) * C + c0;
+    if (wt) {
+      const float *restrict wk = wt + k * CONV_VC;
+      for (int64_t c = 0; c < nc; c++) acc[c] += (double)wk[c] * s[c];
+    } else {
+      for (int64_t c = 0; c < nc; c++) acc[c] += (double)p->w[(c0 + c) * K + k] * s[c];
     }
   }
+}
+
+/* wt [K, CONV_VC] = the weights of channels [c0, c0 + nc) transposed; NULL when K > CONV_KT. */
+static const float *conv_wt(const conv_args *p, int64_t c0, int64_t nc, float *wt) {
+  if (p->K > CONV_KT) return NULL;
+  for (int64_t k = 0; k < p->K; k++)
+    for (int64_t c = 0; c < nc; c++) wt[k * CONV_VC + c] = p->w[(c0 + c) * p->K + k];
+  return wt;
+}
+
+/* Forward rows [r0, r1): y[r, c] = bias[c] + sum_k w[c, k] x[r - K + 1 + k, c] over taps inside the
+ * sequence (row r = b*L + t). */
+TG_CPU_CLONES static void conv_fwd_rows(const conv_args *p, int64_t r0, int64_t r1, float *y) {
+  const int64_t C = p->C, K = p->K;
+  float wbuf[CONV_KT * CONV_VC];
+  for (int64_t c0 = 0; c0 < C; c0 += CONV_VC) {
+    const int64_t nc = C - c0 < CONV_VC ? C - c0 : CONV_VC;
+    const float *wt = conv_wt(p, c0, nc, wbuf);
+    for (int64_t r = r0; r < r1; r++) {
+      const int64_t t = r % p->L, k0 = K - 1 - t > 0 ? K - 1 - t : 0; /* first tap inside the sequence */
+      double acc[CONV_VC];
+      for (int64_t c = 0; c < nc; c++) acc[c] = p->bias ? (double)p->bias[c0 + c] : 0.0;
+      conv_taps(p, wt, c0, nc, p->x, r - (K - 1), 1, k0, acc);
+      for (int64_t c = 0; c < nc; c++) y[r * C + c0 + c] = (float)acc[c];
+    }
+  }
+}
+
+/* out[b,t,c] = bias[c] + sum_k w[c,k] * x[b, t-K+1+k, c] (x = 0 before t = 0), summed in double
+ * from the bias, taps in order. Rows in blocks of CONV_RB per task. */
+tg_status tg_cpu_conv1d_causal_fwd(const tg_kernel_args *a) {
+  const conv_args p = conv_args_of(a);
+  int64_t rows = p.B * p.L, nb = (rows + CONV_RB - 1) / CONV_RB;
+  float *y = (float *)a->out->data; /* [B, L, C] */
+#pragma omp parallel for if (rows * p.C * p.K > SEQ_PAR_MIN)
+  for (int64_t ib = 0; ib < nb; ib++)
+    conv_fwd_rows(&p, ib * CONV_RB, ib * CONV_RB + CONV_RB < rows ? ib * CONV_RB + CONV_RB : rows, y);
   return TG_OK;
 }
 
-/* dx[b,s,c] += sum_k w[c,k] * dy[b, s+K-1-k, c] over taps whose output t lies inside the sequence. */
-static void conv_bwd_x(const conv_args *p, const float *dy) {
-  int64_t rows = p->B * p->L, C = p->C, K = p->K;
-#pragma omp parallel for if (rows * C * K > SEQ_PAR_MIN)
-  for (int64_t r = 0; r < rows; r++) {
-    int64_t s = r % p->L;
-    int64_t k0 = s + K - p->L > 0 ? s + K - p->L : 0; /* first tap with t = s+K-1-k < L */
-    for (int64_t c = 0; c < C; c++) {
-      double acc = 0.0;
-      for (int64_t k = k0; k < K; k++) acc += (double)p->w[c * K + k] * dy[(r + K - 1 - k) * C + c];
-      p->dx[r * C + c] += (float)acc;
+/* dx rows [r0, r1): dx[b,s,c] += sum_k w[c,k] * dy[b, s+K-1-k, c] over taps whose output t lies
+ * inside the sequence, in double, taps in order. */
+TG_CPU_CLONES static void conv_bwd_x_rows(const conv_args *p, const float *dy, int64_t r0, int64_t r1) {
+  const int64_t C = p->C, K = p->K;
+  float wbuf[CONV_KT * CONV_VC];
+  for (int64_t c0 = 0; c0 < C; c0 += CONV_VC) {
+    const int64_t nc = C - c0 < CONV_VC ? C - c0 : CONV_VC;
+    const float *wt = conv_wt(p, c0, nc, wbuf);
+    for (int64_t r = r0; r < r1; r++) {
+      const int64_t s = r % p->L, k0 = s + K - p->L > 0 ? s + K - p->L : 0; /* first tap with t < L */
+      double acc[CONV_VC];
+      for (int64_t c = 0; c < nc; c++) acc[c] = 0.0;
+      conv_taps(p, wt, c0, nc, dy, r + K - 1, -1, k0, acc);
+      for (int64_t c = 0; c < nc; c++) p->dx[r * C + c0 + c] += (float)acc[c];
     }
   }
 }
 
-/* dw[c,k] += sum_{b,t} dy[b,t,c] * x[b,t-K+1+k,c] and dbias[c] += sum_{b,t} dy[b,t,c]: one task per
- * channel block, taps in blocks, each sum in double over rows in order (thread-count independent). */
-static void conv_bwd_params(const conv_args *p, const float *dy) {
-  int64_t C = p->C, K = p->K, L = p->L, rows = p->B * p->L;
-  int64_t ncb = (C + CONV_CB - 1) / CONV_CB;
-#pragma omp parallel for if (rows * C * K > SEQ_PAR_MIN)
-  for (int64_t cb = 0; cb < ncb; cb++) {
-    int64_t c0 = cb * CONV_CB, nc = C - c0 < CONV_CB ? C - c0 : CONV_CB;
-    if (p->dbias) {
-      double sb[CONV_CB] = {0}; /* [nc] */
-      for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < nc; c++) sb[c] += dy[r * C + c0 + c];
-      for (int64_t c = 0; c < nc; c++) p->dbias[c0 + c] += (float)sb[c];
+static void conv_bwd_x(const conv_args *p, const float *dy) {
+  int64_t rows = p->B * p->L, nb = (rows + CONV_RB - 1) / CONV_RB;
+#pragma omp parallel for if (rows * p->C * p->K > SEQ_PAR_MIN)
+  for (int64_t ib = 0; ib < nb; ib++)
+    conv_bwd_x_rows(p, dy, ib * CONV_RB, ib * CONV_RB + CONV_RB < rows ? ib * CONV_RB + CONV_RB : rows);
+}
+
+/* Channel block cb (CONV_CB channels): dbias[c] += sum_r dy[r, c] and, tap block by tap block,
+ * dw[c, k] += sum_r dy[r, c] x[r - K + 1 + k, c] over rows in order, each sum in double. */
+TG_CPU_CLONES static void conv_bwd_params_block(const conv_args *p, const float *dy, int64_t cb) {
+  const int64_t C = p->C, K = p->K, L = p->L, rows = p->B * p->L;
+  const int64_t c0 = cb * CONV_CB, nc = C - c0 < CONV_CB ? C - c0 : CONV_CB;
+  if (p->dbias) {
+    double sb[CONV_CB] = {0}; /* [nc] */
+    for (int64_t r = 0; r < rows; r++) {
+      const float *restrict g = dy + r * C + c0;
+      for (int64_t c = 0; c < nc; c++) sb[c] += g[c];
     }
-    if (!p->dw) continue;
-    for (int64_t k0 = 0; k0 < K; k0 += CONV_KB) {
-      int64_t nk = K - k0 < CONV_KB ? K - k0 : CONV_KB;
-      double sw[CONV_CB][CONV_KB] = {{0}}; /* [nc][nk] */
-      for (int64_t r = 0; r < rows; r++) {
-        int64_t t = r % L;
-        const float *g = dy + r * C + c0;              /* [nc] */
-        int64_t rx = r - (K - 1);                      /* row of tap 0 */
-        int64_t klo = K - 1 - t > k0 ? K - 1 - t : k0; /* first tap inside the sequence */
-        for (int64_t c = 0; c < nc; c++)
-          for (int64_t k = klo; k < k0 + nk; k++)
-            sw[c][k - k0] += (double)g[c] * p->x[(rx + k) * C + c0 + c];
-      }
-      for (int64_t c = 0; c < nc; c++)
-        for (int64_t k = 0; k < nk; k++) p->dw[(c0 + c) * K + k0 + k] += (float)sw[c][k];
-    }
+    for (int64_t c = 0; c < nc; c++) p->dbias[c0 + c] += (float)sb[c];
   }
+  if (!p->dw) return;
+  for (int64_t k0 = 0; k0 < K; k0 += CONV_KB) {
+    const int64_t nk = K - k0 < CONV_KB ? K - k0 : CONV_KB;
+    double sw[CONV_KB][CONV_CB]; /* [nk][nc] */
+    for (int64_t k = 0; k < nk; k++)
+      for (int64_t c = 0; c < nc; c++) sw[k][c] = 0.0;
+    for (int64_t r = 0; r < rows; r++) {
+      const int64_t t = r % L, rx = r - (K - 1);          /* rx: row of tap 0 */
+      const int64_t klo = K - 1 - t > k0 ? K - 1 - t : k0; /* first tap inside the sequence */
+      const float *restrict g = dy + r * C + c0;           /* [nc] */
+      for (int64_t k = klo; k < k0 + nk; k++) {
+        const float *restrict xs = p->x + (rx + k) * C + c0;
+        double *restrict s = sw[k - k0];
+        for (int64_t c = 0; c < nc; c++) s[c] += (double)g[c] * xs[c];
+      }
+    }
+    for (int64_t c = 0; c < nc; c++)
+      for (int64_t k = 0; k < nk; k++) p->dw[(c0 + c) * K + k0 + k] += (float)sw[k][c];
+  }
+}
+
+/* dw and dbias: one task per channel block (thread-count independent). */
+static void conv_bwd_params(const conv_args *p, const float *dy) {
+  int64_t rows = p->B * p->L, ncb = (p->C + CONV_CB - 1) / CONV_CB;
+#pragma omp parallel for if (rows * p->C * p->K > SEQ_PAR_MIN)
+  for (int64_t cb = 0; cb < ncb; cb++) conv_bwd_params_block(p, dy, cb);
 }
 
 tg_status tg_cpu_conv1d_causal_bwd(const tg_kernel_args *a) {

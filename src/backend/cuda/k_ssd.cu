@@ -6,10 +6,12 @@ extern "C" { /* the kernel declarations are called from C (the op table) */
 #include "backend/cuda/cuda_kernels.h"
 }
 
-/* Every value is computed in the order ssd_ref.h computes it in float on the CPU, with products
- * feeding an addition taken through __fmul_rn (never fused into an FMA), so the two differ only by
- * expf's last bits (the CPU sums <h_{t-1}, dh_t> in the slots and tree of this block reduce).
- * Workspace layouts are ssd_ref.h's, so tg_ssd_workspace sizes both backends.
+/* Every value is computed in the order ssd_ref.h's float algorithm (tg_ssd_*_f) computes it, with
+ * products feeding an addition taken through __fmul_rn (never fused into an FMA), so the two differ
+ * only by expf's last bits (tg_ssd_bwd_step sums <h_{t-1}, dh_t> in the slots and tree of this block
+ * reduce). The CPU kernels (k_ssd.c) sum in another order (chunked matrix products); test_ssd holds
+ * them to tg_ssd_*_f within test_cuda's parity tolerance. Workspace layouts are ssd_ref.h's
+ * (tg_ssd_workspace gives the CPU its own, tg_ssd_cpu_layout_of).
  *
  * Forward (section 2.4 of the spec), four launches:
  *   k_ssd_decay         one thread per (pair, chunk): din, wout, tot of the layout (sequential in
