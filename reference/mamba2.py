@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 DEFAULTS = dict(d_model=128, n_layers=2, d_state=64, headdim=32, expand=2, d_conv=4, ngroups=1, chunk=64,
-                seq_len=128, n_past=17, horizons=8, nq=3, q=[0.1, 0.5, 0.9], dropout=0.1)
+                seq_len=128, n_past=16, horizons=8, nq=3, q=[0.1, 0.5, 0.9], dropout=0.1)
 
 # The small config of the reference file (seq_len is deliberately not a multiple of chunk).
 REF_CFG = dict(d_model=32, n_layers=2, d_state=16, headdim=16, expand=2, d_conv=4, ngroups=1, chunk=8,

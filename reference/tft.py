@@ -35,7 +35,7 @@ from torch import nn
 
 LN_EPS = 1e-5
 
-DEFAULTS = dict(hidden=64, heads=4, enc_len=64, dec_len=8, n_past=17, n_future=4, n_static=1, nq=3,
+DEFAULTS = dict(hidden=64, heads=4, enc_len=64, dec_len=8, n_past=16, n_future=4, n_static=1, nq=3,
                 quantiles=[0.1, 0.5, 0.9], dropout=0.1)
 
 
@@ -355,7 +355,7 @@ def main():
     ap.add_argument("--count", action="store_true", help="print the default config's parameter count")
     a = ap.parse_args()
     if a.count:
-        cfg = dict(DEFAULTS, n_past=17, n_future=4, n_static=1, nq=3)
+        cfg = dict(DEFAULTS)
         m = build(cfg)
         print(f"default config: {sum(p.numel() for p in m.parameters())} parameters in "
               f"{len(list(m.parameters()))} tensors")

@@ -312,16 +312,16 @@ static void test_shared_store(const tg_safetensors *ref, tg_forecast_cfg c, int6
 /* The default config's parameter count (reference/tft.py --count agrees). */
 static void test_default_count(void) {
   tg_forecast_cfg c = tg_forecast_defaults(TG_MODEL_TFT);
-  c.n_past = 17;
+  c.n_past = 16;
   c.n_future = 4;
   c.n_static = 1;
   c.horizons = c.tft.dec_len;
   tg_store *s = tg_store_new(tg_cpu(0), 1);
   model m = build(s, "tft_default", &c, 2);
   long long n = param_count(s);
-  printf("default config (hidden 64, heads 4, enc 64, dec 8, n_past 17, n_future 4): %lld parameters in %d tensors\n",
+  printf("default config (hidden 64, heads 4, enc 64, dec 8, n_past 16, n_future 4): %lld parameters in %d tensors\n",
          n, tg_store_count(s));
-  CHECK_MSG(n == 703148, "default parameter count %lld (PyTorch twin: 703148)", n);
+  CHECK_MSG(n == 679911, "default parameter count %lld (PyTorch twin: 679911)", n);
   CHECK(m.pred && m.pred->shape[1] == 8 && m.pred->shape[2] == 3);
   tg_graph_free(m.g);
   tg_store_free(s);
