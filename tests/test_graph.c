@@ -101,6 +101,24 @@ static void test_sticky_build_error(void) {
   tg_graph_free(g);
 }
 
+/* A message that wraps the last one ("outer: %s" with tg_last_error()) keeps the inner text whole;
+ * a parameter declared twice with different shapes names the graph once and the parameter. */
+static void test_wrapped_messages(void) {
+  tg_error(TG_ERR_INVALID, "inner message %d", 7);
+  tg_error(TG_ERR_INVALID, "outer: %s", tg_last_error());
+  CHECK_MSG(strcmp(tg_last_error(), "outer: inner message 7") == 0, "%s", tg_last_error());
+  tg_store *s = tg_store_new(tg_cpu(0), 1);
+  tg_graph *g = tg_graph_new(s, "twice");
+  int64_t a[1] = {3}, b[1] = {4};
+  CHECK(tg_param(g, "w", 1, a, (tg_init){TG_INIT_ZEROS, 0, 0}) != NULL);
+  CHECK(tg_param(g, "w", 1, b, (tg_init){TG_INIT_ZEROS, 0, 0}) == NULL);
+  const char *m = tg_last_error();
+  CHECK_MSG(strncmp(m, "graph 'twice': ", 15) == 0 && strstr(m + 15, "graph 'twice'") == NULL && strstr(m, "'w'"),
+            "%s", m);
+  tg_graph_free(g);
+  tg_store_free(s);
+}
+
 static void test_arena_reuse(void) {
   /* a chain of 20 unary ops: in inference only two activations are ever live at once */
   tg_graph *g = tg_graph_new(NULL, "chain");
@@ -174,6 +192,7 @@ static void test_no_allocation_in_step(void) {
 int main(void) {
   test_device_strictness();
   test_sticky_build_error();
+  test_wrapped_messages();
   test_arena_reuse();
   test_no_allocation_in_step();
   return tg_test_finish();

@@ -1,6 +1,7 @@
 /* The thread-local error message behind tg_error / tg_last_error. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include "tickgrad/status.h"
 
 static _Thread_local char t_msg[1024];
@@ -10,10 +11,14 @@ const char *tg_last_error(void) { return t_msg; }
 void tg_clear_error(void) { t_msg[0] = '\0'; }
 
 tg_status tg_error(tg_status s, const char *fmt, ...) {
+  /* format into a copy first: callers often pass tg_last_error() itself as an argument
+   * ("resume: %s"), and vsnprintf's output must not overlap its input */
+  char msg[sizeof t_msg];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(t_msg, sizeof t_msg, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  memcpy(t_msg, msg, sizeof t_msg);
   return s;
 }
 
