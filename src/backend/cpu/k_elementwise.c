@@ -236,9 +236,9 @@ static void relu_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads y */
   }
 }
 
-static void tanh_f(const ew_ctx *c, int64_t lo, int64_t hi) {
-  const float *x = c->x; float *o = c->out;
-  for (int64_t i = lo; i < hi; i++) o[i] = tanhf(x[i]);
+TG_CPU_CLONES static void tanh_f(const ew_ctx *c, int64_t lo, int64_t hi) {
+  const float *restrict x = c->x; float *restrict o = c->out;
+  for (int64_t i = lo; i < hi; i++) o[i] = tg_vtanhf(x[i]);
 }
 static void tanh_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads y */
   const float *y = c->y, *dy = c->dy; float *dx = c->dx;
