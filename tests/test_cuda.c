@@ -150,6 +150,25 @@ static tg_tensor *ssd_case(tg_graph *g, tg_tensor **x, int with_d, int chunk) {
 static tg_tensor *b_ssd(tg_graph *g, tg_tensor **x) { return ssd_case(g, x, 1, 160); }
 static tg_tensor *b_ssd_nod(tg_graph *g, tg_tensor **x) { return ssd_case(g, x, 0, 8); }
 
+/* ppo_loss: x = logits [B, A], value [B], actions [B], d [4, B] = old_logp | adv | returns | old_value. */
+static tg_tensor *b_ppo(tg_graph *g, tg_tensor **x) {
+  int64_t B = x[0]->shape[0];
+  tg_tensor *d[4];
+  for (int k = 0; k < 4; k++) d[k] = tg_reshape(g, tg_slice(g, x[3], 0, k, 1), 1, &B);
+  tg_ppo_coefs c = {0.2f, 0.5f, 0.01f, 1, 1};
+  return tg_ppo_loss(g, x[0], x[1], x[2], d[0], d[1], d[2], d[3], &c);
+}
+
+/* ppo_loss, Gaussian: x = mean [B, 1], log_std [1], value [B], d [5, B] = old_logp | adv | returns |
+ * old_value | actions. */
+static tg_tensor *b_ppo_gauss(tg_graph *g, tg_tensor **x) {
+  int64_t B = x[0]->shape[0], sa[2] = {B, 1};
+  tg_tensor *d[5];
+  for (int k = 0; k < 5; k++) d[k] = tg_reshape(g, tg_slice(g, x[3], 0, k, 1), k < 4 ? 1 : 2, k < 4 ? &B : sa);
+  tg_ppo_coefs c = {0.2f, 0.5f, 0.01f, 1, 1};
+  return tg_ppo_loss_gaussian(g, x[0], x[1], x[2], d[4], d[0], d[1], d[2], d[3], &c);
+}
+
 static const pc_case k_cases[] = {
     {"matmul", 2, {F32P("a", 3, 3, 4, 33), F32P("b", 2, 33, 6)}, b_matmul},
     {"matmul", 2, {F32P("a", 3, 2, 33, 4), F32P("b", 3, 2, 6, 33)}, b_matmul_tt},
@@ -207,6 +226,12 @@ static const pc_case k_cases[] = {
                      F32P("Bm", 4, 2, 300, 2, 6), F32P("Cm", 4, 2, 300, 2, 6)}, b_ssd},
     {"ssd_scan", 4, {F32P("x", 4, 1, 37, 2, 3), {"dt", TG_F32, 3, {1, 37, 2}, 1, 0.05, 0.5},
                      F32P("Bm", 4, 1, 37, 1, 300), F32P("Cm", 4, 1, 37, 1, 300)}, b_ssd_nod},
+    /* ppo_loss: 300 samples (more than the kernel's one block of threads); ratios straddle the clip range */
+    {"ppo_loss", 4, {F32P("z", 2, 300, 3), F32P("v", 1, 300), IN_IDX("a", TG_I32, 3, 1, 300),
+                     {"d", TG_F32, 2, {4, 300}, 0, -1.5, 0.5}}, b_ppo},
+    /* ppo_loss, Gaussian policy: log_std's gradient is a sum over the 300 samples */
+    {"ppo_loss", 4, {F32P("mu", 2, 300, 1), {"ls", TG_F32, 1, {1}, 1, -0.5, -0.2}, F32P("v", 1, 300),
+                     {"d", TG_F32, 2, {5, 300}, 0, -1.5, 0.5}}, b_ppo_gauss},
 };
 #define N_CASES ((int)(sizeof k_cases / sizeof k_cases[0]))
 

@@ -24,6 +24,10 @@ typedef enum tg_init_kind {
   TG_INIT_LOG_UNIFORM, /* log(U(a, b)), 0 < a <= b (Mamba-2's A_log: a = 1, b = 16) */
   TG_INIT_DT_BIAS,     /* softplus^-1(dt), dt = max(exp(U(log a, log b)), 1e-4), 0 < a <= b
                           (Mamba-2's dt_bias: a = 1e-3, b = 0.1) */
+  TG_INIT_ORTHOGONAL,  /* torch.nn.init.orthogonal_ with gain a: W viewed as [rows = shape[0],
+                          cols = numel / rows] is a times the Q of a Gaussian's QR with R's diagonal
+                          made positive (computed in float64); W W^T = a^2 I when rows <= cols, else
+                          W^T W = a^2 I. Needs ndim >= 2. */
 } tg_init_kind;
 
 typedef struct tg_init {
@@ -175,6 +179,36 @@ tg_tensor *tg_huber_loss(tg_graph *g, tg_tensor *pred, tg_tensor *target, float 
 tg_tensor *tg_pinball_loss(tg_graph *g, tg_tensor *pred, tg_tensor *target, int nq, const float *q);
 /* logits [N, C] f32, labels [N] i32 or i64 in [0, C). */
 tg_tensor *tg_softmax_cross_entropy(tg_graph *g, tg_tensor *logits, tg_tensor *labels);
+
+/* PPO's clipped loss for a categorical policy (CleanRL's ppo.py), fused, over a minibatch of B:
+ *   logits [B, A] f32, value [B] or [B, 1] f32 (the critic), actions [B] i32/i64 in [0, A),
+ *   old_logp, adv, returns, old_value [B] f32 from the rollout (data: they may not depend on
+ *   parameters). With ratio = exp(logp(action) - old_logp) and adv normalised inside the op when
+ *   norm_adv ((adv - mean) / (std + 1e-8), std unbiased; needs B >= 2):
+ *     pg_loss = mean(max(-adv ratio, -adv clamp(ratio, 1 - clip, 1 + clip)))
+ *     v_loss  = 0.5 mean(max((v - R)^2, (v_old + clamp(v - v_old, -clip, clip) - R)^2))
+ *               (0.5 mean((v - R)^2) without clip_vloss)
+ *     loss    = pg_loss - ent_coef mean(entropy) + vf_coef v_loss
+ * out f32 [TG_PPO_NSTATS], indexed by TG_PPO_*: the loss, pg_loss, v_loss, mean entropy,
+ * approx_kl = mean((ratio - 1) - log ratio) and clipfrac = mean(|ratio - 1| > clip). Every element
+ * but clipfrac is differentiable (PyTorch's rules at the max and clamp kinks). Train on
+ * tg_slice(g, out, 0, TG_PPO_LOSS, 1); the whole vector stays readable after the step when the
+ * graph also keeps it as an output (e.g. a tg_reshape of it that nothing consumes). */
+typedef struct tg_ppo_coefs {
+  float clip, vf_coef, ent_coef;
+  int clip_vloss, norm_adv;
+} tg_ppo_coefs;
+enum { TG_PPO_LOSS = 0, TG_PPO_PG, TG_PPO_V, TG_PPO_ENTROPY, TG_PPO_KL, TG_PPO_CLIPFRAC, TG_PPO_NSTATS };
+tg_tensor *tg_ppo_loss(tg_graph *g, tg_tensor *logits, tg_tensor *value, tg_tensor *actions, tg_tensor *old_logp,
+                       tg_tensor *adv, tg_tensor *returns, tg_tensor *old_value, const tg_ppo_coefs *c);
+/* The same loss for a diagonal Gaussian policy with a state-independent log_std (CleanRL's
+ * ppo_continuous_action.py): mean [B, D] f32 (the actor's output), log_std [D] f32, actions [B, D]
+ * f32 (the sampled, unclipped actions; data). logp = sum_d -0.5 z_d^2 - log_std_d - 0.5 log(2 pi)
+ * with z_d = (a_d - mean_d) / exp(log_std_d); entropy = sum_d 0.5 + 0.5 log(2 pi) + log_std_d.
+ * Gradients flow to mean, log_std and value. */
+tg_tensor *tg_ppo_loss_gaussian(tg_graph *g, tg_tensor *mean, tg_tensor *log_std, tg_tensor *value,
+                                tg_tensor *actions, tg_tensor *old_logp, tg_tensor *adv, tg_tensor *returns,
+                                tg_tensor *old_value, const tg_ppo_coefs *c);
 
 /* ---- plan, run, backward ---- */
 

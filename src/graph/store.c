@@ -93,6 +93,11 @@ int tg_store_declare(tg_store *s, const char *name, int ndim, const int64_t *sha
     *index_out = i;
     return 1;
   }
+  if (init.kind == TG_INIT_ORTHOGONAL && ndim < 2) {
+    tg_error(TG_ERR_SHAPE, "param '%s': orthogonal initialisation needs 2 or more dims, got %s", name,
+             tg_shape_str(&probe, want, sizeof want));
+    return 0;
+  }
   if (s->final) {
     tg_error(TG_ERR_INVALID,
              "param '%s': the store is already allocated (a graph was planned); declare every "
@@ -147,6 +152,7 @@ static float init_value(const tg_store *s, int pi, size_t e) {
       return -bound + 2.0f * bound * u;
     }
     case TG_INIT_LOG_UNIFORM: return (float)log((double)p->init.a + ((double)p->init.b - p->init.a) * u);
+    case TG_INIT_ORTHOGONAL: return 0.0f; /* the whole matrix at once: init_orthogonal */
     case TG_INIT_DT_BIAS: { /* softplus^-1(y) = y + log(-expm1(-y)) */
       double la = log((double)p->init.a), lb = log((double)p->init.b);
       double dt = fmax(exp(la + (lb - la) * u), 1e-4);
@@ -154,6 +160,46 @@ static float init_value(const tg_store *s, int pi, size_t e) {
     }
   }
   return 0.0f;
+}
+
+/* torch.nn.init.orthogonal_: G [rows, cols] Gaussian (element e from stream pi, counter e); the
+ * tall one of G and G^T, M [m, n] with m >= n, is factored M = QR with R's diagonal positive (what
+ * torch's sign correction gives), here by Gram-Schmidt with a second orthogonalisation pass in
+ * float64; W = gain * Q (or Q^T when rows < cols). dst: [rows * cols]. */
+static tg_status init_orthogonal(const tg_store *s, int pi, float *dst) {
+  const store_param *p = &s->params[pi];
+  int64_t rows = p->shape[0], cols = rows > 0 ? (int64_t)p->numel / rows : 0;
+  int tall = rows >= cols;
+  int64_t m = tall ? rows : cols, n = tall ? cols : rows;
+  if (m * n == 0) return TG_OK;
+  double *q = tg_malloc((size_t)(m * n) * sizeof *q); /* [n, m]: column j of M at q + j*m */
+  if (!q) return tg_error(TG_ERR_NOMEM, "param '%s': no host memory for its orthogonal initialisation", p->name);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++) {
+      double v = tg_rng_normal(s->seed, (uint64_t)pi, (uint64_t)(r * cols + c));
+      if (tall) q[c * m + r] = v; /* M = G: column c */
+      else q[r * m + c] = v;      /* M = G^T: column r */
+    }
+  for (int64_t j = 0; j < n; j++) {
+    double *v = q + j * m; /* [m] */
+    for (int pass = 0; pass < 2; pass++)
+      for (int64_t k = 0; k < j; k++) {
+        const double *qk = q + k * m;
+        double d = 0.0;
+        for (int64_t i = 0; i < m; i++) d += qk[i] * v[i];
+        for (int64_t i = 0; i < m; i++) v[i] -= d * qk[i];
+      }
+    double nn = 0.0;
+    for (int64_t i = 0; i < m; i++) nn += v[i] * v[i];
+    double inv = nn > 0.0 ? 1.0 / sqrt(nn) : 0.0;
+    for (int64_t i = 0; i < m; i++) v[i] *= inv;
+  }
+  double gain = p->init.a;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++)
+      dst[r * cols + c] = (float)(gain * (tall ? q[c * m + r] : q[r * m + c]));
+  tg_free(q);
+  return TG_OK;
 }
 
 tg_status tg_store_finalize(tg_store *s) {
@@ -175,10 +221,15 @@ tg_status tg_store_finalize(tg_store *s) {
   float *host = tg_calloc(s->numel ? s->numel : 1, sizeof(float));
   if (!host) st = tg_error(TG_ERR_NOMEM, "store: no host memory to initialise %zu floats", s->numel);
   if (st == TG_OK) {
-    for (int i = 0; i < s->n; i++)
+    for (int i = 0; i < s->n && st == TG_OK; i++) {
+      if (s->params[i].init.kind == TG_INIT_ORTHOGONAL) {
+        st = init_orthogonal(s, i, host + s->params[i].offset);
+        continue;
+      }
       for (size_t e = 0; e < s->params[i].numel; e++)
         host[s->params[i].offset + e] = init_value(s, i, e);
-    st = b->from_host(s->device, s->values, host, bytes);
+    }
+    if (st == TG_OK) st = b->from_host(s->device, s->values, host, bytes);
   }
   tg_free(host);
   if (st == TG_OK) st = b->fill_f32(s->device, s->grads, s->numel, 0.0f);

@@ -56,6 +56,7 @@ typedef enum tg_op {
   TG_OP_SSD_SCAN,
   TG_OP_STACKED_LINEAR,
   TG_OP_GATE_ADD_NORM,
+  TG_OP_PPO_LOSS,
   TG_OP_COUNT
 } tg_op;
 
@@ -69,7 +70,8 @@ typedef enum tg_op {
  *   causal_softmax: i[0]=offset (key j is visible to query row i when j <= i + offset)
  *   conv1d_causal: i[0]=has bias          lstm: i[0]=has h0/c0, i[1]=has bias
  *   ssd_scan: i[0]=chunk length Q, i[1]=has D
- *   stacked_linear: i[0]=has bias         gate_add_norm: f[0]=eps, i[0]=has gamma and beta */
+ *   stacked_linear: i[0]=has bias         gate_add_norm: f[0]=eps, i[0]=has gamma and beta
+ *   ppo_loss: f[0]=clip, f[1]=vf_coef, f[2]=ent_coef, i[0]=clip_vloss, i[1]=norm_adv, i[2]=Gaussian */
 typedef struct tg_attr {
   int64_t i[8];
   float f[TG_MAX_QUANTILES];

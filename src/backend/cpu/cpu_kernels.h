@@ -115,4 +115,8 @@ tg_status tg_cpu_lstm_bwd(const tg_kernel_args *a);
 tg_status tg_cpu_ssd_scan_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_ssd_scan_bwd(const tg_kernel_args *a);
 
+/* k_ppo.c: PPO's clipped loss, its parts and diagnostics */
+tg_status tg_cpu_ppo_loss_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_ppo_loss_bwd(const tg_kernel_args *a);
+
 #endif

@@ -114,6 +114,10 @@ tg_status tg_cuda_lstm_bwd(const tg_kernel_args *a);
 tg_status tg_cuda_ssd_scan_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_ssd_scan_bwd(const tg_kernel_args *a);
 
+/* k_ppo.cu: PPO's clipped loss, its parts and diagnostics */
+tg_status tg_cuda_ppo_loss_fwd(const tg_kernel_args *a);
+tg_status tg_cuda_ppo_loss_bwd(const tg_kernel_args *a);
+
 #ifdef __cplusplus
 }
 #endif
