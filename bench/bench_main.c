@@ -16,6 +16,8 @@ typedef struct bench_case {
 int bench_mlp_step(int warmup, int reps, double *median_us);
 int bench_tft_step(int warmup, int reps, double *median_us);
 int bench_mamba2_step(int warmup, int reps, double *median_us);
+int bench_dqn_step(int warmup, int reps, double *median_us);
+int bench_ppo_update(int warmup, int reps, double *median_us);
 int bench_mlp_step_cuda_b64(int warmup, int reps, double *median_us);
 int bench_mlp_step_cuda_b64_eager(int warmup, int reps, double *median_us);
 int bench_mlp_step_cuda_b4096(int warmup, int reps, double *median_us);
@@ -23,6 +25,10 @@ int bench_read_spy_hour_csv(int warmup, int reps, double *median_us);
 int bench_read_eurusd_hour_csv(int warmup, int reps, double *median_us);
 int bench_read_es_snappy_parquet(int warmup, int reps, double *median_us);
 int bench_read_es_zstd_parquet(int warmup, int reps, double *median_us);
+int bench_env_cartpole_1(int warmup, int reps, double *median_us);
+int bench_env_cartpole_64(int warmup, int reps, double *median_us);
+int bench_env_trading_1(int warmup, int reps, double *median_us);
+int bench_env_trading_64(int warmup, int reps, double *median_us);
 
 static const bench_case CASES[] = {
     {"mlp_step", "MLP 256-256-256-3 ReLU, batch 64, MSE, Adam: forward + backward + update", bench_mlp_step},
@@ -30,6 +36,10 @@ static const bench_case CASES[] = {
      bench_tft_step},
     {"mamba2_step", "Mamba-2 d_model 128, 2 layers, d_state 64, headdim 32, seq 128, batch 8, pinball, Adam: one step",
      bench_mamba2_step},
+    {"dqn_step", "Double DQN, Q-network 64-256-256-256-3 ReLU, batch 64 from a 10,000-transition replay, target network, "
+     "Huber, Adam: one step", bench_dqn_step},
+    {"ppo_update", "PPO minibatch update: actor and critic 64-256-64-64 tanh, 3 actions, minibatch 256, clipped "
+     "surrogate + clipped value loss + entropy, grad clip 0.5, Adam", bench_ppo_update},
     {"mlp_step_cuda_b64", "the same on cuda:0, batch 64 drawn on the device from 65,536 resident rows, captured step",
      bench_mlp_step_cuda_b64},
     {"mlp_step_cuda_b64_eager", "mlp_step_cuda_b64 with capture off (every step launched op by op)",
@@ -39,6 +49,11 @@ static const bench_case CASES[] = {
     {"read_eurusd_hour_csv", "Lean FXCM EURUSD hourly CSV (69,928 quote bars) into bars", bench_read_eurusd_hour_csv},
     {"read_es_snappy_parquet", "ES 1-minute Parquet, snappy (16,673 bars) into bars", bench_read_es_snappy_parquet},
     {"read_es_zstd_parquet", "ES 1-minute Parquet, zstd, 4,096-row groups (16,673 bars) into bars", bench_read_es_zstd_parquet},
+    {"env_cartpole_1", "CartPole-v1, 1 instance: one step (us per vectorised step)", bench_env_cartpole_1},
+    {"env_cartpole_64", "CartPole-v1, 64 instances: one vectorised step", bench_env_cartpole_64},
+    {"env_trading_1", "trading env on the default synthetic market, window 32 x 16 features, 1 instance: one step",
+     bench_env_trading_1},
+    {"env_trading_64", "the trading env with 64 instances: one vectorised step", bench_env_trading_64},
 };
 
 double bench_now_us(void) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: runs every case in tickgrad and in PyTorch (eager and torch.compile) in the same run:
-# the training steps (mlp_step, tft_step, mamba2_step) at 1 and 2 threads, printing
-# "case, threads, tickgrad_us, torch_us, ratio, torch_compile_us", then the readers single-threaded.
+# the training steps (mlp_step, tft_step, mamba2_step, dqn_step, ppo_update) at 1 and 2 threads, printing
+# "case, threads, tickgrad_us, torch_us, ratio, torch_compile_us", then the readers single-threaded,
+# then the environments' throughput (env_cartpole_*, env_trading_*: "case, instances, steps_per_s").
 # Then the GPU cases (mlp_step_cuda_*) when `tickgrad devices` shows a working cuda:0, against
 # PyTorch on the GPU; else one line "# GPU cases skipped: <why>".
 #
@@ -111,9 +112,9 @@ fi
 echo "case, threads, tickgrad_us, torch_us, ratio, torch_compile_us"
 # each training case at every thread count in BENCH_TRAIN_THREADS (default "1 2"); the forecasters
 # are slower per step, so they take fewer repetitions
-for case in mlp_step tft_step mamba2_step; do
+for case in mlp_step tft_step mamba2_step dqn_step ppo_update; do
   reps="--warmup 50 --reps 500"
-  [ "$case" = mlp_step ] || reps="--warmup 5 --reps 40"
+  case $case in mlp_step | dqn_step | ppo_update) ;; *) reps="--warmup 5 --reps 40" ;; esac
   for th in ${BENCH_TRAIN_THREADS:-1 2}; do
     # shellcheck disable=SC2086  # reps is two flags
     tg=$(OMP_NUM_THREADS=$th "./$build/tickgrad_bench" --threads "$th" $reps "$case" | cut -d' ' -f2)
@@ -142,5 +143,14 @@ else
     done
   done
 fi
+echo
+echo "# environment throughput (single thread): steps/s = instances * 1e6 / us per vectorised step"
+echo "case, instances, steps_per_s"
+for spec in env_cartpole_1:1 env_cartpole_64:64 env_trading_1:1 env_trading_64:64; do
+  case=${spec%%:*} inst=${spec##*:}
+  us=$("./$build/tickgrad_bench" --threads 1 --warmup 20 --reps 200 "$case" 2>>"$log" | cut -d' ' -f2) || {
+    echo "$case, $inst, failed: $(tail -1 "$log")"; continue; }
+  echo "$case, $inst, $(awk -v n="$inst" -v u="$us" 'BEGIN { printf "%.0f", n * 1e6 / u }')"
+done
 gpu_section || gpu_status=$?
 exit $gpu_status

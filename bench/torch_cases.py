@@ -105,8 +105,21 @@ def mamba2_step(compile_, device="cpu", batch=8):
     return forecast_step(model, (past,), y, c.q, compile_)
 
 
-CASES = {"mlp_step": mlp_step, "tft_step": tft_step, "mamba2_step": mamba2_step}
-BATCH = {"mlp_step": 64, "tft_step": 32, "mamba2_step": 8}
+def dqn_step(compile_, device="cpu", batch=64):
+    """reference/dqn_step.py: Double DQN, Q-network 64-256-256-256-3, replay draw, Huber, Adam."""
+    import dqn_step as twin
+    return twin.make_step(compile_, device, batch)
+
+
+def ppo_update(compile_, device="cpu", batch=256):
+    """reference/ppo_update.py: CleanRL's PPO minibatch update, actor and critic 64-256-64-64 tanh, 3 actions."""
+    import ppo_update as twin
+    return twin.make_step(compile_, device, batch)
+
+
+CASES = {"mlp_step": mlp_step, "tft_step": tft_step, "mamba2_step": mamba2_step, "dqn_step": dqn_step,
+         "ppo_update": ppo_update}
+BATCH = {"mlp_step": 64, "tft_step": 32, "mamba2_step": 8, "dqn_step": 64, "ppo_update": 256}
 
 
 def main():
@@ -117,7 +130,7 @@ def main():
     ap.add_argument("--reps", type=int, default=500)
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    ap.add_argument("--batch", type=int, default=0, help="default: the case's batch (64, 32, 8)")
+    ap.add_argument("--batch", type=int, default=0, help="default: the case's batch (64, 32, 8, 64, 256)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     cuda = a.device == "cuda"

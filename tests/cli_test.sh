@@ -115,6 +115,21 @@ expect 2 "train resume with a changed setting" -- "$bin" train --resume "$dir/tp
 expect 0 "train resume" -- "$bin" --threads 1 train --resume "$dir/tp"
 if cmp -s "$dir/tr/weights.safetensors" "$dir/tp/weights.safetensors" && [ "$(wc -l < "$dir/tp/metrics.csv")" -eq 4 ]; then
   pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: train resumed run differs from the uninterrupted one"; fi
+# train --model dqn|ppo: flags, a short run, its evaluation, resume continuing bitwise, errors
+expect_out "--env S" "rl train help" -- "$bin" train --model ppo --help
+expect 2 "rl unknown setting" -- "$bin" train --model ppo --frob 1
+expect_out "unknown setting 'frob'" "rl unknown setting named" -- "$bin" train --model dqn --frob 1
+expect 2 "rl bad env" -- "$bin" train --model dqn --env pong
+expect 2 "rl bad value" -- "$bin" train --model dqn --learning-rate -1
+expect 2 "rl --data on cartpole" -- "$bin" train --model dqn --data "$dir/t.csv"
+expect_out "evaluation: greedy policy, 10 new episodes" "ppo on cartpole" -- "$bin" --threads 1 train --model ppo --total-timesteps 5120 --out "$dir/rp"
+expect 1 "rl into an existing run" -- "$bin" train --model ppo --total-timesteps 5120 --out "$dir/rp"
+expect 0 "ppo stop after 4" -- "$bin" --threads 1 train --model ppo --total-timesteps 5120 --out "$dir/rq" --stop-after 4
+expect 2 "rl resume with a changed setting" -- "$bin" train --resume "$dir/rq" --learning-rate 0.1
+expect 0 "ppo resume" -- "$bin" --threads 1 train --resume "$dir/rq"
+if cmp -s "$dir/rp/weights.safetensors" "$dir/rq/weights.safetensors"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: resumed ppo run differs from the uninterrupted one"; fi
+expect_out "test .* [0-9]" "dqn on the trading market from a CSV" -- "$bin" --threads 1 train --model dqn --env trading --data "$dir/t.csv" --window 8 --episode-len 64 --total-timesteps 2000 --learning-starts 200 --out "$dir/rd"
+expect 1 "rl trading on a missing file" -- "$bin" train --model dqn --env trading --data "$dir/none.csv" --out "$dir/rn"
 if ! "$bin" devices | grep -q '^cuda:0$'; then
   expect 2 "train on cuda without a GPU" -- "$bin" train --model mlp --data "$dir/t.csv" --device cuda --out "$dir/tg"
 fi

@@ -16,6 +16,8 @@
 #include "tickgrad/step.h"
 #include "tickgrad/models.h"
 #include "tickgrad/train.h"
+#include "tickgrad/rl.h"
+#include "tickgrad/rl_agents.h"
 
 #ifdef __cplusplus
 extern "C" {

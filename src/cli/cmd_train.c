@@ -1,4 +1,4 @@
-/* `tickgrad train`: flags and a JSON config -> tg_train_run (forecasters on bar files), resume, exit codes. */
+/* `tickgrad train`: flags and a JSON config -> tg_train_run (forecasters on bar files), resume, exit codes; RL runs go to cmd_train_rl.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +28,7 @@ static void train_usage(FILE *f) {
           "naive forecaster (the training split's quantiles), time per phase, memory, bytes moved.\n"
           "RUN/ gets config.json (a valid --config file), metrics.csv, weights.safetensors and state.safetensors\n"
           "(every --ckpt-every epochs and at the end), trainer.json, best.safetensors (best validation epoch).\n"
+          "Reinforcement learning (DQN, PPO on CartPole or the trading market): tickgrad train --model dqn --help\n"
           "\n"
           "  --config FILE          settings from a JSON file (keys as in RUN/config.json); flags override it\n"
           "  --resume RUN           continue RUN exactly as if it had not stopped (its config.json; only --device,\n"
@@ -161,6 +162,7 @@ static int config_new(const train_args *a, tg_train_config *c) {
 int tg_cmd_train(int argc, char **argv) {
   static train_args a;
   static tg_train_config c;
+  if (tg_cli_train_is_rl(argc, argv)) return tg_cmd_train_rl(argc, argv);
   memset(&a, 0, sizeof a);
   int rc = parse(argc, argv, &a);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
