@@ -4,19 +4,14 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "rl/rl_internal.h"
+#include "rl/rl_shared.h"
 #include "tickgrad/rl_agents.h"
 #include "train/train_internal.h"
 
 #define DQ_CONFIG_FORMAT "tickgrad-dqn-config-1"
 #define DQ_AGENT_FORMAT "tickgrad-dqn-agent-1"
-#define DQ_RECENT 100 /* finished episodes in the running means */
 
-/* The environment a run was started with (config.json's "env"). */
-typedef struct dq_env_id {
-  char name[64];
-  int n, obs_dim, n_actions;
-} dq_env_id;
+typedef rl_env_id dq_env_id; /* the environment a run was started with (config.json's "env") */
 
 /* Sums over the training steps of one log interval. */
 typedef struct dq_accum {
@@ -39,9 +34,7 @@ typedef struct dq_run {
   int32_t *ep_len, *actions;                     /* [n] */
   /* the run's position */
   int64_t step, episodes;
-  double recent_ret[DQ_RECENT];  /* ring of the last finished episodes */
-  int32_t recent_len[DQ_RECENT];
-  int recent_n, recent_pos;
+  rl_recent recent;              /* the last finished episodes */
   dq_accum acc;                  /* this log interval's training steps */
   int64_t saved_step;            /* step of the checkpoint on disk (-1: none) */
   /* this call */
@@ -64,9 +57,9 @@ tg_status dq_ckpt_load(dq_run *r);
 
 /* ---- dqn_metrics.c ---- */
 double dq_epsilon(const tg_dqn_config *c, int64_t step);
-void dq_recent_push(dq_run *r, double ret, int32_t len);
+static inline void dq_recent_push(dq_run *r, double ret, int32_t len) { rl_recent_push(&r->recent, ret, len); }
 /* Means of the recent episodes (NaN when none). */
-void dq_recent_means(const dq_run *r, double *ret, double *len);
+static inline void dq_recent_means(const dq_run *r, double *ret, double *len) { rl_recent_means(&r->recent, ret, len); }
 /* RUN/metrics.csv: a fresh run writes the header; a resumed one keeps the rows up to its
  * checkpoint's step and drops later ones (written after the checkpoint it resumes from). */
 tg_status dq_metrics_open(dq_run *r, int resumed);

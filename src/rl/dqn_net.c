@@ -11,13 +11,10 @@ static tg_status cfg_check(const rl_dqn_net_cfg *c) {
   if (c->obs_dim < 1 || c->n_actions < 2 || c->batch < 1 || c->n_act < 1)
     return tg_error(TG_ERR_INVALID, "dqn: obs_dim %d, n_actions %d, batch %d and instances %d must be >= 1 (actions >= 2)",
                     c->obs_dim, c->n_actions, c->batch, c->n_act);
-  if (c->n_hidden < 0 || c->n_hidden > RL_MAX_HIDDEN)
-    return tg_error(TG_ERR_INVALID, "dqn: %d hidden layers; 0 to %d are supported", c->n_hidden, RL_MAX_HIDDEN);
-  for (int k = 0; k < c->n_hidden; k++)
-    if (c->hidden[k] < 1) return tg_error(TG_ERR_INVALID, "dqn: hidden layer %d has width %d; need >= 1", k, c->hidden[k]);
-  if (!(c->gamma >= 0.0f && c->gamma <= 1.0f))
-    return tg_error(TG_ERR_INVALID, "dqn: gamma %g must be in [0, 1]", (double)c->gamma);
-  return TG_OK;
+  tg_status st = rl_hidden_check("dqn", c->n_hidden, c->hidden);
+  if (st == TG_OK && !(c->gamma >= 0.0f && c->gamma <= 1.0f))
+    st = tg_error(TG_ERR_INVALID, "dqn: gamma %g must be in [0, 1]", (double)c->gamma);
+  return st;
 }
 
 int rl_argmax(const float *q, int a) {
@@ -28,20 +25,7 @@ int rl_argmax(const float *q, int a) {
 }
 
 static tg_status bind(tg_graph *g, const char *name, tg_device dev, int ndim, const int64_t *shape, float *data) {
-  tg_tensor t;
-  tg_status st = tg_tensor_view(&t, name, dev, TG_F32, ndim, shape, data);
-  return st == TG_OK ? tg_graph_bind(g, name, &t) : st;
-}
-
-/* Device buffer of n floats, or the host buffer itself when the device's memory is the host's. */
-static tg_status dev_buffer(rl_dqn_net *n, float *host, size_t count, float **out) {
-  if (n->host) {
-    *out = host;
-    return TG_OK;
-  }
-  const tg_backend *be = tg_backend_for(n->c.dev.kind);
-  tg_status st = be->alloc(n->c.dev, count * sizeof(float), (void **)out);
-  return st == TG_OK ? be->fill_f32(n->c.dev, *out, count, 0.0f) : st;
+  return rl_bind(g, name, dev, TG_F32, ndim, shape, data);
 }
 
 static tg_status host_buffers(rl_dqn_net *n) {
@@ -56,11 +40,10 @@ static tg_status host_buffers(rl_dqn_net *n) {
   n->hq_tgt = tg_calloc(B * A, sizeof(float));
   n->hq_act = tg_calloc(N * A, sizeof(float));
   if (!n->hq_next || !n->hq_tgt || !n->hq_act) return tg_error(TG_ERR_NOMEM, "dqn: out of host memory for Q values");
-  if ((st = dev_buffer(n, NULL, B * O, &n->d_s)) != TG_OK || (st = dev_buffer(n, NULL, B * O, &n->d_s2)) != TG_OK ||
-      (st = dev_buffer(n, NULL, B * A, &n->d_onehot)) != TG_OK || (st = dev_buffer(n, NULL, B, &n->d_y)) != TG_OK ||
-      (st = dev_buffer(n, NULL, N * O, &n->d_obs)) != TG_OK)
-    return st;
-  return TG_OK;
+  float **bufs[5] = {&n->d_s, &n->d_s2, &n->d_onehot, &n->d_y, &n->d_obs};
+  size_t count[5] = {B * O, B * O, B * A, B, N * O};
+  for (int k = 0; k < 5 && st == TG_OK; k++) st = rl_dev_zeros(c->dev, count[k] * sizeof(float), (void **)bufs[k]);
+  return st;
 }
 
 /* An inference graph: input [rows, O] -> Q [rows, A] over store. */
@@ -89,14 +72,6 @@ static tg_graph *train_graph(rl_dqn_net *n) {
   return g;
 }
 
-static tg_status plan(tg_graph *g, tg_device dev, int training) {
-  tg_status st = tg_graph_status(g);
-  if (st != TG_OK) return st;
-  tg_plan_opts po = tg_plan_defaults(dev);
-  po.training = training;
-  return tg_graph_plan(g, &po);
-}
-
 static tg_status build_graphs(rl_dqn_net *n) {
   const rl_dqn_net_cfg *c = &n->c;
   n->train = train_graph(n);
@@ -105,10 +80,10 @@ static tg_status build_graphs(rl_dqn_net *n) {
   if (c->double_q) n->next = q_graph(n->online, "dqn_next", "s2", c->batch, c, &n->q_next);
   if (!n->train || !n->tgt || !n->act || (c->double_q && !n->next))
     return tg_error(TG_ERR_NOMEM, "dqn: out of memory building the graphs");
-  tg_status st = plan(n->train, c->dev, 1);
-  if (st == TG_OK) st = plan(n->tgt, c->dev, 0);
-  if (st == TG_OK) st = plan(n->act, c->dev, 0);
-  if (st == TG_OK && n->next) st = plan(n->next, c->dev, 0);
+  tg_status st = rl_plan(n->train, c->dev, 1);
+  if (st == TG_OK) st = rl_plan(n->tgt, c->dev, 0);
+  if (st == TG_OK) st = rl_plan(n->act, c->dev, 0);
+  if (st == TG_OK && n->next) st = rl_plan(n->next, c->dev, 0);
   return st;
 }
 
@@ -147,10 +122,7 @@ tg_status rl_dqn_net_open(rl_dqn_net *n, const rl_dqn_net_cfg *c) {
   if (st != TG_OK) return st;
   n->c = *c;
   n->host = c->dev.kind == TG_CPU && c->dev.index == 0; /* cpu:1 takes the device path (copies), as a test of it */
-  if (!tg_backend_for(c->dev.kind)) {
-    char d[16];
-    return tg_error(TG_ERR_DEVICE, "dqn: %s is not compiled into this build", tg_device_str(c->dev, d, sizeof d));
-  }
+  if ((st = rl_backend_check("dqn", c->dev)) != TG_OK) return st;
   n->online = tg_store_new(c->dev, c->seed);
   n->target = tg_store_new(c->dev, c->seed);
   if (!n->online || !n->target) st = tg_error(TG_ERR_NOMEM, "dqn: out of memory for the parameter stores");
@@ -175,7 +147,6 @@ tg_status rl_dqn_net_open(rl_dqn_net *n, const rl_dqn_net_cfg *c) {
 }
 
 void rl_dqn_net_close(rl_dqn_net *n) {
-  const tg_backend *be = tg_backend_for(n->c.dev.kind);
   tg_step_free(n->step);
   tg_optim_free(n->opt);
   tg_graph_free(n->train);
@@ -184,10 +155,9 @@ void rl_dqn_net_close(rl_dqn_net *n) {
   tg_graph_free(n->act);
   tg_store_free(n->online);
   tg_store_free(n->target);
-  if (!n->host && be) {
-    float *bufs[5] = {n->d_s, n->d_s2, n->d_onehot, n->d_y, n->d_obs};
-    for (int i = 0; i < 5; i++)
-      if (bufs[i]) be->free(n->c.dev, bufs[i]);
+  if (!n->host) {
+    void *bufs[5] = {n->d_s, n->d_s2, n->d_onehot, n->d_y, n->d_obs};
+    rl_dev_free(n->c.dev, bufs, 5);
   }
   rl_batch_free(&n->hb);
   tg_free(n->hy);
@@ -200,12 +170,7 @@ void rl_dqn_net_close(rl_dqn_net *n) {
 
 /* The host view of a graph output [count floats]: the arena itself on the CPU, else a copy. */
 static tg_status read_out(rl_dqn_net *n, const tg_tensor *t, float *host, size_t count, const float **out) {
-  if (n->host) {
-    *out = (const float *)t->data;
-    return TG_OK;
-  }
-  *out = host;
-  return tg_backend_for(n->c.dev.kind)->to_host(n->c.dev, host, t->data, count * sizeof(float));
+  return rl_read_out(n->host, n->c.dev, t, host, count, out);
 }
 
 tg_status rl_dqn_net_targets(rl_dqn_net *n) {

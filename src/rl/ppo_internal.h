@@ -4,20 +4,15 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "rl/rl_internal.h"
+#include "rl/rl_shared.h"
 #include "tickgrad/rl_agents.h"
 #include "train/train_internal.h"
 
 #define PP_CONFIG_FORMAT "tickgrad-ppo-config-1"
 #define PP_AGENT_FORMAT "tickgrad-ppo-agent-1"
-#define PP_RECENT 100 /* finished episodes in the running means */
 #define PP_MAX_ACT_DIM 1 /* continuous actions: a tg_env takes one float per instance */
 
-/* The environment a run was started with (config.json's "env"). */
-typedef struct pp_env_id {
-  char name[64];
-  int n, obs_dim, n_actions;
-} pp_env_id;
+typedef rl_env_id pp_env_id; /* the environment a run was started with (config.json's "env") */
 
 /* What the last iteration reported (CleanRL logs its last minibatch's values). */
 typedef struct pp_report {
@@ -48,9 +43,7 @@ typedef struct pp_run {
   /* the run's position */
   int64_t iter;            /* completed iterations */
   int64_t episodes;
-  double recent_ret[PP_RECENT]; /* ring of the last finished episodes */
-  int32_t recent_len[PP_RECENT];
-  int recent_n, recent_pos;
+  rl_recent recent;        /* the last finished episodes */
   int64_t saved_iter;      /* iteration of the checkpoint on disk (-1: none) */
   pp_report last;
   /* this call */
@@ -75,8 +68,9 @@ tg_status pp_ckpt_save(pp_run *r);
 tg_status pp_ckpt_load(pp_run *r);
 
 /* ---- ppo_metrics.c ---- */
-void pp_recent_push(pp_run *r, double ret, int32_t len);
-void pp_recent_means(const pp_run *r, double *ret, double *len); /* NaN when none */
+static inline void pp_recent_push(pp_run *r, double ret, int32_t len) { rl_recent_push(&r->recent, ret, len); }
+/* Means of the recent episodes (NaN when none). */
+static inline void pp_recent_means(const pp_run *r, double *ret, double *len) { rl_recent_means(&r->recent, ret, len); }
 /* RUN/metrics.csv: a fresh run writes the header; a resumed one keeps the rows up to its
  * checkpoint and drops later ones. */
 tg_status pp_metrics_open(pp_run *r, int resumed);

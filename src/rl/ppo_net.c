@@ -9,33 +9,12 @@ static tg_status ppo_cfg_check(const rl_ppo_net_cfg *c) {
   if (c->obs_dim < 1 || c->n_actions < 1 || c->n_act < 1 || c->mb < 2)
     return tg_error(TG_ERR_INVALID, "ppo: obs_dim %d, n_actions %d and instances %d must be >= 1, the minibatch %d >= 2",
                     c->obs_dim, c->n_actions, c->n_act, c->mb);
-  if (c->n_hidden < 0 || c->n_hidden > RL_MAX_HIDDEN)
-    return tg_error(TG_ERR_INVALID, "ppo: %d hidden layers; 0 to %d are supported", c->n_hidden, RL_MAX_HIDDEN);
-  for (int k = 0; k < c->n_hidden; k++)
-    if (c->hidden[k] < 1) return tg_error(TG_ERR_INVALID, "ppo: hidden layer %d has width %d; need >= 1", k, c->hidden[k]);
-  return TG_OK;
+  return rl_hidden_check("ppo", c->n_hidden, c->hidden);
 }
 
 /* CleanRL's layer_init: orthogonal weights (hidden gain sqrt 2, the head's gain given), zero biases. */
 static rl_mlp_spec ppo_spec(const rl_ppo_net_cfg *c, const char *prefix, int out, float head_gain) {
-  rl_mlp_spec s;
-  memset(&s, 0, sizeof s);
-  s.prefix = prefix;
-  s.n_hidden = c->n_hidden;
-  for (int k = 0; k < c->n_hidden; k++) s.hidden[k] = c->hidden[k];
-  s.out = out;
-  s.tanh = 1;
-  s.hidden_w = (tg_init){TG_INIT_ORTHOGONAL, (float)sqrt(2.0), 0};
-  s.out_w = (tg_init){TG_INIT_ORTHOGONAL, head_gain, 0};
-  s.hidden_b = s.out_b = (tg_init){TG_INIT_ZEROS, 0, 0};
-  return s;
-}
-
-static tg_status bind_as(tg_graph *g, const char *name, tg_device dev, tg_dtype dt, int ndim, const int64_t *shape,
-                         void *data) {
-  tg_tensor t;
-  tg_status st = tg_tensor_view(&t, name, dev, dt, ndim, shape, data);
-  return st == TG_OK ? tg_graph_bind(g, name, &t) : st;
+  return rl_mlp_orthogonal(prefix, c->n_hidden, c->hidden, out, head_gain);
 }
 
 /* The acting graph: obs [n_act, O] -> logits [n_act, A] and value [n_act, 1]. */
@@ -79,14 +58,6 @@ static tg_graph *train_graph(rl_ppo_net *n) {
   return g;
 }
 
-static tg_status plan(tg_graph *g, tg_device dev, int training) {
-  tg_status st = tg_graph_status(g);
-  if (st != TG_OK) return st;
-  tg_plan_opts po = tg_plan_defaults(dev);
-  po.training = training;
-  return tg_graph_plan(g, &po);
-}
-
 tg_status rl_ppo_mb_init(rl_ppo_mb *mb, int m, int obs_dim, int act_dim) {
   memset(mb, 0, sizeof *mb);
   if (act_dim > 0 && !(mb->action_f = tg_calloc((size_t)m * (size_t)act_dim, sizeof(float))))
@@ -127,7 +98,6 @@ static tg_status device_mb(rl_ppo_net *n) {
     n->d_obs = NULL;
     return TG_OK;
   }
-  const tg_backend *be = tg_backend_for(c->dev.kind);
   size_t m = (size_t)c->mb;
   void **bufs[7] = {(void **)&n->dmb.obs, c->continuous ? (void **)&n->dmb.action_f : (void **)&n->dmb.action,
                     (void **)&n->dmb.logp, (void **)&n->dmb.adv, (void **)&n->dmb.ret, (void **)&n->dmb.value,
@@ -135,8 +105,7 @@ static tg_status device_mb(rl_ppo_net *n) {
   size_t bytes[7] = {m * (size_t)c->obs_dim * sizeof(float), mb_action_bytes(c), m * sizeof(float), m * sizeof(float),
                      m * sizeof(float), m * sizeof(float), (size_t)c->n_act * (size_t)c->obs_dim * sizeof(float)};
   for (int k = 0; k < 7; k++) {
-    tg_status st = be->alloc(c->dev, bytes[k], bufs[k]);
-    if (st == TG_OK) st = be->fill_bytes(c->dev, *bufs[k], bytes[k], 0);
+    tg_status st = rl_dev_zeros(c->dev, bytes[k], bufs[k]);
     if (st != TG_OK) return st;
   }
   n->h_logits = tg_calloc((size_t)c->n_act * (size_t)c->n_actions, sizeof(float));
@@ -151,17 +120,17 @@ static tg_status bind_train(rl_ppo_net *n) {
   const rl_ppo_net_cfg *c = &n->c;
   int64_t xs[2] = {c->mb, c->obs_dim}, ms[1] = {c->mb};
   tg_graph *g = n->train;
-  tg_status st = bind_as(g, "obs", c->dev, TG_F32, 2, xs, n->dmb.obs);
+  tg_status st = rl_bind(g, "obs", c->dev, TG_F32, 2, xs, n->dmb.obs);
   int64_t as[2] = {c->mb, c->n_actions};
-  if (st == TG_OK && c->continuous) st = bind_as(g, "actions", c->dev, TG_F32, 2, as, n->dmb.action_f);
-  if (st == TG_OK && !c->continuous) st = bind_as(g, "actions", c->dev, TG_I32, 1, ms, n->dmb.action);
-  if (st == TG_OK) st = bind_as(g, "old_logp", c->dev, TG_F32, 1, ms, n->dmb.logp);
-  if (st == TG_OK) st = bind_as(g, "adv", c->dev, TG_F32, 1, ms, n->dmb.adv);
-  if (st == TG_OK) st = bind_as(g, "returns", c->dev, TG_F32, 1, ms, n->dmb.ret);
-  if (st == TG_OK) st = bind_as(g, "old_value", c->dev, TG_F32, 1, ms, n->dmb.value);
+  if (st == TG_OK && c->continuous) st = rl_bind(g, "actions", c->dev, TG_F32, 2, as, n->dmb.action_f);
+  if (st == TG_OK && !c->continuous) st = rl_bind(g, "actions", c->dev, TG_I32, 1, ms, n->dmb.action);
+  if (st == TG_OK) st = rl_bind(g, "old_logp", c->dev, TG_F32, 1, ms, n->dmb.logp);
+  if (st == TG_OK) st = rl_bind(g, "adv", c->dev, TG_F32, 1, ms, n->dmb.adv);
+  if (st == TG_OK) st = rl_bind(g, "returns", c->dev, TG_F32, 1, ms, n->dmb.ret);
+  if (st == TG_OK) st = rl_bind(g, "old_value", c->dev, TG_F32, 1, ms, n->dmb.value);
   if (st == TG_OK && !n->host) {
     int64_t os[2] = {c->n_act, c->obs_dim};
-    st = bind_as(n->act, "obs", c->dev, TG_F32, 2, os, n->d_obs);
+    st = rl_bind(n->act, "obs", c->dev, TG_F32, 2, os, n->d_obs);
   }
   return st;
 }
@@ -172,10 +141,7 @@ tg_status rl_ppo_net_open(rl_ppo_net *n, const rl_ppo_net_cfg *c) {
   if (st != TG_OK) return st;
   n->c = *c;
   n->host = c->dev.kind == TG_CPU;
-  if (!tg_backend_for(c->dev.kind)) {
-    char d[16];
-    return tg_error(TG_ERR_DEVICE, "ppo: %s is not compiled into this build", tg_device_str(c->dev, d, sizeof d));
-  }
+  if ((st = rl_backend_check("ppo", c->dev)) != TG_OK) return st;
   n->store = tg_store_new(c->dev, c->seed);
   if (!n->store) st = tg_error(TG_ERR_NOMEM, "ppo: out of memory for the parameter store");
   if (st == TG_OK) st = rl_ppo_mb_init(&n->hb, c->mb, c->obs_dim, c->continuous ? c->n_actions : 0);
@@ -185,8 +151,8 @@ tg_status rl_ppo_net_open(rl_ppo_net *n, const rl_ppo_net_cfg *c) {
     n->train = train_graph(n);
     if (!n->act || !n->train) st = tg_error(TG_ERR_NOMEM, "ppo: out of memory building the graphs");
   }
-  if (st == TG_OK) st = plan(n->act, c->dev, 0);
-  if (st == TG_OK) st = plan(n->train, c->dev, 1);
+  if (st == TG_OK) st = rl_plan(n->act, c->dev, 0);
+  if (st == TG_OK) st = rl_plan(n->train, c->dev, 1);
   if (st == TG_OK) st = bind_train(n);
   if (st == TG_OK) st = tg_optim_new(n->store, &c->optim, &n->opt);
   if (st == TG_OK) st = tg_step_new(n->train, n->loss, n->opt, &n->step);
@@ -201,17 +167,15 @@ tg_status rl_ppo_net_open(rl_ppo_net *n, const rl_ppo_net_cfg *c) {
 }
 
 void rl_ppo_net_close(rl_ppo_net *n) {
-  const tg_backend *be = tg_backend_for(n->c.dev.kind);
   tg_step_free(n->step);
   tg_optim_free(n->opt);
   tg_graph_free(n->train);
   tg_graph_free(n->act);
   tg_store_free(n->store);
-  if (!n->host && be) {
+  if (!n->host) {
     void *bufs[8] = {n->dmb.obs, n->dmb.action, n->dmb.action_f, n->dmb.logp, n->dmb.adv, n->dmb.ret, n->dmb.value,
                      n->d_obs};
-    for (int k = 0; k < 8; k++)
-      if (bufs[k]) be->free(n->c.dev, bufs[k]);
+    rl_dev_free(n->c.dev, bufs, 8);
   }
   rl_ppo_mb_free(&n->hb);
   tg_free(n->h_logits);
@@ -223,12 +187,7 @@ void rl_ppo_net_close(rl_ppo_net *n) {
 
 /* The host view of count floats of a graph output: the arena itself on the CPU, else a copy. */
 static tg_status read_out(rl_ppo_net *n, const tg_tensor *t, float *host, size_t count, const float **out) {
-  if (n->host) {
-    *out = (const float *)t->data;
-    return TG_OK;
-  }
-  *out = host;
-  return tg_backend_for(n->c.dev.kind)->to_host(n->c.dev, host, t->data, count * sizeof(float));
+  return rl_read_out(n->host, n->c.dev, t, host, count, out);
 }
 
 tg_status rl_ppo_net_eval(rl_ppo_net *n, const float *obs, const float **logits, const float **value) {
@@ -237,7 +196,7 @@ tg_status rl_ppo_net_eval(rl_ppo_net *n, const float *obs, const float **logits,
   tg_status st;
   if (n->host) {
     int64_t os[2] = {c->n_act, c->obs_dim};
-    st = bind_as(n->act, "obs", c->dev, TG_F32, 2, os, (float *)obs); /* read only: graphs never write inputs */
+    st = rl_bind(n->act, "obs", c->dev, TG_F32, 2, os, (float *)obs); /* read only: graphs never write inputs */
   } else {
     st = tg_backend_for(c->dev.kind)->from_host(c->dev, n->d_obs, obs, rows * (size_t)c->obs_dim * sizeof(float));
   }

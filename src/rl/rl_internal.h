@@ -1,4 +1,4 @@
-/* The agents' internal pieces: env state, an MLP builder, the replay buffer and DQN's networks; PPO's rollout and networks. */
+/* The agents' internal pieces: env state, MLPs and graph plumbing, replay and DQN's networks; PPO's rollout and networks. */
 #ifndef TG_RL_INTERNAL_H
 #define TG_RL_INTERNAL_H
 
@@ -40,8 +40,28 @@ typedef struct rl_mlp_spec {
 
 /* ReLU layers with PyTorch Linear's default init (weights and biases U(+-1/sqrt(in))). */
 rl_mlp_spec rl_mlp_torch(const char *prefix, int n_hidden, const int *hidden, int out);
+/* tanh layers with CleanRL's layer_init: orthogonal weights (hidden gain sqrt 2, the head's gain
+ * head_gain), zero biases. */
+rl_mlp_spec rl_mlp_orthogonal(const char *prefix, int n_hidden, const int *hidden, int out, float head_gain);
 /* x [B, in] f32 -> [B, out]: linear, activation, ..., linear (no activation after the last). */
 tg_tensor *rl_mlp(tg_graph *g, tg_tensor *x, const rl_mlp_spec *s);
+
+/* ---- rl_graph.c: planning, binding and reading the agents' graphs on the host or a device ---- */
+
+/* TG_ERR_DEVICE "<what>: cuda:0 is not compiled into this build" when dev has no backend. */
+tg_status rl_backend_check(const char *what, tg_device dev);
+/* n_hidden in 0..RL_MAX_HIDDEN and every width >= 1; errors start "<what>: ". */
+tg_status rl_hidden_check(const char *what, int n_hidden, const int *hidden);
+/* The graph's sticky status, else its plan on dev (for training or inference). */
+tg_status rl_plan(tg_graph *g, tg_device dev, int training);
+/* Binds data [shape] of dtype dt on dev as the graph's input name. */
+tg_status rl_bind(tg_graph *g, const char *name, tg_device dev, tg_dtype dt, int ndim, const int64_t *shape, void *data);
+/* A host view of count floats of the output t: its arena memory when host, else a copy into copy. */
+tg_status rl_read_out(int host, tg_device dev, const tg_tensor *t, float *copy, size_t count, const float **out);
+/* A zeroed device buffer of bytes into *out. */
+tg_status rl_dev_zeros(tg_device dev, size_t bytes, void **out);
+/* Frees the non-NULL device buffers bufs [n]. */
+void rl_dev_free(tg_device dev, void *const *bufs, int n);
 
 /* ---- replay.c: ring buffer of transitions, uniform sampling with replacement ---- */
 

@@ -5,15 +5,30 @@
 #include "graph/graph_internal.h"
 #include "rl/rl_internal.h"
 
-rl_mlp_spec rl_mlp_torch(const char *prefix, int n_hidden, const int *hidden, int out) {
+/* The layers' widths; ReLU and zero inits until the caller says otherwise. */
+static rl_mlp_spec layers(const char *prefix, int n_hidden, const int *hidden, int out) {
   rl_mlp_spec s;
   memset(&s, 0, sizeof s);
-  tg_init fan = {TG_INIT_FAN_IN, 0, 0};
   s.prefix = prefix;
   s.n_hidden = n_hidden;
   for (int k = 0; k < n_hidden && k < RL_MAX_HIDDEN; k++) s.hidden[k] = hidden[k];
   s.out = out;
+  return s;
+}
+
+rl_mlp_spec rl_mlp_torch(const char *prefix, int n_hidden, const int *hidden, int out) {
+  rl_mlp_spec s = layers(prefix, n_hidden, hidden, out);
+  tg_init fan = {TG_INIT_FAN_IN, 0, 0};
   s.hidden_w = s.hidden_b = s.out_w = s.out_b = fan;
+  return s;
+}
+
+rl_mlp_spec rl_mlp_orthogonal(const char *prefix, int n_hidden, const int *hidden, int out, float head_gain) {
+  rl_mlp_spec s = layers(prefix, n_hidden, hidden, out);
+  s.tanh = 1;
+  s.hidden_w = (tg_init){TG_INIT_ORTHOGONAL, (float)sqrt(2.0), 0};
+  s.out_w = (tg_init){TG_INIT_ORTHOGONAL, head_gain, 0};
+  s.hidden_b = s.out_b = (tg_init){TG_INIT_ZEROS, 0, 0};
   return s;
 }
 

@@ -30,19 +30,6 @@ void tr_progress_free(tr_progress *p) {
 
 static void path_in(char *buf, size_t n, const char *run, const char *file) { snprintf(buf, n, "%s/%s", run, file); }
 
-/* FNV-1a 64 of a file, so trainer.json can tell whether the weights and state beside it are its own. */
-static tg_status file_hash(const char *path, char *hex /* [17] */) {
-  char *text = NULL;
-  size_t len = 0;
-  tg_status st = tr_read_file(path, &text, &len);
-  if (st != TG_OK) return st;
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
-  tg_free(text);
-  snprintf(hex, 17, "%016llx", (unsigned long long)h);
-  return TG_OK;
-}
-
 static void put_double(tg_json_buf *b, double v) {
   if (isfinite(v)) tg_json_buf_printf(b, "%.17g", v);
   else tg_json_buf_puts(b, "null");
@@ -86,8 +73,8 @@ tg_status tr_ckpt_save(const char *run, tr_model *m, const tr_data *d, const tr_
   tg_train_state ts = {p->step, tg_graph_rng_seed(m->train.g), tg_graph_rng_offset(m->train.g), p->epoch, 0};
   tg_status st = tg_store_save(m->store, wpath);
   if (st == TG_OK) st = tg_train_state_save(spath, m->opt, &ts);
-  if (st == TG_OK) st = file_hash(wpath, wh);
-  if (st == TG_OK) st = file_hash(spath, sh);
+  if (st == TG_OK) st = tr_file_hash(wpath, wh);
+  if (st == TG_OK) st = tr_file_hash(spath, sh);
   if (st == TG_OK) st = write_trainer(run, d, p, wh, sh);
   return st;
 }
@@ -117,7 +104,7 @@ static tg_status get_hash(const tg_json *root, const char *key, const char *path
   char fpath[TG_TRAIN_PATH_MAX + 32], hex[17];
   path_in(fpath, sizeof fpath, run, file);
   if (!v || v->type != TG_JSON_STRING) return tg_error(TG_ERR_FORMAT, "%s: \"%s\" is missing", path, key);
-  tg_status st = file_hash(fpath, hex);
+  tg_status st = tr_file_hash(fpath, hex);
   if (st != TG_OK) return st;
   if (strcmp(hex, v->str) != 0)
     return tg_error(TG_ERR_FORMAT, "%s is not the file %s was written with (a checkpoint was interrupted); "

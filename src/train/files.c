@@ -1,4 +1,4 @@
-/* The trainer's file helpers: folders, atomic writes (temporary file, fsync, rename), whole-file reads, a clock. */
+/* The trainer's file helpers: folders, atomic writes (temporary file, fsync, rename), whole-file reads and hashes, a clock. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -83,6 +83,18 @@ tg_status tr_read_file(const char *path, char **text, size_t *len) {
   buf[n] = '\0';
   *text = buf;
   *len = n;
+  return TG_OK;
+}
+
+tg_status tr_file_hash(const char *path, char *hex) {
+  char *text = NULL;
+  size_t len = 0;
+  tg_status st = tr_read_file(path, &text, &len);
+  if (st != TG_OK) return st;
+  uint64_t h = 1469598103934665603ull; /* FNV-1a 64 */
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+  tg_free(text);
+  snprintf(hex, 17, "%016llx", (unsigned long long)h);
   return TG_OK;
 }
 

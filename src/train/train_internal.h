@@ -41,6 +41,8 @@ tg_status tr_make_dirs(const char *path);
 tg_status tr_write_atomic(const char *path, const void *bytes, size_t len);
 /* The whole file, malloc'ed and NUL-terminated; TG_ERR_IO naming it. */
 tg_status tr_read_file(const char *path, char **text, size_t *len);
+/* The file's FNV-1a 64 as 16 hex digits into hex [17], so a checkpoint can tell whether the files beside it are its own. */
+tg_status tr_file_hash(const char *path, char *hex);
 int tr_file_exists(const char *path);
 double tr_now(void);
 
