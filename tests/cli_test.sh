@@ -129,6 +129,16 @@ expect 2 "rl resume with a changed setting" -- "$bin" train --resume "$dir/rq" -
 expect 0 "ppo resume" -- "$bin" --threads 1 train --resume "$dir/rq"
 if cmp -s "$dir/rp/weights.safetensors" "$dir/rq/weights.safetensors"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: resumed ppo run differs from the uninterrupted one"; fi
 expect_out "test .* [0-9]" "dqn on the trading market from a CSV" -- "$bin" --threads 1 train --model dqn --env trading --data "$dir/t.csv" --window 8 --episode-len 64 --total-timesteps 2000 --learning-starts 200 --out "$dir/rd"
+rl_trade="--threads 1 train --model dqn --env trading --data $dir/t.csv --window 8 --episode-len 64 --total-timesteps 2000 --learning-starts 200"
+if grep -q '"copy_windows": 0' "$dir/rd/env.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a trading run does not gather windows by default"; fi
+expect_out "obs 130, 3 actions" "dqn on trading with --copy-windows" -- "$bin" $rl_trade --copy-windows --out "$dir/rc"
+if cmp -s "$dir/rd/weights.safetensors" "$dir/rc/weights.safetensors"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: gathered and copied windows trained different weights"; fi
+expect 0 "dqn trading --copy-windows stop after 1000" -- "$bin" $rl_trade --copy-windows --out "$dir/rcs" --stop-after 1000
+expect_out "obs 130, 3 actions" "resume rebuilds the copying env" -- "$bin" --threads 1 train --resume "$dir/rcs"
+if cmp -s "$dir/rc/weights.safetensors" "$dir/rcs/weights.safetensors"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: resumed --copy-windows run differs"; fi
+expect 0 "dqn trading stop after 1000" -- "$bin" $rl_trade --out "$dir/rds" --stop-after 1000
+expect_out "obs 3, 3 actions" "resume rebuilds the gathering env" -- "$bin" --threads 1 train --resume "$dir/rds"
+if cmp -s "$dir/rd/weights.safetensors" "$dir/rds/weights.safetensors"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: resumed gathering run differs"; fi
 expect 1 "rl trading on a missing file" -- "$bin" train --model dqn --env trading --data "$dir/none.csv" --out "$dir/rn"
 if ! "$bin" devices | grep -q '^cuda:0$'; then
   expect 2 "train on cuda without a GPU" -- "$bin" train --model mlp --data "$dir/t.csv" --device cuda --out "$dir/tg"

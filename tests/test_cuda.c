@@ -117,6 +117,7 @@ static tg_tensor *b_sum_last(tg_graph *g, tg_tensor **x) { return tg_sum_last(g,
 static tg_tensor *b_mean_last(tg_graph *g, tg_tensor **x) { return tg_mean_last(g, x[0]); }
 static tg_tensor *b_max_last(tg_graph *g, tg_tensor **x) { return tg_max_last(g, x[0]); }
 static tg_tensor *b_argmax_last(tg_graph *g, tg_tensor **x) { return tg_argmax_last(g, x[0]); }
+static tg_tensor *b_window_rows(tg_graph *g, tg_tensor **x) { return tg_window_rows(g, x[0], 8, 50); }
 static tg_tensor *b_dropout(tg_graph *g, tg_tensor **x) { return tg_dropout(g, x[0], 0.3f); }
 static tg_tensor *b_mse(tg_graph *g, tg_tensor **x) { return tg_mse_loss(g, x[0], x[1]); }
 static tg_tensor *b_huber(tg_graph *g, tg_tensor **x) { return tg_huber_loss(g, x[0], x[1], 0.5f); }
@@ -232,6 +233,9 @@ static const pc_case k_cases[] = {
     /* ppo_loss, Gaussian policy: log_std's gradient is a sum over the 300 samples */
     {"ppo_loss", 4, {F32P("mu", 2, 300, 1), {"ls", TG_F32, 1, {1}, 1, -0.5, -0.2}, F32P("v", 1, 300),
                      {"d", TG_F32, 2, {5, 300}, 0, -1.5, 0.5}}, b_ppo_gauss},
+    /* window_rows (window 8, 50 rows): i64 rows drawn from [7, 50); f32 rows all 9 (integers as floats) */
+    {"window_rows", 1, {{"t", TG_I64, 2, {300, 1}, 0, 7.0, 50.0}}, b_window_rows},
+    {"window_rows", 1, {{"t", TG_F32, 1, {300}, 0, 9.0, 9.0}}, b_window_rows},
 };
 #define N_CASES ((int)(sizeof k_cases / sizeof k_cases[0]))
 

@@ -426,6 +426,66 @@ static void test_continuous(void) {
   tg_bars_free(&b);
 }
 
+/* omit_window: obs [t, position, unrealised] with t the decision row (tg_env_trading_rows); the window
+ * rows t-L+1 .. t of the feature table, then the last two floats, are exactly the copying env's obs,
+ * and final_obs carries the final row the same way; no heap calls per step. */
+static void test_omit_window(void) {
+  tg_bars b;
+  CHECK_OK(synth_bars(0.2, 9, 3000, &b));
+  tg_trading_cfg c = tg_trading_defaults();
+  c.window = 5;
+  c.episode_len = 30;
+  c.seed = 4;
+  tg_env *ec = NULL, *eo = NULL;
+  CHECK_OK(tg_env_trading_new(3, &b, &c, &ec));
+  c.omit_window = 1;
+  CHECK_OK(tg_env_trading_new(3, &b, &c, &eo));
+  if (!ec || !eo) return;
+  tg_trading_info in;
+  CHECK_OK(tg_env_trading_info(eo, &in));
+  CHECK(in.omit_window == 1 && tg_env_spec_of(eo).obs_dim == 3);
+  const tg_tensor *fx = tg_env_trading_features(eo);
+  int L = in.window, F = in.f, W = L * F;
+  CHECK(tg_env_spec_of(ec).obs_dim == W + 2 && fx && fx->shape[0] == in.rows && fx->shape[1] == F);
+  bufs oc, oo;
+  bufs_new(&oc, ec);
+  bufs_new(&oo, eo);
+  CHECK_OK(tg_env_reset(ec, oc.obs));
+  CHECK_OK(tg_env_reset(eo, oo.obs));
+  const float *tab = fx->data; /* [rows, F] */
+  int64_t rows[3];
+  int bad = 0, bad_final = 0, ends = 0;
+  long heap0 = heap_calls();
+  for (int s = 0; s < 200; s++) {
+    CHECK_OK(tg_env_trading_rows(eo, rows));
+    for (int i = 0; i < 3; i++) {
+      const float *o = oo.obs + 3 * i, *cp = oc.obs + (size_t)(W + 2) * (size_t)i;
+      int64_t t = (int64_t)o[0];
+      bad += (float)rows[i] != o[0] || o[1] != cp[W] || o[2] != cp[W + 1] ||
+             memcmp(tab + (t - L + 1) * F, cp, sizeof(float) * (size_t)W) != 0;
+    }
+    int32_t a[3] = {(s / 3) % 3, (s / 5 + 1) % 3, s % 3};
+    CHECK_OK(tg_env_step(ec, a, &oc.out));
+    CHECK_OK(tg_env_step(eo, a, &oo.out));
+    for (int i = 0; i < 3; i++) {
+      if (!oo.trunc[i]) continue;
+      ends++;
+      const float *f = oo.final_obs + 3 * i, *cf = oc.final_obs + (size_t)(W + 2) * (size_t)i;
+      int64_t t = (int64_t)f[0];
+      bad_final += f[0] == oo.obs[3 * i] || f[1] != cf[W] || f[2] != cf[W + 1] ||
+                   memcmp(tab + (t - L + 1) * F, cf, sizeof(float) * (size_t)W) != 0;
+    }
+  }
+  CHECK_MSG(bad == 0 && bad_final == 0 && ends >= 12, "%d observations and %d of %d final observations differ", bad,
+            bad_final, ends);
+  CHECK_MSG(heap_calls() == heap0, "%ld heap calls while stepping", heap_calls() - heap0);
+  bufs_free(&oc);
+  bufs_free(&oo);
+  tg_env_free(ec);
+  tg_env_free(eo);
+  tg_bars_free(&b);
+}
+
 /* Bad actions and configurations fail naming what is wrong. */
 static void test_errors(void) {
   tg_bars b;
@@ -570,6 +630,7 @@ int main(void) {
   test_eval_order();
   test_stats_known();
   test_continuous();
+  test_omit_window();
   test_errors();
   test_planted_edge();
   test_state_bytes();

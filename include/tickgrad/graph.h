@@ -129,6 +129,12 @@ tg_tensor *tg_reshape(tg_graph *g, tg_tensor *x, int ndim, const int64_t *shape)
 tg_tensor *tg_transpose(tg_graph *g, tg_tensor *x, int dim0, int dim1);
 /* table [V, D] f32, idx [...] i32 or i64 -> out [..., D]. An index outside [0, V) is an error at run. */
 tg_tensor *tg_gather_rows(tg_graph *g, tg_tensor *table, tg_tensor *idx);
+/* t [...] f32 or i64 (each window's last row) -> idx [..., window] i64 with idx[.., k] = t - window + 1 + k,
+ * the rows of the window ending at t, for tg_gather_rows over a table of `rows` rows. A t that is not an
+ * integer in [window - 1, rows) is an error at run. Needs 1 <= window <= rows <= TG_WINDOW_ROWS_MAX (a
+ * float holds every row exactly). Not differentiable. */
+#define TG_WINDOW_ROWS_MAX ((int64_t)1 << 24)
+tg_tensor *tg_window_rows(tg_graph *g, tg_tensor *t, int64_t window, int64_t rows);
 
 /* Reductions: over all elements (scalar out) or the last dim (last dim dropped). */
 tg_tensor *tg_sum(tg_graph *g, tg_tensor *x);

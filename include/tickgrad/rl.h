@@ -63,7 +63,9 @@ tg_status tg_env_cartpole_get_state(const tg_env *e, int i, double state[4]);
  *            (a position p earns p times the log return: log equity of a position rebalanced to p);
  *   obs:     the feature rows t-window+1 .. t ([window, F] flattened, normalised), then the position
  *            held (p_old) and its unrealised log return p_old * log(close[t] / open[fill bar]);
- *            obs_dim = window*F + 2 (2 with omit_window);
+ *            obs_dim = window*F + 2. With omit_window the window is replaced by t itself, the row of
+ *            tg_env_trading_features' table as a float: obs [t, p_old, unrealised], obs_dim 3 (final_obs
+ *            the same way), so an agent gathers rows t-window+1 .. t from the table on its device;
  *   episode: starts flat. TG_TRAIN: a random contiguous segment of episode_len decisions inside the
  *            training split (instance i's k-th segment from Philox stream i, counter k); TG_VAL and
  *            TG_TEST: every decision bar of the split in order, one episode. An episode ends by
@@ -83,8 +85,12 @@ typedef struct tg_trading_cfg {
   const char *tz;        /* zone for the tod / dow features (NULL: UTC) */
   double frac_train, frac_val; /* chronological split by fraction of bars (0, 0: 0.7, 0.15) */
   double bars_per_year;  /* Sharpe annualisation; 0: the series' own rate, (bars - 1) / (its span in years) */
-  int omit_window;       /* 1: obs is only (position, unrealised); gather windows with tg_env_trading_rows */
+  int omit_window;       /* 1: obs is (t, position, unrealised), t the decision bar's feature row; the agent
+                            gathers the window itself (bars must be < TG_TRADING_OMIT_ROWS_MAX) */
 } tg_trading_cfg;
+
+/* omit_window writes the row t as a float: exact only below 2^24 rows (more is TG_ERR_INVALID). */
+#define TG_TRADING_OMIT_ROWS_MAX ((int64_t)1 << 24)
 
 tg_trading_cfg tg_trading_defaults(void);
 
@@ -101,6 +107,7 @@ typedef struct tg_trading_info {
   int64_t episode_len;       /* decisions per episode (steps for TG_VAL / TG_TEST) */
   double bars_per_year;
   double cost;               /* cost_bps * 1e-4 + slippage: log equity lost per unit traded */
+  int omit_window;           /* 1: obs is [t, position, unrealised] (the window left to the agent) */
 } tg_trading_info;
 
 tg_status tg_env_trading_info(const tg_env *e, tg_trading_info *out);

@@ -99,6 +99,10 @@ tg_status tg_dqn_train(const tg_dqn_config *c, tg_env *env, const char *run_dir,
  * evaluation: argmax_a Q(obs, a) for n observations at a time. */
 typedef struct tg_dqn_policy tg_dqn_policy;
 tg_status tg_dqn_policy_load(const char *run_dir, tg_env_spec spec, tg_device dev, tg_dqn_policy **out);
+/* The same for the env it will act on: a trading env with omit_window observes [t, position,
+ * unrealised] and the policy gathers each window from the env's feature table, uploaded to dev once
+ * (the spec-only loader cannot: a run trained on such an env needs this one). */
+tg_status tg_dqn_policy_load_env(const char *run_dir, const tg_env *env, tg_device dev, tg_dqn_policy **out);
 /* obs [n, obs_dim] host memory -> actions [n] (int32, the first maximum). */
 tg_status tg_dqn_policy_act(tg_dqn_policy *p, const float *obs, int32_t *actions);
 void tg_dqn_policy_free(tg_dqn_policy *p);
@@ -200,6 +204,8 @@ tg_status tg_ppo_train(const tg_ppo_config *c, tg_env *env, const char *run_dir,
  * n observations at a time. */
 typedef struct tg_ppo_policy tg_ppo_policy;
 tg_status tg_ppo_policy_load(const char *run_dir, tg_env_spec spec, tg_device dev, tg_ppo_policy **out);
+/* The same for the env it will act on (a gathering trading env: as tg_dqn_policy_load_env). */
+tg_status tg_ppo_policy_load_env(const char *run_dir, const tg_env *env, tg_device dev, tg_ppo_policy **out);
 /* obs [n, obs_dim] host memory -> actions [n]: int32 for discrete envs, float (the Gaussian's mean;
  * the env clips it) for continuous ones. */
 tg_status tg_ppo_policy_act(tg_ppo_policy *p, const float *obs, void *actions);

@@ -26,6 +26,8 @@ typedef struct rl_env_args {
   double synth_signal; /* the synthetic market's planted signal */
   long synth_bars, synth_seed;
   long seed;           /* the env's own draws (segments, resets) */
+  int copy_windows;    /* trading: 1 copies each window into the observation; 0 (default) the agent gathers
+                          it from the feature table on its device (omit_window) */
 } rl_env_args;
 
 typedef struct rl_args {
@@ -56,6 +58,8 @@ static void rl_usage(FILE *f) {
           "  --cost-bps X         trading: commission per unit of position traded (default 1)\n"
           "  --slippage X         trading: fraction of the price lost per unit traded (default 0)\n"
           "  --episode-len N      trading: decisions per training episode (default 256)\n"
+          "  --copy-windows       trading: the env copies each feature window into the observation (default:\n"
+          "                       the agent keeps the feature table on its device and gathers windows there)\n"
           "  --synth-signal X     synthetic market: planted lag-1 signal in (-1, 1) (default 0.3)\n"
           "  --synth-bars N       synthetic market: bars (default 20000)\n"
           "  --synth-seed N       synthetic market: seed (default 1)\n"
@@ -162,6 +166,10 @@ static int parse(int argc, char **argv, rl_args *a) {
       if (a->env.n_data == n0) return tg_cli_usage_error("train", "--data needs at least one file");
       continue;
     }
+    if (strcmp(f, "--copy-windows") == 0) {
+      a->env.copy_windows = 1;
+      continue;
+    }
     if (!v) return tg_cli_usage_error("train", "%s needs a value", f);
     int e = env_flag(&a->env, f, v);
     if (e < 0) return TG_EXIT_USAGE;
@@ -211,9 +219,10 @@ static int write_env_json(const char *dir, const char *model, const rl_env_args 
   tg_json_buf_append_string(&b, e->tz);
   tg_json_buf_printf(&b,
                      ",\n  \"window\": %d,\n  \"episode_len\": %d,\n  \"cost_bps\": %.17g,\n  \"slippage\": %.17g,\n"
-                     "  \"synth_signal\": %.17g,\n  \"synth_bars\": %ld,\n  \"synth_seed\": %ld,\n  \"env_seed\": %ld\n}\n",
+                     "  \"synth_signal\": %.17g,\n  \"synth_bars\": %ld,\n  \"synth_seed\": %ld,\n  \"env_seed\": %ld,\n"
+                     "  \"copy_windows\": %d\n}\n",
                      e->window, e->episode_len, e->cost_bps, e->slippage, e->synth_signal, e->synth_bars,
-                     e->synth_seed, e->seed);
+                     e->synth_seed, e->seed, e->copy_windows);
   char path[2048], tmp[2100];
   snprintf(path, sizeof path, "%s/env.json", dir);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -272,7 +281,7 @@ static int read_env_json(const char *dir, char *model, size_t model_cap, rl_env_
     return 0;
   }
   const tg_json *r = tg_json_root(doc), *data = tg_json_get(r, "data");
-  double n, w, el, cost, slip, sig, sb, ss, es;
+  double n, w, el, cost, slip, sig, sb, ss, es, cw = 1; /* no copy_windows: a run from before gathering, which copied */
   env_defaults(e);
   ok = json_str(r, "model", model, model_cap) && is_rl_model(model) && json_str(r, "env", e->kind, sizeof e->kind) &&
        json_str(r, "data_tz", e->data_tz, sizeof e->data_tz) && json_str(r, "tz", e->tz, sizeof e->tz) &&
@@ -283,6 +292,8 @@ static int read_env_json(const char *dir, char *model, size_t model_cap, rl_env_
   if (ok) {
     e->n = (int)n, e->window = (int)w, e->episode_len = (int)el, e->cost_bps = cost, e->slippage = slip;
     e->synth_signal = sig, e->synth_bars = (long)sb, e->synth_seed = (long)ss, e->seed = (long)es;
+    json_num(r, "copy_windows", &cw);
+    e->copy_windows = cw != 0;
     for (const tg_json *d = data->first; d && ok; d = d->next)
       ok = d->type == TG_JSON_STRING && d->len < sizeof e->data[0] &&
            (memcpy(e->data[e->n_data++], d->str, d->len + 1), 1);
@@ -351,6 +362,7 @@ static int make_env(const rl_env_args *e, const tg_bars *bars, int n, int split,
     t.slippage = e->slippage;
     t.split = split;
     t.seed = (uint64_t)e->seed;
+    t.omit_window = !e->copy_windows; /* the agent gathers windows on its device */
     if (e->tz[0]) t.tz = e->tz;
     st = tg_env_trading_new(n, bars, &t, env);
   }
@@ -369,10 +381,10 @@ static tg_status policy_act(rl_policy *p, const float *obs, int32_t *act) {
   return p->dqn ? tg_dqn_policy_act(p->dqn, obs, act) : tg_ppo_policy_act(p->ppo, obs, act);
 }
 
-static int policy_load(const char *model, const char *dir, tg_env_spec spec, tg_device dev, rl_policy *p) {
+static int policy_load(const char *model, const char *dir, const tg_env *env, tg_device dev, rl_policy *p) {
   memset(p, 0, sizeof *p);
-  tg_status st = strcmp(model, "dqn") == 0 ? tg_dqn_policy_load(dir, spec, dev, &p->dqn)
-                                           : tg_ppo_policy_load(dir, spec, dev, &p->ppo);
+  tg_status st = strcmp(model, "dqn") == 0 ? tg_dqn_policy_load_env(dir, env, dev, &p->dqn)
+                                           : tg_ppo_policy_load_env(dir, env, dev, &p->ppo);
   if (st != TG_OK) fprintf(stderr, "tickgrad train: evaluation: %s\n", tg_last_error());
   return st == TG_OK;
 }
@@ -414,7 +426,7 @@ static int evaluate_cartpole(const rl_args *a, const char *dir, tg_device dev) {
   e.seed = a->env.seed + 1000003; /* episodes the training never saw */
   if (!make_env(&e, NULL, 10, 0, &env)) return 0;
   rl_policy p;
-  int ok = policy_load(a->model, dir, tg_env_spec_of(env), dev, &p);
+  int ok = policy_load(a->model, dir, env, dev, &p);
   double mean = ok ? run_episodes(env, &p, NULL) : NAN;
   if (ok) policy_free(&p);
   tg_env_free(env);
@@ -433,7 +445,7 @@ static int evaluate_trading(const rl_args *a, const tg_bars *bars, const char *d
     tg_env *env = NULL;
     if (!make_env(&a->env, bars, 1, k + 1, &env)) return 0;
     rl_policy p;
-    int ok = policy_load(a->model, dir, tg_env_spec_of(env), dev, &p);
+    int ok = policy_load(a->model, dir, env, dev, &p);
     ok = ok && !isnan(run_episodes(env, &p, NULL));
     if (p.dqn || p.ppo) policy_free(&p);
     tg_trading_stats s;

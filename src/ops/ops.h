@@ -57,6 +57,7 @@ typedef enum tg_op {
   TG_OP_STACKED_LINEAR,
   TG_OP_GATE_ADD_NORM,
   TG_OP_PPO_LOSS,
+  TG_OP_WINDOW_ROWS,
   TG_OP_COUNT
 } tg_op;
 
@@ -71,7 +72,8 @@ typedef enum tg_op {
  *   conv1d_causal: i[0]=has bias          lstm: i[0]=has h0/c0, i[1]=has bias
  *   ssd_scan: i[0]=chunk length Q, i[1]=has D
  *   stacked_linear: i[0]=has bias         gate_add_norm: f[0]=eps, i[0]=has gamma and beta
- *   ppo_loss: f[0]=clip, f[1]=vf_coef, f[2]=ent_coef, i[0]=clip_vloss, i[1]=norm_adv, i[2]=Gaussian */
+ *   ppo_loss: f[0]=clip, f[1]=vf_coef, f[2]=ent_coef, i[0]=clip_vloss, i[1]=norm_adv, i[2]=Gaussian
+ *   window_rows: i[0]=window W, i[1]=rows of the table (t must be an integer in [W-1, rows)) */
 typedef struct tg_attr {
   int64_t i[8];
   float f[TG_MAX_QUANTILES];

@@ -47,13 +47,14 @@ static tg_status host_buffers(rl_dqn_net *n) {
 }
 
 /* An inference graph: input [rows, O] -> Q [rows, A] over store. */
-static tg_graph *q_graph(tg_store *store, const char *name, const char *input, int64_t rows, const rl_dqn_net_cfg *c,
+static tg_graph *q_graph(const rl_dqn_net *n, tg_store *store, const char *name, const char *input, int64_t rows,
                          tg_tensor **q) {
+  const rl_dqn_net_cfg *c = &n->c;
   tg_graph *g = tg_graph_new(store, name);
   if (!g) return NULL;
   int64_t xs[2] = {rows, c->obs_dim};
   rl_mlp_spec spec = rl_mlp_torch(Q_PREFIX, c->n_hidden, c->hidden, c->n_actions);
-  *q = rl_mlp(g, tg_input(g, input, TG_F32, 2, xs), &spec); /* [rows, A] */
+  *q = rl_mlp(g, rl_obs_input(g, &n->src, tg_input(g, input, TG_F32, 2, xs)), &spec); /* [rows, A] */
   return g;
 }
 
@@ -64,7 +65,7 @@ static tg_graph *train_graph(rl_dqn_net *n) {
   if (!g) return NULL;
   int64_t xs[2] = {c->batch, c->obs_dim}, hs[2] = {c->batch, c->n_actions}, ys[1] = {c->batch};
   rl_mlp_spec spec = rl_mlp_torch(Q_PREFIX, c->n_hidden, c->hidden, c->n_actions);
-  tg_tensor *q = rl_mlp(g, tg_input(g, "s", TG_F32, 2, xs), &spec);          /* [B, A] */
+  tg_tensor *q = rl_mlp(g, rl_obs_input(g, &n->src, tg_input(g, "s", TG_F32, 2, xs)), &spec); /* [B, A] */
   tg_tensor *qsa = tg_sum_last(g, tg_mul(g, q, tg_input(g, "onehot", TG_F32, 2, hs))); /* [B] */
   tg_tensor *y = tg_input(g, "y", TG_F32, 1, ys);                           /* [B] */
   n->loss = c->huber ? tg_huber_loss(g, qsa, y, 1.0f) : tg_mse_loss(g, qsa, y); /* [] */
@@ -75,9 +76,9 @@ static tg_graph *train_graph(rl_dqn_net *n) {
 static tg_status build_graphs(rl_dqn_net *n) {
   const rl_dqn_net_cfg *c = &n->c;
   n->train = train_graph(n);
-  n->tgt = q_graph(n->target, "dqn_target", "s2", c->batch, c, &n->q_tgt);
-  n->act = q_graph(n->online, "dqn_act", "obs", c->n_act, c, &n->q_act);
-  if (c->double_q) n->next = q_graph(n->online, "dqn_next", "s2", c->batch, c, &n->q_next);
+  n->tgt = q_graph(n, n->target, "dqn_target", "s2", c->batch, &n->q_tgt);
+  n->act = q_graph(n, n->online, "dqn_act", "obs", c->n_act, &n->q_act);
+  if (c->double_q) n->next = q_graph(n, n->online, "dqn_next", "s2", c->batch, &n->q_next);
   if (!n->train || !n->tgt || !n->act || (c->double_q && !n->next))
     return tg_error(TG_ERR_NOMEM, "dqn: out of memory building the graphs");
   tg_status st = rl_plan(n->train, c->dev, 1);
@@ -95,6 +96,9 @@ static tg_status bind_inputs(rl_dqn_net *n) {
   if (st == TG_OK) st = bind(n->train, "y", c->dev, 1, ys, n->d_y);
   if (st == TG_OK) st = bind(n->tgt, "s2", c->dev, 2, xs, n->d_s2);
   if (st == TG_OK && n->next) st = bind(n->next, "s2", c->dev, 2, xs, n->d_s2);
+  tg_graph *gs[4] = {n->train, n->tgt, n->act, n->next};
+  for (int k = 0; k < 4 && st == TG_OK; k++)
+    if (gs[k]) st = rl_obs_bind(gs[k], &n->src);
   if (st == TG_OK && !n->host) {
     int64_t os[2] = {c->n_act, c->obs_dim};
     st = bind(n->act, "obs", c->dev, 2, os, n->d_obs);
@@ -127,6 +131,7 @@ tg_status rl_dqn_net_open(rl_dqn_net *n, const rl_dqn_net_cfg *c) {
   n->target = tg_store_new(c->dev, c->seed);
   if (!n->online || !n->target) st = tg_error(TG_ERR_NOMEM, "dqn: out of memory for the parameter stores");
   if (st == TG_OK) st = host_buffers(n);
+  if (st == TG_OK) st = rl_obs_open(&n->src, c->env, c->dev);
   if (st == TG_OK && n->host) {
     n->d_s = n->hb.s, n->d_s2 = n->hb.s2, n->d_onehot = n->hb.onehot, n->d_y = n->hy;
   }
@@ -155,6 +160,7 @@ void rl_dqn_net_close(rl_dqn_net *n) {
   tg_graph_free(n->act);
   tg_store_free(n->online);
   tg_store_free(n->target);
+  rl_obs_close(&n->src);
   if (!n->host) {
     void *bufs[5] = {n->d_s, n->d_s2, n->d_onehot, n->d_y, n->d_obs};
     rl_dev_free(n->c.dev, bufs, 5);

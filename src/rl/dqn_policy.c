@@ -15,6 +15,7 @@ struct tg_dqn_policy {
   tg_tensor *q;
   float *d_obs;     /* [n, obs_dim] on the device (NULL on cpu:0: the caller's buffer is bound) */
   float *hq;        /* [n, n_actions] host copy of Q on a device */
+  rl_obs_src src;   /* the observations' front-end (a gathering trading env's feature table on dev) */
 };
 
 void tg_dqn_policy_free(tg_dqn_policy *p) {
@@ -23,6 +24,7 @@ void tg_dqn_policy_free(tg_dqn_policy *p) {
   if (p->d_obs && be) be->free(p->dev, p->d_obs);
   tg_graph_free(p->g);
   tg_store_free(p->store);
+  rl_obs_close(&p->src);
   tg_free(p->hq);
   tg_free(p);
 }
@@ -48,10 +50,11 @@ static tg_status policy_graph(tg_dqn_policy *p, const tg_dqn_config *c, const ch
   p->store = tg_store_new(p->dev, c->seed);
   p->g = p->store ? tg_graph_new(p->store, "dqn_policy") : NULL;
   if (!p->g) return tg_error(TG_ERR_NOMEM, "dqn policy: out of memory");
-  p->q = rl_mlp(p->g, tg_input(p->g, "obs", TG_F32, 2, xs), &ms); /* [n, A] */
+  p->q = rl_mlp(p->g, rl_obs_input(p->g, &p->src, tg_input(p->g, "obs", TG_F32, 2, xs)), &ms); /* [n, A] */
   tg_status st = tg_graph_status(p->g);
   tg_plan_opts po = tg_plan_defaults(p->dev);
   if (st == TG_OK) st = tg_graph_plan(p->g, &po);
+  if (st == TG_OK) st = rl_obs_bind(p->g, &p->src);
   snprintf(path, sizeof path, "%s/weights.safetensors", run_dir);
   if (st == TG_OK) st = tg_store_load(p->store, path);
   return st;
@@ -70,7 +73,9 @@ static tg_status policy_buffers(tg_dqn_policy *p) {
   return st == TG_OK ? tg_graph_bind(p->g, "obs", &t) : st;
 }
 
-tg_status tg_dqn_policy_load(const char *run_dir, tg_env_spec spec, tg_device dev, tg_dqn_policy **out) {
+/* The policy for observations of spec; env (may be NULL) says whether windows are gathered. */
+static tg_status policy_open(const char *run_dir, tg_env_spec spec, const tg_env *env, tg_device dev,
+                             tg_dqn_policy **out) {
   if (!out || !run_dir) return tg_error(TG_ERR_INVALID, "dqn policy: run_dir and out are required");
   *out = NULL;
   if (spec.n < 1 || spec.obs_dim < 1 || spec.n_actions < 2)
@@ -84,7 +89,8 @@ tg_status tg_dqn_policy_load(const char *run_dir, tg_env_spec spec, tg_device de
   if (!p) return tg_error(TG_ERR_NOMEM, "dqn policy: out of memory");
   p->spec = spec;
   p->dev = dev;
-  st = policy_graph(p, &c, run_dir);
+  st = rl_obs_open(&p->src, env, dev);
+  if (st == TG_OK) st = policy_graph(p, &c, run_dir);
   if (st == TG_OK) st = policy_buffers(p);
   if (st != TG_OK) {
     char why[1024];
@@ -94,6 +100,15 @@ tg_status tg_dqn_policy_load(const char *run_dir, tg_env_spec spec, tg_device de
   }
   *out = p;
   return TG_OK;
+}
+
+tg_status tg_dqn_policy_load(const char *run_dir, tg_env_spec spec, tg_device dev, tg_dqn_policy **out) {
+  return policy_open(run_dir, spec, NULL, dev, out);
+}
+
+tg_status tg_dqn_policy_load_env(const char *run_dir, const tg_env *env, tg_device dev, tg_dqn_policy **out) {
+  if (!env) return tg_error(TG_ERR_INVALID, "dqn policy: env is NULL");
+  return policy_open(run_dir, tg_env_spec_of(env), env, dev, out);
 }
 
 tg_status tg_dqn_policy_act(tg_dqn_policy *p, const float *obs, int32_t *actions) {

@@ -191,6 +191,7 @@ static tg_status run_open(pp_run *r, const tg_ppo_config *c, tg_env *env, const 
   if (st == TG_OK) st = run_alloc(r);
   int64_t updates = r->n_iter * c->update_epochs * c->num_minibatches;
   rl_ppo_net_cfg nc = pp_net_cfg(c, r->O, r->sp.n_actions, r->N, r->M, updates);
+  nc.env = env;
   if (st == TG_OK) st = rl_ppo_net_open(&r->net, &nc);
   if (st == TG_OK && c->resume) st = pp_ckpt_load(r);
   else if (st == TG_OK) st = tg_env_reset(env, r->next_obs);
@@ -259,7 +260,9 @@ struct tg_ppo_policy {
   tg_env_spec spec;
 };
 
-tg_status tg_ppo_policy_load(const char *run_dir, tg_env_spec spec, tg_device dev, tg_ppo_policy **out) {
+/* The policy for observations of spec; env (may be NULL) says whether windows are gathered. */
+static tg_status policy_open(const char *run_dir, tg_env_spec spec, const tg_env *env, tg_device dev,
+                             tg_ppo_policy **out) {
   char path[TG_TRAIN_PATH_MAX + 32];
   if (!out) return tg_error(TG_ERR_INVALID, "ppo policy: out is NULL");
   *out = NULL;
@@ -277,6 +280,7 @@ tg_status tg_ppo_policy_load(const char *run_dir, tg_env_spec spec, tg_device de
   if (!p) return tg_error(TG_ERR_NOMEM, "ppo policy: out of host memory");
   p->spec = spec;
   rl_ppo_net_cfg nc = pp_net_cfg(&c, spec.obs_dim, spec.n_actions, spec.n, 2, 0);
+  nc.env = env;
   st = rl_ppo_net_open(&p->net, &nc);
   snprintf(path, sizeof path, "%s/weights.safetensors", run_dir);
   if (st == TG_OK) st = tg_store_load(p->net.store, path);
@@ -286,6 +290,15 @@ tg_status tg_ppo_policy_load(const char *run_dir, tg_env_spec spec, tg_device de
   }
   *out = p;
   return TG_OK;
+}
+
+tg_status tg_ppo_policy_load(const char *run_dir, tg_env_spec spec, tg_device dev, tg_ppo_policy **out) {
+  return policy_open(run_dir, spec, NULL, dev, out);
+}
+
+tg_status tg_ppo_policy_load_env(const char *run_dir, const tg_env *env, tg_device dev, tg_ppo_policy **out) {
+  if (!env) return tg_error(TG_ERR_INVALID, "ppo policy: env is NULL");
+  return policy_open(run_dir, tg_env_spec_of(env), env, dev, out);
 }
 
 tg_status tg_ppo_policy_act(tg_ppo_policy *p, const float *obs, void *actions) {

@@ -24,7 +24,7 @@ static tg_graph *act_graph(rl_ppo_net *n) {
   if (!g) return NULL;
   int64_t xs[2] = {c->n_act, c->obs_dim};
   rl_mlp_spec as = ppo_spec(c, "actor", c->n_actions, 0.01f), cs = ppo_spec(c, "critic", 1, 1.0f);
-  tg_tensor *x = tg_input(g, "obs", TG_F32, 2, xs);
+  tg_tensor *x = rl_obs_input(g, &n->src, tg_input(g, "obs", TG_F32, 2, xs)); /* [n_act, width] */
   n->act_logits = rl_mlp(g, x, &as); /* [n_act, A] */
   n->act_value = rl_mlp(g, x, &cs);  /* [n_act, 1] */
   return g;
@@ -38,7 +38,7 @@ static tg_graph *train_graph(rl_ppo_net *n) {
   if (!g) return NULL;
   int64_t xs[2] = {c->mb, c->obs_dim}, ms[1] = {c->mb}, ns[1] = {TG_PPO_NSTATS};
   rl_mlp_spec as = ppo_spec(c, "actor", c->n_actions, 0.01f), cs = ppo_spec(c, "critic", 1, 1.0f);
-  tg_tensor *x = tg_input(g, "obs", TG_F32, 2, xs);
+  tg_tensor *x = rl_obs_input(g, &n->src, tg_input(g, "obs", TG_F32, 2, xs)); /* [M, width] */
   tg_tensor *logits = rl_mlp(g, x, &as); /* [M, A] */
   tg_tensor *value = rl_mlp(g, x, &cs);  /* [M, 1] */
   tg_tensor *olp = tg_input(g, "old_logp", TG_F32, 1, ms), *adv = tg_input(g, "adv", TG_F32, 1, ms);
@@ -132,6 +132,8 @@ static tg_status bind_train(rl_ppo_net *n) {
     int64_t os[2] = {c->n_act, c->obs_dim};
     st = rl_bind(n->act, "obs", c->dev, TG_F32, 2, os, n->d_obs);
   }
+  if (st == TG_OK) st = rl_obs_bind(n->act, &n->src);
+  if (st == TG_OK) st = rl_obs_bind(n->train, &n->src);
   return st;
 }
 
@@ -146,6 +148,7 @@ tg_status rl_ppo_net_open(rl_ppo_net *n, const rl_ppo_net_cfg *c) {
   if (!n->store) st = tg_error(TG_ERR_NOMEM, "ppo: out of memory for the parameter store");
   if (st == TG_OK) st = rl_ppo_mb_init(&n->hb, c->mb, c->obs_dim, c->continuous ? c->n_actions : 0);
   if (st == TG_OK) st = device_mb(n);
+  if (st == TG_OK) st = rl_obs_open(&n->src, c->env, c->dev);
   if (st == TG_OK) {
     n->act = act_graph(n);
     n->train = train_graph(n);
@@ -172,6 +175,7 @@ void rl_ppo_net_close(rl_ppo_net *n) {
   tg_graph_free(n->train);
   tg_graph_free(n->act);
   tg_store_free(n->store);
+  rl_obs_close(&n->src);
   if (!n->host) {
     void *bufs[8] = {n->dmb.obs, n->dmb.action, n->dmb.action_f, n->dmb.logp, n->dmb.adv, n->dmb.ret, n->dmb.value,
                      n->d_obs};

@@ -46,6 +46,34 @@ rl_mlp_spec rl_mlp_orthogonal(const char *prefix, int n_hidden, const int *hidde
 /* x [B, in] f32 -> [B, out]: linear, activation, ..., linear (no activation after the last). */
 tg_tensor *rl_mlp(tg_graph *g, tg_tensor *x, const rl_mlp_spec *s);
 
+/* ---- rl_obs.c: the networks' input from observations. A trading env with omit_window observes
+ * [t, position, unrealised] [B, 3]; the agent holds the env's feature table [rows, F] on its device
+ * (uploaded once) and its graphs gather the window there: the network input is
+ *   concat([reshape(gather_rows(table, window_rows(obs[:, 0], W)), [B, W*F]), obs[:, 1:3]], 1)
+ * [B, W*F + 2], the very values a copying env writes, in the same order. Other envs: obs itself. ---- */
+
+#define RL_OBS_TABLE "obs_table" /* the graphs' input name of the feature table */
+
+typedef struct rl_obs_src {
+  int gather;      /* 1: obs rows are [t, position, unrealised] and windows are gathered from table */
+  int window, f;   /* gather: W bars of F features */
+  int64_t rows;    /* gather: rows of the table */
+  tg_device dev;
+  float *table;    /* gather: [rows, f] on dev, owned */
+} rl_obs_src;
+
+/* Zeroed (no gather) unless env is a trading env with omit_window; then uploads its table to dev.
+ * env may be NULL. */
+tg_status rl_obs_open(rl_obs_src *o, const tg_env *env, tg_device dev);
+void rl_obs_close(rl_obs_src *o);
+/* Floats per network input row: W*F + 2 when gathering, else obs_dim. */
+int rl_obs_width(const rl_obs_src *o, int obs_dim);
+/* The network input [B, width] from obs [B, obs_dim] (obs itself unless gathering; then the table is
+ * the graph's input RL_OBS_TABLE, bound by rl_obs_bind after planning). */
+tg_tensor *rl_obs_input(tg_graph *g, const rl_obs_src *o, tg_tensor *obs);
+/* Binds the table into g (no-op unless gathering). */
+tg_status rl_obs_bind(tg_graph *g, const rl_obs_src *o);
+
 /* ---- rl_graph.c: planning, binding and reading the agents' graphs on the host or a device ---- */
 
 /* TG_ERR_DEVICE "<what>: cuda:0 is not compiled into this build" when dev has no backend. */
@@ -117,6 +145,7 @@ typedef struct rl_dqn_net_cfg {
   float gamma;
   tg_optim_config optim;
   uint64_t seed;  /* initialisation (the target starts as a copy of the online net) */
+  const tg_env *env; /* NULL, or the env: a trading env with omit_window has its windows gathered (rl_obs.c) */
 } rl_dqn_net_cfg;
 
 typedef struct rl_dqn_net {
@@ -136,6 +165,7 @@ typedef struct rl_dqn_net {
   float *hq_act;            /* [n_act, A] host copy of the acting Q values (device builds) */
   float *d_s, *d_s2, *d_onehot, *d_y, *d_obs; /* inputs on the device (== host buffers when host) */
   float *mix;               /* [2 * numel] host scratch for Polyak updates on a device */
+  rl_obs_src src;           /* the observations' front-end (the feature table when gathering) */
 } rl_dqn_net;
 
 tg_status rl_dqn_net_open(rl_dqn_net *n, const rl_dqn_net_cfg *c);
@@ -215,6 +245,7 @@ typedef struct rl_ppo_net_cfg {
   tg_ppo_coefs coefs;
   tg_optim_config optim;
   uint64_t seed;     /* initialisation */
+  const tg_env *env; /* NULL, or the env: a trading env with omit_window has its windows gathered (rl_obs.c) */
 } rl_ppo_net_cfg;
 
 typedef struct rl_ppo_net {
@@ -232,6 +263,7 @@ typedef struct rl_ppo_net {
   float *d_obs;        /* [n_act, O] acting input on the device (NULL on the CPU) */
   float *h_logits, *h_value, *h_stats; /* host copies of outputs (device builds) */
   float *h_log_std;    /* [A] continuous: host copy of log_std */
+  rl_obs_src src;      /* the observations' front-end (the feature table when gathering) */
 } rl_ppo_net;
 
 tg_status rl_ppo_mb_init(rl_ppo_mb *mb, int m, int obs_dim, int act_dim);

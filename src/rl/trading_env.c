@@ -93,13 +93,16 @@ static void start_episode(trading *tr, int i) {
   tr->len[i] = 0;
 }
 
-/* Instance i's observation at its current bar: [L, F] features (unless omitted), position, unrealised. */
+/* Instance i's observation at its current bar: [L, F] features (omit_window: the bar's row t as a
+ * float, exact since rows < 2^24), position, unrealised. */
 static void write_obs(const trading *tr, int i, float *o) {
   int64_t t = tr->t[i];
   if (!tr->omit_window) {
     size_t w = (size_t)tr->L * (size_t)tr->F;
     memcpy(o, tr->ds.fx.x + (size_t)(t - tr->L + 1) * (size_t)tr->F, w * sizeof(float));
     o += w;
+  } else {
+    *o++ = (float)t;
   }
   double p = tr->pos[i];
   o[0] = (float)p;
@@ -347,9 +350,12 @@ tg_status tg_env_trading_new(int n, const tg_bars *bars, const tg_trading_cfg *c
   if (st == TG_OK) st = instance_tables(tr, n);
   if (st == TG_OK && (int64_t)tr->L * tr->F + 2 > INT32_MAX)
     st = tg_error(TG_ERR_INVALID, "tg_env_trading_new: window %d x %d features is too large an observation", tr->L, tr->F);
+  if (st == TG_OK && tr->omit_window && tr->rows >= TG_TRADING_OMIT_ROWS_MAX)
+    st = tg_error(TG_ERR_INVALID, "tg_env_trading_new: omit_window puts the bar's row in a float observation; %lld bars "
+                  "reach the limit of 2^24 rows (16777216) that a float holds exactly", (long long)tr->rows);
   tg_env *e = NULL;
   if (st == TG_OK) {
-    tg_env_spec spec = {.n = n, .obs_dim = (tr->omit_window ? 0 : tr->L * tr->F) + 2,
+    tg_env_spec spec = {.n = n, .obs_dim = (tr->omit_window ? 1 : tr->L * tr->F) + 2,
                         .n_actions = c.continuous ? 0 : 3, .action_lo = -1.0f, .action_hi = 1.0f};
     st = tg_env_alloc(&TRADING, spec, &e);
   }
@@ -385,6 +391,7 @@ tg_status tg_env_trading_info(const tg_env *e, tg_trading_info *out) {
   out->episode_len = tr->ep_len;
   out->bars_per_year = tr->bars_per_year;
   out->cost = tr->cost;
+  out->omit_window = tr->omit_window;
   return TG_OK;
 }
 

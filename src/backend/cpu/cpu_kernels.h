@@ -58,6 +58,7 @@ tg_status tg_cpu_transpose_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_transpose_bwd(const tg_kernel_args *a);
 tg_status tg_cpu_gather_rows_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_gather_rows_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_window_rows_fwd(const tg_kernel_args *a);
 
 /* k_reduce.c */
 tg_status tg_cpu_sum_fwd(const tg_kernel_args *a);

@@ -57,6 +57,7 @@ tg_status tg_cuda_transpose_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_transpose_bwd(const tg_kernel_args *a);
 tg_status tg_cuda_gather_rows_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_gather_rows_bwd(const tg_kernel_args *a);
+tg_status tg_cuda_window_rows_fwd(const tg_kernel_args *a);
 
 /* k_reduce.cu */
 tg_status tg_cuda_sum_fwd(const tg_kernel_args *a);
