@@ -65,6 +65,9 @@ typedef struct tg_read_opts {
  * content (magic bytes), not by extension. Several files concatenate and sort by time; rows out of
  * time order are sorted with a warning that counts them. out is initialised by this call. */
 tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out);
+/* Reads every path as tg_bars_read does into one series, sorted by time when there are several; its
+ * source names the first path ("first and 3 more"). An error names the path and frees what was read. */
+tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts *opts, tg_bars *out);
 
 /* The readers, over a file already in memory. path names the source in errors (and, for Lean
  * files, carries the date). They append to out, which the caller has initialised; on failure out

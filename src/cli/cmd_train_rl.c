@@ -323,27 +323,10 @@ static int load_bars(const rl_env_args *e, tg_bars *bars) {
   memset(&ro, 0, sizeof ro);
   ro.tz = e->data_tz[0] ? e->data_tz : NULL;
   ro.warn = stderr;
-  tg_bars_init(bars);
-  for (int i = 0; i < e->n_data; i++) {
-    tg_bars one;
-    tg_status st = tg_bars_read(e->data[i], &ro, &one);
-    if (st == TG_OK) {
-      st = tg_bars_append(bars, &one);
-      tg_bars_free(&one);
-    } else {
-      fprintf(stderr, "tickgrad train: data '%s': %s\n", e->data[i], tg_last_error());
-      tg_bars_free(bars);
-      return 0;
-    }
-    if (st != TG_OK) {
-      fprintf(stderr, "tickgrad train: data: %s\n", tg_last_error());
-      tg_bars_free(bars);
-      return 0;
-    }
-  }
-  if (e->n_data > 1 && tg_bars_sort(bars, NULL) != TG_OK) {
-    fprintf(stderr, "tickgrad train: data: %s\n", tg_last_error());
-    tg_bars_free(bars);
+  const char *paths[RL_MAX_DATA];
+  for (int i = 0; i < e->n_data; i++) paths[i] = e->data[i];
+  if (tg_bars_read_paths(e->n_data, paths, &ro, bars) != TG_OK) {
+    fprintf(stderr, "tickgrad train: %s\n", tg_last_error());
     return 0;
   }
   printf("data: %lld bars from %d file%s\n", (long long)bars->n, e->n_data, e->n_data == 1 ? "" : "s");

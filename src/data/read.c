@@ -174,3 +174,30 @@ tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out)
             out->source, (long long)moved, (long long)out->n);
   return TG_OK;
 }
+
+tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts *opts, tg_bars *out) {
+  tg_bars_init(out);
+  if (n < 1) return tg_error(TG_ERR_INVALID, "data: no files given");
+  for (int i = 0; i < n; i++) {
+    tg_bars one;
+    tg_status st = tg_bars_read(paths[i], opts, &one);
+    if (st != TG_OK) {
+      char why[1024];
+      snprintf(why, sizeof why, "%s", tg_last_error());
+      tg_bars_free(out);
+      return tg_error(st, "data '%s': %s", paths[i], why);
+    }
+    st = tg_bars_append(out, &one);
+    if (i == 0) snprintf(out->source, sizeof out->source, "%s", one.source);
+    tg_bars_free(&one);
+    if (st != TG_OK) {
+      tg_bars_free(out);
+      return st;
+    }
+  }
+  if (n == 1) return TG_OK;
+  snprintf(out->source, sizeof out->source, "%.200s and %d more", paths[0], n - 1);
+  tg_status st = tg_bars_sort(out, NULL);
+  if (st != TG_OK) tg_bars_free(out);
+  return st;
+}

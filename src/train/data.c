@@ -14,22 +14,13 @@ static tg_status read_bars(const tg_train_config *c, tg_bars *all, FILE *log) {
   memset(&ro, 0, sizeof ro);
   ro.tz = c->data_tz[0] ? c->data_tz : NULL;
   ro.warn = log;
-  tg_bars_init(all);
-  if (c->n_data < 1) return tg_error(TG_ERR_INVALID, "train: no data (give --data FILE)");
-  for (int i = 0; i < c->n_data; i++) {
-    tg_bars one;
-    tg_status st = tg_bars_read(c->data[i], &ro, &one);
-    if (st != TG_OK) {
-      char why[1024];
-      snprintf(why, sizeof why, "%s", tg_last_error());
-      tg_bars_free(all);
-      return tg_error(st, "data '%s': %s", c->data[i], why);
-    }
-    st = tg_bars_append(all, &one);
-    tg_bars_free(&one);
-    if (st != TG_OK) return st;
+  if (c->n_data < 1) {
+    tg_bars_init(all);
+    return tg_error(TG_ERR_INVALID, "train: no data (give --data FILE)");
   }
-  return c->n_data > 1 ? tg_bars_sort(all, NULL) : TG_OK;
+  const char *paths[TG_TRAIN_MAX_DATA];
+  for (int i = 0; i < c->n_data; i++) paths[i] = c->data[i];
+  return tg_bars_read_paths(c->n_data, paths, &ro, all);
 }
 
 /* Window geometry per model: rows of a window, past rows, the target row's offset. */
