@@ -140,6 +140,17 @@ expect 0 "dqn trading stop after 1000" -- "$bin" $rl_trade --out "$dir/rds" --st
 expect_out "obs 3, 3 actions" "resume rebuilds the gathering env" -- "$bin" --threads 1 train --resume "$dir/rds"
 if cmp -s "$dir/rd/weights.safetensors" "$dir/rds/weights.safetensors"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: resumed gathering run differs"; fi
 expect 1 "rl trading on a missing file" -- "$bin" train --model dqn --env trading --data "$dir/none.csv" --out "$dir/rn"
+# backtest: a rule strategy on a synthetic CSV, its files, usage and data errors
+expect_out "usage: tickgrad backtest" "backtest help" -- "$bin" backtest --help
+expect 2 "backtest unknown flag" -- "$bin" backtest --data "$dir/t.csv" --strategy buy-and-hold --frob 1
+expect_out "unknown flag '--frob'" "backtest unknown flag named" -- "$bin" backtest --data "$dir/t.csv" --strategy buy-and-hold --frob 1
+expect_out "Sharpe .* [0-9]" "backtest sma-cross on a synth CSV" -- "$bin" backtest --data "$dir/t.csv" --strategy sma-cross:5,20 --cost-bps 1 --out "$dir/bt"
+if head -1 "$dir/bt/trades.csv" | grep -q '^entry_time,exit_time,side,size,entry_price,exit_price,pnl,return' && [ "$(wc -l < "$dir/bt/trades.csv")" -gt 2 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: backtest trades.csv"; fi
+if head -1 "$dir/bt/equity.csv" | grep -q '^ts,close,position,equity,drawdown,bh_equity$' && [ "$(wc -l < "$dir/bt/equity.csv")" -eq 3001 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: backtest equity.csv"; fi
+expect 2 "backtest bad strategy" -- "$bin" backtest --data "$dir/t.csv" --strategy sma-cross:20,5 --out "$dir/bt2"
+expect_out "sma-cross:20,5" "backtest bad strategy named" -- "$bin" backtest --data "$dir/t.csv" --strategy sma-cross:20,5 --out "$dir/bt2"
+expect 2 "backtest bad split" -- "$bin" backtest --data "$dir/t.csv" --strategy buy-and-hold --split holdout --out "$dir/bt2"
+expect 1 "backtest on a missing file" -- "$bin" backtest --data "$dir/none.csv" --strategy buy-and-hold --out "$dir/bt2"
 if ! "$bin" devices | grep -q '^cuda:0$'; then
   expect 2 "train on cuda without a GPU" -- "$bin" train --model mlp --data "$dir/t.csv" --device cuda --out "$dir/tg"
 fi

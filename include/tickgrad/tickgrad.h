@@ -18,6 +18,7 @@
 #include "tickgrad/train.h"
 #include "tickgrad/rl.h"
 #include "tickgrad/rl_agents.h"
+#include "tickgrad/backtest.h"
 
 #ifdef __cplusplus
 extern "C" {

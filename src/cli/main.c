@@ -17,6 +17,7 @@ static void usage(FILE *f) {
           "  synth      write a seeded synthetic market (OHLCV bars) as CSV\n"
           "  train      train a quantile forecaster (tft, mamba2, mlp) on bar files, or a policy (dqn, ppo)\n"
           "             on CartPole or a trading market; resume a run\n"
+          "  backtest   run a rule strategy (buy-and-hold, sma-cross) on bar files: fills at the next open, costs, metrics\n"
           "  ops        list every op and whether it has forward and backward kernels per backend\n"
           "  version    print the version\n"
           "  help       this message (also --help, -h); `tickgrad <command> --help` for flags\n"
@@ -97,6 +98,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "inspect") == 0) return tg_cmd_inspect(sub_argc, sub_argv);
   if (strcmp(cmd, "synth") == 0) return tg_cmd_synth(sub_argc, sub_argv);
   if (strcmp(cmd, "train") == 0) return tg_cmd_train(sub_argc, sub_argv);
+  if (strcmp(cmd, "backtest") == 0) return tg_cmd_backtest(sub_argc, sub_argv);
   fprintf(stderr, "tickgrad: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return TG_EXIT_USAGE;

@@ -1,0 +1,141 @@
+/* Backtests: a target position per bar -> fills at the next open with costs, equity, round-trip trades, statistics; rule strategies. */
+#ifndef TICKGRAD_BACKTEST_H
+#define TICKGRAD_BACKTEST_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "tickgrad/data.h"
+#include "tickgrad/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The engine, over the bars of ONE instrument (an instrument column with two ids is an error):
+ *
+ *   decision: target[t] in [-1, 1] is the position wanted as a fraction of equity (1: fully long,
+ *             -1: fully short, 0: flat), decided at bar t's close from bars 0..t only. Whoever fills
+ *             target (a rule strategy, a forecaster, a policy) must not read a later bar; the engine
+ *             never shows it one (target is an array given before the run, and the test suite checks
+ *             that truncating the bars after t leaves every decision up to t unchanged);
+ *   order:    when target[t] differs from the last target acted on, an order fills at bar t+1's open
+ *             o: with E = cash + units * o the equity at that open, the new holding is
+ *             units' = target[t] * E / o (sized on the equity before costs, so a full long position
+ *             leaves cash at minus its entry cost). The decision at the last bar never fills;
+ *   costs:    the fill price is o * (1 + slippage) for a buy and o * (1 - slippage) for a sale; the fee
+ *             is (commission + cost_bps * 1e-4) times the traded value |units' - units| * fill price;
+ *   equity:   cash + units * close, marked at every bar's close (bar 0: the starting cash);
+ *   ruin:     if the equity at an open is <= 0 the order closes the position instead.
+ *
+ * Trades are round trips: a trade opens when the holding leaves 0 (or changes sign) and closes when it
+ * returns to 0 (or changes sign); adding to or reducing a position of the same side is part of the
+ * same trade. pnl = side * (exit value - entry value) - fees, return = pnl / entry value; prices are
+ * the value-weighted fill prices. A position still open after the last bar is valued at the last close
+ * without exit costs and flagged open; it counts in the trade statistics. */
+typedef struct tg_bt_opts {
+  double cash;        /* starting cash (default 100000) */
+  double commission;  /* fee as a fraction of traded value (default 0) */
+  double cost_bps;    /* further fee in basis points of traded value (default 0) */
+  double slippage;    /* fill price moved against the order by this fraction of the open (default 0) */
+} tg_bt_opts;
+
+tg_bt_opts tg_bt_defaults(void);
+
+/* Statistics of one equity curve. Per-bar returns r_k = E_k / E_{k-1} - 1, k = 1..n-1; annualised with
+ * bars_per_year = (n - 1) / (span in years of 365.25 days), the trading environment's convention
+ * (tg_trading_stats_compute): Sharpe = mean(r) / sample std(r) * sqrt(bars_per_year) (0 when the std
+ * is 0), Sortino = mean(r) / sqrt(mean(min(r, 0)^2)) * sqrt(bars_per_year) (0 with no losing bar). */
+typedef struct tg_bt_stats {
+  int64_t bars;
+  double bars_per_year, years;
+  double start_equity, final_equity;
+  double total_return;     /* E_end / E_0 - 1 */
+  double annual_return;    /* (1 + total_return)^(1 / years) - 1 (-1 after ruin) */
+  double annual_vol;       /* sample std of r * sqrt(bars_per_year) */
+  double sharpe, sortino;
+  double max_drawdown;     /* min over t of E_t / max_{s <= t} E_s - 1: <= 0 */
+  int64_t dd_peak, dd_trough, dd_end; /* bars of the deepest drawdown: its peak, trough, recovery (or last bar) */
+  int64_t dd_bars;         /* its duration: dd_end - dd_peak */
+  int64_t dd_ns;           /* the same in time: ts[dd_end] - ts[dd_peak] */
+  int dd_recovered;        /* 1 when the equity got back to the peak */
+  double calmar;           /* annual_return / |max_drawdown| (0 without a drawdown) */
+  int64_t trades;          /* round trips */
+  double win_rate;         /* trades with pnl > 0 / trades (0 without trades) */
+  double avg_trade_pnl, avg_trade_return; /* mean pnl (cash) and return of a trade */
+  double exposure;         /* mean |fraction of equity held| over the closes of bars 1..n-1 */
+  double turnover;         /* sum over fills of |units traded| * open / equity at that open (1 to enter a full position) */
+} tg_bt_stats;
+
+typedef struct tg_bt_trade {
+  int64_t entry_bar, exit_bar; /* bars of the first and the last fill (exit: the last bar when open) */
+  int64_t entry_ts, exit_ts;
+  int side;                    /* 1 long, -1 short */
+  int open;                    /* 1: still open at the end, valued at the last close */
+  double size;                 /* the largest holding of the trade, in units */
+  double entry_price, exit_price; /* value-weighted fill prices */
+  double entry_value, exit_value, fees;
+  double pnl, ret;
+} tg_bt_trade;
+
+typedef struct tg_backtest {
+  int64_t n;
+  int64_t *ts;              /* [n] bar times, UTC ns (a copy) */
+  double *close;            /* [n] */
+  double *target;           /* [n] the decisions as given */
+  double *units;            /* [n] holding at each close */
+  double *position;         /* [n] holding as a fraction of equity at each close */
+  double *equity;           /* [n] */
+  double *drawdown;         /* [n] E_t / max_{s <= t} E_s - 1 */
+  double *bh_equity;        /* [n] buy and hold (target 1 at every bar) with the same costs */
+  tg_bt_trade *trades;      /* [n_trades] */
+  int64_t n_trades;
+  tg_bt_opts opts;
+  tg_bt_stats stats, bh;    /* the strategy's and buy and hold's */
+} tg_backtest;
+
+/* Runs target [bars->n] over bars; out is initialised by this call (tg_backtest_free it, also after a
+ * failure). Errors (TG_ERR_INVALID) name the problem: fewer than 2 bars, several instruments, times
+ * not increasing, a price that is not a positive number, a target outside [-1, 1], bad options. */
+tg_status tg_backtest_run(const tg_bars *bars, const double *target, const tg_bt_opts *opts, tg_backtest *out);
+void tg_backtest_free(tg_backtest *bt);
+
+/* Checks that bars can be backtested (what tg_backtest_run checks); where names the caller. */
+tg_status tg_backtest_check_bars(const tg_bars *bars, const char *where);
+
+/* The statistics of an equity curve: the return, volatility, Sharpe, Sortino, drawdown and Calmar
+ * fields of out (the trade, exposure and turnover fields are left 0). n >= 2, ts increasing. */
+tg_status tg_bt_equity_stats(const int64_t *ts, const double *equity, int64_t n, tg_bt_stats *out);
+/* Fills out's trades, win_rate and the averages from n trades. */
+void tg_bt_trade_stats(const tg_bt_trade *trades, int64_t n, tg_bt_stats *out);
+
+/* A view of the chronological split of bars by count, as the trainer's defaults: train the first
+ * floor(0.7 n) bars, val up to floor(0.85 n), test the rest; "all" is every bar. view points into bars
+ * (nothing to free). An unknown name or an empty split is TG_ERR_INVALID naming it. */
+tg_status tg_backtest_split(const tg_bars *bars, const char *split, tg_bars *view);
+
+/* Rule strategies: "buy-and-hold" (target 1 at every bar) and "sma-cross:FAST,SLOW" (1 when the mean
+ * of the last FAST closes is above the mean of the last SLOW closes, else 0; 0 before SLOW bars exist;
+ * 1 <= FAST < SLOW). */
+typedef enum tg_strategy_kind { TG_STRATEGY_BUY_HOLD = 0, TG_STRATEGY_SMA_CROSS } tg_strategy_kind;
+
+typedef struct tg_strategy {
+  tg_strategy_kind kind;
+  int fast, slow;
+  char name[64];            /* canonical text: "buy-and-hold", "sma-cross:20,50" */
+} tg_strategy;
+
+/* TG_ERR_INVALID naming the text and what was expected. */
+tg_status tg_strategy_parse(const char *text, tg_strategy *out);
+/* target [bars->n]: the decision at each bar, each from bars 0..t only. */
+tg_status tg_strategy_targets(const tg_strategy *s, const tg_bars *bars, double *target);
+
+/* Writes dir/trades.csv, dir/equity.csv and dir/backtest.json (the options and both statistics), each
+ * through a temporary file and a rename; dir is created. name labels the strategy in backtest.json. */
+tg_status tg_backtest_write(const tg_backtest *bt, const char *name, const char *dir);
+/* The metrics table, the strategy (labelled name) beside buy and hold. */
+void tg_backtest_print(FILE *f, const tg_backtest *bt, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,65 @@
+/* What a backtest accepts: the bar checks, the default options and the chronological split views. */
+#include <math.h>
+#include <string.h>
+#include "tickgrad/backtest.h"
+
+tg_bt_opts tg_bt_defaults(void) {
+  tg_bt_opts o;
+  memset(&o, 0, sizeof o);
+  o.cash = 100000.0;
+  return o;
+}
+
+static int bad_price(double p) { return !(p > 0) || !isfinite(p); }
+
+tg_status tg_backtest_check_bars(const tg_bars *bars, const char *where) {
+  if (!bars || bars->n < 1) return tg_error(TG_ERR_INVALID, "%s: no bars to backtest", where);
+  const char *src = bars->source[0] ? bars->source : "the bars";
+  if (bars->n < 2)
+    return tg_error(TG_ERR_INVALID, "%s: %s holds 1 bar; a backtest needs at least 2 (a decision at a bar's close "
+                    "fills at the next bar's open)", where, src);
+  for (int64_t i = 1; bars->instrument && i < bars->n; i++)
+    if (bars->instrument[i] != bars->instrument[0])
+      return tg_error(TG_ERR_INVALID, "%s: %s holds more than one instrument (ids %u at bar 0 and %u at bar %lld); a "
+                      "backtest takes one instrument: give the file of one", where, src, bars->instrument[0],
+                      bars->instrument[i], (long long)i);
+  for (int64_t i = 0; i < bars->n; i++) {
+    if (i > 0 && bars->ts[i] <= bars->ts[i - 1])
+      return tg_error(TG_ERR_INVALID, "%s: %s: bar %lld's time (%lld ns) is not after bar %lld's (%lld ns); times must "
+                      "increase", where, src, (long long)i, (long long)bars->ts[i], (long long)(i - 1),
+                      (long long)bars->ts[i - 1]);
+    if (bad_price(bars->open[i]) || bad_price(bars->close[i]))
+      return tg_error(TG_ERR_INVALID, "%s: %s: bar %lld has open %g and close %g; prices must be positive numbers",
+                      where, src, (long long)i, bars->open[i], bars->close[i]);
+  }
+  return TG_OK;
+}
+
+/* Shifts a copy of bars to start at row a with b - a rows (no copy of the columns). */
+static void make_view(const tg_bars *bars, int64_t a, int64_t b, tg_bars *view) {
+  *view = *bars;
+  view->n = view->cap = b - a;
+  view->ts = bars->ts + a;
+  view->open = bars->open + a;
+  view->high = bars->high ? bars->high + a : NULL;
+  view->low = bars->low ? bars->low + a : NULL;
+  view->close = bars->close + a;
+  view->volume = bars->volume ? bars->volume + a : NULL;
+  view->instrument = bars->instrument ? bars->instrument + a : NULL;
+}
+
+tg_status tg_backtest_split(const tg_bars *bars, const char *split, tg_bars *view) {
+  if (!bars || !split || !view) return tg_error(TG_ERR_INVALID, "backtest split: missing bars, split name or view");
+  int64_t n = bars->n;
+  int64_t i1 = (int64_t)floor(0.7 * (double)n), i2 = (int64_t)floor(0.85 * (double)n), a, b;
+  if (!strcmp(split, "all")) a = 0, b = n;
+  else if (!strcmp(split, "train")) a = 0, b = i1;
+  else if (!strcmp(split, "val")) a = i1, b = i2;
+  else if (!strcmp(split, "test")) a = i2, b = n;
+  else return tg_error(TG_ERR_INVALID, "backtest split '%s': want all, train, val or test", split);
+  if (b <= a)
+    return tg_error(TG_ERR_INVALID, "backtest split '%s' of %lld bars holds none (train is the first 70%%, val the "
+                    "next 15%%, test the rest)", split, (long long)n);
+  make_view(bars, a, b, view);
+  return TG_OK;
+}

@@ -1,0 +1,51 @@
+/* The backtest metrics table: the strategy beside buy and hold. */
+#include <stdio.h>
+#include "data/timeconv.h"
+#include "tickgrad/backtest.h"
+
+typedef enum kind { PCT, NUM, INT, DD_TIME, MONEY } kind;
+
+static void cell(char *buf, size_t n, kind k, const tg_bt_stats *s, double v) {
+  char d[32];
+  switch (k) {
+  case PCT: snprintf(buf, n, "%.2f%%", 100.0 * v); break;
+  case NUM: snprintf(buf, n, "%.3f", v); break;
+  case INT: snprintf(buf, n, "%.0f", v); break;
+  case MONEY: snprintf(buf, n, "%.2f", v); break;
+  case DD_TIME:
+    snprintf(buf, n, "%lld bars, %s%s", (long long)s->dd_bars, tg_format_duration(s->dd_ns, d, sizeof d),
+             s->dd_recovered || s->dd_bars == 0 ? "" : " (open)");
+    break;
+  }
+}
+
+static void row(FILE *f, const char *label, kind k, const tg_bt_stats *a, double va, const tg_bt_stats *b, double vb) {
+  char x[64], y[64];
+  cell(x, sizeof x, k, a, va);
+  cell(y, sizeof y, k, b, vb);
+  fprintf(f, "  %-22s %26s %26s\n", label, x, y);
+}
+
+void tg_backtest_print(FILE *f, const tg_backtest *bt, const char *name) {
+  const tg_bt_stats *a = &bt->stats, *b = &bt->bh;
+  char t0[40], t1[40];
+  fprintf(f, "backtest: %lld bars, %s .. %s UTC, %.1f bars a year; cash %.2f, commission %g, cost %g bps, slippage %g\n",
+          (long long)bt->n, tg_format_utc(bt->ts[0], 0, t0, sizeof t0), tg_format_utc(bt->ts[bt->n - 1], 0, t1, sizeof t1),
+          a->bars_per_year, bt->opts.cash, bt->opts.commission, bt->opts.cost_bps, bt->opts.slippage);
+  fprintf(f, "  %-22s %26s %26s\n", "", name, "buy-and-hold");
+  row(f, "total return", PCT, a, a->total_return, b, b->total_return);
+  row(f, "annual return", PCT, a, a->annual_return, b, b->annual_return);
+  row(f, "annual volatility", PCT, a, a->annual_vol, b, b->annual_vol);
+  row(f, "Sharpe", NUM, a, a->sharpe, b, b->sharpe);
+  row(f, "Sortino", NUM, a, a->sortino, b, b->sortino);
+  row(f, "max drawdown", PCT, a, a->max_drawdown, b, b->max_drawdown);
+  row(f, "max drawdown duration", DD_TIME, a, 0, b, 0);
+  row(f, "Calmar", NUM, a, a->calmar, b, b->calmar);
+  row(f, "trades", INT, a, (double)a->trades, b, (double)b->trades);
+  row(f, "win rate", PCT, a, a->win_rate, b, b->win_rate);
+  row(f, "average trade", PCT, a, a->avg_trade_return, b, b->avg_trade_return);
+  row(f, "average trade pnl", MONEY, a, a->avg_trade_pnl, b, b->avg_trade_pnl);
+  row(f, "exposure", PCT, a, a->exposure, b, b->exposure);
+  row(f, "turnover", NUM, a, a->turnover, b, b->turnover);
+  row(f, "final equity", MONEY, a, a->final_equity, b, b->final_equity);
+}
