@@ -1,37 +1,15 @@
 /* CartPole-v1: the golden trajectory of models.md 3.4, gymnasium 0.29.1's own trajectories (reference/data/cartpole_gym.csv),
  * termination, truncation and 0.29 autoreset, bad actions, per-instance streams, no heap calls per step. */
 #include <math.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rl/env_internal.h"
 #include "support/check.h"
+#include "support/heap_count.h"
 #include "tickgrad/rl.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-static long heap_calls(void) { return 0; }
-#else
-/* Every heap allocation of the process passes through here. */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-static atomic_long g_heap_calls;
-void *malloc(size_t n) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t s) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  return __libc_calloc(n, s);
-}
-void *realloc(void *p, size_t n) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  return __libc_realloc(p, n);
-}
-static long heap_calls(void) { return atomic_load(&g_heap_calls); }
-#endif
 
 #define TOL 1e-12
 #define MAXN 64
@@ -277,7 +255,7 @@ static void test_streams(void) {
   CHECK(memcmp(b[1].obs, b[2].obs, 5 * 4 * sizeof(float)) == 0);
   CHECK(memcmp(b[2].obs, b[2].obs + 4, 4 * sizeof(float)) != 0); /* instances differ */
   int mismatches = 0, episodes = 0;
-  long heap0 = heap_calls();
+  long heap0 = tg_test_heap_calls();
   for (int t = 0; t < 2000; t++) {
     for (int k = 0; k < 3; k++) {
       int32_t a[MAXN];
@@ -293,7 +271,7 @@ static void test_streams(void) {
     }
     episodes += b[2].term[0];
   }
-  long heap = heap_calls() - heap0;
+  long heap = tg_test_heap_calls() - heap0;
   CHECK_MSG(mismatches == 0, "%d steps where instances differ between n = 1, 5, 64", mismatches);
   CHECK_MSG(episodes > 20, "only %d episodes of instance 0", episodes);
   CHECK_MSG(heap == 0, "%ld heap calls in 6000 steps", heap);

@@ -1,39 +1,11 @@
 /* Graph behaviour: device strictness, build errors, arena reuse, no allocation in a training step. */
 #include <math.h>
-#include <stdatomic.h>
 #include <string.h>
 #include "backend/backend.h"
 #include "support/check.h"
+#include "support/heap_count.h"
 #include "tickgrad/tickgrad.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TG_COUNT_MALLOC 0
-#else
-#define TG_COUNT_MALLOC 1
-/* Every heap allocation of the process (library, OpenMP and OpenBLAS included) passes through here. */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-static atomic_long g_heap_calls;
-void *malloc(size_t n) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t s) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  return __libc_calloc(n, s);
-}
-void *realloc(void *p, size_t n) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  return __libc_realloc(p, n);
-}
-int posix_memalign(void **out, size_t align, size_t n) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  *out = __libc_memalign(align, n);
-  return *out ? 0 : 12;
-}
-#endif
 
 static const int64_t X_SHAPE[2] = {16, 8};
 static const int64_t Y_SHAPE[2] = {16, 1};
@@ -168,8 +140,8 @@ static void test_no_allocation_in_step(void) {
   CHECK_OK(tg_graph_backward(g, loss));
   CHECK_OK(tg_optim_step(opt));
   uint64_t lib_before = tg_alloc_count();
-#if TG_COUNT_MALLOC
-  long heap_before = atomic_load(&g_heap_calls);
+#if TG_TEST_HEAP_COUNTED
+  long heap_before = tg_test_heap_calls();
 #endif
   for (int step = 0; step < 10; step++) {
     CHECK_OK(tg_graph_run(g));
@@ -178,8 +150,8 @@ static void test_no_allocation_in_step(void) {
   }
   CHECK_MSG(tg_alloc_count() == lib_before, "library allocated %llu times in 10 steps",
             (unsigned long long)(tg_alloc_count() - lib_before));
-#if TG_COUNT_MALLOC
-  long heap = atomic_load(&g_heap_calls) - heap_before;
+#if TG_TEST_HEAP_COUNTED
+  long heap = tg_test_heap_calls() - heap_before;
   CHECK_MSG(heap == 0, "the process allocated %ld times in 10 training steps", heap);
 #else
   printf("heap interposition off under AddressSanitizer; library counter checked only\n");

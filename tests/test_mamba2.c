@@ -1,40 +1,12 @@
 /* The Mamba-2 forecaster against PyTorch (reference/mamba2.py), across chunk lengths, and its recurrent step. */
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "support/check.h"
+#include "support/heap_count.h"
 #include "tickgrad/tickgrad.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-static long heap_calls(void) { return 0; }
-#else
-/* Every heap allocation of the process (library, OpenMP and OpenBLAS included) passes through here. */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void *__libc_memalign(size_t, size_t);
-static atomic_long g_heap_calls;
-void *malloc(size_t n) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t s) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  return __libc_calloc(n, s);
-}
-void *realloc(void *p, size_t n) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  return __libc_realloc(p, n);
-}
-int posix_memalign(void **out, size_t align, size_t n) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  *out = __libc_memalign(align, n);
-  return *out ? 0 : 12;
-}
-static long heap_calls(void) { return atomic_load(&g_heap_calls); }
-#endif
 
 #define REF_TOL 1e-4   /* forward, loss and gradients against float64 PyTorch, relative to max |ref| */
 #define CHUNK_TOL 2e-6 /* chunk lengths agree to float rounding */
@@ -238,9 +210,9 @@ static void check_step(tg_store *s, const tg_forecast_cfg *c, const tg_tensor *p
     for (int64_t t = 0; t < L; t++) {
       for (int64_t b = 0; b < B; b++)
         memcpy(x + b * F, (const float *)past->data + (b * L + t) * F, sizeof(float) * (size_t)F);
-      long heap = heap_calls();
+      long heap = tg_test_heap_calls();
       CHECK_OK(tg_mamba2_step(st, x, got));
-      heap = heap_calls() - heap;
+      heap = tg_test_heap_calls() - heap;
       CHECK_MSG(heap == 0, "tg_mamba2_step made %ld heap calls at bar %lld", heap, (long long)t);
       if (rep == 1) { /* after reset the stepper starts over */
         if (t == 0) CHECK_MSG(memcmp(got, first, sizeof(float) * (size_t)n) == 0, "reset did not clear the state");

@@ -1,38 +1,16 @@
 /* The trading env: rewards by hand (fills at the next open, costs), no look-ahead, segments and truncation,
  * in-order evaluation, the statistics, continuous actions, errors, no heap calls per step, a planted edge. */
 #include <math.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rl/env_internal.h"
 #include "support/check.h"
+#include "support/heap_count.h"
 #include "tickgrad/rl.h"
 #include "tickgrad/synth.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-static long heap_calls(void) { return 0; }
-#else
-/* Every heap allocation of the process passes through here. */
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-static atomic_long g_heap_calls;
-void *malloc(size_t n) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  return __libc_malloc(n);
-}
-void *calloc(size_t n, size_t s) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  return __libc_calloc(n, s);
-}
-void *realloc(void *p, size_t n) {
-  atomic_fetch_add(&g_heap_calls, 1);
-  return __libc_realloc(p, n);
-}
-static long heap_calls(void) { return atomic_load(&g_heap_calls); }
-#endif
 
 #define DAY_NS (86400LL * 1000000000LL)
 #define NBARS 80
@@ -271,7 +249,7 @@ static void test_segments(void) {
   bufs o4, o1;
   bufs_new(&o4, e4);
   bufs_new(&o1, e1);
-  long heap0 = heap_calls();
+  long heap0 = tg_test_heap_calls();
   CHECK_OK(tg_env_reset(e4, o4.obs));
   CHECK_OK(tg_env_reset(e1, o1.obs));
   int64_t rows[4], prev[4], start[4], row1;
@@ -304,7 +282,7 @@ static void test_segments(void) {
       prev[i] = rows[i];
     }
   }
-  long heap = heap_calls() - heap0;
+  long heap = tg_test_heap_calls() - heap0;
   CHECK_MSG(heap == 0, "%ld heap calls in reset and 2000 steps", heap);
   CHECK_MSG(episodes == 80, "%d episodes in 1000 steps of 4 instances, expected 80", episodes);
   CHECK(bad_order == 0 && bad_range == 0 && bad_len == 0);
@@ -455,7 +433,7 @@ static void test_omit_window(void) {
   const float *tab = fx->data; /* [rows, F] */
   int64_t rows[3];
   int bad = 0, bad_final = 0, ends = 0;
-  long heap0 = heap_calls();
+  long heap0 = tg_test_heap_calls();
   for (int s = 0; s < 200; s++) {
     CHECK_OK(tg_env_trading_rows(eo, rows));
     for (int i = 0; i < 3; i++) {
@@ -478,7 +456,7 @@ static void test_omit_window(void) {
   }
   CHECK_MSG(bad == 0 && bad_final == 0 && ends >= 12, "%d observations and %d of %d final observations differ", bad,
             bad_final, ends);
-  CHECK_MSG(heap_calls() == heap0, "%ld heap calls while stepping", heap_calls() - heap0);
+  CHECK_MSG(tg_test_heap_calls() == heap0, "%ld heap calls while stepping", tg_test_heap_calls() - heap0);
   bufs_free(&oc);
   bufs_free(&oo);
   tg_env_free(ec);
