@@ -379,7 +379,7 @@ static void policy_free(rl_policy *p) {
 
 /* Runs every instance of env with the greedy policy until each has finished one episode; returns
  * the mean return (NaN on error). */
-static double run_episodes(tg_env *env, rl_policy *p, double *returns) {
+static double run_episodes(tg_env *env, rl_policy *p) {
   tg_env_spec s = tg_env_spec_of(env);
   size_t no = (size_t)s.n * (size_t)s.obs_dim;
   float *obs = malloc(no * sizeof *obs), *rew = malloc((size_t)s.n * sizeof *rew);
@@ -394,7 +394,6 @@ static double run_episodes(tg_env *env, rl_policy *p, double *returns) {
     for (int i = 0; ok && i < s.n; i++)
       if ((term[i] || trunc[i]) && !seen[i]) {
         seen[i] = 1, left--;
-        if (returns) returns[i] = ret[i];
         sum += ret[i];
       }
   }
@@ -410,7 +409,7 @@ static int evaluate_cartpole(const rl_args *a, const char *dir, tg_device dev) {
   if (!make_env(&e, NULL, 10, 0, &env)) return 0;
   rl_policy p;
   int ok = policy_load(a->model, dir, env, dev, &p);
-  double mean = ok ? run_episodes(env, &p, NULL) : NAN;
+  double mean = ok ? run_episodes(env, &p) : NAN;
   if (ok) policy_free(&p);
   tg_env_free(env);
   if (isnan(mean)) return 0;
@@ -429,7 +428,7 @@ static int evaluate_trading(const rl_args *a, const tg_bars *bars, const char *d
     if (!make_env(&a->env, bars, 1, k + 1, &env)) return 0;
     rl_policy p;
     int ok = policy_load(a->model, dir, env, dev, &p);
-    ok = ok && !isnan(run_episodes(env, &p, NULL));
+    ok = ok && !isnan(run_episodes(env, &p));
     if (p.dqn || p.ppo) policy_free(&p);
     tg_trading_stats s;
     ok = ok && tg_env_trading_episode_stats(env, 0, &s) == TG_OK;
