@@ -75,6 +75,29 @@ tg_status tg_features_compute(const tg_bars *bars, const tg_layout *lay, const t
                               tg_features *out);
 void tg_features_free(tg_features *fx);
 
+/* Features one bar at a time: after the bars b_0..b_t of an instrument have been pushed (in time order, other
+ * instruments' bars interleaved freely), the row for b_t equals bitwise row t of tg_features_compute over those
+ * bars (same spec, tz and instrument ids): both run the same per-bar update. No allocation after creation; O(1)
+ * amortised per bar (a rolling window's sums are recomputed exactly every W values). */
+typedef struct tg_feature_stream tg_feature_stream;
+/* ids [k]: the instrument ids the features were defined with (tg_layout.ids, ascending); the "inst" one-hot has k
+ * columns in that order. Errors as tg_features_compute's for the spec and zone; TG_ERR_INVALID for k < 1 or ids
+ * not strictly ascending. */
+tg_status tg_feature_stream_new(const tg_feature_opts *opts, const uint32_t *ids, int k, tg_feature_stream **out);
+int tg_feature_stream_width(const tg_feature_stream *s);                 /* f */
+const char *tg_feature_stream_name(const tg_feature_stream *s, int col); /* as tg_features.names; NULL out of range */
+int tg_feature_stream_warmup(const tg_feature_stream *s);                /* tg_features.warmup_max */
+/* inst: dense index 0..k-1. row [f] receives the bar's features (NaN where a column is still in warm-up); *valid
+ * (may be NULL) is 1 when every column is valid (the bar is its instrument's warmup_max-th or later, counted from
+ * 0), as in tg_features.first_valid. TG_ERR_NUMERIC naming the field for a price that is not finite and > 0, a
+ * volume that is not finite and >= 0, or high below low; TG_ERR_INVALID for inst out of range or a ts earlier than
+ * that instrument's previous bar (an equal ts is allowed). On an error the state, row and *valid are unchanged.
+ * Not thread-safe: one thread pushes to a stream at a time. */
+tg_status tg_feature_stream_push(tg_feature_stream *s, int inst, int64_t ts, double open, double high, double low,
+                                 double close, double volume, float *row, int *valid);
+void tg_feature_stream_reset(tg_feature_stream *s); /* every instrument back to no bars */
+void tg_feature_stream_free(tg_feature_stream *s);
+
 /* ---- targets ---- */
 #define TG_MAX_HORIZONS 8
 

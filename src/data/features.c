@@ -1,4 +1,4 @@
-/* Feature specs ("logret,vol:10,rsi:14,...") parsed into columns, then computed per instrument into one [n, f] array. */
+/* Feature specs ("logret,vol:10,rsi:14,...") parsed into a plan, then computed bar by bar per instrument into one [n, f] array. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +8,6 @@
 #include "data/features_internal.h"
 #include "data/timeconv.h"
 
-#define MAX_ITEMS 64
 #define PARAM_MIN 2
 #define PARAM_MAX 100000
 
@@ -96,17 +95,20 @@ static tg_status parse_token(const char *tok, tg_fitem *it) {
     return tg_error(TG_ERR_INVALID, "features: '%s': the fast EMA (%d) must be shorter than the slow one (%d) "
                     "(valid names: " VALID_NAMES ")", tok, it->p[0], it->p[1]);
   it->warmup = warmup_of(it);
+  if (it->kind == TG_F_LOGVOL_Z || it->kind == TG_F_VOL || it->kind == TG_F_DIST_MEAN) it->ring = it->p[0] + 1;
+  if (it->kind == TG_F_MACD)
+    for (int j = 0; j < 3; j++) it->alpha[j] = 2.0 / (it->p[j] + 1.0);
   return TG_OK;
 }
 
 /* Column c's name: the kind's column names plus parameters ("vol_10", "macd_signal_12_26_9"). */
-static void column_name(const tg_fitem *it, int c, const tg_layout *lay, char *out) {
+static void column_name(const tg_fitem *it, int c, const uint32_t *ids, char *out) {
   static const char *two[TG_F_KIND_COUNT][2] = {
       [TG_F_WICKS] = {"wick_up", "wick_lo"}, [TG_F_MACD] = {"macd", "macd_signal"},
       [TG_F_TOD] = {"tod_sin", "tod_cos"},   [TG_F_DOW] = {"dow_sin", "dow_cos"}};
   const fdef *d = &k_defs[it->kind];
   if (it->kind == TG_F_INST) {
-    snprintf(out, TG_NAME_MAX, "inst=%u", lay->ids[c]);
+    snprintf(out, TG_NAME_MAX, "inst=%u", ids[c]);
     return;
   }
   const char *base = two[it->kind][0] ? two[it->kind][c] : d->name;
@@ -116,7 +118,7 @@ static void column_name(const tg_fitem *it, int c, const tg_layout *lay, char *o
 }
 
 /* Splits spec on commas into items; sets *nitems and the total column count. */
-static tg_status parse_spec(const char *spec, const tg_layout *lay, tg_fitem *items, int *nitems, int *ncols) {
+static tg_status parse_spec(const char *spec, int k, tg_fitem *items, int *nitems, int *ncols) {
   size_t len = strlen(spec);
   char *buf = tg_malloc(len + 1);
   if (!buf) return tg_error(TG_ERR_NOMEM, "features: out of memory");
@@ -134,8 +136,8 @@ static tg_status parse_spec(const char *spec, const tg_layout *lay, tg_fitem *it
       st = tg_error(TG_ERR_INVALID, "features: empty name in \"%s\" (valid names: " VALID_NAMES ")", spec);
       break;
     }
-    if (n == MAX_ITEMS) {
-      st = tg_error(TG_ERR_INVALID, "features: more than %d names in the spec", MAX_ITEMS);
+    if (n == TG_F_MAX_ITEMS) {
+      st = tg_error(TG_ERR_INVALID, "features: more than %d names in the spec", TG_F_MAX_ITEMS);
       break;
     }
     if ((st = parse_token(p, &items[n])) != TG_OK) break;
@@ -146,7 +148,7 @@ static tg_status parse_spec(const char *spec, const tg_layout *lay, tg_fitem *it
       }
     if (st != TG_OK) break;
     items[n].col = cols;
-    items[n].ncols = k_defs[items[n].kind].ncols ? k_defs[items[n].kind].ncols : lay->k;
+    items[n].ncols = k_defs[items[n].kind].ncols ? k_defs[items[n].kind].ncols : k;
     cols += items[n].ncols;
     n++;
     if (!comma) break;
@@ -158,43 +160,108 @@ static tg_status parse_spec(const char *spec, const tg_layout *lay, tg_fitem *it
   return st;
 }
 
-static tg_status check_bars(const tg_bars *b) {
-  for (int64_t i = 0; i < b->n; i++) {
-    double px[4] = {b->open[i], b->high[i], b->low[i], b->close[i]};
-    static const char *nm[4] = {"open", "high", "low", "close"};
-    for (int j = 0; j < 4; j++)
-      if (!(isfinite(px[j]) && px[j] > 0.0))
-        return tg_error(TG_ERR_NUMERIC, "features: bar %lld (ts %lld): %s is %g; prices must be finite and > 0",
-                        (long long)i, (long long)b->ts[i], nm[j], px[j]);
-    if (!(isfinite(b->volume[i]) && b->volume[i] >= 0.0))
-      return tg_error(TG_ERR_NUMERIC, "features: bar %lld (ts %lld): volume is %g; it must be finite and >= 0",
-                      (long long)i, (long long)b->ts[i], b->volume[i]);
-    if (b->high[i] < b->low[i])
-      return tg_error(TG_ERR_NUMERIC, "features: bar %lld (ts %lld): high %g is below low %g", (long long)i,
-                      (long long)b->ts[i], b->high[i], b->low[i]);
+tg_status tg_fplan_make(const char *spec, const char *tz, int k, tg_fplan *out) {
+  memset(out, 0, sizeof *out);
+  if (!spec) spec = TG_FEATURES_DEFAULT;
+  if (k < 1) return tg_error(TG_ERR_INVALID, "features: %d instruments (need at least 1)", k);
+  if (!tg_tz_is_utc(tz)) {
+    tg_status st = tg_tz_zone_get(tz, &out->zone); /* loads the zone now, so no bar waits for its file */
+    if (st != TG_OK) return st;
+    out->tz = tz;
+  }
+  out->k = k;
+  tg_status st = parse_spec(spec, k, out->items, &out->ni, &out->f);
+  if (st != TG_OK) return st;
+  for (int i = 0; i < out->ni; i++) {
+    const tg_fitem *it = &out->items[i];
+    if (it->warmup > out->warmup_max) out->warmup_max = it->warmup;
+    out->calendar |= it->kind == TG_F_TOD || it->kind == TG_F_DOW;
+    out->returns |= it->kind == TG_F_LOGRET || it->kind == TG_F_VOL;
   }
   return TG_OK;
 }
 
-/* Gathers instrument j's bars into contiguous columns (or points at the bars when there is one). */
-static void series_of(const tg_bars *b, const tg_layout *lay, int j, double *cols, tg_fseries *s, int64_t *ts) {
-  int64_t p0 = lay->seg[j], m = lay->seg[j + 1] - p0;
-  s->m = m;
-  s->rows = lay->rows + p0;
-  s->inst = j;
-  if (lay->k == 1) {
-    s->ts = b->ts;
-    s->open = b->open, s->high = b->high, s->low = b->low, s->close = b->close, s->volume = b->volume;
-    return;
+void tg_fplan_column(const tg_fplan *p, const uint32_t *ids, int col, char name[TG_NAME_MAX], int32_t *warmup,
+                     uint8_t *scale) {
+  const tg_fitem *it = &p->items[0];
+  for (int i = 1; i < p->ni && p->items[i].col <= col; i++) it = &p->items[i];
+  column_name(it, col - it->col, ids, name);
+  *warmup = it->warmup;
+  *scale = (uint8_t)k_defs[it->kind].scale;
+}
+
+int tg_fbar_bad(const tg_fbar *b) {
+  double px[4] = {b->open, b->high, b->low, b->close};
+  for (int j = 0; j < 4; j++)
+    if (!(isfinite(px[j]) && px[j] > 0.0)) return 1 + j;
+  if (!(isfinite(b->volume) && b->volume >= 0.0)) return 5;
+  if (b->high < b->low) return 6;
+  return 0;
+}
+
+tg_status tg_fbar_error(const tg_fbar *b, int bad, const char *where) {
+  static const char *nm[4] = {"open", "high", "low", "close"};
+  double px[4] = {b->open, b->high, b->low, b->close};
+  if (bad >= 1 && bad <= 4)
+    return tg_error(TG_ERR_NUMERIC, "%s: %s is %g; prices must be finite and > 0", where, nm[bad - 1], px[bad - 1]);
+  if (bad == 5) return tg_error(TG_ERR_NUMERIC, "%s: volume is %g; it must be finite and >= 0", where, b->volume);
+  return tg_error(TG_ERR_NUMERIC, "%s: high %g is below low %g", where, b->high, b->low);
+}
+
+static tg_fbar bar_at(const tg_bars *b, int64_t r) {
+  tg_fbar x = {b->ts[r], b->open[r], b->high[r], b->low[r], b->close[r], b->volume[r]};
+  return x;
+}
+
+static tg_status check_bars(const tg_bars *b) {
+  for (int64_t i = 0; i < b->n; i++) {
+    tg_fbar x = bar_at(b, i);
+    int bad = tg_fbar_bad(&x);
+    if (bad) {
+      char where[96];
+      snprintf(where, sizeof where, "features: bar %lld (ts %lld)", (long long)i, (long long)b->ts[i]);
+      return tg_fbar_error(&x, bad, where);
+    }
   }
-  double *o = cols, *h = cols + m, *l = cols + 2 * m, *c = cols + 3 * m, *v = cols + 4 * m; /* [m] each */
-  for (int64_t i = 0; i < m; i++) {
-    int64_t r = s->rows[i];
-    ts[i] = b->ts[r], o[i] = b->open[r], h[i] = b->high[r], l[i] = b->low[r], c[i] = b->close[r];
-    v[i] = b->volume[r];
+  return TG_OK;
+}
+
+/* The output arrays and each column's name, warm-up and scale flag. */
+static tg_status alloc_out(const tg_fplan *p, const tg_layout *lay, tg_features *out) {
+  int64_t n = lay->n;
+  int f = p->f;
+  out->n = n;
+  out->f = f;
+  out->k = lay->k;
+  out->warmup_max = p->warmup_max;
+  out->x = tg_malloc((size_t)n * (size_t)f * sizeof(float));
+  out->names = tg_calloc((size_t)f, sizeof *out->names);
+  out->warmup = tg_calloc((size_t)f, sizeof *out->warmup);
+  out->scale = tg_calloc((size_t)f, sizeof *out->scale);
+  out->first_valid = tg_calloc((size_t)lay->k, sizeof *out->first_valid);
+  if (!out->x || !out->names || !out->warmup || !out->scale || !out->first_valid)
+    return tg_error(TG_ERR_NOMEM, "features: out of memory for %lld x %d features", (long long)n, f);
+  for (int c = 0; c < f; c++) tg_fplan_column(p, lay->ids, c, out->names[c], &out->warmup[c], &out->scale[c]);
+  return TG_OK;
+}
+
+/* Each instrument's bars, in time order, through the per-bar update the stream uses. */
+static tg_status compute_rows(const tg_fplan *p, tg_finst *s, const tg_bars *bars, const tg_layout *lay,
+                              tg_features *out) {
+  out->first_valid_row = 0;
+  for (int j = 0; j < lay->k; j++) {
+    tg_finst_reset(s, p);
+    int64_t p0 = lay->seg[j], m = lay->seg[j + 1] - p0;
+    for (int64_t q = 0; q < m; q++) {
+      int64_t r = lay->rows[p0 + q];
+      tg_fbar b = bar_at(bars, r);
+      tg_status st = tg_feature_bar(p, s, j, &b, out->x + r * (int64_t)p->f);
+      if (st != TG_OK) return st;
+    }
+    out->first_valid[j] = m > p->warmup_max ? lay->rows[p0 + p->warmup_max] : lay->n;
+    if (out->first_valid[j] > out->first_valid_row) out->first_valid_row = out->first_valid[j];
   }
-  s->ts = ts;
-  s->open = o, s->high = h, s->low = l, s->close = c, s->volume = v;
+  return TG_OK;
 }
 
 tg_status tg_features_compute(const tg_bars *bars, const tg_layout *lay, const tg_feature_opts *opts,
@@ -202,53 +269,15 @@ tg_status tg_features_compute(const tg_bars *bars, const tg_layout *lay, const t
   memset(out, 0, sizeof *out);
   if (!bars || !lay || lay->n != bars->n)
     return tg_error(TG_ERR_INVALID, "features: the layout does not belong to these bars");
-  const char *spec = opts && opts->spec ? opts->spec : TG_FEATURES_DEFAULT;
-  const char *tz = opts ? opts->tz : NULL;
-  tg_status st = tg_tz_check(tz);
+  tg_fplan plan;
+  tg_status st = tg_fplan_make(opts ? opts->spec : NULL, opts ? opts->tz : NULL, lay->k, &plan);
   if (st != TG_OK) return st;
-  tg_fitem items[MAX_ITEMS];
-  int ni = 0, f = 0;
-  if ((st = parse_spec(spec, lay, items, &ni, &f)) != TG_OK) return st;
   if ((st = check_bars(bars)) != TG_OK) return st;
-  int64_t n = bars->n, mmax = 0;
-  for (int j = 0; j < lay->k; j++)
-    if (lay->seg[j + 1] - lay->seg[j] > mmax) mmax = lay->seg[j + 1] - lay->seg[j];
-  out->n = n;
-  out->f = f;
-  out->k = lay->k;
-  out->x = tg_malloc((size_t)n * (size_t)f * sizeof(float));
-  out->names = tg_calloc((size_t)f, sizeof *out->names);
-  out->warmup = tg_calloc((size_t)f, sizeof *out->warmup);
-  out->scale = tg_calloc((size_t)f, sizeof *out->scale);
-  out->first_valid = tg_calloc((size_t)lay->k, sizeof *out->first_valid);
-  size_t scratch_n = (size_t)mmax * (lay->k > 1 ? 6 : 1);
-  double *scratch = tg_malloc(scratch_n * sizeof(double)); /* tmp [mmax]; + 5 columns when gathering */
-  int64_t *ts = lay->k > 1 ? tg_malloc((size_t)mmax * sizeof *ts) : NULL;  /* [mmax] */
-  if (!out->x || !out->names || !out->warmup || !out->scale || !out->first_valid || !scratch || (lay->k > 1 && !ts)) {
-    st = tg_error(TG_ERR_NOMEM, "features: out of memory for %lld x %d features", (long long)n, f);
-    goto done;
-  }
-  for (size_t i = 0; i < (size_t)n * (size_t)f; i++) out->x[i] = NAN;
-  for (int i = 0; i < ni; i++) {
-    if (items[i].warmup > out->warmup_max) out->warmup_max = items[i].warmup;
-    for (int c = 0; c < items[i].ncols; c++) {
-      column_name(&items[i], c, lay, out->names[items[i].col + c]);
-      out->warmup[items[i].col + c] = items[i].warmup;
-      out->scale[items[i].col + c] = (uint8_t)k_defs[items[i].kind].scale;
-    }
-  }
-  out->first_valid_row = 0;
-  for (int j = 0; j < lay->k && st == TG_OK; j++) {
-    tg_fseries s;
-    series_of(bars, lay, j, scratch + mmax, &s, ts);
-    s.tmp = scratch;
-    for (int i = 0; i < ni && st == TG_OK; i++) st = tg_feature_calc(&items[i], &s, tz, out->x, f);
-    out->first_valid[j] = s.m > out->warmup_max ? s.rows[out->warmup_max] : n;
-    if (out->first_valid[j] > out->first_valid_row) out->first_valid_row = out->first_valid[j];
-  }
-done:
-  tg_free(scratch);
-  tg_free(ts);
+  tg_finst s;
+  if ((st = tg_finst_init(&s, &plan)) != TG_OK) return st;
+  st = alloc_out(&plan, lay, out);
+  if (st == TG_OK) st = compute_rows(&plan, &s, bars, lay, out);
+  tg_finst_free(&s);
   if (st != TG_OK) tg_features_free(out);
   return st;
 }
