@@ -15,8 +15,9 @@ build: setup
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# The main job: a synthetic market, a TFT trained on it, its backtest on the test split, the report.
 run: build
-	./$(BUILD)/tickgrad demo
+	scripts/main-job.sh $(BUILD)
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -2,6 +2,7 @@
 # The command line: help, version, devices, ops, exit code 2 for unknown commands and flags, demo run.
 set -u
 bin=$1
+example=${2:-} # examples/live_predict.c built, or empty
 pass=0 fail=0
 expect() { # expect CODE DESCRIPTION -- command...
   local want=$1 what=$2; shift 3
@@ -151,6 +152,49 @@ expect 2 "backtest bad strategy" -- "$bin" backtest --data "$dir/t.csv" --strate
 expect_out "sma-cross:20,5" "backtest bad strategy named" -- "$bin" backtest --data "$dir/t.csv" --strategy sma-cross:20,5 --out "$dir/bt2"
 expect 2 "backtest bad split" -- "$bin" backtest --data "$dir/t.csv" --strategy buy-and-hold --split holdout --out "$dir/bt2"
 expect 1 "backtest on a missing file" -- "$bin" backtest --data "$dir/none.csv" --strategy buy-and-hold --out "$dir/bt2"
+# predict: batch (--data) and streaming (--stream on stdin) give the same rows for each kind of forecaster
+expect_out "usage: tickgrad predict" "predict help" -- "$bin" predict --help
+expect 2 "predict without a run" -- "$bin" predict --data "$dir/t.csv"
+expect 2 "predict with --data and --stream" -- "$bin" predict --run "$dir/tr" --data "$dir/t.csv" --stream
+expect 2 "predict unknown flag" -- "$bin" predict --run "$dir/tr" --stream --frob
+expect 1 "predict a missing run" -- "$bin" predict --run "$dir/none" --data "$dir/t.csv"
+expect_out "reinforcement-learning run" "predict refuses a policy run" -- "$bin" predict --run "$dir/rd" --data "$dir/t.csv"
+expect 0 "train tiny tft" -- "$bin" --threads 1 train --model tft --data "$dir/t.csv" --epochs 1 --horizons 2 --hidden 8 --heads 2 --enc-len 8 --out "$dir/ptft"
+expect 0 "train tiny mamba2" -- "$bin" --threads 1 train --model mamba2 --data "$dir/t.csv" --epochs 1 --horizons 2 --d-model 8 --layers 1 --d-state 4 --headdim 4 --chunk 8 --seq-len 16 --out "$dir/pm2"
+for run in tr ptft pm2; do
+  "$bin" predict --run "$dir/$run" --data "$dir/t.csv" --out "$dir/$run.batch.csv" > /dev/null 2>&1
+  "$bin" predict --run "$dir/$run" --stream < "$dir/t.csv" > "$dir/$run.stream.csv" 2> /dev/null
+  if [ "$(wc -l < "$dir/$run.batch.csv")" -eq 3001 ] && head -1 "$dir/$run.batch.csv" | grep -q '^ts,instrument,close,h1_q0.1,h1_q0.5,h1_q0.9,h2_q0.1' &&
+     tail -1 "$dir/$run.batch.csv" | grep -q ',-\?[0-9.e-]*$' && cmp -s "$dir/$run.batch.csv" "$dir/$run.stream.csv"; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: predict $run: --stream differs from --data, or the CSV is malformed"; fi
+done
+printf 'ts,open,high,low,close,volume\n2020-01-02 14:30:00,100,101,99,100,5\n2020-01-02 14:31:00,100,101,99,-3,5\n' > "$dir/bad.csv"
+expect_out "stdin line 3: .*close" "predict --stream names the bad bar" -- sh -c "'$bin' predict --run '$dir/tr' --stream < '$dir/bad.csv'"
+if [ -n "$example" ]; then
+  expect_out "3000 bars, [0-9]* forecasts, [0-9]* position changes; .* us per bar" "the embedding example" -- "$example" "$dir/ptft" "$dir/t.csv"
+  expect 2 "the embedding example's usage" -- "$example"
+fi
+# backtest --run: a forecaster's rule and a policy, into the run folder with its report
+expect_out "mlp median h2" "backtest a forecaster run" -- "$bin" backtest --run "$dir/tr" --rule median --cost-bps 1
+for f in trades.csv equity.csv backtest.json report.html; do
+  if [ -s "$dir/tr/$f" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: backtest --run did not write $f"; fi
+done
+expect_out "dqn policy" "backtest a dqn trading run" -- "$bin" backtest --run "$dir/rd"
+expect 2 "backtest --run and --strategy" -- "$bin" backtest --run "$dir/tr" --strategy buy-and-hold
+expect 2 "backtest bad rule" -- "$bin" backtest --run "$dir/tr" --rule magic
+expect 1 "backtest a cartpole policy" -- "$bin" backtest --run "$dir/rp"
+# report: training writes telemetry.csv and report.html; `tickgrad report RUN` writes it again and prints its path
+for f in tr/telemetry.csv tr/report.html rp/telemetry.csv rp/report.html; do
+  if [ -s "$dir/$f" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: training did not write $f"; fi
+done
+expect_out "usage: tickgrad report" "report help" -- "$bin" report --help
+expect 2 "report unknown flag" -- "$bin" report --frob "$dir/tr"
+expect 2 "report without a run" -- "$bin" report
+expect 1 "report a missing run" -- "$bin" report "$dir/none"
+expect_out "$dir/none" "report names the missing run" -- "$bin" report "$dir/none"
+expect_out "^$dir/rp/report.html$" "report prints its path" -- "$bin" report "$dir/rp"
+if grep -q 'data-chart="loss"' "$dir/tr/report.html" && grep -q 'data-chart="return"' "$dir/rp/report.html"; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: report charts of a forecaster and a ppo run"; fi
 if ! "$bin" devices | grep -q '^cuda:0$'; then
   expect 2 "train on cuda without a GPU" -- "$bin" train --model mlp --data "$dir/t.csv" --device cuda --out "$dir/tg"
 fi

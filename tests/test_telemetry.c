@@ -1,4 +1,4 @@
-/* GPU telemetry: CSV header and rows, blank columns without NVML, prompt stop, bad paths. */
+/* Telemetry: CSV header and rows, blank GPU columns without NVML, process CPU and RSS, prompt stop, bad paths. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
@@ -9,7 +9,8 @@
 #include "support/files.h"
 #include "tickgrad/telemetry.h"
 
-#define HEADER "time_s,gpu,util_pct,mem_used_mib,mem_total_mib,temp_c,power_w"
+#define HEADER "time_s,gpu,util_pct,mem_used_mib,mem_total_mib,temp_c,power_w,proc_cpu_pct,proc_rss_mib"
+#define NCOLS 9
 
 static char g_dir[256]; /* the test's temporary folder */
 
@@ -50,14 +51,28 @@ static int split(char *line, char **fields, int max) {
 }
 
 typedef struct csv_check {
-  int rows;     /* data rows */
-  int util_num; /* rows with a numeric util_pct */
+  int rows;       /* data rows */
+  int util_num;   /* rows with a numeric util_pct */
+  double cpu_max; /* the largest proc_cpu_pct (-1: none) */
 } csv_check;
+
+/* The process columns: proc_cpu_pct blank in the first row (no period yet) and a number >= 0 in every
+ * other; proc_rss_mib a positive number in every row (this process has /proc). */
+static void check_host(char **f, int row, const char *copy, csv_check *r) {
+  double v = NAN;
+  if (row == 1) {
+    CHECK_MSG(f[7][0] == '\0', "row 1 proc_cpu_pct not blank: '%s'", copy);
+  } else {
+    CHECK_MSG(parse_num(f[7], &v) && v >= 0 && v < 100000, "row %d proc_cpu_pct: '%s'", row, copy);
+    if (v > r->cpu_max) r->cpu_max = v;
+  }
+  CHECK_MSG(parse_num(f[8], &v) && v > 0 && v < 1e7, "row %d proc_rss_mib: '%s'", row, copy);
+}
 
 /* Checks the file's header and every row; nvml_on: NVML is in use (see the status line), and
  * util_required: the util column may not be blank. */
 static csv_check check_csv(const char *path, int gpu, int nvml_on, int util_required) {
-  csv_check r = {0, 0};
+  csv_check r = {0, 0, -1};
   size_t len;
   char *text = (char *)tg_test_read_file(path, &len);
   CHECK_MSG(text != NULL, "cannot read %s", path);
@@ -71,10 +86,10 @@ static csv_check check_csv(const char *path, int gpu, int nvml_on, int util_requ
     r.rows++;
     char copy[256];
     snprintf(copy, sizeof copy, "%s", line);
-    char *f[7];
-    int n = split(line, f, 7);
-    CHECK_MSG(n == 7, "row %d has %d fields: '%s'", r.rows, n, copy);
-    if (n != 7) continue;
+    char *f[NCOLS];
+    int n = split(line, f, NCOLS);
+    CHECK_MSG(n == NCOLS, "row %d has %d fields: '%s'", r.rows, n, copy);
+    if (n != NCOLS) continue;
     double v = NAN;
     CHECK_MSG(parse_num(f[0], &v) && v >= 0, "row %d time: '%s'", r.rows, copy);
     CHECK_MSG(v >= prev_time, "row %d time goes back: '%s' after %.3f", r.rows, copy, prev_time);
@@ -82,6 +97,7 @@ static csv_check check_csv(const char *path, int gpu, int nvml_on, int util_requ
     CHECK_MSG(dot && strlen(dot + 1) == 3, "row %d time not 3 decimals: '%s'", r.rows, copy);
     prev_time = v;
     CHECK_MSG(parse_num(f[1], &v) && v == gpu, "row %d gpu: '%s'", r.rows, copy);
+    check_host(f, r.rows, copy, &r);
     if (!nvml_on) {
       for (int k = 2; k < 7; k++)
         CHECK_MSG(f[k][0] == '\0', "row %d column %d not blank without NVML: '%s'", r.rows, k,
@@ -162,6 +178,27 @@ static void test_default_rate_prompt_stop(void) {
   unlink(path);
 }
 
+/* A thread of this process spinning for 0.4 s shows in proc_cpu_pct (sampled at 20 Hz): at least 30% of
+ * one core in some row, however loaded the machine (a row's figure is this process's CPU time, not a
+ * share of the machine). */
+static void test_process_cpu(void) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/busy.csv", g_dir);
+  tg_telemetry *t = NULL;
+  CHECK_OK(tg_telemetry_start(path, 0, 20.0, &t));
+  if (!t) return;
+  int nvml_on = strncmp(tg_telemetry_nvml_status(t), "NVML ok", 7) == 0;
+  volatile double x = 0;
+  double end = now_s() + 0.4;
+  while (now_s() < end)
+    for (int i = 0; i < 10000; i++) x += 1e-9 * i;
+  CHECK_OK(tg_telemetry_stop(t));
+  csv_check r = check_csv(path, 0, nvml_on, 0);
+  printf("busy thread: highest proc_cpu_pct %.1f over %d rows\n", r.cpu_max, r.rows);
+  CHECK_MSG(r.cpu_max >= 30, "a spinning thread shows at most %.1f%% CPU", r.cpu_max);
+  unlink(path);
+}
+
 /* Another GPU index lands in the gpu column; a missing one is not an error. */
 static void test_other_index(void) {
   char path[512];
@@ -208,6 +245,7 @@ int main(void) {
   if (!mkdtemp(g_dir)) return tg_test_skip("cannot create a temporary folder");
   test_sampling();
   test_default_rate_prompt_stop();
+  test_process_cpu();
   test_other_index();
   test_errors();
   CHECK_MSG(rmdir(g_dir) == 0, "files left in %s", g_dir);

@@ -1,4 +1,4 @@
-/* The forecasting trainer: planted signal found, random walk not, bitwise resume, NaN stops, config files. */
+/* The forecasting trainer: planted signal found, random walk not, bitwise resume (also of a run from before grad_norm), NaN stops, config files, telemetry and report files. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +147,81 @@ static void test_resume(void) {
   tg_bars_free(&bars);
 }
 
+/* Rewrites a trainer.json as a run from before grad_norm wrote it: each metrics row without its 9th number. */
+static int drop_grad_norm(const char *path) {
+  size_t len = 0;
+  char *text = (char *)tg_test_read_file(path, &len), *out = text ? malloc(len + 1) : NULL;
+  size_t o = 0;
+  int rows = 0;
+  for (char *line = text; out && line && *line;) {
+    char *nl = strchr(line, '\n'), *end = nl ? nl + 1 : line + strlen(line);
+    if (strncmp(line, "    [", 5) == 0) { /* a metrics row: copy all but the number after the 8th comma */
+      int commas = 0;
+      for (char *c = line; c < end; c++) {
+        if (*c == ',') commas++;
+        if (commas == 8 && *c == ',') continue;
+        if (commas != 8) out[o++] = *c;
+      }
+      rows++;
+    } else {
+      memcpy(out + o, line, (size_t)(end - line));
+      o += (size_t)(end - line);
+    }
+    line = end;
+  }
+  FILE *f = out ? fopen(path, "w") : NULL;
+  if (f) fwrite(out, 1, o, f), fclose(f);
+  free(text);
+  free(out);
+  return f ? rows : -1;
+}
+
+/* A run written before grad_norm (trainer.json rows of 20 numbers) resumes bitwise like test_resume's "full",
+ * its old epochs blank in the grad_norm column; a run folder also gets telemetry.csv and report.html. */
+static void test_grad_norm_and_files(void) {
+  tg_bars bars;
+  CHECK(make_bars(&bars, 6000, 0.5, 5));
+  tg_train_config part = small_config(TG_MODEL_MLP, "old", 4);
+  tg_train_result rp, rr;
+  part.stop_after = 2;
+  CHECK_OK(tg_train_run(&part, &bars, &rp));
+  CHECK_MSG(isfinite(rp.last.grad_norm) && rp.last.grad_norm > 0, "grad norm %g", rp.last.grad_norm);
+  char a[TG_TRAIN_PATH_MAX + 64], b[TG_TRAIN_PATH_MAX + 64];
+  snprintf(a, sizeof a, "%s/trainer.json", part.out);
+  CHECK(drop_grad_norm(a) == 2);
+  tg_train_config again = part;
+  again.stop_after = 0;
+  snprintf(again.resume, sizeof again.resume, "%s", part.out);
+  CHECK_OK(tg_train_run(&again, &bars, &rr));
+  CHECK(rr.epochs_run == 4 && isfinite(rr.last.grad_norm) && rr.last.grad_norm > 0);
+  snprintf(a, sizeof a, "%s/weights.safetensors", part.out);
+  snprintf(b, sizeof b, "%s/full/weights.safetensors", g_tmp);
+  CHECK_MSG(same_tensors(a, b), "weights differ after resuming a run from before grad_norm");
+  /* metrics.csv: grad_norm after lr; blank for the two old epochs, a positive number for the new ones */
+  snprintf(a, sizeof a, "%s/metrics.csv", part.out);
+  size_t len = 0;
+  char *csv = (char *)tg_test_read_file(a, &len), *save = NULL;
+  char *line = csv ? strtok_r(csv, "\n", &save) : NULL;
+  CHECK(line && strstr(line, ",lr,grad_norm,seconds,") != NULL);
+  for (int row = 1; line && (line = strtok_r(NULL, "\n", &save)) != NULL; row++) {
+    const char *f = line;
+    for (int k = 0; k < 8 && f; k++) f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
+    double g = f && *f != ',' ? strtod(f, NULL) : NAN;
+    CHECK_MSG(row <= 2 ? isnan(g) : g > 0, "metrics.csv row %d grad_norm %g", row, g);
+  }
+  free(csv);
+  /* telemetry.csv (restarted by the resume) and the report */
+  snprintf(a, sizeof a, "%s/telemetry.csv", part.out);
+  csv = (char *)tg_test_read_file(a, &len);
+  CHECK(csv && strncmp(csv, "time_s,gpu,util_pct,", 20) == 0 && strstr(csv, "proc_rss_mib\n0.000,0,") != NULL);
+  free(csv);
+  snprintf(a, sizeof a, "%s/report.html", part.out);
+  csv = (char *)tg_test_read_file(a, &len);
+  CHECK(csv && strstr(csv, "data-chart=\"grad_norm\"") && strstr(csv, "data-chart=\"proc_rss\""));
+  free(csv);
+  tg_bars_free(&bars);
+}
+
 /* The callback poisons the weights after epoch 1's checkpoint, like a blow-up would. */
 typedef struct poison_ctx {
   char path[TG_TRAIN_PATH_MAX + 64];
@@ -186,6 +261,9 @@ static void test_nan(void) {
   printf("poisoned weights: %s\n", tg_last_error());
   CHECK(strstr(tg_last_error(), "at epoch 2, step 1 of") != NULL);
   CHECK(strstr(tg_last_error(), "checkpoint (epoch 1)") != NULL);
+  char report[TG_TRAIN_PATH_MAX + 64];
+  snprintf(report, sizeof report, "%s/report.html", c.out);
+  CHECK_MSG(access(report, F_OK) == 0, "no report after a NaN stop"); /* the epoch-1 row is in it */
   size_t len = 0;
   unsigned char *now = tg_test_read_file(x.path, &len);
   CHECK(x.saved && now && len == x.len && memcmp(now, x.saved, len) == 0);
@@ -303,6 +381,7 @@ int main(void) {
   test_bad_data();
   timed("config and bad data", &t0);
   test_resume();
+  test_grad_norm_and_files();
   timed("resume", &t0);
   test_nan();
   timed("nan", &t0);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "tickgrad/data.h"
+#include "tickgrad/predictor.h"
 #include "tickgrad/status.h"
 
 #ifdef __cplusplus
@@ -108,10 +109,11 @@ tg_status tg_bt_equity_stats(const int64_t *ts, const double *equity, int64_t n,
 /* Fills out's trades, win_rate and the averages from n trades. */
 void tg_bt_trade_stats(const tg_bt_trade *trades, int64_t n, tg_bt_stats *out);
 
-/* A view of the chronological split of bars by count, as the trainer's defaults: train the first
- * floor(0.7 n) bars, val up to floor(0.85 n), test the rest; "all" is every bar. view points into bars
- * (nothing to free). An unknown name or an empty split is TG_ERR_INVALID naming it. */
-tg_status tg_backtest_split(const tg_bars *bars, const char *split, tg_bars *view);
+/* A view of the chronological split of bars by count, as the trainer's: train the first floor(train_frac n)
+ * bars, val up to floor((train_frac + val_frac) n), test the rest (0, 0: the trainer's defaults 0.7, 0.15);
+ * "all" is every bar. view points into bars (nothing to free). An unknown name, bad fractions or an empty
+ * split is TG_ERR_INVALID naming it. */
+tg_status tg_backtest_split(const tg_bars *bars, const char *split, double train_frac, double val_frac, tg_bars *view);
 
 /* Rule strategies: "buy-and-hold" (target 1 at every bar) and "sma-cross:FAST,SLOW" (1 when the mean
  * of the last FAST closes is above the mean of the last SLOW closes, else 0; 0 before SLOW bars exist;
@@ -128,6 +130,36 @@ typedef struct tg_strategy {
 tg_status tg_strategy_parse(const char *text, tg_strategy *out);
 /* target [bars->n]: the decision at each bar, each from bars 0..t only. */
 tg_status tg_strategy_targets(const tg_strategy *s, const tg_bars *bars, double *target);
+
+/* ---- decisions from a forecaster's quantiles ----
+ * At each bar t the predictor (fed bars 0..t, and nothing later) gives the quantiles of the log return h bars
+ * ahead; with lo and hi the lowest and highest configured quantiles and mid the one nearest the median:
+ *   band (the default): long when lo > cost (even the pessimistic forecast clears the round trip), short when
+ *                       hi < -cost, else flat;
+ *   median:             long when mid > cost, short when mid < -cost, else flat;
+ * cost is the round trip as a return, 2 * (commission + cost_bps * 1e-4 + slippage). Without allow_short a short
+ * signal is flat. sized scales a position by the forecast's signal to spread, min(1, |mid| / |hi - lo|) (1 when
+ * hi == lo), instead of taking it whole. A bar without a forecast yet (warm-up) is flat. */
+typedef enum tg_fc_rule_kind { TG_FC_BAND = 0, TG_FC_MEDIAN } tg_fc_rule_kind;
+
+typedef struct tg_fc_rule {
+  tg_fc_rule_kind kind;
+  int horizon;      /* 1..H, the forecast used (0: H, the longest) */
+  double cost;      /* round-trip cost as a return */
+  int allow_short;  /* default 1 */
+  int sized;        /* default 0: whole positions */
+} tg_fc_rule;
+
+tg_fc_rule tg_fc_rule_defaults(void);
+/* "band" or "median" (TG_ERR_INVALID otherwise). */
+tg_status tg_fc_rule_parse(const char *text, tg_fc_rule_kind *out);
+/* The round trip of opts as a return: 2 * (commission + cost_bps * 1e-4 + slippage). */
+double tg_bt_round_trip(const tg_bt_opts *opts);
+/* Resets p and pushes every bar of bars (one instrument, in time order); target [bars->n - from] receives the
+ * decisions at bars from .. n-1 (the bars before from only warm the predictor up). *forecasts (may be NULL) counts
+ * the decision bars that had a forecast. Errors name the bar. */
+tg_status tg_fc_targets(tg_predictor *p, const tg_bars *bars, int64_t from, const tg_fc_rule *rule, double *target,
+                        int64_t *forecasts);
 
 /* Writes dir/trades.csv, dir/equity.csv and dir/backtest.json (the options and both statistics), each
  * through a temporary file and a rename; dir is created. name labels the strategy in backtest.json. */

@@ -1,4 +1,4 @@
-/* GPU telemetry: a thread sampling NVML utilisation, memory, temperature and power into a CSV. */
+/* Telemetry: a thread sampling the GPU (NVML) and this process's CPU use and memory into a CSV. */
 #ifndef TICKGRAD_TELEMETRY_H
 #define TICKGRAD_TELEMETRY_H
 
@@ -11,17 +11,23 @@ extern "C" {
 typedef struct tg_telemetry tg_telemetry;
 
 /* Creates (truncates) csv_path, writes the header
- *   time_s,gpu,util_pct,mem_used_mib,mem_total_mib,temp_c,power_w
+ *   time_s,gpu,util_pct,mem_used_mib,mem_total_mib,temp_c,power_w,proc_cpu_pct,proc_rss_mib
  * and a first sample at time 0, then starts a thread that appends one row every 1/hz seconds
  * (hz <= 0 means 1 Hz; at most 100 Hz). time_s is seconds since start (monotonic clock, 3
  * decimals, non-decreasing); gpu is cuda_index; util_pct is NVML's GPU utilisation (percent of
  * the last sample period a kernel ran); memory is in MiB (2^20 bytes), power in watts. Every row
  * is flushed when written, so a crash loses at most the row being written.
  *
+ * The last two columns describe this process and need no GPU: proc_cpu_pct is the CPU time of all
+ * its threads (CLOCK_PROCESS_CPUTIME_ID) over the wall time since the previous row, in percent of
+ * one core (above 100 with several busy threads; 1 decimal; blank in the first row, which has no
+ * period); proc_rss_mib is its resident set size from /proc/self/statm (1 decimal; blank without
+ * /proc). A row therefore looks like "1.000,0,,,,,,98.7,412.3" on a machine without NVML.
+ *
  * NVML is loaded at run time (dlopen of libnvidia-ml.so.1, else libnvidia-ml.so); tickgrad does
  * not link it. When the library is missing, nvmlInit fails, the device is not found or a query
  * fails, that is not an error: the rows are still written with the missing columns blank
- * ("1.000,0,,,,,") and tg_telemetry_nvml_status says why.
+ * ("1.000,0,,,,,,12.0,40.5") and tg_telemetry_nvml_status says why.
  *
  * Device numbering: cuda_index is passed to NVML as an NVML device index. NVML numbers GPUs in
  * PCI bus order and ignores CUDA_VISIBLE_DEVICES, while CUDA numbers the visible GPUs fastest

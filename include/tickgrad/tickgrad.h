@@ -19,6 +19,8 @@
 #include "tickgrad/rl.h"
 #include "tickgrad/rl_agents.h"
 #include "tickgrad/backtest.h"
+#include "tickgrad/report.h"
+#include "tickgrad/predictor.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -27,6 +27,7 @@ typedef struct tg_train_metrics {
   double q50, q90;                  /* the model's q-risk at quantiles 0.5 and 0.9 */
   double naive50, naive90;          /* the naive forecaster's (training-split quantiles per horizon) */
   double lr;                        /* after the epoch's last step */
+  double grad_norm;                 /* mean over the epoch's steps of the global gradient norm before clipping */
   double seconds, samples_per_s;    /* the epoch: training and validation */
   double data_s, forward_s, backward_s, optimizer_s, step_s, val_s; /* step_s: the training steps in all */
   double mem_allocated_mib, mem_peak_mib; /* device memory (tg_device_mem_stats; 0 on the CPU) */
@@ -122,6 +123,9 @@ void tg_train_flags_help(FILE *f);
  * checkpoints RUN/weights.safetensors (the latest), RUN/state.safetensors (optimizer moments, step,
  * dropout RNG position, data position), RUN/trainer.json (early stopping, target scales, metrics so
  * far) and RUN/best.safetensors (the best validation epoch's weights); every write is atomic.
+ * While epochs run, RUN/telemetry.csv gets a sample a second (tg_telemetry; a resumed run starts it
+ * afresh); at the end, also after early stopping, stop_after or a NaN stop, RUN/report.html
+ * (tg_report_write; failing to write either is a warning on the log, not an error of the run).
  * A NaN or infinite loss stops with TG_ERR_NUMERIC naming the epoch and step, and the checkpoints
  * of the last good epoch are left as they were. out (may be NULL) receives the summary. */
 tg_status tg_train_run(const tg_train_config *c, const tg_bars *bars, tg_train_result *out);

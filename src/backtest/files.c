@@ -5,7 +5,7 @@
 #include "backend/backend.h"
 #include "data/timeconv.h"
 #include "tickgrad/backtest.h"
-#include "train/train_internal.h"
+#include "io/files.h"
 
 /* A text buffer of a fixed capacity, sized before writing. */
 typedef struct text {
@@ -32,10 +32,10 @@ static tg_status text_new(text *t, size_t cap) {
 }
 
 static tg_status text_save(text *t, const char *dir, const char *name) {
-  char path[TG_TRAIN_PATH_MAX + 64];
+  char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   tg_status st = t->full ? tg_error(TG_ERR_INVALID, "backtest: %s outgrew its buffer of %zu bytes", path, t->cap)
-                         : tr_write_atomic(path, t->p, t->len);
+                         : tg_write_atomic(path, t->p, t->len);
   tg_free(t->p);
   t->p = NULL;
   return st;
@@ -101,7 +101,7 @@ tg_status tg_backtest_write(const tg_backtest *bt, const char *name, const char 
   if (!bt || bt->n < 2 || !name || !dir) return tg_error(TG_ERR_INVALID, "backtest write: no backtest, name or folder");
   if (strlen(name) > 200 || strpbrk(name, "\"\\"))
     return tg_error(TG_ERR_INVALID, "backtest write: strategy label '%s' is too long or holds a quote or backslash", name);
-  tg_status st = tr_make_dirs(dir);
+  tg_status st = tg_make_dirs(dir);
   if (st == TG_OK) st = write_equity(bt, dir);
   if (st == TG_OK) st = write_trades(bt, dir);
   if (st == TG_OK) st = write_json(bt, name, dir);

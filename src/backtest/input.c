@@ -48,18 +48,22 @@ static void make_view(const tg_bars *bars, int64_t a, int64_t b, tg_bars *view) 
   view->instrument = bars->instrument ? bars->instrument + a : NULL;
 }
 
-tg_status tg_backtest_split(const tg_bars *bars, const char *split, tg_bars *view) {
+tg_status tg_backtest_split(const tg_bars *bars, const char *split, double train_frac, double val_frac, tg_bars *view) {
   if (!bars || !split || !view) return tg_error(TG_ERR_INVALID, "backtest split: missing bars, split name or view");
+  if (train_frac == 0 && val_frac == 0) train_frac = 0.7, val_frac = 0.15;
+  if (!(train_frac > 0 && val_frac >= 0 && train_frac + val_frac <= 1))
+    return tg_error(TG_ERR_INVALID, "backtest split: fractions %g (train) and %g (val) must be > 0, >= 0 and add up to at "
+                    "most 1", train_frac, val_frac);
   int64_t n = bars->n;
-  int64_t i1 = (int64_t)floor(0.7 * (double)n), i2 = (int64_t)floor(0.85 * (double)n), a, b;
+  int64_t i1 = (int64_t)floor(train_frac * (double)n), i2 = (int64_t)floor((train_frac + val_frac) * (double)n), a, b;
   if (!strcmp(split, "all")) a = 0, b = n;
   else if (!strcmp(split, "train")) a = 0, b = i1;
   else if (!strcmp(split, "val")) a = i1, b = i2;
   else if (!strcmp(split, "test")) a = i2, b = n;
   else return tg_error(TG_ERR_INVALID, "backtest split '%s': want all, train, val or test", split);
   if (b <= a)
-    return tg_error(TG_ERR_INVALID, "backtest split '%s' of %lld bars holds none (train is the first 70%%, val the "
-                    "next 15%%, test the rest)", split, (long long)n);
+    return tg_error(TG_ERR_INVALID, "backtest split '%s' of %lld bars holds none (train is the first %g%%, val the "
+                    "next %g%%, test the rest)", split, (long long)n, 100 * train_frac, 100 * val_frac);
   make_view(bars, a, b, view);
   return TG_OK;
 }

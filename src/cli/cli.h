@@ -17,6 +17,8 @@ int tg_cmd_train(int argc, char **argv);
 int tg_cli_train_is_rl(int argc, char **argv);
 int tg_cmd_train_rl(int argc, char **argv);
 int tg_cmd_backtest(int argc, char **argv);
+int tg_cmd_report(int argc, char **argv);
+int tg_cmd_predict(int argc, char **argv);
 
 /* Parses a whole positive integer flag value; prints a usage error and returns 0 on failure. */
 int tg_cli_parse_long(const char *flag, const char *value, long lo, long hi, long *out);

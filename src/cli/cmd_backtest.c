@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 #include "cli/cli.h"
+#include "cli/rl_run.h"
+#include "tickgrad/report.h"
 #include "tickgrad/tickgrad.h"
 
 #define BT_MAX_DATA 64
@@ -12,6 +14,9 @@ typedef struct bt_args {
   int n_data;
   const char *data[BT_MAX_DATA];
   const char *tz, *strategy, *split, *out;
+  const char *run, *rule, *weights; /* --run: a trained forecaster or policy */
+  long horizon;
+  int long_only, sized, costs_given;
   double price_scale;
   tg_bt_opts o;
 } bt_args;
@@ -19,11 +24,23 @@ typedef struct bt_args {
 static void bt_usage(FILE *f) {
   fprintf(f,
           "usage: tickgrad backtest --data FILE... --strategy S [flags]\n"
-          "Backtests a rule strategy on the bars of one instrument (CSV, DBN, Parquet): the target position decided at\n"
-          "each bar's close (from that bar and earlier ones only) fills at the next bar's open, with costs. Prints the\n"
-          "metrics of the strategy beside buy and hold over the same bars and costs, and writes OUT/trades.csv (round\n"
-          "trips), OUT/equity.csv (per bar: close, position, equity, drawdown, buy-and-hold equity) and OUT/backtest.json.\n"
+          "       tickgrad backtest --run RUN [--data FILE...] [flags]\n"
+          "Backtests a rule strategy, or a trained run, on the bars of one instrument (CSV, DBN, Parquet): the target\n"
+          "position decided at each bar's close (from that bar and earlier ones only) fills at the next bar's open, with\n"
+          "costs. Prints the metrics of the strategy beside buy and hold over the same bars and costs, and writes\n"
+          "OUT/trades.csv (round trips), OUT/equity.csv (per bar: close, position, equity, drawdown, buy-and-hold\n"
+          "equity) and OUT/backtest.json.\n"
           "\n"
+          "  --run RUN            a trained run: a forecaster (tft, mamba2, mlp) trades its quantile forecasts by --rule;\n"
+          "                       a policy (dqn, ppo on the trading env) acts directly. Default data: the run's own, split\n"
+          "                       test; default OUT: RUN (its report.html is rewritten with the backtest)\n"
+          "  --rule R             forecaster: band (default: long when the lowest quantile of the horizon's return clears\n"
+          "                       the round-trip cost, short when the highest is below minus it, else flat) or median\n"
+          "                       (the median quantile against the cost)\n"
+          "  --horizon H          forecaster: the horizon whose forecast trades (default: the longest)\n"
+          "  --long-only          forecaster: never short\n"
+          "  --sized              forecaster: positions min(1, |median| / |highest - lowest quantile|), not whole\n"
+          "  --weights W          best (default) or last epoch's weights\n"
           "  --data FILE...       bar files, folders or globs of one instrument (concatenated, sorted by time)\n"
           "  --data-tz ZONE       zone of naive timestamps in the files (default UTC), e.g. America/New_York\n"
           "  --price-scale X      multiply prices by X (Lean equities: 0.0001; returns do not change)\n"
@@ -33,8 +50,9 @@ static void bt_usage(FILE *f) {
           "  --commission X       fee as a fraction of traded value (default 0)\n"
           "  --cost-bps X         further fee in basis points of traded value (default 0)\n"
           "  --slippage X         fills move against the order by this fraction of the open (default 0)\n"
-          "  --split S            all (default), or the trainer's chronological split by bars: train (first 70%%),\n"
-          "                       val (next 15%%), test (last 15%%)\n"
+          "  --split S            all (default; test with --run), or the trainer's chronological split by bars: train\n"
+          "                       (first 70%%), val (next 15%%), test (last 15%%); a run's decisions still see the bars\n"
+          "                       before the split (warm-up, state), never a later one\n"
           "  --out DIR            output folder (default runs/backtest-<strategy>-<timestamp>)\n"
           "exit codes: 0 done, 1 failure (data, files), 2 usage\n");
 }
@@ -65,10 +83,14 @@ static int flag_value(bt_args *a, const char *f, const char *v) {
   else if (!strcmp(f, "--strategy")) a->strategy = v;
   else if (!strcmp(f, "--split")) a->split = v;
   else if (!strcmp(f, "--out")) a->out = v;
+  else if (!strcmp(f, "--run")) a->run = v;
+  else if (!strcmp(f, "--rule")) a->rule = v;
+  else if (!strcmp(f, "--weights")) a->weights = v;
+  else if (!strcmp(f, "--horizon")) return tg_cli_parse_long(f, v, 1, TG_MAX_HORIZONS, &a->horizon) ? 0 : TG_EXIT_USAGE;
   else if (!strcmp(f, "--cash")) return num(f, v, 1e-9, 1e15, &a->o.cash);
-  else if (!strcmp(f, "--commission")) return num(f, v, 0, 1, &a->o.commission);
-  else if (!strcmp(f, "--cost-bps")) return num(f, v, 0, 10000, &a->o.cost_bps);
-  else if (!strcmp(f, "--slippage")) return num(f, v, 0, 1, &a->o.slippage);
+  else if (!strcmp(f, "--commission")) return a->costs_given = 1, num(f, v, 0, 1, &a->o.commission);
+  else if (!strcmp(f, "--cost-bps")) return a->costs_given = 1, num(f, v, 0, 10000, &a->o.cost_bps);
+  else if (!strcmp(f, "--slippage")) return a->costs_given = 1, num(f, v, 0, 1, &a->o.slippage);
   else if (!strcmp(f, "--price-scale")) return num(f, v, 1e-300, 1e300, &a->price_scale);
   else return tg_cli_usage_error("backtest", "unknown flag '%s'", f);
   return 0;
@@ -83,23 +105,47 @@ static int parse(int argc, char **argv, bt_args *a) {
       return -1;
     }
     if (!strcmp(f, "--data")) rc = take_data(a, argc, argv, &i);
+    else if (!strcmp(f, "--long-only")) a->long_only = 1;
+    else if (!strcmp(f, "--sized")) a->sized = 1;
     else if (strncmp(f, "--", 2) != 0) rc = tg_cli_usage_error("backtest", "unexpected argument '%s'", f);
     else rc = flag_value(a, f, i + 1 < argc ? argv[++i] : NULL);
     if (rc) return rc;
   }
-  if (!a->n_data) return tg_cli_usage_error("backtest", "no data: give --data FILE...");
-  if (!a->strategy) return tg_cli_usage_error("backtest", "no strategy: give --strategy buy-and-hold or sma-cross:FAST,SLOW");
+  if (!a->n_data && !a->run) return tg_cli_usage_error("backtest", "no data: give --data FILE... (or --run RUN)");
+  if (!a->strategy == !a->run)
+    return tg_cli_usage_error("backtest", "give either --strategy buy-and-hold|sma-cross:FAST,SLOW or --run RUN");
+  if (!a->run && (a->rule || a->weights || a->horizon || a->long_only || a->sized))
+    return tg_cli_usage_error("backtest", "--rule, --horizon, --long-only, --sized and --weights go with --run");
+  if (a->weights && strcmp(a->weights, "best") && strcmp(a->weights, "last"))
+    return tg_cli_usage_error("backtest", "--weights '%s': want best or last", a->weights);
+  if (!a->split) a->split = a->run ? "test" : "all";
   return 0;
 }
 
-/* Every --data path, concatenated and sorted by time. */
-static tg_status read_all(const bt_args *a, tg_bars *all) {
+/* Every --data path, or without --data the run's own data (its config.json), concatenated and sorted by time;
+ * frac [2] receives the run's train and validation fractions (0, 0: the defaults). */
+static tg_status read_all(const bt_args *a, tg_bars *all, double *frac) {
   tg_read_opts ro;
   memset(&ro, 0, sizeof ro);
   ro.tz = a->tz;
   ro.price_scale = a->price_scale;
   ro.warn = stderr;
-  return tg_bars_read_paths(a->n_data, a->data, &ro, all);
+  frac[0] = frac[1] = 0;
+  if (!a->run) return tg_bars_read_paths(a->n_data, a->data, &ro, all);
+  char path[1100];
+  snprintf(path, sizeof path, "%s/config.json", a->run);
+  tg_train_config c = tg_train_defaults(TG_MODEL_TFT);
+  tg_status st = tg_train_config_load(path, &c);
+  if (st != TG_OK) {
+    tg_bars_init(all);
+    return st;
+  }
+  frac[0] = c.train_frac, frac[1] = c.val_frac;
+  if (a->n_data) return tg_bars_read_paths(a->n_data, a->data, &ro, all);
+  const char *paths[TG_TRAIN_MAX_DATA];
+  for (int i = 0; i < c.n_data; i++) paths[i] = c.data[i];
+  if (!a->tz && c.data_tz[0]) ro.tz = c.data_tz;
+  return tg_bars_read_paths(c.n_data, paths, &ro, all);
 }
 
 /* runs/backtest-<strategy>-<timestamp>, the strategy's ':' and ',' turned into '-'. */
@@ -115,27 +161,142 @@ static void default_out(const tg_strategy *s, char *buf, size_t n) {
   snprintf(buf, n, "runs/backtest-%s-%s", name, stamp);
 }
 
-static tg_status run(const bt_args *a, const tg_strategy *s, const char *out) {
-  tg_bars all, view;
+/* The forecaster's decisions at the bars of view (a part of all; the bars before it warm the predictor up). */
+static tg_status forecast_targets(const bt_args *a, const tg_bars *all, const tg_bars *view, double *target, char *name,
+                                  size_t cap) {
+  tg_predictor *p = NULL;
+  tg_predictor_opts po = {a->weights};
+  tg_fc_rule r = tg_fc_rule_defaults();
+  r.horizon = (int)a->horizon;
+  r.allow_short = !a->long_only;
+  r.sized = a->sized;
+  r.cost = tg_bt_round_trip(&a->o);
+  tg_status st = a->rule ? tg_fc_rule_parse(a->rule, &r.kind) : TG_OK;
+  if (st == TG_OK) st = tg_predictor_open(a->run, &po, &p);
+  int64_t got = 0;
+  if (st == TG_OK) st = tg_fc_targets(p, all, view->ts - all->ts, &r, target, &got);
+  if (st == TG_OK) {
+    const tg_predictor_info *in = tg_predictor_get_info(p);
+    snprintf(name, cap, "%s %s h%d%s%s", tg_train_model_name(in->kind), r.kind == TG_FC_BAND ? "band" : "median",
+             r.horizon ? r.horizon : in->horizons, r.allow_short ? "" : " long-only", r.sized ? " sized" : "");
+    printf("decisions: %lld of %lld bars had a forecast (warm-up: the first %lld bars of the data); round-trip cost "
+           "%.4g\n", (long long)got, (long long)view->n, (long long)in->first_bar, r.cost);
+  }
+  tg_predictor_free(p);
+  return st;
+}
+
+/* Runs the engine over view with target and reports it: files in out, the table, and out's report for a run. */
+static tg_status finish(const bt_args *a, const tg_bars *view, const double *target, const char *name,
+                        const char *source, const char *out) {
   tg_backtest bt;
   memset(&bt, 0, sizeof bt);
+  tg_status st = tg_backtest_run(view, target, &a->o, &bt);
+  if (st == TG_OK) st = tg_backtest_write(&bt, name, out);
+  if (st == TG_OK) {
+    printf("data: %s, %s split\n", source, a->split);
+    tg_backtest_print(stdout, &bt, name);
+    printf("wrote %s/trades.csv (%lld trades), %s/equity.csv, %s/backtest.json\n", out, (long long)bt.n_trades, out, out);
+  }
+  tg_backtest_free(&bt);
+  if (st == TG_OK && a->run && tg_report_write(out, stdout) != TG_OK)
+    fprintf(stderr, "tickgrad backtest: warning: no report: %s\n", tg_last_error());
+  return st;
+}
+
+/* ---- a DQN or PPO run: its trading env over the split in order, the greedy action at each decision bar ---- */
+
+/* The env's position for a discrete action: 0 short, 1 flat, 2 long. */
+static double action_position(int32_t act) { return (double)act - 1.0; }
+
+static tg_status policy_decisions(const bt_args *a, const char *model, tg_env *env, const tg_trading_info *ti,
+                                  double *target) {
+  rl_policy pol;
+  tg_device cpu = {TG_CPU, 0};
+  if (!rl_policy_load(model, a->run, env, cpu, &pol)) return tg_error(TG_ERR_INVALID, "backtest: %s", tg_last_error());
+  tg_env_spec sp = tg_env_spec_of(env);
+  float *obs = malloc((size_t)sp.obs_dim * sizeof *obs), rew;
+  uint8_t term, trunc;
+  tg_env_out eo = {.obs = obs, .reward = &rew, .terminated = &term, .truncated = &trunc};
+  tg_status st = obs ? tg_env_reset(env, obs) : tg_error(TG_ERR_NOMEM, "backtest: out of memory");
+  for (int64_t k = 0; st == TG_OK && k < ti->steps; k++) {
+    int64_t row = 0;
+    int32_t act = 1;
+    st = tg_env_trading_bar(env, 0, &row, NULL);
+    if (st == TG_OK) st = rl_policy_act(&pol, obs, &act);
+    if (st == TG_OK) target[row - ti->first_bar] = action_position(act);
+    if (st == TG_OK) st = tg_env_step(env, &act, &eo);
+  }
+  target[ti->steps] = ti->steps ? target[ti->steps - 1] : 0.0; /* the bar after the last decision: no fill */
+  free(obs);
+  rl_policy_free(&pol);
+  return st;
+}
+
+static tg_status policy_backtest(bt_args *a, const char *out) {
+  char model[16];
+  rl_env_args e;
+  if (!rl_read_env_json(a->run, "tickgrad backtest", model, sizeof model, &e))
+    return tg_error(TG_ERR_FORMAT, "backtest: %s/env.json cannot be read", a->run);
+  if (strcmp(e.kind, "trading") != 0)
+    return tg_error(TG_ERR_INVALID, "backtest: %s is a %s policy on %s, not on a market", a->run, model, e.kind);
+  int split = !strcmp(a->split, "test") ? TG_TEST : !strcmp(a->split, "val") ? TG_VAL : -1;
+  if (split < 0)
+    return tg_error(TG_ERR_INVALID, "backtest: a policy is backtested on its env's val or test split, not '%s'", a->split);
+  if (!a->costs_given) {
+    a->o.cost_bps = e.cost_bps;
+    a->o.slippage = e.slippage;
+    printf("costs: the run's env: %g bps, slippage %g\n", e.cost_bps, e.slippage);
+  }
+  tg_bars bars;
+  tg_bars_init(&bars);
+  if (a->n_data) {
+    e.n_data = 0; /* --data replaces the run's own */
+    for (int i = 0; i < a->n_data && i < RL_MAX_DATA; i++) snprintf(e.data[e.n_data++], sizeof e.data[0], "%s", a->data[i]);
+  }
+  tg_env *env = NULL;
+  tg_trading_info ti;
   double *target = NULL;
-  tg_status st = read_all(a, &all);
-  if (st == TG_OK) st = tg_backtest_split(&all, a->split, &view);
+  tg_status st = rl_load_bars(&e, &bars) && rl_make_env(&e, &bars, 1, split, &env)
+                     ? tg_env_trading_info(env, &ti)
+                     : tg_error(TG_ERR_INVALID, "backtest: %s", tg_last_error());
+  if (st == TG_OK && !(target = malloc((size_t)(ti.steps + 1) * sizeof *target)))
+    st = tg_error(TG_ERR_NOMEM, "backtest: out of memory");
+  if (st == TG_OK) st = policy_decisions(a, model, env, &ti, target);
+  if (st == TG_OK) {
+    tg_bars view = bars;
+    view.ts += ti.first_bar, view.open += ti.first_bar, view.high += ti.first_bar, view.low += ti.first_bar;
+    view.close += ti.first_bar, view.volume += ti.first_bar;
+    if (view.instrument) view.instrument += ti.first_bar;
+    view.n = ti.steps + 1; /* the last decision fills at the next bar's open */
+    char name[32];
+    snprintf(name, sizeof name, "%s policy", model);
+    printf("decisions: %lld bars of the %s split (after the window and feature warm-up)\n", (long long)ti.steps, a->split);
+    st = finish(a, &view, target, name, bars.source, out);
+  }
+  free(target);
+  tg_env_free(env);
+  tg_bars_free(&bars);
+  return st;
+}
+
+static tg_status run(const bt_args *a, const tg_strategy *s, const char *out) {
+  tg_bars all, view;
+  double *target = NULL;
+  char name[128];
+  snprintf(name, sizeof name, "%s", s ? s->name : "");
+  double frac[2];
+  tg_status st = read_all(a, &all, frac);
+  if (st == TG_OK) st = tg_backtest_split(&all, a->split, frac[0], frac[1], &view);
   if (st == TG_OK) st = tg_backtest_check_bars(&view, "backtest");
   if (st == TG_OK) {
     target = malloc((size_t)view.n * sizeof(double));
-    st = target ? tg_strategy_targets(s, &view, target) : tg_error(TG_ERR_NOMEM, "backtest: out of memory");
+    if (!target) st = tg_error(TG_ERR_NOMEM, "backtest: out of memory");
+    else if (s) st = tg_strategy_targets(s, &view, target);
+    else st = forecast_targets(a, &all, &view, target, name, sizeof name);
   }
-  if (st == TG_OK) st = tg_backtest_run(&view, target, &a->o, &bt);
-  if (st == TG_OK) st = tg_backtest_write(&bt, s->name, out);
-  if (st == TG_OK) {
-    printf("data: %s, %s split\n", all.source, a->split);
-    tg_backtest_print(stdout, &bt, s->name);
-    printf("wrote %s/trades.csv (%lld trades), %s/equity.csv, %s/backtest.json\n", out, (long long)bt.n_trades, out, out);
-  }
+  if (st == TG_OK) st = finish(a, &view, target, name, all.source, out);
   free(target);
-  tg_backtest_free(&bt);
   tg_bars_free(&all);
   return st;
 }
@@ -144,17 +305,24 @@ int tg_cmd_backtest(int argc, char **argv) {
   bt_args a;
   memset(&a, 0, sizeof a);
   a.o = tg_bt_defaults();
-  a.split = "all";
   int rc = parse(argc, argv, &a);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
   tg_strategy s;
-  if (tg_strategy_parse(a.strategy, &s) != TG_OK) return tg_cli_usage_error("backtest", "--strategy: %s", tg_last_error());
+  if (a.strategy && tg_strategy_parse(a.strategy, &s) != TG_OK)
+    return tg_cli_usage_error("backtest", "--strategy: %s", tg_last_error());
+  tg_fc_rule_kind kind;
+  if (a.rule && tg_fc_rule_parse(a.rule, &kind) != TG_OK) return tg_cli_usage_error("backtest", "--rule: %s", tg_last_error());
   if (strcmp(a.split, "all") && strcmp(a.split, "train") && strcmp(a.split, "val") && strcmp(a.split, "test"))
     return tg_cli_usage_error("backtest", "--split '%s': want all, train, val or test", a.split);
   char out[1024];
   if (a.out) snprintf(out, sizeof out, "%s", a.out);
+  else if (a.run) snprintf(out, sizeof out, "%s", a.run);
   else default_out(&s, out, sizeof out);
-  if (run(&a, &s, out) != TG_OK) {
+  char env_json[1100];
+  snprintf(env_json, sizeof env_json, "%s/env.json", a.run ? a.run : "");
+  FILE *rl = a.run ? fopen(env_json, "r") : NULL;
+  if (rl) fclose(rl);
+  if ((rl ? policy_backtest(&a, out) : run(&a, a.strategy ? &s : NULL, out)) != TG_OK) {
     fflush(stdout);
     fprintf(stderr, "tickgrad backtest: %s\n", tg_last_error());
     return TG_EXIT_FAIL;

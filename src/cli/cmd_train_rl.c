@@ -7,28 +7,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "cli/cli.h"
+#include "cli/rl_run.h"
+#include "io/files.h"
 #include "io/json.h"
 #include "tickgrad/rl_agents.h"
 #include "tickgrad/tickgrad.h"
 
 #define RL_MAX_PAIRS 64
-#define RL_MAX_DATA 16
-
-/* The environment's settings: flags of a new run, RUN/env.json of a resumed one. */
-typedef struct rl_env_args {
-  char kind[16];  /* cartpole, trading */
-  int n;          /* instances (0: the agent's default: DQN 1, PPO its num_envs) */
-  int n_data;
-  char data[RL_MAX_DATA][1024]; /* trading: bar files; none: the synthetic market */
-  char data_tz[64], tz[64];
-  int window, episode_len;
-  double cost_bps, slippage;
-  double synth_signal; /* the synthetic market's planted signal */
-  long synth_bars, synth_seed;
-  long seed;           /* the env's own draws (segments, resets) */
-  int copy_windows;    /* trading: 1 copies each window into the observation; 0 (default) the agent gathers
-                          it from the feature table on its device (omit_window) */
-} rl_env_args;
 
 typedef struct rl_args {
   char model[8];
@@ -49,6 +34,8 @@ static void rl_usage(FILE *f) {
           "--learning-rate 2.5e-4, --hidden 120,84, --double-q 1, ...). Logs a line per reporting interval\n"
           "(and RUN/metrics.csv), checkpoints into RUN/, then evaluates the greedy policy: CartPole over 10\n"
           "episodes; trading on the validation and test splits in order, after costs, against buy and hold.\n"
+          "RUN/telemetry.csv samples the process (and the GPU) once a second while it trains; RUN/report.html\n"
+          "charts the run at the end (tickgrad report RUN writes it again).\n"
           "\n"
           "  --env S              cartpole (default) or trading\n"
           "  --envs N             environment instances stepped together (default: DQN 1, PPO --num-envs 4)\n"
@@ -71,12 +58,10 @@ static void rl_usage(FILE *f) {
           "exit codes: 0 done, 1 failure, 2 usage\n");
 }
 
-static int is_rl_model(const char *m) { return m && (strcmp(m, "dqn") == 0 || strcmp(m, "ppo") == 0); }
-
 /* 1 when argv asks for an RL run: --model dqn|ppo, or --resume of a run that has env.json. */
 int tg_cli_train_is_rl(int argc, char **argv) {
   for (int i = 0; i + 1 < argc; i++) {
-    if (strcmp(argv[i], "--model") == 0) return is_rl_model(argv[i + 1]);
+    if (strcmp(argv[i], "--model") == 0) return rl_is_model(argv[i + 1]);
     if (strcmp(argv[i], "--resume") == 0) {
       char p[2048];
       struct stat sb;
@@ -85,20 +70,6 @@ int tg_cli_train_is_rl(int argc, char **argv) {
     }
   }
   return 0;
-}
-
-static void env_defaults(rl_env_args *e) {
-  memset(e, 0, sizeof *e);
-  snprintf(e->kind, sizeof e->kind, "cartpole");
-  tg_trading_cfg t = tg_trading_defaults();
-  e->window = t.window;
-  e->episode_len = t.episode_len;
-  e->cost_bps = t.cost_bps;
-  e->slippage = t.slippage;
-  e->synth_signal = 0.3;
-  e->synth_bars = 20000;
-  e->synth_seed = 1;
-  e->seed = 1;
 }
 
 static int parse_double(const char *flag, const char *v, double lo, double hi, double *out) {
@@ -149,7 +120,7 @@ static int env_flag(rl_env_args *e, const char *f, const char *v) {
 }
 
 static int parse(int argc, char **argv, rl_args *a) {
-  env_defaults(&a->env);
+  rl_env_defaults(&a->env);
   for (int i = 0; i < argc; i++) {
     const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
@@ -175,7 +146,7 @@ static int parse(int argc, char **argv, rl_args *a) {
     if (e < 0) return TG_EXIT_USAGE;
     if (e == 0) {
       if (strcmp(f, "--model") == 0) {
-        if (!is_rl_model(v)) return tg_cli_usage_error("train", "--model %s: want dqn or ppo here", v);
+        if (!rl_is_model(v)) return tg_cli_usage_error("train", "--model %s: want dqn or ppo here", v);
         snprintf(a->model, sizeof a->model, "%s", v);
       } else if (strcmp(f, "--out") == 0) {
         a->out = v;
@@ -223,159 +194,15 @@ static int write_env_json(const char *dir, const char *model, const rl_env_args 
                      "  \"copy_windows\": %d\n}\n",
                      e->window, e->episode_len, e->cost_bps, e->slippage, e->synth_signal, e->synth_bars,
                      e->synth_seed, e->seed, e->copy_windows);
-  char path[2048], tmp[2100];
-  snprintf(path, sizeof path, "%s/env.json", dir);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = b.oom ? NULL : fopen(tmp, "wb");
-  int ok = f && fwrite(b.data, 1, b.len, f) == b.len;
-  if (f) ok = (fclose(f) == 0) && ok;
-  ok = ok && rename(tmp, path) == 0;
-  tg_json_buf_free(&b);
-  if (!ok) fprintf(stderr, "tickgrad train: cannot write %s: %s\n", path, strerror(errno));
-  return ok;
-}
-
-static char *read_text(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *text = NULL;
-  if (fseek(f, 0, SEEK_END) == 0) {
-    long n = ftell(f);
-    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)n + 1)) != NULL) {
-      *len = fread(text, 1, (size_t)n, f);
-      text[*len] = '\0';
-    }
-  }
-  fclose(f);
-  return text;
-}
-
-static int json_num(const tg_json *root, const char *key, double *out) {
-  const tg_json *v = tg_json_get(root, key);
-  if (!v || (v->type != TG_JSON_INT && v->type != TG_JSON_REAL)) return 0;
-  *out = v->num;
-  return 1;
-}
-
-static int json_str(const tg_json *root, const char *key, char *out, size_t cap) {
-  const tg_json *v = tg_json_get(root, key);
-  if (!v || v->type != TG_JSON_STRING || v->len >= cap) return 0;
-  memcpy(out, v->str, v->len + 1);
-  return 1;
-}
-
-static int read_env_json(const char *dir, char *model, size_t model_cap, rl_env_args *e) {
   char path[2048];
   snprintf(path, sizeof path, "%s/env.json", dir);
-  size_t len = 0;
-  char *text = read_text(path, &len);
-  if (!text) {
-    fprintf(stderr, "tickgrad train: resume: cannot read %s: %s\n", path, strerror(errno));
-    return 0;
-  }
-  tg_json_doc *doc = NULL;
-  int ok = tg_json_parse(text, len, path, 0, &doc) == TG_OK;
-  free(text);
-  if (!ok) {
-    fprintf(stderr, "tickgrad train: resume: %s\n", tg_last_error());
-    return 0;
-  }
-  const tg_json *r = tg_json_root(doc), *data = tg_json_get(r, "data");
-  double n, w, el, cost, slip, sig, sb, ss, es, cw = 1; /* no copy_windows: a run from before gathering, which copied */
-  env_defaults(e);
-  ok = json_str(r, "model", model, model_cap) && is_rl_model(model) && json_str(r, "env", e->kind, sizeof e->kind) &&
-       json_str(r, "data_tz", e->data_tz, sizeof e->data_tz) && json_str(r, "tz", e->tz, sizeof e->tz) &&
-       json_num(r, "envs", &n) && json_num(r, "window", &w) && json_num(r, "episode_len", &el) &&
-       json_num(r, "cost_bps", &cost) && json_num(r, "slippage", &slip) && json_num(r, "synth_signal", &sig) &&
-       json_num(r, "synth_bars", &sb) && json_num(r, "synth_seed", &ss) && json_num(r, "env_seed", &es) && data &&
-       data->type == TG_JSON_ARRAY && data->count <= RL_MAX_DATA;
-  if (ok) {
-    e->n = (int)n, e->window = (int)w, e->episode_len = (int)el, e->cost_bps = cost, e->slippage = slip;
-    e->synth_signal = sig, e->synth_bars = (long)sb, e->synth_seed = (long)ss, e->seed = (long)es;
-    json_num(r, "copy_windows", &cw);
-    e->copy_windows = cw != 0;
-    for (const tg_json *d = data->first; d && ok; d = d->next)
-      ok = d->type == TG_JSON_STRING && d->len < sizeof e->data[0] &&
-           (memcpy(e->data[e->n_data++], d->str, d->len + 1), 1);
-  }
-  tg_json_free(doc);
-  if (!ok) fprintf(stderr, "tickgrad train: resume: %s is not an env.json this version wrote\n", path);
+  int ok = !b.oom && tg_write_atomic(path, b.data, b.len) == TG_OK;
+  if (!ok) fprintf(stderr, "tickgrad train: cannot write %s: %s\n", path, b.oom ? "out of memory" : tg_last_error());
+  tg_json_buf_free(&b);
   return ok;
-}
-
-/* ---- the environment ---- */
-
-static int load_bars(const rl_env_args *e, tg_bars *bars) {
-  if (e->n_data == 0) {
-    tg_synth_config s = tg_synth_defaults();
-    s.bars = e->synth_bars;
-    s.signal = e->synth_signal;
-    s.seed = (uint64_t)e->synth_seed;
-    if (tg_synth_generate(&s, bars) != TG_OK) {
-      fprintf(stderr, "tickgrad train: synthetic market: %s\n", tg_last_error());
-      return 0;
-    }
-    printf("data: the synthetic market, %ld bars, planted signal %g, seed %ld\n", e->synth_bars, e->synth_signal,
-           e->synth_seed);
-    return 1;
-  }
-  tg_read_opts ro;
-  memset(&ro, 0, sizeof ro);
-  ro.tz = e->data_tz[0] ? e->data_tz : NULL;
-  ro.warn = stderr;
-  const char *paths[RL_MAX_DATA];
-  for (int i = 0; i < e->n_data; i++) paths[i] = e->data[i];
-  if (tg_bars_read_paths(e->n_data, paths, &ro, bars) != TG_OK) {
-    fprintf(stderr, "tickgrad train: %s\n", tg_last_error());
-    return 0;
-  }
-  printf("data: %lld bars from %d file%s\n", (long long)bars->n, e->n_data, e->n_data == 1 ? "" : "s");
-  return 1;
-}
-
-static int make_env(const rl_env_args *e, const tg_bars *bars, int n, int split, tg_env **env) {
-  tg_status st;
-  if (strcmp(e->kind, "cartpole") == 0) {
-    st = tg_env_cartpole_new(n, (uint64_t)e->seed, 500, env);
-  } else {
-    tg_trading_cfg t = tg_trading_defaults();
-    t.window = e->window;
-    t.episode_len = e->episode_len;
-    t.cost_bps = e->cost_bps;
-    t.slippage = e->slippage;
-    t.split = split;
-    t.seed = (uint64_t)e->seed;
-    t.omit_window = !e->copy_windows; /* the agent gathers windows on its device */
-    if (e->tz[0]) t.tz = e->tz;
-    st = tg_env_trading_new(n, bars, &t, env);
-  }
-  if (st != TG_OK) fprintf(stderr, "tickgrad train: environment %s: %s\n", e->kind, tg_last_error());
-  return st == TG_OK;
 }
 
 /* ---- evaluation of the trained policy ---- */
-
-typedef struct rl_policy {
-  tg_dqn_policy *dqn;
-  tg_ppo_policy *ppo;
-} rl_policy;
-
-static tg_status policy_act(rl_policy *p, const float *obs, int32_t *act) {
-  return p->dqn ? tg_dqn_policy_act(p->dqn, obs, act) : tg_ppo_policy_act(p->ppo, obs, act);
-}
-
-static int policy_load(const char *model, const char *dir, const tg_env *env, tg_device dev, rl_policy *p) {
-  memset(p, 0, sizeof *p);
-  tg_status st = strcmp(model, "dqn") == 0 ? tg_dqn_policy_load_env(dir, env, dev, &p->dqn)
-                                           : tg_ppo_policy_load_env(dir, env, dev, &p->ppo);
-  if (st != TG_OK) fprintf(stderr, "tickgrad train: evaluation: %s\n", tg_last_error());
-  return st == TG_OK;
-}
-
-static void policy_free(rl_policy *p) {
-  tg_dqn_policy_free(p->dqn);
-  tg_ppo_policy_free(p->ppo);
-}
 
 /* Runs every instance of env with the greedy policy until each has finished one episode; returns
  * the mean return (NaN on error). */
@@ -390,7 +217,7 @@ static double run_episodes(tg_env *env, rl_policy *p) {
   ok = ok && tg_env_reset(env, obs) == TG_OK;
   while (ok && left > 0) {
     tg_env_out out = {.obs = obs, .reward = rew, .terminated = term, .truncated = trunc, .ep_return = ret, .ep_length = len};
-    ok = policy_act(p, obs, act) == TG_OK && tg_env_step(env, act, &out) == TG_OK;
+    ok = rl_policy_act(p, obs, act) == TG_OK && tg_env_step(env, act, &out) == TG_OK;
     for (int i = 0; ok && i < s.n; i++)
       if ((term[i] || trunc[i]) && !seen[i]) {
         seen[i] = 1, left--;
@@ -406,11 +233,11 @@ static int evaluate_cartpole(const rl_args *a, const char *dir, tg_device dev) {
   tg_env *env = NULL;
   rl_env_args e = a->env;
   e.seed = a->env.seed + 1000003; /* episodes the training never saw */
-  if (!make_env(&e, NULL, 10, 0, &env)) return 0;
+  if (!rl_make_env(&e, NULL, 10, 0, &env)) return 0;
   rl_policy p;
-  int ok = policy_load(a->model, dir, env, dev, &p);
+  int ok = rl_policy_load(a->model, dir, env, dev, &p);
   double mean = ok ? run_episodes(env, &p) : NAN;
-  if (ok) policy_free(&p);
+  if (ok) rl_policy_free(&p);
   tg_env_free(env);
   if (isnan(mean)) return 0;
   printf("evaluation: greedy policy, 10 new episodes: mean return %.1f (500 is the most)\n", mean);
@@ -425,11 +252,11 @@ static int evaluate_trading(const rl_args *a, const tg_bars *bars, const char *d
          "bh_sharpe", "trades", "exposure");
   for (int k = 0; k < 2; k++) {
     tg_env *env = NULL;
-    if (!make_env(&a->env, bars, 1, k + 1, &env)) return 0;
+    if (!rl_make_env(&a->env, bars, 1, k + 1, &env)) return 0;
     rl_policy p;
-    int ok = policy_load(a->model, dir, env, dev, &p);
+    int ok = rl_policy_load(a->model, dir, env, dev, &p);
     ok = ok && !isnan(run_episodes(env, &p));
-    if (p.dqn || p.ppo) policy_free(&p);
+    if (p.dqn || p.ppo) rl_policy_free(&p);
     tg_trading_stats s;
     ok = ok && tg_env_trading_episode_stats(env, 0, &s) == TG_OK;
     tg_env_free(env);
@@ -453,21 +280,21 @@ static void default_out(char *out, size_t cap, const rl_args *a) {
            tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
-static int mkdirs(const char *path) {
-  char p[2048];
-  snprintf(p, sizeof p, "%s", path);
-  for (char *s = p + 1; *s; s++)
-    if (*s == '/') {
-      *s = '\0';
-      if (mkdir(p, 0777) != 0 && errno != EEXIST) return 0;
-      *s = '/';
-    }
-  return mkdir(p, 0777) == 0 || errno == EEXIST;
+/* DIR/telemetry.csv at 1 Hz while the agent trains (a resumed run starts it afresh); a failure is a warning. */
+static tg_telemetry *telemetry_start(const char *dir, tg_device dev) {
+  char path[2048];
+  tg_telemetry *tel = NULL;
+  snprintf(path, sizeof path, "%s/telemetry.csv", dir);
+  if (tg_telemetry_start(path, dev.kind == TG_CUDA ? dev.index : 0, 1.0, &tel) != TG_OK)
+    fprintf(stderr, "tickgrad train: warning: no telemetry: %s\n", tg_last_error());
+  else printf("telemetry: %s once a second (%s)\n", path, tg_telemetry_nvml_status(tel));
+  return tel;
 }
 
 static int train_agent(const rl_args *a, tg_env *env, const char *dir, tg_device dev, tg_dqn_config *dc,
                        tg_ppo_config *pc) {
   tg_status st;
+  tg_telemetry *tel = telemetry_start(dir, dev);
   if (dc) {
     dc->device = dev, dc->log = stdout, dc->stop_after = a->stop_after, dc->resume = a->resume != NULL;
     tg_dqn_result r;
@@ -485,6 +312,7 @@ static int train_agent(const rl_args *a, tg_env *env, const char *dir, tg_device
              (long long)r.iterations, (long long)r.env_steps, (long long)r.episodes, r.mean_return, r.seconds,
              r.env_steps_per_s, dir);
   }
+  if (tel && tg_telemetry_stop(tel) != TG_OK) fprintf(stderr, "tickgrad train: warning: %s\n", tg_last_error());
   if (st != TG_OK) {
     fflush(stdout);
     fprintf(stderr, "tickgrad train: %s\n", tg_last_error());
@@ -501,7 +329,7 @@ int tg_cmd_train_rl(int argc, char **argv) {
     if (a.model[0] || a.n_pairs || a.out || a.env.n_data)
       return tg_cli_usage_error("train", "--resume %s keeps the run's settings; only --device and --stop-after may be given",
                                 a.resume);
-    if (!read_env_json(a.resume, a.model, sizeof a.model, &a.env)) return TG_EXIT_FAIL;
+    if (!rl_read_env_json(a.resume, "tickgrad train: resume", a.model, sizeof a.model, &a.env)) return TG_EXIT_FAIL;
   } else if (!a.model[0]) {
     return tg_cli_usage_error("train", "which model? give --model dqn or ppo");
   }
@@ -534,10 +362,10 @@ int tg_cmd_train_rl(int argc, char **argv) {
   else default_out(dir, sizeof dir, &a);
   tg_bars bars;
   memset(&bars, 0, sizeof bars);
-  int trading = strcmp(a.env.kind, "trading") == 0, ok = 1;
-  if (trading) ok = load_bars(&a.env, &bars);
+  int trading = strcmp(a.env.kind, "trading") == 0, ok = 1, trained = 0;
+  if (trading) ok = rl_load_bars(&a.env, &bars);
   tg_env *env = NULL;
-  ok = ok && make_env(&a.env, trading ? &bars : NULL, a.env.n, 0, &env);
+  ok = ok && rl_make_env(&a.env, trading ? &bars : NULL, a.env.n, 0, &env);
   if (ok && !a.resume) {
     char cfg[2048];
     struct stat sb;
@@ -545,8 +373,8 @@ int tg_cmd_train_rl(int argc, char **argv) {
     if (stat(cfg, &sb) == 0) {
       fprintf(stderr, "tickgrad train: %s already holds a run; give another --out, or --resume %s\n", dir, dir);
       ok = 0;
-    } else if (!mkdirs(dir)) {
-      fprintf(stderr, "tickgrad train: cannot create %s: %s\n", dir, strerror(errno));
+    } else if (tg_make_dirs(dir) != TG_OK) {
+      fprintf(stderr, "tickgrad train: %s\n", tg_last_error());
       ok = 0;
     } else {
       ok = write_env_json(dir, a.model, &a.env);
@@ -558,10 +386,13 @@ int tg_cmd_train_rl(int argc, char **argv) {
     printf("training %s on %s (%d instance%s, obs %d, %d actions) on %s into %s\n", a.model, tg_env_name(env), s.n,
            s.n == 1 ? "" : "s", s.obs_dim, s.n_actions, tg_device_str(dev, dname, sizeof dname), dir);
     ok = train_agent(&a, env, dir, dev, is_dqn ? &dc : NULL, is_dqn ? NULL : &pc);
+    trained = 1;
   }
   tg_env_free(env);
   int stopped = ok && a.stop_after > 0;
   if (ok && !stopped) ok = trading ? evaluate_trading(&a, &bars, dir, dev) : evaluate_cartpole(&a, dir, dev);
   if (trading) tg_bars_free(&bars);
+  if (trained && tg_report_write(dir, stdout) != TG_OK) /* also after a NaN stop; a warning, not a failure */
+    fprintf(stderr, "tickgrad train: warning: report not written: %s\n", tg_last_error());
   return ok ? TG_EXIT_OK : TG_EXIT_FAIL;
 }

@@ -11,13 +11,16 @@ static void usage(FILE *f) {
           "usage: tickgrad [--threads N] <command> [flags]\n"
           "\n"
           "commands:\n"
-          "  demo       train a small MLP on a built-in synthetic regression (the default job)\n"
+          "  demo       train a small MLP on a built-in synthetic regression (a smoke test of a device)\n"
           "  devices    list compute devices: CPU cores, SIMD level, BLAS and threads; GPUs\n"
           "  inspect    read bar files (CSV, DBN, Parquet) and report columns, range, gaps and problems\n"
           "  synth      write a seeded synthetic market (OHLCV bars) as CSV\n"
           "  train      train a quantile forecaster (tft, mamba2, mlp) on bar files, or a policy (dqn, ppo)\n"
           "             on CartPole or a trading market; resume a run\n"
-          "  backtest   run a rule strategy (buy-and-hold, sma-cross) on bar files: fills at the next open, costs, metrics\n"
+          "  backtest   run a rule strategy (buy-and-hold, sma-cross) or a trained run's forecasts or policy on bar\n"
+          "             files: fills at the next open, costs, metrics\n"
+          "  predict    a trained forecaster's quantile forecasts per bar, from files or streamed on stdin\n"
+          "  report     write RUN/report.html: charts of a run's training, telemetry and backtest (self-contained)\n"
           "  ops        list every op and whether it has forward and backward kernels per backend\n"
           "  version    print the version\n"
           "  help       this message (also --help, -h); `tickgrad <command> --help` for flags\n"
@@ -99,6 +102,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "synth") == 0) return tg_cmd_synth(sub_argc, sub_argv);
   if (strcmp(cmd, "train") == 0) return tg_cmd_train(sub_argc, sub_argv);
   if (strcmp(cmd, "backtest") == 0) return tg_cmd_backtest(sub_argc, sub_argv);
+  if (strcmp(cmd, "report") == 0) return tg_cmd_report(sub_argc, sub_argv);
+  if (strcmp(cmd, "predict") == 0) return tg_cmd_predict(sub_argc, sub_argv);
   fprintf(stderr, "tickgrad: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return TG_EXIT_USAGE;

@@ -1,17 +1,19 @@
-/* GPU telemetry: NVML loaded with dlopen, sampled by a pthread into a flushed CSV file. */
+/* Telemetry: NVML (dlopen) and the process's CPU time and RSS, sampled by a pthread into a flushed CSV. */
 #include "tickgrad/telemetry.h"
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "backend/backend.h"
 
 #define TELEMETRY_MAX_HZ 100.0
-#define TELEMETRY_HEADER "time_s,gpu,util_pct,mem_used_mib,mem_total_mib,temp_c,power_w\n"
+#define TELEMETRY_HEADER "time_s,gpu,util_pct,mem_used_mib,mem_total_mib,temp_c,power_w,proc_cpu_pct,proc_rss_mib\n"
 
 /* ---- the part of nvml.h used here (no header on build machines; the ABI is stable) ---- */
 
@@ -37,13 +39,14 @@ typedef struct nvml_api {
   const char *(*error_string)(nvml_return r);
 } nvml_api;
 
-/* One sample; a field whose *_rc is not NVML_SUCCESS is written blank. */
+/* One sample; a field whose *_rc is not NVML_SUCCESS is written blank, as is a host field that is NaN. */
 typedef struct sample {
   double time_s;
   nvml_return util_rc, mem_rc, temp_rc, power_rc;
   nvml_utilization util;
   nvml_memory mem;
   unsigned int temp_c, power_mw;
+  double cpu_pct, rss_mib; /* the process: CPU time / wall time over the sample period (NaN: no period yet), RSS */
 } sample;
 
 struct tg_telemetry {
@@ -65,6 +68,9 @@ struct tg_telemetry {
   double util_sum;
   long util_n;
   int write_errno; /* first write failure (written by one thread at a time), 0 if none */
+  /* the previous sample's process CPU time and wall time (one thread at a time: the sampler, then stop) */
+  double prev_cpu_s, prev_wall_s;
+  int have_prev;
 };
 
 /* ---- time ---- */
@@ -160,12 +166,51 @@ static void nvml_close(tg_telemetry *t) {
   t->lib = NULL;
 }
 
+/* ---- the process: CPU time and resident memory ---- */
+
+/* CPU seconds of every thread of this process (NaN when the clock is not available). */
+static double process_cpu_s(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return NAN;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Resident set size in MiB from /proc/self/statm (its second field, in pages); NaN without /proc.
+ * read(2) into a stack buffer: sampling allocates nothing. */
+static double process_rss_mib(void) {
+  char buf[128];
+  int fd = open("/proc/self/statm", O_RDONLY);
+  if (fd < 0) return NAN;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return NAN;
+  buf[n] = '\0';
+  unsigned long long size = 0, resident = 0;
+  long page = sysconf(_SC_PAGESIZE);
+  if (sscanf(buf, "%llu %llu", &size, &resident) != 2 || page <= 0) return NAN;
+  return (double)resident * (double)page / 1048576.0;
+}
+
+/* The process's CPU use over the time since the previous sample (percent of one core: above 100 with
+ * threads), and its RSS. */
+static void host_take(tg_telemetry *t, sample *s) {
+  double cpu = process_cpu_s(), wall = s->time_s;
+  s->cpu_pct = NAN;
+  if (t->have_prev && isfinite(cpu) && wall > t->prev_wall_s)
+    s->cpu_pct = 100.0 * (cpu - t->prev_cpu_s) / (wall - t->prev_wall_s);
+  t->prev_cpu_s = cpu;
+  t->prev_wall_s = wall;
+  t->have_prev = isfinite(cpu);
+  s->rss_mib = process_rss_mib();
+}
+
 /* ---- samples ---- */
 
 static void sample_take(tg_telemetry *t, sample *s) {
   memset(s, 0, sizeof *s);
   s->time_s = seconds_since(&t->t0);
   s->util_rc = s->mem_rc = s->temp_rc = s->power_rc = -1;
+  host_take(t, s);
   if (!t->lib) return;
   s->util_rc = t->nvml.utilization(t->dev, &s->util);
   s->mem_rc = t->nvml.memory(t->dev, &s->mem);
@@ -175,7 +220,7 @@ static void sample_take(tg_telemetry *t, sample *s) {
 
 /* Writes the row and flushes; records the first write failure. */
 static void sample_write(tg_telemetry *t, const sample *s) {
-  char util[16] = "", used[32] = "", total[32] = "", temp[16] = "", power[32] = "";
+  char util[16] = "", used[32] = "", total[32] = "", temp[16] = "", power[32] = "", cpu[32] = "", rss[32] = "";
   if (s->util_rc == NVML_SUCCESS) snprintf(util, sizeof util, "%u", s->util.gpu);
   if (s->mem_rc == NVML_SUCCESS) {
     snprintf(used, sizeof used, "%llu", s->mem.used >> 20);
@@ -183,9 +228,11 @@ static void sample_write(tg_telemetry *t, const sample *s) {
   }
   if (s->temp_rc == NVML_SUCCESS) snprintf(temp, sizeof temp, "%u", s->temp_c);
   if (s->power_rc == NVML_SUCCESS) snprintf(power, sizeof power, "%.3f", s->power_mw / 1000.0);
+  if (isfinite(s->cpu_pct)) snprintf(cpu, sizeof cpu, "%.1f", s->cpu_pct);
+  if (isfinite(s->rss_mib)) snprintf(rss, sizeof rss, "%.1f", s->rss_mib);
   errno = 0;
-  int bad = fprintf(t->f, "%.3f,%d,%s,%s,%s,%s,%s\n", s->time_s, t->gpu, util, used, total, temp,
-                    power) < 0;
+  int bad = fprintf(t->f, "%.3f,%d,%s,%s,%s,%s,%s,%s,%s\n", s->time_s, t->gpu, util, used, total, temp,
+                    power, cpu, rss) < 0;
   bad |= fflush(t->f) != 0;
   if (bad && !t->write_errno) t->write_errno = errno ? errno : EIO;
 }

@@ -55,12 +55,12 @@ static tg_status check_resume(const dq_run *r) {
 static tg_status write_config(const dq_run *r) {
   char path[TG_TRAIN_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", r->run);
-  if (tr_file_exists(path))
+  if (tg_file_exists(path))
     return tg_error(TG_ERR_INVALID, "dqn: %s already holds a run (config.json); continue it with resume or choose "
                     "another folder", r->run);
   char *text = dq_config_json(&r->c, r->env);
   if (!text) return tg_error(TG_ERR_NOMEM, "dqn: out of memory writing %s", path);
-  tg_status st = tr_write_atomic(path, text, strlen(text));
+  tg_status st = tg_write_atomic(path, text, strlen(text));
   tg_free(text);
   return st;
 }
@@ -116,7 +116,7 @@ static tg_status run_open(dq_run *r, const tg_dqn_config *c, tg_env *env, const 
   if (!dir || !*dir || strlen(dir) >= sizeof r->run)
     return tg_error(TG_ERR_INVALID, "dqn: the run folder is empty or longer than %zu bytes", sizeof r->run - 1);
   snprintf(r->run, sizeof r->run, "%s", dir);
-  if ((st = tr_make_dirs(r->run)) != TG_OK) return st;
+  if ((st = tg_make_dirs(r->run)) != TG_OK) return st;
   st = c->resume ? check_resume(r) : write_config(r);
   if (st == TG_OK) st = run_buffers(r);
   if (st == TG_OK) st = rl_replay_init(&r->rb, c->buffer_size, r->sp.obs_dim, c->seed);

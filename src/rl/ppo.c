@@ -147,11 +147,11 @@ static tg_status run_config(pp_run *r) {
   char path[TG_TRAIN_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", r->run);
   if (!r->c.resume) {
-    if (tr_file_exists(path))
+    if (tg_file_exists(path))
       return tg_error(TG_ERR_INVALID, "ppo: %s already holds a run (config.json); resume it or use another folder", r->run);
     char *json = pp_config_json(&r->c, r->env);
     if (!json) return tg_error(TG_ERR_NOMEM, "ppo: out of memory writing '%s'", path);
-    tg_status st = tr_write_atomic(path, json, strlen(json));
+    tg_status st = tg_write_atomic(path, json, strlen(json));
     tg_free(json);
     return st;
   }
@@ -186,7 +186,7 @@ static tg_status run_open(pp_run *r, const tg_ppo_config *c, tg_env *env, const 
   r->B = (int64_t)r->T * r->N;
   r->M = (int)(r->B / c->num_minibatches);
   r->n_iter = c->total_timesteps / r->B;
-  tg_status st = tr_make_dirs(r->run);
+  tg_status st = tg_make_dirs(r->run);
   if (st == TG_OK) st = run_config(r);
   if (st == TG_OK) st = run_alloc(r);
   int64_t updates = r->n_iter * c->update_epochs * c->num_minibatches;

@@ -5,7 +5,7 @@
 #include "backend/backend.h"
 #include "io/json.h"
 #include "rl/rl_shared.h"
-#include "train/train_internal.h"
+#include "io/files.h"
 
 void rl_recent_push(rl_recent *r, double ret, int32_t len) {
   r->ret[r->pos] = ret;
@@ -38,7 +38,7 @@ static tg_status metrics_trim(const char *path, const char *header, int64_t upto
   char *text = NULL;
   size_t len = 0;
   tg_json_buf keep = {0};
-  tg_status st = tr_file_exists(path) ? tr_read_file(path, &text, &len) : TG_OK;
+  tg_status st = tg_file_exists(path) ? tg_read_file(path, &text, &len) : TG_OK;
   if (st != TG_OK) return st;
   tg_json_buf_puts(&keep, header);
   for (char *line = text; line && *line;) {
@@ -50,7 +50,7 @@ static tg_status metrics_trim(const char *path, const char *header, int64_t upto
   }
   tg_free(text);
   st = keep.oom ? tg_error(TG_ERR_NOMEM, "%s: out of memory rewriting '%s'", what, path)
-                : tr_write_atomic(path, keep.data, keep.len);
+                : tg_write_atomic(path, keep.data, keep.len);
   tg_json_buf_free(&keep);
   return st;
 }
@@ -58,7 +58,7 @@ static tg_status metrics_trim(const char *path, const char *header, int64_t upto
 tg_status rl_metrics_open(const char *run, const char *header, int resumed, int64_t upto, const char *what, FILE **out) {
   char path[TG_TRAIN_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/metrics.csv", run);
-  tg_status st = resumed ? metrics_trim(path, header, upto, what) : tr_write_atomic(path, header, strlen(header));
+  tg_status st = resumed ? metrics_trim(path, header, upto, what) : tg_write_atomic(path, header, strlen(header));
   if (st != TG_OK) return st;
   *out = fopen(path, "a");
   if (!*out) return tg_error(TG_ERR_IO, "%s: cannot append to '%s'", what, path);

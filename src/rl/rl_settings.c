@@ -7,7 +7,7 @@
 #include "backend/backend.h"
 #include "io/json.h"
 #include "rl/rl_shared.h"
-#include "train/train_internal.h"
+#include "io/files.h"
 
 #define WIDTH_MAX 1e6 /* the widest hidden layer a setting accepts */
 
@@ -243,7 +243,7 @@ static tg_status read_env(const tg_json *root, const char *path, rl_env_id *id) 
 tg_status rl_config_load(const rl_settings *t, const char *path, void *c, rl_env_id *env) {
   char *text = NULL;
   size_t len = 0;
-  tg_status st = tr_read_file(path, &text, &len);
+  tg_status st = tg_read_file(path, &text, &len);
   if (st != TG_OK) return st;
   tg_json_doc *doc = NULL;
   st = tg_json_parse(text, len, path, 0, &doc);

@@ -61,7 +61,7 @@ static tg_status write_trainer(const char *run, const tr_data *d, const tr_progr
   tg_json_buf_puts(&b, "\n  ]\n}\n");
   char path[TG_TRAIN_PATH_MAX + 32];
   path_in(path, sizeof path, run, "trainer.json");
-  tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "train: out of memory writing '%s'", path) : tr_write_atomic(path, b.data, b.len);
+  tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "train: out of memory writing '%s'", path) : tg_write_atomic(path, b.data, b.len);
   tg_json_buf_free(&b);
   return st;
 }
@@ -118,10 +118,14 @@ static tg_status read_rows(const tg_json *root, const char *path, tr_progress *p
   for (const tg_json *row = ms->first; row; row = row->next) {
     double v[TR_METRIC_COLS];
     int i = 0;
-    if (row->type != TG_JSON_ARRAY || row->count != TR_METRIC_COLS)
-      return tg_error(TG_ERR_FORMAT, "%s: byte %zu: a metrics row needs %d numbers", path, row->offset, TR_METRIC_COLS);
-    for (const tg_json *e = row->first; e; e = e->next, i++)
+    if (row->type != TG_JSON_ARRAY || (row->count != TR_METRIC_COLS && row->count != TR_METRIC_COLS_V1))
+      return tg_error(TG_ERR_FORMAT, "%s: byte %zu: a metrics row needs %d numbers (%d in runs from before grad_norm)",
+                      path, row->offset, TR_METRIC_COLS, TR_METRIC_COLS_V1);
+    int old = row->count == TR_METRIC_COLS_V1; /* no grad_norm: NaN in its place */
+    for (const tg_json *e = row->first; e; e = e->next, i++) {
+      if (old && i == TR_METRIC_GRAD_NORM) v[i++] = NAN;
       v[i] = e->type == TG_JSON_INT || e->type == TG_JSON_REAL ? e->num : NAN;
+    }
     tg_train_metrics m;
     memset(&m, 0, sizeof m);
     tr_metrics_from_array(&m, v);
@@ -147,7 +151,7 @@ static tg_status read_trainer(const char *run, const tr_data *d, tr_progress *p)
   char path[TG_TRAIN_PATH_MAX + 32], *text = NULL;
   size_t len = 0;
   path_in(path, sizeof path, run, "trainer.json");
-  tg_status st = tr_read_file(path, &text, &len);
+  tg_status st = tg_read_file(path, &text, &len);
   if (st != TG_OK) return st;
   tg_json_doc *doc = NULL;
   st = tg_json_parse(text, len, path, 0, &doc);

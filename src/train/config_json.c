@@ -76,7 +76,7 @@ tg_status tg_train_config_apply_json(tg_train_config *c, const char *text, size_
 tg_status tg_train_config_load(const char *path, tg_train_config *c) {
   char *text = NULL;
   size_t len = 0;
-  tg_status st = tr_read_file(path, &text, &len);
+  tg_status st = tg_read_file(path, &text, &len);
   if (st != TG_OK) return st;
   tg_json_doc *doc = NULL;
   tg_model_kind kind = c->model.kind;

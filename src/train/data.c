@@ -181,6 +181,7 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
   }
   if (st == TG_OK) st = build_dataset(d, c, bars);
   if (st == TG_OK) st = find_future(d, c);
+  if (st == TG_OK) st = tr_bar_interval(&d->ds, bars, &d->bar_ns);
   if (st == TG_OK) st = targets_and_naive(d, c);
   if (st == TG_OK) st = stage_data(d, c);
   if (st == TG_OK && log) {

@@ -54,7 +54,7 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
   tr_data *d = x->d;
   tr_model *m = x->m;
   int64_t B = x->c->batch, steps = d->n_train / B;
-  double sum = 0;
+  double sum = 0, norm_sum = 0;
   tg_status st = tg_sampler_seek(&d->train_s, (uint64_t)(x->epoch - 1), 0);
   for (int64_t s = 0; s < steps && st == TG_OK; s++) {
     tg_batch batch;
@@ -77,10 +77,12 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
     if (st != TG_OK) break;
     if (!isfinite(loss)) return nan_stop(x, s + 1, steps, loss, TG_OK);
     sum += loss;
+    norm_sum += tg_optim_last_grad_norm(m->opt); /* read by the step's optimizer finish: no extra sync on CUDA */
     x->p->step++;
     progress_bar(x->progress, x->epoch, s + 1, steps);
   }
   t->train_loss = sum / (double)steps;
+  t->grad_norm = norm_sum / (double)steps;
   t->lr = tg_optim_last_lr(m->opt);
   return st;
 }

@@ -1,4 +1,4 @@
-/* tg_train_run: config and run folder, data and model (or resume), epochs, early stopping, checkpoints. */
+/* tg_train_run: run folder, data and model (or resume), epochs, early stopping, checkpoints, telemetry, report. */
 #include <math.h>
 #include <string.h>
 #include <time.h>
@@ -17,6 +17,7 @@ typedef struct tr_run {
   float *pred, *tgt;
   tg_mem_stats mem;
   tg_stage_stats stage;
+  tg_telemetry *tel;      /* RUN/telemetry.csv while epochs run */
 } tr_run;
 
 /* Resume: RUN/config.json is the config; c may differ only in device, threads and out. */
@@ -47,12 +48,12 @@ static void default_out(tg_train_config *c) {
 static tg_status write_config(const tg_train_config *c) {
   char path[TG_TRAIN_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", c->out);
-  if (tr_file_exists(path))
+  if (tg_file_exists(path))
     return tg_error(TG_ERR_INVALID, "train: %s already holds a run (config.json); continue it with --resume %s or "
                     "choose another --out", c->out, c->out);
   char *text = tg_train_config_to_json(c);
   if (!text) return tg_error(TG_ERR_NOMEM, "train: out of memory writing %s", path);
-  tg_status st = tr_write_atomic(path, text, strlen(text));
+  tg_status st = tg_write_atomic(path, text, strlen(text));
   tg_free(text);
   return st;
 }
@@ -87,7 +88,7 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if ((st = tg_device_choose(c->device, &r->dev, notice, sizeof notice)) != TG_OK) return st;
   if (notice[0] && r->log) fprintf(r->log, "%s\n", notice);
   default_out(c);
-  if ((st = tr_make_dirs(c->out)) != TG_OK) return st;
+  if ((st = tg_make_dirs(c->out)) != TG_OK) return st;
   tg_forecast_cfg model = c->model;
   if ((st = tr_data_open(&r->d, c, bars, r->dev, &model, r->log)) != TG_OK) return st;
   if ((st = tr_model_open(&r->m, c, &model, &r->d)) != TG_OK) return st;
@@ -103,9 +104,11 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   } else if ((st = write_config(c)) != TG_OK) {
     return st;
   }
+  if ((st = tr_meta_write(c->out, &r->d)) != TG_OK) return st;
   if ((st = tr_metrics_rewrite(c->out, &r->p, &r->metrics)) != TG_OK) return st;
   print_header(r);
   tr_memplan_print(r->log, &r->m, &r->d, c->batch);
+  if (r->log) fflush(r->log);
   return TG_OK;
 }
 
@@ -187,7 +190,10 @@ static tg_status epochs(tr_run *r) {
     if (st != TG_OK) return st;
     p->epoch = e;
     if ((st = tr_progress_push(p, &t)) != TG_OK) return st;
-    if (r->log) tr_metrics_print(r->log, &t, c->epochs, r->dev);
+    if (r->log) {
+      tr_metrics_print(r->log, &t, c->epochs, r->dev);
+      fflush(r->log); /* a line per epoch also when the log is a pipe or a file */
+    }
     tr_metrics_row(r->metrics, &t);
     fflush(r->metrics);
     if (p->stopped_early && r->log)
@@ -202,6 +208,28 @@ static tg_status epochs(tr_run *r) {
     }
   }
   return TG_OK;
+}
+
+/* RUN/telemetry.csv at 1 Hz while epochs run (a resumed run starts the file afresh); a failure is a warning. */
+static void telemetry_start(tr_run *r) {
+  char path[TG_TRAIN_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/telemetry.csv", r->c.out);
+  if (tg_telemetry_start(path, r->dev.kind == TG_CUDA ? r->dev.index : 0, 1.0, &r->tel) != TG_OK) {
+    if (r->log) fprintf(r->log, "warning: no telemetry: %s\n", tg_last_error());
+  } else if (r->log) {
+    fprintf(r->log, "telemetry: %s once a second (%s)\n", path, tg_telemetry_nvml_status(r->tel));
+  }
+}
+
+static void telemetry_stop(tr_run *r) {
+  if (r->tel && tg_telemetry_stop(r->tel) != TG_OK && r->log) fprintf(r->log, "warning: %s\n", tg_last_error());
+  r->tel = NULL;
+}
+
+/* RUN/report.html, also after a NaN stop; a failure is a warning, not the run's. */
+static void write_report(tr_run *r) {
+  if (tg_report_write(r->c.out, r->log) != TG_OK && r->log)
+    fprintf(r->log, "warning: report not written: %s\n", tg_last_error());
 }
 
 static void fill_result(const tr_run *r, tg_train_result *out) {
@@ -226,7 +254,9 @@ tg_status tg_train_run(const tg_train_config *cin, const tg_bars *bars, tg_train
   tg_status st = open_run(r, bars);
   if (st == TG_OK && r->p.finished && r->log)
     fprintf(r->log, "%s finished after epoch %d; nothing to do\n", r->c.out, r->p.epoch);
+  if (st == TG_OK && !r->p.finished) telemetry_start(r);
   if (st == TG_OK) st = epochs(r);
+  telemetry_stop(r);
   if (st == TG_OK && r->log) {
     fprintf(r->log, "done: %d epochs, best validation loss %.5f at epoch %d; weights in %s/weights.safetensors, best "
             "in %s/best.safetensors\n", r->p.epoch, r->p.best_val, r->p.best_epoch, r->c.out, r->c.out);
@@ -235,7 +265,10 @@ tg_status tg_train_run(const tg_train_config *cin, const tg_bars *bars, tg_train
   if (out) fill_result(r, out);
   char err[2048];
   snprintf(err, sizeof err, "%s", tg_last_error());
-  if (r->metrics) fclose(r->metrics);
+  if (r->metrics) {
+    fclose(r->metrics);
+    write_report(r); /* the run folder holds metrics.csv: open_run got that far */
+  }
   tg_free(r->pred);
   tg_free(r->tgt);
   tr_model_close(&r->m);

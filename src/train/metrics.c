@@ -52,19 +52,19 @@ double tr_qacc_loss(const tr_qacc *a, int H, int nq) {
 
 static const char *COLS[TR_METRIC_COLS] = {
     "epoch", "train_loss", "val_loss", "val_qrisk50", "val_qrisk90", "naive_qrisk50", "naive_qrisk90", "lr",
-    "seconds", "samples_per_s", "data_s", "forward_s", "backward_s", "optimizer_s", "step_s", "val_s",
+    "grad_norm", "seconds", "samples_per_s", "data_s", "forward_s", "backward_s", "optimizer_s", "step_s", "val_s",
     "mem_allocated_mib", "mem_peak_mib", "h2d_bytes", "d2h_bytes"};
 
 void tr_metrics_to_array(const tg_train_metrics *m, double *v) {
   double a[TR_METRIC_COLS] = {m->epoch, m->train_loss, m->val_loss, m->q50, m->q90, m->naive50, m->naive90, m->lr,
-                              m->seconds, m->samples_per_s, m->data_s, m->forward_s, m->backward_s, m->optimizer_s,
+                              m->grad_norm, m->seconds, m->samples_per_s, m->data_s, m->forward_s, m->backward_s, m->optimizer_s,
                               m->step_s, m->val_s, m->mem_allocated_mib, m->mem_peak_mib, m->h2d_bytes, m->d2h_bytes};
   memcpy(v, a, sizeof a);
 }
 
 void tr_metrics_from_array(tg_train_metrics *m, const double *v) {
   double *f[TR_METRIC_COLS - 1] = {&m->train_loss, &m->val_loss, &m->q50, &m->q90, &m->naive50, &m->naive90, &m->lr,
-                                   &m->seconds, &m->samples_per_s, &m->data_s, &m->forward_s, &m->backward_s,
+                                   &m->grad_norm, &m->seconds, &m->samples_per_s, &m->data_s, &m->forward_s, &m->backward_s,
                                    &m->optimizer_s, &m->step_s, &m->val_s, &m->mem_allocated_mib, &m->mem_peak_mib,
                                    &m->h2d_bytes, &m->d2h_bytes};
   m->epoch = (int)v[0];
@@ -82,7 +82,7 @@ void tr_metrics_row(FILE *f, const tg_train_metrics *m) {
   fprintf(f, "%d", m->epoch);
   for (int i = 1; i < TR_METRIC_COLS; i++) {
     if (!isfinite(v[i])) fprintf(f, ",");
-    else if (i >= 18) fprintf(f, ",%.0f", v[i]); /* bytes */
+    else if (i >= TR_METRIC_COLS - 2) fprintf(f, ",%.0f", v[i]); /* bytes */
     else fprintf(f, ",%.8g", v[i]);
   }
   fprintf(f, "\n");
@@ -99,8 +99,8 @@ void tr_metrics_print(FILE *f, const tg_train_metrics *m, int epochs, tg_device 
   bytes_str(h2d, sizeof h2d, m->h2d_bytes);
   bytes_str(d2h, sizeof d2h, m->d2h_bytes);
   fprintf(f, "epoch %3d/%d  train %.5f  val %.5f  q-risk P50 %.4f (naive %.4f)  P90 %.4f (naive %.4f)  lr %.2e  "
-          "%.2f s  %.0f samples/s  ", m->epoch, epochs, m->train_loss, m->val_loss, m->q50, m->naive50, m->q90,
-          m->naive90, m->lr, m->seconds, m->samples_per_s);
+          "grad %.3g  %.2f s  %.0f samples/s  ", m->epoch, epochs, m->train_loss, m->val_loss, m->q50, m->naive50,
+          m->q90, m->naive90, m->lr, m->grad_norm, m->seconds, m->samples_per_s);
   if (dev.kind == TG_CUDA)
     fprintf(f, "data %.2f step %.2f (fwd+bwd+opt, one call) val %.2f s  mem %.1f/%.1f MiB", m->data_s, m->step_s,
             m->val_s, m->mem_allocated_mib, m->mem_peak_mib);

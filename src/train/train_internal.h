@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "io/files.h"
 #include "tickgrad/dataset.h"
 #include "tickgrad/optim.h"
 #include "tickgrad/step.h"
@@ -35,15 +36,9 @@ tg_status tr_setting_set_text(tg_train_config *c, const tr_setting *s, const cha
 /* The first setting (not device, threads, out) whose values differ, or NULL. */
 const tr_setting *tr_config_diff(const tg_train_config *a, const tg_train_config *b);
 
-/* ---- files.c: folders and atomic writes ---- */
-tg_status tr_make_dirs(const char *path);
-/* Writes bytes to path through a temporary file in the same folder, fsync and rename. */
-tg_status tr_write_atomic(const char *path, const void *bytes, size_t len);
-/* The whole file, malloc'ed and NUL-terminated; TG_ERR_IO naming it. */
-tg_status tr_read_file(const char *path, char **text, size_t *len);
+/* ---- files.c (folders, atomic writes and whole-file reads: io/files.h) ---- */
 /* The file's FNV-1a 64 as 16 hex digits into hex [17], so a checkpoint can tell whether the files beside it are its own. */
 tg_status tr_file_hash(const char *path, char *hex);
-int tr_file_exists(const char *path);
 double tr_now(void);
 
 /* ---- data.c: bars -> dataset -> tables on the device ---- */
@@ -73,6 +68,7 @@ typedef struct tr_data {
   void *fut_dev;                /* [n, nfut] on dev */
   tg_tensor fut_tab;
   size_t staged_bytes;          /* features, targets, known-future table, index tables */
+  int64_t bar_ns;               /* the median bar interval (tr_bar_interval) */
 } tr_data;
 
 /* Reads c->data (when bars is NULL), builds the dataset and the naive forecaster, stages it on dev.
@@ -80,6 +76,14 @@ typedef struct tr_data {
 tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars, tg_device dev,
                        tg_forecast_cfg *model, FILE *log);
 void tr_data_close(tr_data *d);
+
+/* ---- meta.c: RUN/inference.json for prediction (tg_predictor_open reads it) ---- */
+#define TR_META_FORMAT "tickgrad-forecast-inference-1"
+/* Feature names, the normalisation (mean, std per column), the target scales, the instrument ids, the feature
+ * warm-up and the median bar interval (bar_ns) of the data d was opened on. */
+tg_status tr_meta_write(const char *run, const tr_data *d);
+/* The median positive step between consecutive bars of one instrument (0 when there is none). */
+tg_status tr_bar_interval(const tg_dataset *ds, const tg_bars *bars, int64_t *out);
 
 /* ---- net.c: the training graph and the evaluation graphs over the staged tables ---- */
 typedef struct tr_net {
@@ -115,8 +119,11 @@ double tr_qacc_loss(const tr_qacc *a, int H, int nq);
 void tr_metrics_header(FILE *f);
 void tr_metrics_row(FILE *f, const tg_train_metrics *m);
 void tr_metrics_print(FILE *f, const tg_train_metrics *m, int epochs, tg_device dev);
-/* metrics as doubles in the CSV's column order (and back) */
-#define TR_METRIC_COLS 20
+/* metrics as doubles in the CSV's column order (and back); trainer.json rows of runs from before
+ * grad_norm have TR_METRIC_COLS_V1 numbers (no grad_norm, which comes after lr) */
+#define TR_METRIC_COLS 21
+#define TR_METRIC_COLS_V1 20
+#define TR_METRIC_GRAD_NORM 8
 void tr_metrics_to_array(const tg_train_metrics *m, double *v);
 void tr_metrics_from_array(tg_train_metrics *m, const double *v);
 

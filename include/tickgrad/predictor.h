@@ -1,0 +1,77 @@
+/* Live-style prediction from a trained forecaster run: open it, push bars one at a time, read each bar's forecast. */
+#ifndef TICKGRAD_PREDICTOR_H
+#define TICKGRAD_PREDICTOR_H
+
+#include <stdint.h>
+#include "tickgrad/models.h"
+#include "tickgrad/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A predictor holds a run's model (config.json, inference.json and the weights of `tickgrad train --model
+ * tft|mamba2|mlp`) on the host CPU and, per instrument, the state that makes each new bar cheap:
+ *
+ *   features: computed incrementally (tg_feature_stream), equal to the batch features of the same bars, then
+ *             normalised with the training split's mean and std saved in RUN/inference.json;
+ *   mamba2:   the recurrent state (tg_mamba2_stepper): O(1) per bar. The state starts at the instrument's first
+ *             bar past the feature warm-up and is never reset, so the forecast at bar t sees every bar since
+ *             then (the model's recurrent form; training saw windows of seq_len bars from a zero state);
+ *   tft, mlp: the last window of normalised feature rows (tft: enc_len, mlp: window) in a ring; each bar runs the
+ *             model once over that window at batch 1 (a graph planned at open). The TFT's known-future inputs
+ *             (time of day, day of week) are those of ts + k * bar_ns, k = 1..H, with bar_ns the training
+ *             data's median bar interval (training used the actual next bars' times: the same except across
+ *             gaps such as nights and weekends).
+ *
+ * The forecast of a bar is [horizons, nq]: quantile q_j of the forward log return log(close[t+h] / close[t]),
+ * h = 1..horizons, in return units (the model's scaled outputs times the training split's target std). A bar
+ * gets one once its instrument has the feature warm-up plus (tft, mlp) a full window of bars.
+ *
+ * No allocation after tg_predictor_open: push runs in memory planned there. Not thread-safe: one predictor per
+ * thread. Bars of one instrument must come in time order; instruments may interleave. */
+typedef struct tg_predictor tg_predictor;
+
+typedef struct tg_predictor_opts {
+  const char *weights;  /* "best" (RUN/best.safetensors, the default) or "last" (RUN/weights.safetensors) */
+} tg_predictor_opts;
+
+/* One bar: time (UTC ns), the instrument id as in the training data (0 when it had no instrument column), OHLCV. */
+typedef struct tg_pbar {
+  int64_t ts;
+  uint32_t instrument;
+  double open, high, low, close, volume;
+} tg_pbar;
+
+typedef struct tg_predictor_info {
+  tg_model_kind kind;
+  int horizons, nq;
+  float q[TG_MAX_QUANTILES];
+  int n_features;       /* per bar */
+  int warmup;           /* bars an instrument needs before its features are valid */
+  int window;           /* feature rows one forecast reads (mamba2: 1, the state holds the rest) */
+  int64_t first_bar;    /* 0-based bar of an instrument that gets the first forecast: warmup + window - 1 */
+  int64_t bar_ns;       /* the training data's median bar interval */
+  int k;                /* instruments */
+  const uint32_t *ids;  /* [k] their ids */
+  char run[1024];
+} tg_predictor_info;
+
+/* Opens run_dir. Errors name the file and what is wrong: TG_ERR_IO (a missing file), TG_ERR_FORMAT (a file this
+ * version cannot read), TG_ERR_INVALID (a run that is not a forecaster's: a DQN or PPO run has env.json and is
+ * acted on by `tickgrad backtest --run`, not predicted). opts may be NULL. */
+tg_status tg_predictor_open(const char *run_dir, const tg_predictor_opts *opts, tg_predictor **out);
+const tg_predictor_info *tg_predictor_get_info(const tg_predictor *p);
+/* Takes the next bar; out [horizons, nq] receives its forecast when *ready is 1, NaN otherwise (warm-up).
+ * Errors leave the predictor as it was (the bar is not taken): TG_ERR_INVALID for an instrument the run was not
+ * trained on or a time before that instrument's last bar, TG_ERR_NUMERIC for a price that is not finite and
+ * positive or a volume that is not finite and >= 0. */
+tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int *ready);
+/* Forgets every bar: the next push starts each instrument afresh. */
+void tg_predictor_reset(tg_predictor *p);
+void tg_predictor_free(tg_predictor *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,76 @@
+/* Decisions from a forecaster: each bar's quantile forecast (tg_predictor, causal) turned into a target position. */
+#include <math.h>
+#include <string.h>
+#include "tickgrad/backtest.h"
+#include "tickgrad/dataset.h"
+
+tg_fc_rule tg_fc_rule_defaults(void) {
+  tg_fc_rule r;
+  memset(&r, 0, sizeof r);
+  r.kind = TG_FC_BAND;
+  r.allow_short = 1;
+  return r;
+}
+
+tg_status tg_fc_rule_parse(const char *text, tg_fc_rule_kind *out) {
+  if (text && strcmp(text, "band") == 0) *out = TG_FC_BAND;
+  else if (text && strcmp(text, "median") == 0) *out = TG_FC_MEDIAN;
+  else return tg_error(TG_ERR_INVALID, "forecast rule '%s': want band or median", text ? text : "(null)");
+  return TG_OK;
+}
+
+double tg_bt_round_trip(const tg_bt_opts *o) { return 2.0 * (o->commission + o->cost_bps * 1e-4 + o->slippage); }
+
+/* The quantiles of one horizon: the lowest, the highest and the one nearest 0.5. */
+typedef struct fc_q {
+  int lo, hi, mid;
+} fc_q;
+
+static fc_q pick_quantiles(const tg_predictor_info *in) {
+  fc_q k = {0, 0, 0};
+  for (int j = 1; j < in->nq; j++) {
+    if (in->q[j] < in->q[k.lo]) k.lo = j;
+    if (in->q[j] > in->q[k.hi]) k.hi = j;
+    if (fabsf(in->q[j] - 0.5f) < fabsf(in->q[k.mid] - 0.5f)) k.mid = j;
+  }
+  return k;
+}
+
+/* The position for one forecast row f [nq]. */
+static double decide(const tg_fc_rule *r, fc_q k, const float *f) {
+  double lo = f[k.lo], hi = f[k.hi], mid = f[k.mid], side = 0.0;
+  if (r->kind == TG_FC_BAND) side = lo > r->cost ? 1.0 : hi < -r->cost ? -1.0 : 0.0;
+  else side = mid > r->cost ? 1.0 : mid < -r->cost ? -1.0 : 0.0;
+  if (side < 0 && !r->allow_short) side = 0.0;
+  if (side == 0.0 || !r->sized) return side;
+  double spread = fabs(hi - lo), size = spread > 0 ? fabs(mid) / spread : 1.0; /* |.|: an untrained model's quantiles may cross */
+  return side * (size < 1.0 ? size : 1.0);
+}
+
+tg_status tg_fc_targets(tg_predictor *p, const tg_bars *bars, int64_t from, const tg_fc_rule *rule, double *target,
+                        int64_t *forecasts) {
+  const tg_predictor_info *in = tg_predictor_get_info(p);
+  if (!in || !bars || !rule || !target || from < 0 || from > bars->n)
+    return tg_error(TG_ERR_INVALID, "backtest: forecast targets need a predictor, bars, a rule, a target array and "
+                    "0 <= from <= bars");
+  int h = rule->horizon ? rule->horizon : in->horizons;
+  if (h < 1 || h > in->horizons)
+    return tg_error(TG_ERR_INVALID, "backtest: horizon %d: the run forecasts 1..%d bars ahead", h, in->horizons);
+  if (!(rule->cost >= 0)) return tg_error(TG_ERR_INVALID, "backtest: the round-trip cost must be >= 0");
+  float f[TG_MAX_HORIZONS * TG_MAX_QUANTILES];
+  fc_q k = pick_quantiles(in);
+  int64_t got = 0;
+  tg_predictor_reset(p);
+  for (int64_t t = 0; t < bars->n; t++) {
+    tg_pbar b = {bars->ts[t], bars->instrument ? bars->instrument[t] : 0, bars->open[t], bars->high[t], bars->low[t],
+                 bars->close[t], bars->volume[t]};
+    int ready = 0;
+    tg_status st = tg_predictor_push(p, &b, f, &ready);
+    if (st != TG_OK) return tg_error(st, "backtest: %s, bar %lld: %s", bars->source, (long long)t + 1, tg_last_error());
+    if (t < from) continue;
+    target[t - from] = ready ? decide(rule, k, f + (size_t)(h - 1) * (size_t)in->nq) : 0.0;
+    got += ready;
+  }
+  if (forecasts) *forecasts = got;
+  return TG_OK;
+}

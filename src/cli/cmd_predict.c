@@ -1,0 +1,221 @@
+/* `tickgrad predict`: a forecaster run's quantile forecasts per bar, from bar files or streamed CSV lines on stdin. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/cli.h"
+#include "data/timeconv.h"
+#include "tickgrad/predictor.h"
+#include "tickgrad/tickgrad.h"
+
+#define PR_MAX_DATA 64
+#define PR_LINE_MAX 4096
+
+typedef struct pr_args {
+  const char *run, *weights, *tz, *out, *columns;
+  int n_data, stream;
+  const char *data[PR_MAX_DATA];
+  double price_scale;
+} pr_args;
+
+static void pr_usage(FILE *f) {
+  fprintf(f,
+          "usage: tickgrad predict --run RUN (--data FILE... | --stream) [flags]\n"
+          "Forecasts with a trained forecaster (tft, mamba2, mlp): for every bar, the run's quantiles of the forward log\n"
+          "return 1..H bars ahead, decided from that bar and earlier ones only. One CSV row per bar:\n"
+          "  ts,instrument,close,h1_q0.1,h1_q0.5,...   (forecast columns empty while an instrument warms up)\n"
+          "\n"
+          "  --run RUN            the run folder (config.json, inference.json, best.safetensors)\n"
+          "  --data FILE...       bar files, folders or globs (CSV, DBN, Parquet; sorted by time)\n"
+          "  --stream             read bars as CSV lines on stdin: a header line naming the columns (as the CSV reader\n"
+          "                       knows them: ts/time/date, open, high, low, close, volume, instrument), then one bar per\n"
+          "                       line; each forecast is written and flushed as soon as its bar is read. Each bar costs\n"
+          "                       O(1) for mamba2 (its recurrent state) and one window for tft and mlp. The rows are the\n"
+          "                       same as --data gives for the same bars\n"
+          "  --weights W          best (default: the best validation epoch) or last\n"
+          "  --columns MAP        CSV column map, e.g. \"ts=Date,close=Close\" (see tickgrad inspect --help)\n"
+          "  --data-tz ZONE       zone of naive timestamps (default UTC)\n"
+          "  --price-scale X      multiply prices by X\n"
+          "  --out FILE           write the CSV there (default: standard output)\n"
+          "exit codes: 0 done, 1 failure (run, data; the message names the bar), 2 usage\n");
+}
+
+static int take_data(pr_args *a, int argc, char **argv, int *i) {
+  int n0 = a->n_data;
+  while (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0) {
+    if (a->n_data == PR_MAX_DATA) return tg_cli_usage_error("predict", "more than %d --data paths", PR_MAX_DATA);
+    a->data[a->n_data++] = argv[++*i];
+  }
+  return a->n_data > n0 ? 0 : tg_cli_usage_error("predict", "--data needs at least one file");
+}
+
+static int flag_value(pr_args *a, const char *f, const char *v) {
+  if (!v) return tg_cli_usage_error("predict", "%s needs a value", f);
+  if (!strcmp(f, "--run")) a->run = v;
+  else if (!strcmp(f, "--weights")) a->weights = v;
+  else if (!strcmp(f, "--data-tz")) a->tz = v;
+  else if (!strcmp(f, "--columns")) a->columns = v;
+  else if (!strcmp(f, "--out")) a->out = v;
+  else if (!strcmp(f, "--price-scale")) {
+    char *end = NULL;
+    a->price_scale = strtod(v, &end);
+    if (end == v || *end || !(a->price_scale > 0) || !isfinite(a->price_scale))
+      return tg_cli_usage_error("predict", "--price-scale '%s': want a positive number", v);
+  } else return tg_cli_usage_error("predict", "unknown flag '%s'", f);
+  return 0;
+}
+
+static int parse(int argc, char **argv, pr_args *a) {
+  for (int i = 0; i < argc; i++) {
+    const char *f = argv[i];
+    int rc = 0;
+    if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+      pr_usage(stdout);
+      return -1;
+    }
+    if (!strcmp(f, "--data")) rc = take_data(a, argc, argv, &i);
+    else if (!strcmp(f, "--stream")) a->stream = 1;
+    else if (strncmp(f, "--", 2) != 0) rc = tg_cli_usage_error("predict", "unexpected argument '%s'", f);
+    else rc = flag_value(a, f, i + 1 < argc ? argv[++i] : NULL);
+    if (rc) return rc;
+  }
+  if (!a->run) return tg_cli_usage_error("predict", "no run: give --run RUN");
+  if (!a->n_data == !a->stream) return tg_cli_usage_error("predict", "give either --data FILE... or --stream");
+  if (a->weights && strcmp(a->weights, "best") && strcmp(a->weights, "last"))
+    return tg_cli_usage_error("predict", "--weights '%s': want best or last", a->weights);
+  return 0;
+}
+
+static void write_header(FILE *f, const tg_predictor_info *in) {
+  fprintf(f, "ts,instrument,close");
+  for (int h = 0; h < in->horizons; h++)
+    for (int q = 0; q < in->nq; q++) fprintf(f, ",h%d_q%g", h + 1, in->q[q]);
+  fprintf(f, "\n");
+}
+
+static void write_row(FILE *f, const tg_predictor_info *in, const tg_pbar *b, const float *pred, int ready) {
+  char ts[48];
+  fprintf(f, "%s,%u,%.12g", tg_format_utc(b->ts, b->ts % 1000000000 != 0, ts, sizeof ts), b->instrument, b->close);
+  for (int i = 0; i < in->horizons * in->nq; i++) {
+    if (ready) fprintf(f, ",%.9g", pred[i]);
+    else fputc(',', f);
+  }
+  fputc('\n', f);
+}
+
+/* Pushes the bar at `where` (a file and its bar number, or a line of stdin) and writes its row. */
+static tg_status predict_bar(tg_predictor *p, const tg_pbar *b, float *pred, FILE *f, const char *where, int64_t i) {
+  int ready = 0;
+  tg_status st = tg_predictor_push(p, b, pred, &ready);
+  if (st != TG_OK) return tg_error(st, "%s %lld: %s", where, (long long)i, tg_last_error());
+  write_row(f, tg_predictor_get_info(p), b, pred, ready);
+  return TG_OK;
+}
+
+static tg_pbar bar_at(const tg_bars *bars, int64_t i) {
+  tg_pbar b = {bars->ts[i], bars->instrument ? bars->instrument[i] : 0, bars->open[i], bars->high[i], bars->low[i],
+               bars->close[i], bars->volume[i]};
+  return b;
+}
+
+static tg_read_opts read_opts(const pr_args *a) {
+  tg_read_opts ro;
+  memset(&ro, 0, sizeof ro);
+  ro.tz = a->tz;
+  ro.columns = a->columns;
+  ro.price_scale = a->price_scale;
+  ro.warn = stderr;
+  return ro;
+}
+
+static tg_status predict_files(const pr_args *a, tg_predictor *p, float *pred, FILE *f) {
+  tg_bars bars;
+  tg_read_opts ro = read_opts(a);
+  tg_status st = tg_bars_read_paths(a->n_data, a->data, &ro, &bars);
+  char where[300];
+  snprintf(where, sizeof where, "%s, bar", bars.source);
+  for (int64_t i = 0; st == TG_OK && i < bars.n; i++) {
+    tg_pbar b = bar_at(&bars, i);
+    st = predict_bar(p, &b, pred, f, where, i + 1);
+  }
+  tg_bars_free(&bars);
+  return st;
+}
+
+/* One line of stdin as a bar: the CSV reader over the header and that line, so every format it knows works. */
+static tg_status parse_line(const pr_args *a, const char *header, const char *line, int64_t lineno, tg_pbar *b) {
+  char buf[2 * PR_LINE_MAX + 4], where[64];
+  int n = snprintf(buf, sizeof buf, "%s\n%s\n", header, line);
+  snprintf(where, sizeof where, "stdin line %lld", (long long)lineno);
+  tg_read_opts ro = read_opts(a);
+  ro.warn = NULL;
+  tg_bars one;
+  tg_bars_init(&one);
+  tg_status st = tg_csv_parse(where, buf, (size_t)n, &ro, &one);
+  if (st == TG_OK && one.n != 1) st = tg_error(TG_ERR_FORMAT, "%s: expected one bar, the line holds %lld", where, (long long)one.n);
+  if (st == TG_OK) *b = bar_at(&one, 0);
+  tg_bars_free(&one);
+  return st;
+}
+
+/* Reads a line without its end of line; 0 at the end of input; -1 for a line over PR_LINE_MAX bytes. */
+static int read_line(FILE *in, char *buf) {
+  if (!fgets(buf, PR_LINE_MAX + 2, in)) return 0;
+  size_t n = strlen(buf);
+  if (n && buf[n - 1] == '\n') buf[--n] = 0;
+  else if (n > PR_LINE_MAX) return -1;
+  if (n && buf[n - 1] == '\r') buf[--n] = 0;
+  return 1;
+}
+
+static tg_status predict_stream(const pr_args *a, tg_predictor *p, float *pred, FILE *f) {
+  char header[PR_LINE_MAX + 2], line[PR_LINE_MAX + 2];
+  int64_t lineno = 1;
+  int r = read_line(stdin, header);
+  if (r <= 0) return tg_error(TG_ERR_FORMAT, "stdin: %s", r ? "the header line is too long" : "no header line");
+  while ((r = read_line(stdin, line)) != 0) {
+    lineno++;
+    if (r < 0) return tg_error(TG_ERR_FORMAT, "stdin line %lld: longer than %d bytes", (long long)lineno, PR_LINE_MAX);
+    if (!line[0]) continue;
+    tg_pbar b;
+    tg_status st = parse_line(a, header, line, lineno, &b);
+    if (st == TG_OK) st = predict_bar(p, &b, pred, f, "stdin line", lineno);
+    if (st != TG_OK) return st;
+    fflush(f);
+  }
+  return TG_OK;
+}
+
+int tg_cmd_predict(int argc, char **argv) {
+  pr_args a;
+  memset(&a, 0, sizeof a);
+  int rc = parse(argc, argv, &a);
+  if (rc) return rc < 0 ? TG_EXIT_OK : rc;
+  tg_predictor *p = NULL;
+  tg_predictor_opts po = {a.weights};
+  FILE *f = stdout;
+  float *pred = NULL;
+  tg_status st = tg_predictor_open(a.run, &po, &p);
+  if (st == TG_OK) {
+    const tg_predictor_info *in = tg_predictor_get_info(p);
+    pred = malloc((size_t)(in->horizons * in->nq) * sizeof *pred);
+    if (!pred) st = tg_error(TG_ERR_NOMEM, "predict: out of memory");
+  }
+  if (st == TG_OK && a.out && !(f = fopen(a.out, "w"))) {
+    f = stdout;
+    st = tg_error(TG_ERR_IO, "predict: cannot write %s", a.out);
+  }
+  if (st == TG_OK) {
+    write_header(f, tg_predictor_get_info(p));
+    st = a.stream ? predict_stream(&a, p, pred, f) : predict_files(&a, p, pred, f);
+  }
+  if (f != stdout && fclose(f) != 0 && st == TG_OK) st = tg_error(TG_ERR_IO, "predict: writing %s failed", a.out);
+  fflush(stdout);
+  free(pred);
+  tg_predictor_free(p);
+  if (st != TG_OK) {
+    fprintf(stderr, "tickgrad predict: %s\n", tg_last_error());
+    return TG_EXIT_FAIL;
+  }
+  return TG_EXIT_OK;
+}

@@ -1,0 +1,107 @@
+/* Reads RUN/inference.json: feature names, normalisation, target scales, instruments, warm-up, bar interval. */
+#include <stdio.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "io/json.h"
+#include "predict/predict_internal.h"
+#include "io/files.h"
+
+#define META_FORMAT "tickgrad-forecast-inference-1"
+
+void pr_meta_free(pr_meta *m) {
+  tg_free(m->names);
+  tg_free(m->mean);
+  tg_free(m->std);
+  tg_free(m->ids);
+  memset(m, 0, sizeof *m);
+}
+
+/* An array member of exactly n numbers (n < 0: any length, *n_out receives it). */
+static tg_status numbers(const tg_json *root, const char *key, const char *path, int n, double *out, int cap,
+                         int *n_out) {
+  const tg_json *a = tg_json_get(root, key);
+  if (!a || a->type != TG_JSON_ARRAY || (n >= 0 && a->count != n) || a->count > cap)
+    return tg_error(TG_ERR_FORMAT, "%s: \"%s\" must be an array of %d numbers", path, key, n >= 0 ? n : cap);
+  int i = 0;
+  for (const tg_json *e = a->first; e; e = e->next, i++) {
+    if (e->type != TG_JSON_INT && e->type != TG_JSON_REAL)
+      return tg_error(TG_ERR_FORMAT, "%s: \"%s\"[%d] is %s, not a number", path, key, i, tg_json_type_name(e->type));
+    out[i] = e->num;
+  }
+  if (n_out) *n_out = a->count;
+  return TG_OK;
+}
+
+static tg_status integer(const tg_json *root, const char *key, const char *path, int64_t lo, int64_t *out) {
+  const tg_json *v = tg_json_get(root, key);
+  if (!v || v->type != TG_JSON_INT || v->i < lo)
+    return tg_error(TG_ERR_FORMAT, "%s: \"%s\" must be an integer >= %lld", path, key, (long long)lo);
+  *out = v->i;
+  return TG_OK;
+}
+
+static tg_status parse(const tg_json *root, const char *path, pr_meta *m) {
+  const tg_json *fmt = tg_json_get(root, "format"), *names = tg_json_get(root, "features");
+  if (!fmt || fmt->type != TG_JSON_STRING || strcmp(fmt->str, META_FORMAT) != 0)
+    return tg_error(TG_ERR_FORMAT, "%s: not a file this version wrote (\"format\" is not \"%s\")", path, META_FORMAT);
+  if (!names || names->type != TG_JSON_ARRAY || names->count < 1)
+    return tg_error(TG_ERR_FORMAT, "%s: \"features\" must be a non-empty array of names", path);
+  int64_t v = 0;
+  tg_status st = integer(root, "bar_ns", path, 0, &m->bar_ns);
+  if (st == TG_OK) st = integer(root, "warmup", path, 0, &v);
+  if (st != TG_OK) return st;
+  m->warmup = (int)v;
+  m->f = names->count;
+  const tg_json *inst = tg_json_get(root, "instruments");
+  m->k = inst && inst->type == TG_JSON_ARRAY ? inst->count : 0;
+  if (m->k < 1) return tg_error(TG_ERR_FORMAT, "%s: \"instruments\" must be a non-empty array of ids", path);
+  m->names = tg_calloc((size_t)m->f, sizeof *m->names);
+  m->mean = tg_malloc((size_t)m->f * sizeof *m->mean);
+  m->std = tg_malloc((size_t)m->f * sizeof *m->std);
+  m->ids = tg_malloc((size_t)m->k * sizeof *m->ids);
+  double *idv = tg_malloc((size_t)m->k * sizeof *idv);
+  if (!m->names || !m->mean || !m->std || !m->ids || !idv) {
+    tg_free(idv);
+    return tg_error(TG_ERR_NOMEM, "%s: out of memory", path);
+  }
+  int c = 0;
+  for (const tg_json *e = names->first; e && st == TG_OK; e = e->next, c++) {
+    if (e->type != TG_JSON_STRING || e->len >= TG_NAME_MAX)
+      st = tg_error(TG_ERR_FORMAT, "%s: \"features\"[%d] must be a name of under %d bytes", path, c, TG_NAME_MAX);
+    else memcpy(m->names[c], e->str, e->len + 1);
+  }
+  if (st == TG_OK) st = numbers(root, "mean", path, m->f, m->mean, m->f, NULL);
+  if (st == TG_OK) st = numbers(root, "std", path, m->f, m->std, m->f, NULL);
+  if (st == TG_OK) st = numbers(root, "target_scales", path, -1, m->scale, TG_MAX_HORIZONS, &m->h);
+  if (st == TG_OK) st = numbers(root, "instruments", path, m->k, idv, m->k, NULL);
+  for (int j = 0; st == TG_OK && j < m->k; j++) {
+    if (idv[j] < 0 || idv[j] > 4294967295.0 || idv[j] != (double)(uint32_t)idv[j] || (j && idv[j] <= idv[j - 1]))
+      st = tg_error(TG_ERR_FORMAT, "%s: \"instruments\" must be ascending ids in 0..2^32-1", path);
+    else m->ids[j] = (uint32_t)idv[j];
+  }
+  for (int j = 0; st == TG_OK && j < m->f; j++)
+    if (!(m->std[j] > 0))
+      st = tg_error(TG_ERR_FORMAT, "%s: \"std\"[%d] (%s) must be a positive number", path, j, m->names[j]);
+  tg_free(idv);
+  return st;
+}
+
+tg_status pr_meta_read(const char *run, pr_meta *m) {
+  memset(m, 0, sizeof *m);
+  char path[1100];
+  snprintf(path, sizeof path, "%s/inference.json", run);
+  char *text = NULL;
+  size_t len = 0;
+  if (!tg_file_exists(path))
+    return tg_error(TG_ERR_IO, "%s: no such file (a forecaster run trained by this version writes it at the start of "
+                    "training)", path);
+  tg_status st = tg_read_file(path, &text, &len);
+  if (st != TG_OK) return st;
+  tg_json_doc *doc = NULL;
+  st = tg_json_parse(text, len, path, 0, &doc);
+  if (st == TG_OK) st = parse(tg_json_root(doc), path, m);
+  tg_json_free(doc);
+  tg_free(text);
+  if (st != TG_OK) pr_meta_free(m);
+  return st;
+}

@@ -1,0 +1,213 @@
+/* tg_predictor: a forecaster run opened for bars one at a time (features streamed, state per instrument). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "data/features_internal.h"
+#include "predict/predict_internal.h"
+#include "io/files.h"
+
+struct tg_predictor {
+  tg_predictor_info info;
+  tg_train_config cfg;
+  pr_meta meta;
+  tg_feature_stream *fs;
+  pr_net net;                    /* tft, mlp: the window model; mamba2: the parameters the steppers copied */
+  tg_mamba2_stepper **steppers;  /* [k] mamba2 */
+  int L, F, H, nq;               /* window rows (1 for mamba2), features, horizons, quantiles */
+  float *ring;                   /* [k, L, F] the last L normalised rows per instrument (tft, mlp) */
+  int64_t *seen;                 /* [k] valid rows pushed per instrument */
+  float *raw, *x, *pred;         /* [F] the bar's features, [F] normalised, [H * nq] scaled forecast */
+  const char *tz;                /* the tft's calendar zone (NULL: UTC) */
+};
+
+static tg_status read_config(const char *run, tg_train_config *c) {
+  char path[TG_TRAIN_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/env.json", run);
+  if (tg_file_exists(path))
+    return tg_error(TG_ERR_INVALID, "predict: %s is a reinforcement-learning run (it has env.json); a policy acts "
+                    "in `tickgrad backtest --run %s`, it does not forecast", run, run);
+  snprintf(path, sizeof path, "%s/config.json", run);
+  if (!tg_file_exists(path)) return tg_error(TG_ERR_IO, "predict: %s: no such file (is %s a training run?)", path, run);
+  *c = tg_train_defaults(TG_MODEL_TFT);
+  tg_status st = tg_train_config_load(path, c);
+  return st == TG_OK ? TG_OK : tg_error(st, "predict: %s", tg_last_error());
+}
+
+/* The model's data-dependent sizes, as the trainer set them (tr_data_open). */
+static tg_status model_config(tg_predictor *p) {
+  tg_forecast_cfg *m = &p->cfg.model;
+  const pr_meta *mt = &p->meta;
+  if (mt->h != p->cfg.horizons)
+    return tg_error(TG_ERR_FORMAT, "predict: %s/inference.json has %d target scales, config.json %d horizons",
+                    p->info.run, mt->h, p->cfg.horizons);
+  m->n_past = mt->f;
+  m->n_future = m->kind == TG_MODEL_TFT ? 4 : 0;
+  m->n_static = mt->k;
+  m->horizons = p->cfg.horizons;
+  if (m->kind == TG_MODEL_TFT) m->tft.dec_len = p->cfg.horizons;
+  return tg_forecast_check(m);
+}
+
+/* The stream's columns must be the ones the run was trained on. */
+static tg_status open_features(tg_predictor *p) {
+  tg_feature_opts fo = {p->cfg.features[0] ? p->cfg.features : NULL, p->cfg.tz[0] ? p->cfg.tz : NULL};
+  tg_status st = tg_feature_stream_new(&fo, p->meta.ids, p->meta.k, &p->fs);
+  if (st != TG_OK) return st;
+  if (tg_feature_stream_width(p->fs) != p->meta.f)
+    return tg_error(TG_ERR_FORMAT, "predict: the feature spec gives %d columns, %s/inference.json names %d",
+                    tg_feature_stream_width(p->fs), p->info.run, p->meta.f);
+  for (int c = 0; c < p->meta.f; c++)
+    if (strcmp(tg_feature_stream_name(p->fs, c), p->meta.names[c]) != 0)
+      return tg_error(TG_ERR_FORMAT, "predict: feature %d is '%s', %s/inference.json says '%s'", c,
+                      tg_feature_stream_name(p->fs, c), p->info.run, p->meta.names[c]);
+  return TG_OK;
+}
+
+static tg_status open_model(tg_predictor *p, const char *weights) {
+  char path[TG_TRAIN_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/%s.safetensors", p->info.run, weights);
+  if (!tg_file_exists(path)) return tg_error(TG_ERR_IO, "predict: %s: no such file (has the run finished an epoch?)", path);
+  tg_status st = pr_net_open(&p->net, &p->cfg.model, path);
+  if (st != TG_OK || p->cfg.model.kind != TG_MODEL_MAMBA2) return st;
+  p->steppers = tg_calloc((size_t)p->meta.k, sizeof *p->steppers);
+  if (!p->steppers) return tg_error(TG_ERR_NOMEM, "predict: out of memory");
+  for (int j = 0; j < p->meta.k && st == TG_OK; j++)
+    st = tg_mamba2_stepper_new(p->net.store, &p->cfg.model, 1, &p->steppers[j]);
+  return st;
+}
+
+static tg_status open_buffers(tg_predictor *p) {
+  size_t k = (size_t)p->meta.k, F = (size_t)p->F;
+  p->ring = tg_calloc(k * (size_t)p->L * F, sizeof(float));
+  p->seen = tg_calloc(k, sizeof(int64_t));
+  p->raw = tg_calloc(F, sizeof(float));
+  p->x = tg_calloc(F, sizeof(float));
+  p->pred = tg_calloc((size_t)(p->H * p->nq), sizeof(float));
+  return p->ring && p->seen && p->raw && p->x && p->pred ? TG_OK : tg_error(TG_ERR_NOMEM, "predict: out of memory");
+}
+
+static void fill_info(tg_predictor *p) {
+  tg_predictor_info *i = &p->info;
+  const tg_forecast_cfg *m = &p->cfg.model;
+  i->kind = m->kind;
+  i->horizons = p->H = m->horizons;
+  i->nq = p->nq = m->nq;
+  memcpy(i->q, m->q, sizeof i->q);
+  i->n_features = p->F = p->meta.f;
+  i->warmup = p->meta.warmup;
+  i->window = p->L = m->kind == TG_MODEL_TFT ? m->tft.enc_len : m->kind == TG_MODEL_MLP ? m->mlp.window : 1;
+  i->first_bar = (int64_t)i->warmup + i->window - 1;
+  i->bar_ns = p->meta.bar_ns;
+  i->k = p->meta.k;
+  i->ids = p->meta.ids;
+  p->tz = p->cfg.tz[0] ? p->cfg.tz : NULL;
+}
+
+tg_status tg_predictor_open(const char *run_dir, const tg_predictor_opts *opts, tg_predictor **out) {
+  if (!out || !run_dir) return tg_error(TG_ERR_INVALID, "predict: run_dir and out are required");
+  *out = NULL;
+  const char *weights = opts && opts->weights ? opts->weights : "best";
+  if (strcmp(weights, "best") != 0 && strcmp(weights, "last") != 0)
+    return tg_error(TG_ERR_INVALID, "predict: weights must be 'best' or 'last', not '%s'", weights);
+  tg_predictor *p = tg_calloc(1, sizeof *p);
+  if (!p) return tg_error(TG_ERR_NOMEM, "predict: out of memory");
+  snprintf(p->info.run, sizeof p->info.run, "%s", run_dir);
+  tg_status st = read_config(run_dir, &p->cfg);
+  if (st == TG_OK) st = pr_meta_read(run_dir, &p->meta);
+  if (st == TG_OK) st = model_config(p);
+  if (st == TG_OK) {
+    fill_info(p);
+    st = open_features(p);
+  }
+  if (st == TG_OK) st = open_model(p, strcmp(weights, "best") == 0 ? "best" : "weights");
+  if (st == TG_OK) st = open_buffers(p);
+  if (st != TG_OK) {
+    tg_predictor_free(p);
+    return st;
+  }
+  *out = p;
+  return TG_OK;
+}
+
+const tg_predictor_info *tg_predictor_get_info(const tg_predictor *p) { return p ? &p->info : NULL; }
+
+void tg_predictor_reset(tg_predictor *p) {
+  if (!p) return;
+  tg_feature_stream_reset(p->fs);
+  memset(p->seen, 0, (size_t)p->meta.k * sizeof *p->seen);
+  for (int j = 0; p->steppers && j < p->meta.k; j++) tg_mamba2_stepper_reset(p->steppers[j]);
+}
+
+void tg_predictor_free(tg_predictor *p) {
+  if (!p) return;
+  for (int j = 0; p->steppers && j < p->meta.k; j++) tg_mamba2_stepper_free(p->steppers[j]);
+  tg_free(p->steppers);
+  pr_net_close(&p->net);
+  tg_feature_stream_free(p->fs);
+  pr_meta_free(&p->meta);
+  tg_free(p->ring);
+  tg_free(p->seen);
+  tg_free(p->raw);
+  tg_free(p->x);
+  tg_free(p->pred);
+  tg_free(p);
+}
+
+/* The dense index of an instrument id; -1 when the run was not trained on it. */
+static int find_instrument(const tg_predictor *p, uint32_t id) {
+  int lo = 0, hi = p->meta.k - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (p->meta.ids[mid] == id) return mid;
+    if (p->meta.ids[mid] < id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+/* tft, mlp: the window ending at this bar from the ring, the decoder's calendar, one run. */
+static tg_status run_window(tg_predictor *p, int j, int64_t ts) {
+  size_t F = (size_t)p->F, L = (size_t)p->L;
+  const float *ring = p->ring + (size_t)j * L * F; /* [L, F], row r holds valid row r mod L */
+  size_t oldest = (size_t)(p->seen[j] % (int64_t)L);
+  for (size_t r = 0; r < L; r++) memcpy(p->net.past + r * F, ring + ((oldest + r) % L) * F, F * sizeof(float));
+  if (p->cfg.model.kind == TG_MODEL_TFT) {
+    p->net.inst[0] = j;
+    for (int h = 0; h < p->H; h++) {
+      tg_status st = tg_feature_calendar(ts + (int64_t)(h + 1) * p->meta.bar_ns, p->tz, p->net.future + (size_t)h * 4);
+      if (st != TG_OK) return st;
+    }
+  }
+  return pr_net_run(&p->net, p->pred, (int64_t)p->H * p->nq);
+}
+
+tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int *ready) {
+  if (!p || !bar || !out) return tg_error(TG_ERR_INVALID, "predict: push needs a predictor, a bar and an output");
+  int n_out = p->H * p->nq, valid = 0;
+  if (ready) *ready = 0;
+  for (int i = 0; i < n_out; i++) out[i] = NAN;
+  int j = find_instrument(p, bar->instrument);
+  if (j < 0)
+    return tg_error(TG_ERR_INVALID, "predict: instrument %u is not one %s was trained on (%d instrument%s)",
+                    bar->instrument, p->info.run, p->meta.k, p->meta.k == 1 ? "" : "s");
+  tg_status st = tg_feature_stream_push(p->fs, j, bar->ts, bar->open, bar->high, bar->low, bar->close, bar->volume,
+                                        p->raw, &valid);
+  if (st != TG_OK || !valid) return st;
+  for (int c = 0; c < p->F; c++) p->x[c] = (float)((p->raw[c] - p->meta.mean[c]) / p->meta.std[c]);
+  if (p->steppers) {
+    st = tg_mamba2_step(p->steppers[j], p->x, p->pred);
+    p->seen[j]++;
+  } else {
+    size_t F = (size_t)p->F, L = (size_t)p->L;
+    memcpy(p->ring + ((size_t)j * L + (size_t)(p->seen[j] % (int64_t)L)) * F, p->x, F * sizeof(float));
+    p->seen[j]++;
+    if (p->seen[j] < p->L) return TG_OK;
+    st = run_window(p, j, bar->ts);
+  }
+  if (st != TG_OK) return st;
+  for (int h = 0; h < p->H; h++)
+    for (int q = 0; q < p->nq; q++) out[h * p->nq + q] = (float)(p->pred[h * p->nq + q] * p->meta.scale[h]);
+  if (ready) *ready = 1;
+  return TG_OK;
+}

@@ -1,0 +1,66 @@
+/* RUN/inference.json: what prediction needs beyond the weights (feature names, normalisation, target scales, instruments, bar interval). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/backend.h"
+#include "io/json.h"
+#include "train/train_internal.h"
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+tg_status tr_bar_interval(const tg_dataset *ds, const tg_bars *bars, int64_t *out) {
+  const tg_layout *lay = &ds->layout;
+  int64_t *dt = tg_malloc((size_t)(lay->n > 0 ? lay->n : 1) * sizeof *dt), m = 0;
+  if (!dt) return tg_error(TG_ERR_NOMEM, "train: out of memory for %lld bar intervals", (long long)lay->n);
+  for (int j = 0; j < lay->k; j++)
+    for (int64_t p = lay->seg[j] + 1; p < lay->seg[j + 1]; p++) {
+      int64_t d = bars->ts[lay->rows[p]] - bars->ts[lay->rows[p - 1]];
+      if (d > 0) dt[m++] = d;
+    }
+  qsort(dt, (size_t)m, sizeof *dt, cmp_i64);
+  *out = m ? dt[m / 2] : 0;
+  tg_free(dt);
+  return TG_OK;
+}
+
+static void put_num(tg_json_buf *b, double v) {
+  if (isfinite(v)) tg_json_buf_printf(b, "%.17g", v);
+  else tg_json_buf_puts(b, "null");
+}
+
+tg_status tr_meta_write(const char *run, const tr_data *d) {
+  const tg_dataset *ds = &d->ds;
+  tg_json_buf b = {0};
+  tg_json_buf_printf(&b, "{\n  \"format\": \"%s\",\n  \"bar_ns\": %lld,\n  \"warmup\": %d,\n  \"features\": [",
+                     TR_META_FORMAT, (long long)d->bar_ns, ds->fx.warmup_max);
+  for (int c = 0; c < ds->fx.f; c++) {
+    tg_json_buf_puts(&b, c ? ", " : "");
+    tg_json_buf_append_string(&b, ds->fx.names[c]);
+  }
+  tg_json_buf_puts(&b, "],\n  \"mean\": [");
+  for (int c = 0; c < ds->fx.f; c++) {
+    tg_json_buf_puts(&b, c ? ", " : "");
+    put_num(&b, ds->norm.f ? ds->norm.mean[c] : 0.0);
+  }
+  tg_json_buf_puts(&b, "],\n  \"std\": [");
+  for (int c = 0; c < ds->fx.f; c++) {
+    tg_json_buf_puts(&b, c ? ", " : "");
+    put_num(&b, ds->norm.f ? ds->norm.std[c] : 1.0);
+  }
+  tg_json_buf_puts(&b, "],\n  \"target_scales\": [");
+  for (int h = 0; h < d->H; h++) {
+    tg_json_buf_puts(&b, h ? ", " : "");
+    put_num(&b, d->scale[h]);
+  }
+  tg_json_buf_puts(&b, "],\n  \"instruments\": [");
+  for (int j = 0; j < ds->layout.k; j++) tg_json_buf_printf(&b, "%s%u", j ? ", " : "", ds->layout.ids[j]);
+  tg_json_buf_puts(&b, "]\n}\n");
+  char path[TG_TRAIN_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/inference.json", run);
+  tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "train: out of memory writing %s", path) : tg_write_atomic(path, b.data, b.len);
+  tg_json_buf_free(&b);
+  return st;
+}
