@@ -1,4 +1,4 @@
-/* The allocation counter behind heap_count.h: malloc, calloc, realloc and posix_memalign interposed over glibc's. */
+/* The allocation counter behind heap_count.h: malloc, calloc, realloc and the aligned allocators interposed over glibc's. */
 #include "support/heap_count.h"
 #include <stdatomic.h>
 #include <stddef.h>
@@ -25,6 +25,15 @@ int posix_memalign(void **out, size_t align, size_t n) {
   atomic_fetch_add(&g_heap_calls, 1);
   *out = __libc_memalign(align, n);
   return *out ? 0 : 12;
+}
+/* libgomp takes its team of a one-thread parallel region from memalign */
+void *memalign(size_t align, size_t n) {
+  atomic_fetch_add(&g_heap_calls, 1);
+  return __libc_memalign(align, n);
+}
+void *aligned_alloc(size_t align, size_t n) {
+  atomic_fetch_add(&g_heap_calls, 1);
+  return __libc_memalign(align, n);
 }
 long tg_test_heap_calls(void) { return atomic_load(&g_heap_calls); }
 #else

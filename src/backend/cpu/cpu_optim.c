@@ -1,6 +1,7 @@
 /* CPU optimizer kernels: sum of squares, SGD (momentum) and Adam/AdamW steps (contracts in backend.h). */
 #include <math.h>
 #include "backend/cpu/cpu_optim.h"
+#include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
 #include "optim/lr_schedule.h"
 
@@ -37,11 +38,11 @@ tg_status tg_cpu_sum_squares(tg_device d, const float *g, size_t n, double *out)
   size_t chunk = (n + chunks - 1) / chunks;
   double part[TG_SSQ_CHUNKS]; /* [chunks] */
   long nc = (long)chunks;
-#pragma omp parallel for schedule(static) if (n >= TG_OPTIM_PAR_MIN)
+  TG_PAR_FOR(n >= TG_OPTIM_PAR_MIN, schedule(static),
   for (long c = 0; c < nc; c++) {
     size_t lo = (size_t)c * chunk, hi = lo + chunk < n ? lo + chunk : n;
     part[c] = ssq_range(g + lo, hi - lo);
-  }
+  });
   double total = 0.0;
   for (size_t c = 0; c < chunks; c++) total += part[c];
   *out = total;
@@ -59,19 +60,19 @@ tg_status tg_cpu_sgd_step(tg_device d, float *p, const float *g, float *m, size_
     return tg_error(TG_ERR_INVALID, "sgd_step: momentum %g needs a momentum buffer", momentum);
   long nn = (long)n;
   if (momentum != 0.0f) {
-#pragma omp parallel for schedule(static) if (n >= TG_OPTIM_PAR_MIN)
+    TG_PAR_FOR(n >= TG_OPTIM_PAR_MIN, schedule(static),
     for (long i = 0; i < nn; i++) {
       float gi = g[i] * gscale + wd * p[i];
       float b = momentum * m[i] + gi;
       m[i] = b;
       p[i] -= lr * b;
-    }
+    });
   } else {
-#pragma omp parallel for schedule(static) if (n >= TG_OPTIM_PAR_MIN)
+    TG_PAR_FOR(n >= TG_OPTIM_PAR_MIN, schedule(static),
     for (long i = 0; i < nn; i++) {
       float gi = g[i] * gscale + wd * p[i];
       p[i] -= lr * gi;
-    }
+    });
   }
   return TG_OK;
 }
@@ -118,11 +119,11 @@ tg_status tg_cpu_adam_step(tg_device d, float *p, const float *g, float *m, floa
     adam_range(p, g, m, v, n, &k);
   } else {
     long nb = (long)((n + TG_OPTIM_BLOCK - 1) / TG_OPTIM_BLOCK);
-#pragma omp parallel for schedule(static)
+    TG_PAR_FOR(1, schedule(static),
     for (long b = 0; b < nb; b++) {
       size_t lo = (size_t)b * TG_OPTIM_BLOCK, len = n - lo < TG_OPTIM_BLOCK ? n - lo : TG_OPTIM_BLOCK;
       adam_range(p + lo, g + lo, m + lo, v + lo, len, &k);
-    }
+    });
   }
   return TG_OK;
 }

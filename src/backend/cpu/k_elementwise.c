@@ -1,6 +1,7 @@
 /* CPU kernels for the elementwise ops: binary ops with suffix broadcasting, scale and activations. */
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
 #include "backend/cpu/cpu_vmath.h"
 
@@ -37,12 +38,12 @@ static void ew_run(int64_t n_items, int64_t block, int parallel, ew_range_fn fn,
     return;
   }
   int64_t nblk = (n_items + block - 1) / block;
-#pragma omp parallel for schedule(static)
+  TG_PAR_FOR(1, schedule(static),
   for (int64_t bi = 0; bi < nblk; bi++) {
     int64_t lo = bi * block;
     int64_t hi = lo + block < n_items ? lo + block : n_items;
     fn(c, lo, hi);
-  }
+  });
 }
 
 static void ew_flat(int64_t n, ew_range_fn fn, const ew_ctx *c) {

@@ -1,5 +1,6 @@
 /* CPU kernels for gate_add_norm: z = skip + value * sigmoid(gate), layernorm(z) with a per-slot affine, and its backward. */
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_rows.h"
 #include "backend/cpu/cpu_simd.h"
 #include "backend/cpu/cpu_vmath.h"
@@ -55,11 +56,11 @@ tg_status tg_cpu_gate_add_norm_fwd(const tg_kernel_args *a) {
   const tg_gan_args p = tg_gan_args_of(a);
   int64_t ntask = (p.rows + GAN_TASK_ROWS - 1) / GAN_TASK_ROWS;
   if (p.D == 0) return TG_OK;
-#pragma omp parallel for schedule(static) if (p.rows * p.D > GAN_PAR_MIN)
+  TG_PAR_FOR(p.rows * p.D > GAN_PAR_MIN, schedule(static),
   for (int64_t t = 0; t < ntask; t++) {
     int64_t r0 = t * GAN_TASK_ROWS, r1 = r0 + GAN_TASK_ROWS < p.rows ? r0 + GAN_TASK_ROWS : p.rows;
     gan_fwd_rows(&p, r0, r1);
-  }
+  });
   return TG_OK;
 }
 
@@ -170,17 +171,17 @@ tg_status tg_cpu_gate_add_norm_bwd(const tg_kernel_args *a) {
   for (int64_t c0 = 0; c0 < p.rows; c0 += C) {
     int64_t nr = p.rows - c0 < C ? p.rows - c0 : C, ntask = (nr + GAN_TASK_ROWS - 1) / GAN_TASK_ROWS;
     int par = nr * D > GAN_PAR_MIN;
-#pragma omp parallel for schedule(static) if (par)
+    TG_PAR_FOR(par, schedule(static),
     for (int64_t t = 0; t < ntask; t++) {
       int64_t r0 = c0 + t * GAN_TASK_ROWS, r1 = r0 + GAN_TASK_ROWS < c0 + nr ? r0 + GAN_TASK_ROWS : c0 + nr;
       gan_bwd_rows(&p, c0, r0, r1, z, sg, mean, rstd);
-    }
+    });
     if (!p.dgamma && !p.dbeta) continue;
-#pragma omp parallel for schedule(static) if (par)
+    TG_PAR_FOR(par, schedule(static),
     for (int64_t t = 0; t < ncol_tasks; t++) {
       int64_t slot = t / njb, j0 = t % njb * GAN_COL_BLOCK;
       gan_bwd_cols(&p, c0, nr, slot, j0, D - j0 < GAN_COL_BLOCK ? D - j0 : GAN_COL_BLOCK, z, mean, rstd);
-    }
+    });
   }
   return TG_OK;
 }

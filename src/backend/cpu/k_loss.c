@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_rows.h"
 
 /* Below this many elements a kernel runs on the calling thread only. */
@@ -17,11 +18,11 @@ tg_status tg_cpu_mse_fwd(const tg_kernel_args *a) {
   const float *p = (const float *)a->in[0]->data; /* [n] */
   const float *t = (const float *)a->in[1]->data; /* [n] */
   double acc = 0.0;
-#pragma omp parallel for reduction(+ : acc) if (n > LOSS_PAR_MIN)
+  TG_PAR_FOR(n > LOSS_PAR_MIN, reduction(+ : acc),
   for (int64_t i = 0; i < n; i++) {
     double d = (double)p[i] - t[i];
     acc += d * d;
-  }
+  });
   *(float *)a->out->data = loss_mean(acc, n); /* [] */
   return TG_OK;
 }
@@ -33,12 +34,12 @@ tg_status tg_cpu_mse_bwd(const tg_kernel_args *a) {
   float *dp = a->in_grad[0], *dt = a->in_grad[1]; /* [n] each, may be NULL */
   if (n == 0 || (!dp && !dt)) return TG_OK;
   float s = (float)(2.0 * a->out_grad[0] / (double)n);
-#pragma omp parallel for if (n > LOSS_PAR_MIN)
+  TG_PAR_FOR(n > LOSS_PAR_MIN, ,
   for (int64_t i = 0; i < n; i++) {
     float g = s * (p[i] - t[i]);
     if (dp) dp[i] += g;
     if (dt) dt[i] -= g;
-  }
+  });
   return TG_OK;
 }
 
@@ -50,11 +51,11 @@ tg_status tg_cpu_huber_fwd(const tg_kernel_args *a) {
   const float *t = (const float *)a->in[1]->data; /* [n] */
   double delta = a->attr->f[0];
   double acc = 0.0;
-#pragma omp parallel for reduction(+ : acc) if (n > LOSS_PAR_MIN)
+  TG_PAR_FOR(n > LOSS_PAR_MIN, reduction(+ : acc),
   for (int64_t i = 0; i < n; i++) {
     double d = (double)p[i] - t[i], ad = fabs(d);
     acc += ad < delta ? 0.5 * d * d : delta * (ad - 0.5 * delta);
-  }
+  });
   *(float *)a->out->data = loss_mean(acc, n); /* [] */
   return TG_OK;
 }
@@ -68,13 +69,13 @@ tg_status tg_cpu_huber_bwd(const tg_kernel_args *a) {
   if (n == 0 || (!dp && !dt)) return TG_OK;
   float delta = a->attr->f[0];
   float s = (float)(a->out_grad[0] / (double)n);
-#pragma omp parallel for if (n > LOSS_PAR_MIN)
+  TG_PAR_FOR(n > LOSS_PAR_MIN, ,
   for (int64_t i = 0; i < n; i++) {
     float d = p[i] - t[i];
     float c = d < -delta ? -delta : (d > delta ? delta : d);
     if (dp) dp[i] += s * c;
     if (dt) dt[i] -= s * c;
-  }
+  });
   return TG_OK;
 }
 
@@ -87,14 +88,14 @@ tg_status tg_cpu_pinball_fwd(const tg_kernel_args *a) {
   const float *t = (const float *)a->in[1]->data; /* [m] */
   const float *q = a->attr->f;                    /* [Q] */
   double acc = 0.0;
-#pragma omp parallel for reduction(+ : acc) if (m * Q > LOSS_PAR_MIN)
+  TG_PAR_FOR(m * Q > LOSS_PAR_MIN, reduction(+ : acc),
   for (int64_t i = 0; i < m; i++) {
     for (int64_t k = 0; k < Q; k++) {
       double e = (double)t[i] - p[i * Q + k], qk = q[k];
       double l1 = qk * e, l2 = (qk - 1.0) * e;
       acc += l1 > l2 ? l1 : l2;
     }
-  }
+  });
   *(float *)a->out->data = loss_mean(acc, m * Q); /* [] */
   return TG_OK;
 }
@@ -110,7 +111,7 @@ tg_status tg_cpu_pinball_bwd(const tg_kernel_args *a) {
   float *dt = a->in_grad[1];                      /* [m] or NULL */
   if (m * Q == 0 || (!dp && !dt)) return TG_OK;
   float s = (float)(a->out_grad[0] / (double)(m * Q));
-#pragma omp parallel for if (m * Q > LOSS_PAR_MIN)
+  TG_PAR_FOR(m * Q > LOSS_PAR_MIN, ,
   for (int64_t i = 0; i < m; i++) {
     float st = 0.0f;
     for (int64_t k = 0; k < Q; k++) {
@@ -120,7 +121,7 @@ tg_status tg_cpu_pinball_bwd(const tg_kernel_args *a) {
       st -= g;
     }
     if (dt) dt[i] += st;
-  }
+  });
   return TG_OK;
 }
 
@@ -150,12 +151,12 @@ tg_status tg_cpu_softmax_xent_fwd(const tg_kernel_args *a) {
   tg_status st = xent_check_labels(a, N, C);
   if (st != TG_OK) return st;
   double acc = 0.0;
-#pragma omp parallel for reduction(+ : acc) if (N * C > LOSS_PAR_MIN)
+  TG_PAR_FOR(N * C > LOSS_PAR_MIN, reduction(+ : acc),
   for (int64_t r = 0; r < N; r++) {
     const float *xr = x + r * C;
     float m = tg_row_max(xr, C);
     acc += (double)m + log(tg_row_exp_sum(xr, C, m)) - xr[xent_label(a->in[1], r)];
-  }
+  });
   *(float *)a->out->data = loss_mean(acc, N); /* [] */
   return TG_OK;
 }
@@ -169,7 +170,7 @@ tg_status tg_cpu_softmax_xent_bwd(const tg_kernel_args *a) {
   tg_status st = xent_check_labels(a, N, C);
   if (st != TG_OK) return st;
   float g = (float)(a->out_grad[0] / (double)N);
-#pragma omp parallel for if (N * C > LOSS_PAR_MIN)
+  TG_PAR_FOR(N * C > LOSS_PAR_MIN, ,
   for (int64_t r = 0; r < N; r++) {
     const float *xr = x + r * C;
     float m = tg_row_max(xr, C);
@@ -177,6 +178,6 @@ tg_status tg_cpu_softmax_xent_bwd(const tg_kernel_args *a) {
     float *dr = dx + r * C;
     for (int64_t j = 0; j < C; j++) dr[j] += g * expf(xr[j] - m) * inv;
     dr[xent_label(a->in[1], r)] -= g;
-  }
+  });
   return TG_OK;
 }

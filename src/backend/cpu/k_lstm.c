@@ -1,6 +1,7 @@
 /* CPU LSTM kernels: one layer over a sequence, forward and backpropagation through time, OpenBLAS GEMMs (tg_cpu_gemm) and no allocation. */
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "ops/lstm_args.h"
@@ -56,12 +57,12 @@ static void lstm_row_fwd(float *row, const float *bias, const float *cprev, int6
 /* The cell update of step t for every (b, j): activates the gate slots, writes c and h. */
 static void lstm_step_fwd(const tg_lstm_args *l, int64_t t) {
   int64_t B = l->B, T = l->T, H = l->H;
-#pragma omp parallel for if (B * H > LSTM_PAR_MIN)
+  TG_PAR_FOR(B * H > LSTM_PAR_MIN, ,
   for (int64_t b = 0; b < B; b++) {
     float *row = l->out + (b * T + t) * 6 * H; /* [6H] */
     const float *cprev = t > 0 ? row - 6 * H + H : l->c0 ? l->c0 + b * H : NULL; /* [H] */
     lstm_row_fwd(row, l->bias, cprev, H);
-  }
+  });
 }
 
 tg_status tg_cpu_lstm_fwd(const tg_kernel_args *a) {
@@ -127,12 +128,12 @@ static void lstm_row_bwd(const float *row, const float *grow, const float *cprev
  * and dc (zeroed before the last step). */
 static void lstm_step_bwd(const tg_lstm_args *l, int64_t t, float *dG, const float *dh, float *dc) {
   int64_t B = l->B, T = l->T, H = l->H;
-#pragma omp parallel for if (B * H > LSTM_PAR_MIN)
+  TG_PAR_FOR(B * H > LSTM_PAR_MIN, ,
   for (int64_t b = 0; b < B; b++) {
     const float *row = l->out + (b * T + t) * 6 * H;                               /* [6H] */
     const float *cprev = t > 0 ? row - 6 * H + H : l->c0 ? l->c0 + b * H : NULL; /* [H] */
     lstm_row_bwd(row, l->dout + (b * T + t) * 6 * H, cprev, dh + b * H, dc + b * H, dG + (b * T + t) * 4 * H, H);
-  }
+  });
 }
 
 /* db[o] += sum over rows of dG[r, o] for columns [c0, c1), rows in order. */
@@ -145,11 +146,11 @@ static void lstm_col_sums(const float *dG, float *db, int64_t rows, int64_t n, i
 
 static void lstm_bias_grad(const float *dG, float *db, int64_t rows, int64_t n) {
   int64_t nblk = (n + LSTM_COL_BLOCK - 1) / LSTM_COL_BLOCK;
-#pragma omp parallel for schedule(static) if (rows * n > LSTM_PAR_MIN && nblk > 1)
+  TG_PAR_FOR(rows * n > LSTM_PAR_MIN && nblk > 1, schedule(static),
   for (int64_t bi = 0; bi < nblk; bi++) {
     int64_t c0 = bi * LSTM_COL_BLOCK, c1 = c0 + LSTM_COL_BLOCK < n ? c0 + LSTM_COL_BLOCK : n;
     lstm_col_sums(dG, db, rows, n, c0, c1);
-  }
+  });
 }
 
 /* The weight, bias and input gradients from the finished dG [B, T, 4H]. */

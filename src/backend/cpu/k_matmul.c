@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
 #include "ops/matmul_dims.h"
 
@@ -44,7 +45,7 @@ void tg_cpu_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A
    * still one call's full-K dot product, and the slabs depend only on the sizes and thread count */
   int64_t per = (side + slabs - 1) / slabs;
   per = (per + TG_MM_SLAB - 1) / TG_MM_SLAB * TG_MM_SLAB;
-#pragma omp parallel for schedule(static) num_threads(nt)
+  TG_PAR_FOR(1, schedule(static) num_threads(nt),
   for (int64_t p = 0; p < slabs; p++) {
     int64_t lo = p * per, len = side - lo < per ? side - lo : per;
     if (len <= 0) continue;
@@ -52,7 +53,7 @@ void tg_cpu_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A
       mm_blas(ta, tb, len, n, k, ta ? A + lo : A + lo * lda, lda, B, ldb, beta, C + lo * ldc, ldc);
     else /* columns of op(B) and C */
       mm_blas(ta, tb, m, len, k, A, lda, tb ? B + lo * ldb : B + lo, ldb, beta, C + lo, ldc);
-  }
+  });
 }
 
 /* 1 when a batched product's batches should run on the OpenMP threads: many small products
@@ -75,10 +76,10 @@ tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a) {
     tg_cpu_gemm(0, d.tb, d.batch * d.m, d.n, d.k, A, d.a1, B, d.b1, 0.0f, C, d.n);
     return TG_OK;
   }
-#pragma omp parallel for schedule(static) if (mm_batches_parallel(&d))
+  TG_PAR_FOR(mm_batches_parallel(&d), schedule(static),
   for (int64_t i = 0; i < d.batch; i++)
     tg_cpu_gemm(d.ta, d.tb, d.m, d.n, d.k, A + i * d.sa, d.a1, B + i * d.sb, d.b1, 0.0f, C + i * d.sc,
-                d.n);
+                d.n););
   return TG_OK;
 }
 
@@ -116,10 +117,10 @@ tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a) {
     return TG_OK;
   }
   /* a shared b's gradient (sb = 0) sums over the batches: that loop stays serial, in order */
-#pragma omp parallel for schedule(static) if ((d.sb != 0 || !dB) && mm_batches_parallel(&d))
+  TG_PAR_FOR((d.sb != 0 || !dB) && mm_batches_parallel(&d), schedule(static),
   for (int64_t i = 0; i < d.batch; i++)
     mm_bwd_one(&d, d.m, A + i * d.sa, B + i * d.sb, dC + i * d.sc, dA ? dA + i * d.sa : NULL,
-               dB ? dB + i * d.sb : NULL);
+               dB ? dB + i * d.sb : NULL););
   return TG_OK;
 }
 
@@ -164,12 +165,12 @@ tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
   if (db) {
     int64_t nblk = (nout + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
     if (rows * nout >= TG_MM_PAR_MIN && nblk > 1) {
-#pragma omp parallel for schedule(static)
+      TG_PAR_FOR(1, schedule(static),
       for (int64_t bi = 0; bi < nblk; bi++) {
         int64_t c0 = bi * TG_MM_COL_BLOCK;
         int64_t c1 = c0 + TG_MM_COL_BLOCK < nout ? c0 + TG_MM_COL_BLOCK : nout;
         mm_col_sums(dy, db, rows, nout, c0, c1);
-      }
+      });
     } else {
       mm_col_sums(dy, db, rows, nout, 0, nout);
     }
@@ -203,10 +204,10 @@ tg_status tg_cpu_stacked_linear_fwd(const tg_kernel_args *a) {
   const float *bias = a->attr->i[0] && a->n_in > 2 ? (const float *)a->in[2]->data : NULL; /* [G, out] */
   if (bias) sl_fill_rows(y, G * nout, bias, rows, G * nout); /* every row of y = bias as [G out] */
   /* group j: y[:, j] [rows, out] (row stride G out) = x[:, j] [rows, in] (stride G in) w[j]^T (+ y) */
-#pragma omp parallel for schedule(static) if (sl_groups_parallel(rows, G, nin, nout))
+  TG_PAR_FOR(sl_groups_parallel(rows, G, nin, nout), schedule(static),
   for (int64_t j = 0; j < G; j++)
     tg_cpu_gemm(0, 1, rows, nout, nin, x + j * nin, G * nin, w + j * nout * nin, nin, bias ? 1.0f : 0.0f,
-                y + j * nout, G * nout);
+                y + j * nout, G * nout););
   return TG_OK;
 }
 
@@ -240,7 +241,7 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
    * separate pass sums column blocks in parallel; each column is summed over the rows in order
    * either way */
   int sums_by_group = db && (groups_par || omp_get_max_threads() == 1 || omp_in_parallel());
-#pragma omp parallel for schedule(static) if (groups_par)
+  TG_PAR_FOR(groups_par, schedule(static),
   for (int64_t j = 0; j < G; j++) {
     const float *dyj = dy + j * nout, *wj = w + j * nout * nin; /* [rows, out] strided G out; [out, in] */
     if (dx) /* dx[:, j] [rows, in] += dy[:, j] w[j] */
@@ -248,15 +249,15 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
     if (dw) /* dw[j] [out, in] += dy[:, j]^T x[:, j] */
       tg_cpu_gemm(1, 0, nout, nin, rows, dyj, G * nout, x + j * nin, G * nin, 1.0f, dw + j * nout * nin, nin);
     if (sums_by_group) sl_col_sums(dy, db, rows, ncol, j * nout, (j + 1) * nout);
-  }
+  });
   if (db && !sums_by_group) {
     int64_t nblk = (ncol + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
     if (rows * ncol >= TG_MM_PAR_MIN && nblk > 1) {
-#pragma omp parallel for schedule(static)
+      TG_PAR_FOR(1, schedule(static),
       for (int64_t bi = 0; bi < nblk; bi++) {
         int64_t c0 = bi * TG_MM_COL_BLOCK, c1 = c0 + TG_MM_COL_BLOCK < ncol ? c0 + TG_MM_COL_BLOCK : ncol;
         sl_col_sums(dy, db, rows, ncol, c0, c1);
-      }
+      });
     } else {
       sl_col_sums(dy, db, rows, ncol, 0, ncol);
     }

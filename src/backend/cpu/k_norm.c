@@ -1,6 +1,7 @@
 /* CPU kernels over the last dim: softmax, log_softmax, layernorm, rmsnorm (forward and backward). */
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
 #include "backend/cpu/cpu_rows.h"
 #include "ops/norm_args.h"
@@ -20,7 +21,7 @@ tg_status tg_cpu_softmax_fwd(const tg_kernel_args *a) {
   const float *x = (const float *)a->in[0]->data; /* [rows, D] */
   float *y = (float *)a->out->data;               /* [rows, D] */
   if (D == 0) return TG_OK;
-#pragma omp parallel for if (rows * D > NORM_PAR_MIN)
+  TG_PAR_FOR(rows * D > NORM_PAR_MIN, ,
   for (int64_t r = 0; r < rows; r++) {
     const float *xr = x + r * D;
     float *yr = y + r * D;
@@ -32,7 +33,7 @@ tg_status tg_cpu_softmax_fwd(const tg_kernel_args *a) {
     }
     float inv = (float)(1.0 / s);
     for (int64_t j = 0; j < D; j++) yr[j] *= inv;
-  }
+  });
   return TG_OK;
 }
 
@@ -44,14 +45,14 @@ tg_status tg_cpu_softmax_bwd(const tg_kernel_args *a) {
   tg_norm_dims(a->out, &rows, &D);
   const float *y = (const float *)a->out->data; /* [rows, D] */
   const float *dy = a->out_grad;                /* [rows, D] */
-#pragma omp parallel for if (rows * D > NORM_PAR_MIN)
+  TG_PAR_FOR(rows * D > NORM_PAR_MIN, ,
   for (int64_t r = 0; r < rows; r++) {
     const float *yr = y + r * D, *gr = dy + r * D;
     double dot = 0.0;
     for (int64_t j = 0; j < D; j++) dot += (double)gr[j] * yr[j];
     float fd = (float)dot;
     for (int64_t j = 0; j < D; j++) dx[r * D + j] += yr[j] * (gr[j] - fd);
-  }
+  });
   return TG_OK;
 }
 
@@ -61,13 +62,13 @@ tg_status tg_cpu_log_softmax_fwd(const tg_kernel_args *a) {
   const float *x = (const float *)a->in[0]->data; /* [rows, D] */
   float *y = (float *)a->out->data;               /* [rows, D] */
   if (D == 0) return TG_OK;
-#pragma omp parallel for if (rows * D > NORM_PAR_MIN)
+  TG_PAR_FOR(rows * D > NORM_PAR_MIN, ,
   for (int64_t r = 0; r < rows; r++) {
     const float *xr = x + r * D;
     float m = tg_row_max(xr, D);
     float lse = (float)log(tg_row_exp_sum(xr, D, m));
     for (int64_t j = 0; j < D; j++) y[r * D + j] = (xr[j] - m) - lse;
-  }
+  });
   return TG_OK;
 }
 
@@ -79,14 +80,14 @@ tg_status tg_cpu_log_softmax_bwd(const tg_kernel_args *a) {
   tg_norm_dims(a->out, &rows, &D);
   const float *y = (const float *)a->out->data; /* [rows, D] */
   const float *dy = a->out_grad;                /* [rows, D] */
-#pragma omp parallel for if (rows * D > NORM_PAR_MIN)
+  TG_PAR_FOR(rows * D > NORM_PAR_MIN, ,
   for (int64_t r = 0; r < rows; r++) {
     const float *yr = y + r * D, *gr = dy + r * D;
     double s = 0.0;
     for (int64_t j = 0; j < D; j++) s += gr[j];
     float fs = (float)s;
     for (int64_t j = 0; j < D; j++) dx[r * D + j] += gr[j] - expf(yr[j]) * fs;
-  }
+  });
   return TG_OK;
 }
 
@@ -121,11 +122,11 @@ tg_status tg_cpu_layernorm_fwd(const tg_kernel_args *a) {
   const tg_ln_args p = tg_ln_args_of(a);
   int64_t rows = p.rows, D = p.D, ntask = (rows + LN_TASK_ROWS - 1) / LN_TASK_ROWS;
   if (D == 0) return TG_OK;
-#pragma omp parallel for if (rows * D > NORM_PAR_MIN)
+  TG_PAR_FOR(rows * D > NORM_PAR_MIN, ,
   for (int64_t t = 0; t < ntask; t++) {
     int64_t r0 = t * LN_TASK_ROWS, r1 = r0 + LN_TASK_ROWS < rows ? r0 + LN_TASK_ROWS : rows;
     ln_fwd_rows(&p, r0, r1);
-  }
+  });
   return TG_OK;
 }
 
@@ -188,18 +189,18 @@ tg_status tg_cpu_layernorm_bwd(const tg_kernel_args *a) {
     int64_t ntask = (nr + LN_TASK_ROWS - 1) / LN_TASK_ROWS;
     double mean[NORM_CHUNK_ROWS], rstd[NORM_CHUNK_ROWS]; /* [nr] */
     int par = nr * D > NORM_PAR_MIN;
-#pragma omp parallel for if (par)
+    TG_PAR_FOR(par, ,
     for (int64_t t = 0; t < ntask; t++) {
       int64_t i0 = t * LN_TASK_ROWS, i1 = i0 + LN_TASK_ROWS < nr ? i0 + LN_TASK_ROWS : nr;
       ln_bwd_rows(&p, r0 + i0, r0 + i1, mean + i0, rstd + i0);
-    }
+    });
     if (!p.dgamma && !p.dbeta) continue;
-#pragma omp parallel for if (par)
+    TG_PAR_FOR(par, ,
     for (int64_t b = 0; b < nblocks; b++) {
       int64_t j0 = b * NORM_COL_BLOCK;
       int64_t nj = D - j0 < NORM_COL_BLOCK ? D - j0 : NORM_COL_BLOCK;
       ln_bwd_cols(&p, r0, nr, j0, nj, mean, rstd);
-    }
+    });
   }
   return TG_OK;
 }
@@ -220,12 +221,12 @@ tg_status tg_cpu_rmsnorm_fwd(const tg_kernel_args *a) {
   float *y = p.y;                 /* [rows, D] */
   double eps = p.eps;
   if (D == 0) return TG_OK;
-#pragma omp parallel for if (rows * D > NORM_PAR_MIN)
+  TG_PAR_FOR(rows * D > NORM_PAR_MIN, ,
   for (int64_t r = 0; r < rows; r++) {
     const float *xr = x + r * D;
     float fr = (float)rms_rstd(xr, D, eps);
     for (int64_t j = 0; j < D; j++) y[r * D + j] = w ? xr[j] * fr * w[j] : xr[j] * fr;
-  }
+  });
   return TG_OK;
 }
 
@@ -242,7 +243,7 @@ tg_status tg_cpu_rmsnorm_bwd(const tg_kernel_args *a) {
     int64_t nr = rows - r0 < NORM_CHUNK_ROWS ? rows - r0 : NORM_CHUNK_ROWS;
     double rstd[NORM_CHUNK_ROWS]; /* [nr] */
     int par = nr * D > NORM_PAR_MIN;
-#pragma omp parallel for if (par)
+    TG_PAR_FOR(par, ,
     for (int64_t i = 0; i < nr; i++) {
       const float *xr = x + (r0 + i) * D, *gr = dy + (r0 + i) * D;
       rstd[i] = rms_rstd(xr, D, eps);
@@ -256,9 +257,9 @@ tg_status tg_cpu_rmsnorm_bwd(const tg_kernel_args *a) {
         float gw = w ? gr[j] * w[j] : gr[j];
         dxr[j] += fr * gw - xr[j] * c;
       }
-    }
+    });
     if (!dw) continue;
-#pragma omp parallel for if (par)
+    TG_PAR_FOR(par, ,
     for (int64_t b = 0; b < nblocks; b++) {
       int64_t j0 = b * NORM_COL_BLOCK;
       int64_t nj = D - j0 < NORM_COL_BLOCK ? D - j0 : NORM_COL_BLOCK;
@@ -268,7 +269,7 @@ tg_status tg_cpu_rmsnorm_bwd(const tg_kernel_args *a) {
         for (int64_t j = 0; j < nj; j++) sw[j] += (double)gr[j] * xr[j] * rstd[i];
       }
       for (int64_t j = 0; j < nj; j++) dw[j0 + j] += (float)sw[j];
-    }
+    });
   }
   return TG_OK;
 }

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_philox.h"
 #include "backend/cpu/cpu_simd.h"
 
@@ -13,15 +14,15 @@ static double sum_all(const tg_tensor *x) {
   const float *v = x->data; /* [n] */
   int64_t n = tg_numel(x);
   double acc = 0.0;
-#pragma omp parallel for reduction(+ : acc) schedule(static) if (n > PAR_MIN)
-  for (int64_t i = 0; i < n; i++) acc += v[i];
+  TG_PAR_FOR(n > PAR_MIN, reduction(+ : acc) schedule(static),
+  for (int64_t i = 0; i < n; i++) acc += v[i];);
   return acc;
 }
 
 /* gx [n] += g */
 static void add_const(float *gx, int64_t n, float g) {
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
-  for (int64_t i = 0; i < n; i++) gx[i] += g;
+  TG_PAR_FOR(n > PAR_MIN, schedule(static),
+  for (int64_t i = 0; i < n; i++) gx[i] += g;);
 }
 
 tg_status tg_cpu_sum_fwd(const tg_kernel_args *a) {
@@ -56,12 +57,12 @@ static void sum_rows(const tg_kernel_args *a, int mean) {
   const float *v = x->data;  /* [R, D] */
   float *out = a->out->data; /* [R] */
   double scale = mean ? 1.0 / (double)D : 1.0;
-#pragma omp parallel for schedule(static) if (R * D > PAR_MIN)
+  TG_PAR_FOR(R * D > PAR_MIN, schedule(static),
   for (int64_t r = 0; r < R; r++) {
     double acc = 0.0;
     for (int64_t j = 0; j < D; j++) acc += v[r * D + j];
     out[r] = (float)(acc * scale);
-  }
+  });
 }
 
 /* gx[r, j] += scale * gy[r] */
@@ -72,11 +73,11 @@ static void sum_rows_bwd(const tg_kernel_args *a, int mean) {
   int64_t D = last_dim(x), R = tg_numel(x) / D;
   const float *gy = a->out_grad; /* [R] */
   double scale = mean ? 1.0 / (double)D : 1.0;
-#pragma omp parallel for schedule(static) if (R * D > PAR_MIN)
+  TG_PAR_FOR(R * D > PAR_MIN, schedule(static),
   for (int64_t r = 0; r < R; r++) {
     float g = (float)((double)gy[r] * scale);
     for (int64_t j = 0; j < D; j++) gx[r * D + j] += g;
-  }
+  });
 }
 
 tg_status tg_cpu_sum_last_fwd(const tg_kernel_args *a) {
@@ -113,8 +114,8 @@ tg_status tg_cpu_max_last_fwd(const tg_kernel_args *a) {
   int64_t D = last_dim(x), R = tg_numel(x) / D;
   const float *v = x->data;  /* [R, D] */
   float *out = a->out->data; /* [R] */
-#pragma omp parallel for schedule(static) if (R * D > PAR_MIN)
-  for (int64_t r = 0; r < R; r++) out[r] = v[r * D + row_argmax(v + r * D, D)];
+  TG_PAR_FOR(R * D > PAR_MIN, schedule(static),
+  for (int64_t r = 0; r < R; r++) out[r] = v[r * D + row_argmax(v + r * D, D)];);
   return TG_OK;
 }
 
@@ -125,8 +126,8 @@ tg_status tg_cpu_max_last_bwd(const tg_kernel_args *a) {
   int64_t D = last_dim(x), R = tg_numel(x) / D;
   const float *v = x->data;      /* [R, D] */
   const float *gy = a->out_grad; /* [R] */
-#pragma omp parallel for schedule(static) if (R * D > PAR_MIN)
-  for (int64_t r = 0; r < R; r++) gx[r * D + row_argmax(v + r * D, D)] += gy[r];
+  TG_PAR_FOR(R * D > PAR_MIN, schedule(static),
+  for (int64_t r = 0; r < R; r++) gx[r * D + row_argmax(v + r * D, D)] += gy[r];);
   return TG_OK;
 }
 
@@ -135,8 +136,8 @@ tg_status tg_cpu_argmax_last_fwd(const tg_kernel_args *a) {
   int64_t D = last_dim(x), R = tg_numel(x) / D;
   const float *v = x->data;    /* [R, D] */
   int64_t *out = a->out->data; /* [R] i64 */
-#pragma omp parallel for schedule(static) if (R * D > PAR_MIN)
-  for (int64_t r = 0; r < R; r++) out[r] = row_argmax(v + r * D, D);
+  TG_PAR_FOR(R * D > PAR_MIN, schedule(static),
+  for (int64_t r = 0; r < R; r++) out[r] = row_argmax(v + r * D, D););
   return TG_OK;
 }
 
@@ -172,13 +173,13 @@ static void dropout_apply(const tg_kernel_args *a, const float *src, float *dst,
   tg_philox16_fn philox16 = tg_cpu_philox16();
   const int64_t per = 4 * TG_PHILOX_BLOCK; /* elements per block */
   int64_t nb = (n + per - 1) / per;
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+  TG_PAR_FOR(n > PAR_MIN, schedule(static),
   for (int64_t bi = 0; bi < nb; bi++) {
     uint32_t w[4 * TG_PHILOX_BLOCK]; /* [per] */
     philox16(seed, key, (uint64_t)(bi * TG_PHILOX_BLOCK), w);
     int64_t e0 = bi * per, len = n - e0 < per ? n - e0 : per;
     drop_block(src + e0, dst + e0, w, len, thr, scale, accumulate);
-  }
+  });
 }
 
 tg_status tg_cpu_dropout_fwd(const tg_kernel_args *a) {

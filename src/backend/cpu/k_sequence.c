@@ -1,6 +1,7 @@
 /* CPU kernels for causal_softmax and conv1d_causal (forward and backward). */
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_rows.h"
 #include "backend/cpu/cpu_simd.h"
 
@@ -37,7 +38,7 @@ tg_status tg_cpu_causal_softmax_fwd(const tg_kernel_args *a) {
   cs_dims(a->in[0], &rows, &Tq, &Tk);
   const float *x = (const float *)a->in[0]->data; /* [rows, Tk] */
   float *y = (float *)a->out->data;               /* [rows, Tk] */
-#pragma omp parallel for if (rows * Tk > SEQ_PAR_MIN)
+  TG_PAR_FOR(rows * Tk > SEQ_PAR_MIN, ,
   for (int64_t r = 0; r < rows; r++) {
     const float *xr = x + r * Tk;
     float *yr = y + r * Tk;
@@ -53,7 +54,7 @@ tg_status tg_cpu_causal_softmax_fwd(const tg_kernel_args *a) {
       for (int64_t j = 0; j < n; j++) yr[j] *= inv;
     }
     for (int64_t j = n; j < Tk; j++) yr[j] = 0.0f; /* hidden keys */
-  }
+  });
   return TG_OK;
 }
 
@@ -65,7 +66,7 @@ tg_status tg_cpu_causal_softmax_bwd(const tg_kernel_args *a) {
   cs_dims(a->out, &rows, &Tq, &Tk);
   const float *y = (const float *)a->out->data; /* [rows, Tk] */
   const float *dy = a->out_grad;                /* [rows, Tk] */
-#pragma omp parallel for if (rows * Tk > SEQ_PAR_MIN)
+  TG_PAR_FOR(rows * Tk > SEQ_PAR_MIN, ,
   for (int64_t r = 0; r < rows; r++) {
     const float *yr = y + r * Tk, *gr = dy + r * Tk;
     int64_t n = cs_visible(r % Tq, offset, Tk);
@@ -73,7 +74,7 @@ tg_status tg_cpu_causal_softmax_bwd(const tg_kernel_args *a) {
     for (int64_t j = 0; j < n; j++) dot += (double)gr[j] * yr[j];
     float fd = (float)dot;
     for (int64_t j = 0; j < n; j++) dx[r * Tk + j] += yr[j] * (gr[j] - fd);
-  }
+  });
   return TG_OK;
 }
 
@@ -156,9 +157,9 @@ tg_status tg_cpu_conv1d_causal_fwd(const tg_kernel_args *a) {
   const conv_args p = conv_args_of(a);
   int64_t rows = p.B * p.L, nb = (rows + CONV_RB - 1) / CONV_RB;
   float *y = (float *)a->out->data; /* [B, L, C] */
-#pragma omp parallel for if (rows * p.C * p.K > SEQ_PAR_MIN)
+  TG_PAR_FOR(rows * p.C * p.K > SEQ_PAR_MIN, ,
   for (int64_t ib = 0; ib < nb; ib++)
-    conv_fwd_rows(&p, ib * CONV_RB, ib * CONV_RB + CONV_RB < rows ? ib * CONV_RB + CONV_RB : rows, y);
+    conv_fwd_rows(&p, ib * CONV_RB, ib * CONV_RB + CONV_RB < rows ? ib * CONV_RB + CONV_RB : rows, y););
   return TG_OK;
 }
 
@@ -182,9 +183,9 @@ TG_CPU_CLONES static void conv_bwd_x_rows(const conv_args *p, const float *dy, i
 
 static void conv_bwd_x(const conv_args *p, const float *dy) {
   int64_t rows = p->B * p->L, nb = (rows + CONV_RB - 1) / CONV_RB;
-#pragma omp parallel for if (rows * p->C * p->K > SEQ_PAR_MIN)
+  TG_PAR_FOR(rows * p->C * p->K > SEQ_PAR_MIN, ,
   for (int64_t ib = 0; ib < nb; ib++)
-    conv_bwd_x_rows(p, dy, ib * CONV_RB, ib * CONV_RB + CONV_RB < rows ? ib * CONV_RB + CONV_RB : rows);
+    conv_bwd_x_rows(p, dy, ib * CONV_RB, ib * CONV_RB + CONV_RB < rows ? ib * CONV_RB + CONV_RB : rows););
 }
 
 /* Channel block cb (CONV_CB channels): dbias[c] += sum_r dy[r, c] and, tap block by tap block,
@@ -224,8 +225,8 @@ TG_CPU_CLONES static void conv_bwd_params_block(const conv_args *p, const float 
 /* dw and dbias: one task per channel block (thread-count independent). */
 static void conv_bwd_params(const conv_args *p, const float *dy) {
   int64_t rows = p->B * p->L, ncb = (p->C + CONV_CB - 1) / CONV_CB;
-#pragma omp parallel for if (rows * p->C * p->K > SEQ_PAR_MIN)
-  for (int64_t cb = 0; cb < ncb; cb++) conv_bwd_params_block(p, dy, cb);
+  TG_PAR_FOR(rows * p->C * p->K > SEQ_PAR_MIN, ,
+  for (int64_t cb = 0; cb < ncb; cb++) conv_bwd_params_block(p, dy, cb););
 }
 
 tg_status tg_cpu_conv1d_causal_bwd(const tg_kernel_args *a) {

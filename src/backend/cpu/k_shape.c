@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_par.h"
 #include "ops/shape_split.h"
 
 #define PAR_MIN 32768 /* elements below which a loop stays serial */
@@ -20,8 +21,8 @@ tg_status tg_cpu_concat_fwd(const tg_kernel_args *a) {
     int64_t Sk = a->in[k]->shape[d];
     const char *x = a->in[k]->data; /* [A, Sk, C] */
     size_t row = (size_t)(Sk * C) * es;
-#pragma omp parallel for schedule(static) if (A * Sk * C > PAR_MIN)
-    for (int64_t i = 0; i < A; i++) memcpy(out + (size_t)((i * S + off) * C) * es, x + (size_t)i * row, row);
+    TG_PAR_FOR(A * Sk * C > PAR_MIN, schedule(static),
+    for (int64_t i = 0; i < A; i++) memcpy(out + (size_t)((i * S + off) * C) * es, x + (size_t)i * row, row););
     off += Sk;
   }
   return TG_OK;
@@ -39,12 +40,12 @@ tg_status tg_cpu_concat_bwd(const tg_kernel_args *a) {
     float *gx = a->in_grad[k]; /* [A, Sk, C] */
     if (gx) {
       int64_t row = Sk * C;
-#pragma omp parallel for schedule(static) if (A * row > PAR_MIN)
+      TG_PAR_FOR(A * row > PAR_MIN, schedule(static),
       for (int64_t i = 0; i < A; i++) {
         const float *src = gy + (i * S + off) * C;
         float *dst = gx + i * row;
         for (int64_t j = 0; j < row; j++) dst[j] += src[j];
-      }
+      });
     }
     off += Sk;
   }
@@ -63,8 +64,8 @@ tg_status tg_cpu_slice_fwd(const tg_kernel_args *a) {
   const char *src = x->data; /* [A, S, C] */
   char *dst = a->out->data;  /* [A, len, C] */
   size_t row = (size_t)(len * C) * es;
-#pragma omp parallel for schedule(static) if (A * len * C > PAR_MIN)
-  for (int64_t i = 0; i < A; i++) memcpy(dst + (size_t)i * row, src + (size_t)((i * S + start) * C) * es, row);
+  TG_PAR_FOR(A * len * C > PAR_MIN, schedule(static),
+  for (int64_t i = 0; i < A; i++) memcpy(dst + (size_t)i * row, src + (size_t)((i * S + start) * C) * es, row););
   return TG_OK;
 }
 
@@ -78,12 +79,12 @@ tg_status tg_cpu_slice_bwd(const tg_kernel_args *a) {
   tg_split_at(x, d, &A, &S, &C);
   const float *gy = a->out_grad; /* [A, len, C] */
   int64_t row = len * C;
-#pragma omp parallel for schedule(static) if (A * row > PAR_MIN)
+  TG_PAR_FOR(A * row > PAR_MIN, schedule(static),
   for (int64_t i = 0; i < A; i++) {
     float *dst = gx + (i * S + start) * C;
     const float *src = gy + i * row;
     for (int64_t j = 0; j < row; j++) dst[j] += src[j];
-  }
+  });
   return TG_OK;
 }
 
@@ -107,7 +108,7 @@ tg_status tg_cpu_transpose_fwd(const tg_kernel_args *a) {
   size_t es = tg_dtype_size(x->dtype), chunk = (size_t)t.C * es;
   const char *src = x->data; /* [A, P, B, Q, C] */
   char *dst = a->out->data;  /* [A, Q, B, P, C] */
-#pragma omp parallel for collapse(2) schedule(static) if (tg_numel(x) > PAR_MIN)
+  TG_PAR_FOR(tg_numel(x) > PAR_MIN, collapse(2) schedule(static),
   for (int64_t i = 0; i < t.A; i++)
     for (int64_t q = 0; q < t.Q; q++)
       for (int64_t b = 0; b < t.B; b++)
@@ -115,7 +116,7 @@ tg_status tg_cpu_transpose_fwd(const tg_kernel_args *a) {
           int64_t so = (((i * t.P + p) * t.B + b) * t.Q + q) * t.C;
           int64_t doff = (((i * t.Q + q) * t.B + b) * t.P + p) * t.C;
           memcpy(dst + (size_t)doff * es, src + (size_t)so * es, chunk);
-        }
+        });
   return TG_OK;
 }
 
@@ -125,7 +126,7 @@ tg_status tg_cpu_transpose_bwd(const tg_kernel_args *a) {
   if (!gx) return TG_OK;
   tg_tr_dims t = tg_tr_split(x, (int)a->attr->i[0], (int)a->attr->i[1]);
   const float *gy = a->out_grad; /* [A, Q, B, P, C] */
-#pragma omp parallel for collapse(2) schedule(static) if (tg_numel(x) > PAR_MIN)
+  TG_PAR_FOR(tg_numel(x) > PAR_MIN, collapse(2) schedule(static),
   for (int64_t i = 0; i < t.A; i++)
     for (int64_t p = 0; p < t.P; p++)
       for (int64_t b = 0; b < t.B; b++)
@@ -133,7 +134,7 @@ tg_status tg_cpu_transpose_bwd(const tg_kernel_args *a) {
           float *dst = gx + (((i * t.P + p) * t.B + b) * t.Q + q) * t.C;
           const float *src = gy + (((i * t.Q + q) * t.B + b) * t.P + p) * t.C;
           for (int64_t c = 0; c < t.C; c++) dst[c] += src[c];
-        }
+        });
   return TG_OK;
 }
 
@@ -173,8 +174,8 @@ tg_status tg_cpu_gather_rows_fwd(const tg_kernel_args *a) {
   if (st != TG_OK) return st;
   const float *w = table->data; /* [V, D] */
   float *out = a->out->data;    /* [N, D] */
-#pragma omp parallel for schedule(static) if (N * D > PAR_MIN)
-  for (int64_t i = 0; i < N; i++) memcpy(out + i * D, w + idx_at(idx, i) * D, (size_t)D * sizeof(float));
+  TG_PAR_FOR(N * D > PAR_MIN, schedule(static),
+  for (int64_t i = 0; i < N; i++) memcpy(out + i * D, w + idx_at(idx, i) * D, (size_t)D * sizeof(float)););
   return TG_OK;
 }
 
@@ -191,7 +192,7 @@ tg_status tg_cpu_gather_rows_bwd(const tg_kernel_args *a) {
   /* Rows may repeat, so threads split the columns, never the rows: each block of columns is
    * accumulated by one thread in index order (deterministic). */
   int64_t nblk = (D + GATHER_COLS - 1) / GATHER_COLS;
-#pragma omp parallel for schedule(static) if (N * D > PAR_MIN && nblk > 1)
+  TG_PAR_FOR(N * D > PAR_MIN && nblk > 1, schedule(static),
   for (int64_t blk = 0; blk < nblk; blk++) {
     int64_t c0 = blk * GATHER_COLS, c1 = c0 + GATHER_COLS < D ? c0 + GATHER_COLS : D;
     for (int64_t i = 0; i < N; i++) {
@@ -199,6 +200,6 @@ tg_status tg_cpu_gather_rows_bwd(const tg_kernel_args *a) {
       const float *src = gy + i * D;
       for (int64_t c = c0; c < c1; c++) dst[c] += src[c];
     }
-  }
+  });
   return TG_OK;
 }

@@ -2,6 +2,7 @@
 #include <omp.h>
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
 #include "ops/ssd_ref.h"
 
@@ -350,7 +351,14 @@ tg_status tg_cpu_ssd_scan_fwd(const tg_kernel_args *a) {
   c.ws = (float *)a->ws;
   float *y = (float *)a->out->data; /* [B, L, H, P] */
   const int64_t pairs = c.d.B * c.d.H, units = c.d.B * c.d.G * c.d.nc;
-#pragma omp parallel num_threads(ssd_threads(&c))
+  int nt = ssd_threads(&c);
+  if (nt < 2 || !tg_par_ok()) { /* no OpenMP region (and no orphaned loop) for one thread: see cpu_par.h */
+    const ssd_slot s = ssd_slot_of(&c, 0);
+    for (int64_t u = 0; u < units; u++) ssd_cb_unit(&c, u, &s);
+    for (int64_t pair = 0; pair < pairs; pair++) ssd_fwd_pair(&c, pair, y, &s);
+    return TG_OK;
+  }
+#pragma omp parallel num_threads(nt)
   {
     const ssd_slot s = ssd_slot_of(&c, omp_get_thread_num());
 #pragma omp for schedule(dynamic, 1)
@@ -583,16 +591,24 @@ tg_status tg_cpu_ssd_scan_bwd(const tg_kernel_args *a) {
   const ssd_grads g = {a->out_grad, dx, ddt, dB || dC};
   const int64_t pairs = c.d.B * c.d.H, units = c.d.B * c.d.G * c.d.nc;
   float *dAp = c.ws + c.w.dAp, *dDp = c.ws + c.w.dDp; /* [B*H] each */
-#pragma omp parallel num_threads(ssd_threads(&c))
-  {
-    const ssd_slot s = ssd_slot_of(&c, omp_get_thread_num());
-#pragma omp for schedule(dynamic, 1)
+  int nt = ssd_threads(&c);
+  if (nt < 2 || !tg_par_ok()) {
+    const ssd_slot s = ssd_slot_of(&c, 0);
     for (int64_t u = 0; u < units; u++) ssd_cb_unit(&c, u, &s);
-#pragma omp for schedule(dynamic, 1)
     for (int64_t pair = 0; pair < pairs; pair++) ssd_bwd_pair(&c, pair, &g, &s, dAp + pair, dDp + pair);
-    if (g.want_bc) {
+    for (int64_t u = 0; g.want_bc && u < units; u++) ssd_bwd_group(&c, u, dB, dC, &s);
+  } else {
+#pragma omp parallel num_threads(nt)
+    {
+      const ssd_slot s = ssd_slot_of(&c, omp_get_thread_num());
 #pragma omp for schedule(dynamic, 1)
-      for (int64_t u = 0; u < units; u++) ssd_bwd_group(&c, u, dB, dC, &s);
+      for (int64_t u = 0; u < units; u++) ssd_cb_unit(&c, u, &s);
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t pair = 0; pair < pairs; pair++) ssd_bwd_pair(&c, pair, &g, &s, dAp + pair, dDp + pair);
+      if (g.want_bc) {
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t u = 0; u < units; u++) ssd_bwd_group(&c, u, dB, dC, &s);
+      }
     }
   }
   for (int64_t h = 0; h < c.d.H; h++) { /* dA, dD [H] += the batch's partials in order */
