@@ -18,11 +18,14 @@ extern "C" {
  *   mamba2:   the recurrent state (tg_mamba2_stepper): O(1) per bar. The state starts at the instrument's first
  *             bar past the feature warm-up and is never reset, so the forecast at bar t sees every bar since
  *             then (the model's recurrent form; training saw windows of seq_len bars from a zero state);
- *   tft, mlp: the last window of normalised feature rows (tft: enc_len, mlp: window) in a ring; each bar runs the
- *             model once over that window at batch 1 (a graph planned at open). The TFT's known-future inputs
- *             (time of day, day of week) are those of ts + k * bar_ns, k = 1..H, with bar_ns the training
- *             data's median bar interval (training used the actual next bars' times: the same except across
- *             gaps such as nights and weekends).
+ *   mlp:      the last `window` normalised feature rows in a ring; each bar runs the model over them at batch 1
+ *             (a graph planned at open);
+ *   tft:      each bar's past variable-selection output (it depends only on that bar and the instrument) is
+ *             computed once and kept in a ring of enc_len; each bar then runs the rest of the model (the LSTM
+ *             encoder from the static context at the window's start, as in training, the decoder, attention and
+ *             heads) over that window. The known-future inputs (time of day, day of week) are those of
+ *             ts + k * bar_ns, k = 1..H, with bar_ns the training data's median bar interval (training used the
+ *             actual next bars' times: the same except across gaps such as nights and weekends).
  *
  * The forecast of a bar is [horizons, nq]: quantile q_j of the forward log return log(close[t+h] / close[t]),
  * h = 1..horizons, in return units (the model's scaled outputs times the training split's target std). A bar

@@ -55,25 +55,36 @@ static int need_input(tg_graph *g, const char *what, const tg_tensor *t, int64_t
   return ok;
 }
 
-static int check_inputs(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in) {
-  tg_tensor *ins[3] = {in->past, in->future, in->inst};
-  if (!in->past || !in->future || !in->inst) {
-    tg_graph_fail(g, TG_ERR_INVALID, "tft: inputs past %s, future %s and inst %s are all required",
-                  in->past ? "set" : "NULL", in->future ? "set" : "NULL", in->inst ? "set" : "NULL");
+/* past [B, T, w] f32, inst [B] i64 or i32 and (future_rows > 0) future [B, future_rows, n_future] f32. */
+static int check_parts(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past, int64_t T, int64_t w, tg_tensor *future,
+                       int64_t future_rows, tg_tensor *inst) {
+  tg_tensor *ins[3] = {past, inst, future};
+  int n = future_rows > 0 ? 3 : 2;
+  if (!past || !inst || (n == 3 && !future)) {
+    tg_graph_fail(g, TG_ERR_INVALID, "tft: inputs past %s, inst %s and future %s are required", past ? "set" : "NULL",
+                  inst ? "set" : "NULL", future || n == 2 ? "set" : "NULL");
     return 0;
   }
-  if (!tg_graph_check_inputs(g, "tft", 3, ins)) return 0;
-  if (!need_input(g, "past", in->past, -1, c->tft.enc_len, c->n_past)) return 0;
-  int64_t B = in->past->shape[0];
-  if (!need_input(g, "future", in->future, B, c->tft.dec_len, c->n_future)) return 0;
-  const tg_tensor *s = in->inst;
-  if ((s->dtype != TG_I64 && s->dtype != TG_I32) || s->ndim != 1 || s->shape[0] != B) {
+  if (!tg_graph_check_inputs(g, "tft", n, ins)) return 0;
+  if (!need_input(g, "past", past, -1, T, w)) return 0;
+  int64_t B = past->shape[0];
+  if (n == 3 && !need_input(g, "future", future, B, future_rows, c->n_future)) return 0;
+  if ((inst->dtype != TG_I64 && inst->dtype != TG_I32) || inst->ndim != 1 || inst->shape[0] != B) {
     char sh[SHAPE_BUF];
     tg_graph_fail(g, TG_ERR_SHAPE, "tft: input inst '%s' is %s %s; expected i64 or i32 [%lld] (B of past)",
-                  s->name, tg_dtype_name(s->dtype), tg_shape_str(s, sh, sizeof sh), (long long)B);
+                  inst->name, tg_dtype_name(inst->dtype), tg_shape_str(inst, sh, sizeof sh), (long long)B);
     return 0;
   }
   return 1;
+}
+
+/* The config checks every build makes. */
+static int check_config(tg_graph *g, const tg_forecast_cfg *c) {
+  if (!g) return 0;
+  if (!c) return tg_graph_fail(g, TG_ERR_INVALID, "tft: NULL config"), 0;
+  if (c->kind != TG_MODEL_TFT) return tg_graph_fail(g, TG_ERR_INVALID, "tft: config kind %d is not TFT", (int)c->kind), 0;
+  if (tg_forecast_check(c) != TG_OK) return tg_graph_fail(g, TG_ERR_INVALID, "%s", tg_last_error()), 0;
+  return tg_graph_status(g) == TG_OK;
 }
 
 /* x [B, T, m] -> xi [B*T, m, d]: xi[n, j] = x[n, j] * weight[j] + bias[j], one linear 1 -> d per
@@ -159,22 +170,19 @@ static int static_contexts(tft_b *b, const tg_forecast_cfg *c, tg_tensor *inst, 
   return ctx[0] && ctx[1] && ctx[2] && ctx[3];
 }
 
-tg_tensor *tg_tft_build_taps(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in,
-                             tg_tft_taps *taps) {
-  if (!g) return NULL;
-  if (!c || !in) return tg_graph_fail(g, TG_ERR_INVALID, "tft: NULL config or inputs");
-  if (c->kind != TG_MODEL_TFT) return tg_graph_fail(g, TG_ERR_INVALID, "tft: config kind %d is not TFT", (int)c->kind);
-  if (tg_forecast_check(c) != TG_OK) return tg_graph_fail(g, TG_ERR_INVALID, "%s", tg_last_error());
-  if (tg_graph_status(g) != TG_OK || !check_inputs(g, c, in)) return NULL;
-  tft_b bb = {g, c->dropout}, *b = &bb;
-  int64_t d = c->tft.hidden, B = in->past->shape[0], enc = c->tft.enc_len, dec = c->tft.dec_len;
-  tg_tft_taps tp = {0};
-  tg_tensor *ctx[4] = {0};
-  if (!static_contexts(b, c, in->inst, ctx)) return NULL;
-  tg_tensor *x_past = vsn(b, "tft.past_vsn", embed_real(b, "tft.past_embed", in->past, d), ctx[0], B, enc,
-                          &tp.past_vsn_weights);
-  tg_tensor *x_fut = vsn(b, "tft.future_vsn", embed_real(b, "tft.future_embed", in->future, d), ctx[0], B, dec,
-                         &tp.future_vsn_weights);
+/* The past VSN over past [B, T, n_past] with context c_s: [B, T, d]. */
+static tg_tensor *past_vsn(tft_b *b, const tg_forecast_cfg *c, tg_tensor *past, tg_tensor *c_s, tg_tensor **w_out) {
+  return vsn(b, "tft.past_vsn", embed_real(b, "tft.past_embed", past, c->tft.hidden), c_s, past->shape[0],
+             past->shape[1], w_out);
+}
+
+/* Everything after the past VSN: x_past [B, enc, d], future [B, dec, n_future], ctx the static contexts. */
+static tg_tensor *after_past_vsn(tft_b *b, const tg_forecast_cfg *c, tg_tensor *x_past, tg_tensor *future,
+                                 tg_tensor **ctx, tg_tft_taps *tp) {
+  tg_graph *g = b->g;
+  int64_t d = c->tft.hidden, B = future->shape[0], enc = c->tft.enc_len, dec = c->tft.dec_len;
+  tg_tensor *x_fut = vsn(b, "tft.future_vsn", embed_real(b, "tft.future_embed", future, d), ctx[0], B, dec,
+                         &tp->future_vsn_weights);
   tg_tensor *enc_out = lstm(b, "tft.lstm_enc", x_past, ctx[2], ctx[3], d); /* [B, enc, 6d] */
   tg_tensor *dec_out = lstm(b, "tft.lstm_dec", x_fut, lstm_final(g, enc_out, d, 0), lstm_final(g, enc_out, d, 1), d);
   if (!enc_out || !dec_out) return NULL;
@@ -182,15 +190,49 @@ tg_tensor *tg_tft_build_taps(tg_graph *g, const tg_forecast_cfg *c, const tg_for
   tg_tensor *xs[2] = {x_past, x_fut};
   tg_tensor *phi = tft_gate_add_norm(b, "tft.post_lstm", tg_concat(g, 2, hs, 1), tg_concat(g, 2, xs, 1), 1);
   tg_tensor *theta = tft_grn(b, "tft.enrich", phi, ctx[1], d, d); /* [B, T, d] */
-  tg_tensor *att = attention(b, theta, enc, c->tft.heads, &tp.attention);
+  tg_tensor *att = attention(b, theta, enc, c->tft.heads, &tp->attention);
   tg_tensor *delta = tft_gate_add_norm(b, "tft.post_attn", att, tg_slice(g, theta, 1, enc, dec), 1);
   tg_tensor *psi = tft_grn(b, "tft.pos_ff", delta, NULL, d, d);
   tg_tensor *pre = tft_gate_add_norm(b, "tft.pre_out", psi, tg_slice(g, phi, 1, enc, dec), 0);
-  tg_tensor *pred = tft_dense(b, "tft.out", pre, c->nq, 1); /* [B, dec, nq] */
+  return tft_dense(b, "tft.out", pre, c->nq, 1); /* [B, dec, nq] */
+}
+
+tg_tensor *tg_tft_build_taps(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in,
+                             tg_tft_taps *taps) {
+  if (!check_config(g, c)) return NULL;
+  if (!in) return tg_graph_fail(g, TG_ERR_INVALID, "tft: NULL inputs");
+  if (!check_parts(g, c, in->past, c->tft.enc_len, c->n_past, in->future, c->tft.dec_len, in->inst)) return NULL;
+  tft_b bb = {g, c->dropout}, *b = &bb;
+  tg_tft_taps tp = {0};
+  tg_tensor *ctx[4] = {0};
+  if (!static_contexts(b, c, in->inst, ctx)) return NULL;
+  tg_tensor *x_past = past_vsn(b, c, in->past, ctx[0], &tp.past_vsn_weights);
+  tg_tensor *pred = after_past_vsn(b, c, x_past, in->future, ctx, &tp);
   if (taps && pred) *taps = tp;
   return pred;
 }
 
 tg_tensor *tg_tft_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in) {
   return tg_tft_build_taps(g, c, in, NULL);
+}
+
+tg_tensor *tg_tft_build_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past, tg_tensor *inst) {
+  if (!check_config(g, c)) return NULL;
+  if (past && !check_parts(g, c, past, past->shape[1], c->n_past, NULL, 0, inst)) return NULL;
+  if (!past) return tg_graph_fail(g, TG_ERR_INVALID, "tft: input past is required");
+  tft_b bb = {g, c->dropout}, *b = &bb;
+  tg_tensor *ctx[4] = {0}, *w = NULL;
+  if (!static_contexts(b, c, inst, ctx)) return NULL;
+  return past_vsn(b, c, past, ctx[0], &w);
+}
+
+tg_tensor *tg_tft_build_after_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *x_past, tg_tensor *future,
+                                   tg_tensor *inst) {
+  if (!check_config(g, c)) return NULL;
+  if (!check_parts(g, c, x_past, c->tft.enc_len, c->tft.hidden, future, c->tft.dec_len, inst)) return NULL;
+  tft_b bb = {g, c->dropout}, *b = &bb;
+  tg_tft_taps tp = {0};
+  tg_tensor *ctx[4] = {0};
+  if (!static_contexts(b, c, inst, ctx)) return NULL;
+  return after_past_vsn(b, c, x_past, future, ctx, &tp);
 }

@@ -43,4 +43,13 @@ typedef struct tg_tft_taps {
 tg_tensor *tg_tft_build_taps(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in,
                              tg_tft_taps *taps);
 
+/* The TFT in two parts, for inference that keeps each bar's past-VSN output (it depends only on that bar's
+ * features and the instrument, so a live predictor computes it once per bar instead of once per window):
+ *   tg_tft_build_past:        past [B, T, n_past] (any T), inst [B] -> x_past [B, T, d], the LSTM encoder's input;
+ *   tg_tft_build_after_past:  x_past [B, enc_len, d], future [B, dec_len, n_future], inst [B] -> [B, dec_len, nq].
+ * Chained over the same store they compute what tg_tft_build does (the static contexts are computed in both). */
+tg_tensor *tg_tft_build_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past, tg_tensor *inst);
+tg_tensor *tg_tft_build_after_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *x_past, tg_tensor *future,
+                                   tg_tensor *inst);
+
 #endif

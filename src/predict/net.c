@@ -1,13 +1,16 @@
-/* The predictor's batch-1 model: the forecast graph over one window, planned on the host, weights from the run. */
+/* The predictor's batch-1 model: the forecast graph over one window (the TFT in two parts), planned on the host. */
 #include <string.h>
 #include "backend/backend.h"
+#include "models/tft_internal.h"
 #include "predict/predict_internal.h"
 #include "tickgrad/checkpoint.h"
 
 void pr_net_close(pr_net *n) {
   tg_graph_free(n->g);
+  tg_graph_free(n->g_bar);
   tg_store_free(n->store);
   tg_free(n->past);
+  tg_free(n->bar);
   tg_free(n->future);
   tg_free(n->inst);
   memset(n, 0, sizeof *n);
@@ -24,30 +27,63 @@ static tg_status bind_host(tg_graph *g, const char *name, tg_dtype dt, int ndim,
   return st == TG_OK ? tg_graph_bind(g, name, &t) : st;
 }
 
+/* An inference plan on the host: no dropout, no gradients. */
+static tg_status plan(tg_graph *g) {
+  tg_plan_opts po = tg_plan_defaults((tg_device){TG_CPU, 0});
+  po.training = 0;
+  tg_status st = tg_graph_status(g);
+  return st == TG_OK ? tg_graph_plan(g, &po) : st;
+}
+
+/* tft: the past VSN of one bar, and the rest over a window of its outputs. */
+static tg_status open_tft(pr_net *n, const tg_forecast_cfg *c) {
+  int64_t d = c->tft.hidden, s_bar[3] = {1, 1, c->n_past}, s_win[3] = {1, c->tft.enc_len, d};
+  int64_t s_fut[3] = {1, c->horizons, 4}, s_inst[1] = {1};
+  n->g_bar = tg_graph_new(n->store, "predict.bar");
+  if (!n->g_bar) return tg_error(TG_ERR_NOMEM, "predict: out of memory for the model");
+  tg_tensor *inst = tg_input(n->g_bar, "inst", TG_I64, 1, s_inst);
+  n->bar_out = tg_tft_build_past(n->g_bar, c, tg_input(n->g_bar, "bar", TG_F32, 3, s_bar), inst); /* [1, 1, d] */
+  tg_tensor *future = tg_input(n->g, "future", TG_F32, 3, s_fut);
+  inst = tg_input(n->g, "inst", TG_I64, 1, s_inst);
+  n->pred = tg_tft_build_after_past(n->g, c, tg_input(n->g, "x_past", TG_F32, 3, s_win), future, inst);
+  tg_status st = plan(n->g_bar);
+  if (st == TG_OK) st = plan(n->g);
+  if (st == TG_OK) st = bind_host(n->g_bar, "bar", TG_F32, 3, s_bar, n->bar);
+  if (st == TG_OK) st = bind_host(n->g_bar, "inst", TG_I64, 1, s_inst, n->inst);
+  if (st == TG_OK) st = bind_host(n->g, "x_past", TG_F32, 3, s_win, n->past);
+  if (st == TG_OK) st = bind_host(n->g, "future", TG_F32, 3, s_fut, n->future);
+  if (st == TG_OK) st = bind_host(n->g, "inst", TG_I64, 1, s_inst, n->inst);
+  return st;
+}
+
+/* mlp, mamba2: the forecast graph over past [1, L, F]. */
+static tg_status open_window(pr_net *n, const tg_forecast_cfg *c) {
+  int64_t s_past[3] = {1, past_len(c), c->n_past};
+  tg_forecast_inputs in = {tg_input(n->g, "past", TG_F32, 3, s_past), NULL, NULL};
+  n->pred = tg_forecast_build(n->g, c, &in); /* [1, H, nq] */
+  tg_status st = plan(n->g);
+  return st == TG_OK ? bind_host(n->g, "past", TG_F32, 3, s_past, n->past) : st;
+}
+
 tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_path) {
   memset(n, 0, sizeof *n);
-  tg_device host = {TG_CPU, 0};
-  int64_t L = past_len(c), s_past[3] = {1, L, c->n_past}, s_fut[3] = {1, c->horizons, 4}, s_inst[1] = {1};
-  n->store = tg_store_new(host, 1);
+  int tft = c->kind == TG_MODEL_TFT;
+  n->row = tft ? c->tft.hidden : c->n_past;
+  n->store = tg_store_new((tg_device){TG_CPU, 0}, 1);
   n->g = n->store ? tg_graph_new(n->store, "predict") : NULL;
-  n->past = tg_calloc((size_t)(L * c->n_past), sizeof(float));
+  n->past = tg_calloc((size_t)(past_len(c) * n->row), sizeof(float));
+  n->bar = tg_calloc((size_t)c->n_past, sizeof(float));
   n->future = tg_calloc((size_t)(c->horizons * 4), sizeof(float));
   n->inst = tg_calloc(1, sizeof(int64_t));
-  if (!n->g || !n->past || !n->future || !n->inst) return tg_error(TG_ERR_NOMEM, "predict: out of memory for the model");
-  tg_forecast_inputs in = {tg_input(n->g, "past", TG_F32, 3, s_past), NULL, NULL};
-  if (c->kind == TG_MODEL_TFT) {
-    in.future = tg_input(n->g, "future", TG_F32, 3, s_fut);
-    in.inst = tg_input(n->g, "inst", TG_I64, 1, s_inst);
-  }
-  n->pred = tg_forecast_build(n->g, c, &in); /* [1, H, nq] */
-  tg_status st = tg_graph_status(n->g);
-  tg_plan_opts po = tg_plan_defaults(host);
-  po.training = 0; /* no dropout, no gradients */
-  if (st == TG_OK) st = tg_graph_plan(n->g, &po);
-  if (st == TG_OK) st = bind_host(n->g, "past", TG_F32, 3, s_past, n->past);
-  if (st == TG_OK && c->kind == TG_MODEL_TFT) st = bind_host(n->g, "future", TG_F32, 3, s_fut, n->future);
-  if (st == TG_OK && c->kind == TG_MODEL_TFT) st = bind_host(n->g, "inst", TG_I64, 1, s_inst, n->inst);
-  if (st == TG_OK) st = tg_store_load(n->store, weights_path);
+  if (!n->g || !n->past || !n->bar || !n->future || !n->inst)
+    return tg_error(TG_ERR_NOMEM, "predict: out of memory for the model");
+  tg_status st = tft ? open_tft(n, c) : open_window(n, c);
+  return st == TG_OK ? tg_store_load(n->store, weights_path) : st;
+}
+
+tg_status pr_net_bar(pr_net *n, float *row) {
+  tg_status st = tg_graph_run(n->g_bar);
+  if (st == TG_OK) memcpy(row, n->bar_out->data, (size_t)n->row * sizeof(float));
   return st;
 }
 

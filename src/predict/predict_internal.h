@@ -24,19 +24,28 @@ typedef struct pr_meta {
 tg_status pr_meta_read(const char *run, pr_meta *m);
 void pr_meta_free(pr_meta *m);
 
-/* tft / mlp: the model over one window at batch 1, inputs bound to host buffers once. */
+/* The model at batch 1 on the host, inputs bound to host buffers once:
+ *   mlp, mamba2: one graph over past [1, L, F] (mamba2's only holds the parameters a stepper copies);
+ *   tft: two graphs over one store, so that each bar's past-VSN output is computed once and kept: "bar" runs the
+ *        past VSN on one bar's row [1, 1, F] -> [1, 1, d]; the main graph runs the rest over the window of those
+ *        outputs [1, enc, d] with the decoder's calendar and the instrument. */
 typedef struct pr_net {
   tg_store *store;
-  tg_graph *g;
-  tg_tensor *pred;  /* [1, H, nq] */
-  float *past;      /* [L, F] the window, oldest row first */
-  float *future;    /* [dec, 4] tft: tod_sin, tod_cos, dow_sin, dow_cos of the decoder steps */
-  int64_t *inst;    /* [1] tft: the instrument's dense index */
+  tg_graph *g;        /* -> pred */
+  tg_graph *g_bar;    /* tft: -> bar_out */
+  tg_tensor *pred;    /* [1, H, nq] */
+  tg_tensor *bar_out; /* tft: [1, 1, d] */
+  int64_t row;        /* floats per window row: F, or d for the tft */
+  float *past;        /* [L, row] the window, oldest row first */
+  float *bar;         /* tft: [F] one bar's normalised features */
+  float *future;      /* [dec, 4] tft: tod_sin, tod_cos, dow_sin, dow_cos of the decoder steps */
+  int64_t *inst;      /* [1] tft: the instrument's dense index */
 } pr_net;
 
-/* Builds the forecast graph for c (batch 1, inference), plans it on the host and loads weights_path. For
- * mamba2 the graph only holds the parameters for a stepper. */
+/* Builds the graphs for c, plans them on the host and loads weights_path. */
 tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_path);
+/* tft: the window row of one bar: n->bar -> row [d]. */
+tg_status pr_net_bar(pr_net *n, float *row);
 /* Runs the window in n->past (and future, inst); pred [H, nq] in the model's scaled units. */
 tg_status pr_net_run(pr_net *n, float *pred, int64_t len);
 void pr_net_close(pr_net *n);

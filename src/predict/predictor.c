@@ -12,10 +12,11 @@ struct tg_predictor {
   tg_train_config cfg;
   pr_meta meta;
   tg_feature_stream *fs;
-  pr_net net;                    /* tft, mlp: the window model; mamba2: the parameters the steppers copied */
+  pr_net net;                    /* tft, mlp: the model; mamba2: the parameters the steppers copied */
   tg_mamba2_stepper **steppers;  /* [k] mamba2 */
   int L, F, H, nq;               /* window rows (1 for mamba2), features, horizons, quantiles */
-  float *ring;                   /* [k, L, F] the last L normalised rows per instrument (tft, mlp) */
+  float *ring;                   /* [k, L, net.row] the last L window rows per instrument: mlp the normalised
+                                    features, tft their past-VSN outputs */
   int64_t *seen;                 /* [k] valid rows pushed per instrument */
   float *raw, *x, *pred;         /* [F] the bar's features, [F] normalised, [H * nq] scaled forecast */
   const char *tz;                /* the tft's calendar zone (NULL: UTC) */
@@ -79,7 +80,7 @@ static tg_status open_model(tg_predictor *p, const char *weights) {
 
 static tg_status open_buffers(tg_predictor *p) {
   size_t k = (size_t)p->meta.k, F = (size_t)p->F;
-  p->ring = tg_calloc(k * (size_t)p->L * F, sizeof(float));
+  p->ring = tg_calloc(k * (size_t)p->L * (size_t)p->net.row, sizeof(float));
   p->seen = tg_calloc(k, sizeof(int64_t));
   p->raw = tg_calloc(F, sizeof(float));
   p->x = tg_calloc(F, sizeof(float));
@@ -168,10 +169,10 @@ static int find_instrument(const tg_predictor *p, uint32_t id) {
 
 /* tft, mlp: the window ending at this bar from the ring, the decoder's calendar, one run. */
 static tg_status run_window(tg_predictor *p, int j, int64_t ts) {
-  size_t F = (size_t)p->F, L = (size_t)p->L;
-  const float *ring = p->ring + (size_t)j * L * F; /* [L, F], row r holds valid row r mod L */
+  size_t W = (size_t)p->net.row, L = (size_t)p->L;
+  const float *ring = p->ring + (size_t)j * L * W; /* [L, W], row r holds valid row r mod L */
   size_t oldest = (size_t)(p->seen[j] % (int64_t)L);
-  for (size_t r = 0; r < L; r++) memcpy(p->net.past + r * F, ring + ((oldest + r) % L) * F, F * sizeof(float));
+  for (size_t r = 0; r < L; r++) memcpy(p->net.past + r * W, ring + ((oldest + r) % L) * W, W * sizeof(float));
   if (p->cfg.model.kind == TG_MODEL_TFT) {
     p->net.inst[0] = j;
     for (int h = 0; h < p->H; h++) {
@@ -199,8 +200,16 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
     st = tg_mamba2_step(p->steppers[j], p->x, p->pred);
     p->seen[j]++;
   } else {
-    size_t F = (size_t)p->F, L = (size_t)p->L;
-    memcpy(p->ring + ((size_t)j * L + (size_t)(p->seen[j] % (int64_t)L)) * F, p->x, F * sizeof(float));
+    size_t W = (size_t)p->net.row, L = (size_t)p->L;
+    float *slot = p->ring + ((size_t)j * L + (size_t)(p->seen[j] % (int64_t)L)) * W; /* [W] */
+    if (p->cfg.model.kind == TG_MODEL_TFT) { /* the bar's past-VSN output, computed once */
+      memcpy(p->net.bar, p->x, (size_t)p->F * sizeof(float));
+      p->net.inst[0] = j;
+      st = pr_net_bar(&p->net, slot);
+      if (st != TG_OK) return st;
+    } else {
+      memcpy(slot, p->x, W * sizeof(float));
+    }
     p->seen[j]++;
     if (p->seen[j] < p->L) return TG_OK;
     st = run_window(p, j, bar->ts);
