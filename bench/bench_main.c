@@ -29,6 +29,7 @@ int bench_env_cartpole_1(int warmup, int reps, double *median_us);
 int bench_env_cartpole_64(int warmup, int reps, double *median_us);
 int bench_env_trading_1(int warmup, int reps, double *median_us);
 int bench_env_trading_64(int warmup, int reps, double *median_us);
+int bench_latency_main(int argc, char **argv); /* bench_latency.c: `tickgrad_bench latency ...` */
 
 static const bench_case CASES[] = {
     {"mlp_step", "MLP 256-256-256-3 ReLU, batch 64, MSE, Adam: forward + backward + update", bench_mlp_step},
@@ -74,6 +75,7 @@ double bench_median(double *times, int n) {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: tickgrad_bench [--threads N] [--warmup N] [--reps N] <case>\n"
+             "       tickgrad_bench latency [--calls N] [--warmup N] [--dir DIR] <case>   (--help lists its cases)\n"
              "Prints \"<case> <median us>\". Exit status: 0 done, 1 failed, 2 usage, 3 skipped (no GPU).\ncases:\n");
   for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) fprintf(f, "  %-24s %s\n", CASES[i].name, CASES[i].what);
 }
@@ -81,6 +83,7 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
   int warmup = 50, reps = 500, threads = 1;
   const char *name = NULL;
+  if (argc > 1 && !strcmp(argv[1], "latency")) return bench_latency_main(argc - 1, argv + 1);
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);

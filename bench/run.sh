@@ -3,13 +3,21 @@
 # the training steps (mlp_step, tft_step, mamba2_step, dqn_step, ppo_update) at 1 and 2 threads, printing
 # "case, threads, tickgrad_us, torch_us, ratio, torch_compile_us", then the readers single-threaded,
 # then the environments' throughput (env_cartpole_*, env_trading_*: "case, instances, steps_per_s").
-# Then the GPU cases (mlp_step_cuda_*) when `tickgrad devices` shows a working cuda:0, against
-# PyTorch on the GPU; else one line "# GPU cases skipped: <why>".
+# Then single-prediction latency at batch 1 on one thread, pinned to one CPU (`tickgrad_bench latency CASE`
+# against bench/torch_latency.py, PyTorch eager): "case, tickgrad_p50_us, tickgrad_p99_us,
+# tickgrad_p999_us, torch_p50_us, torch_p99_us, torch_p999_us, ratio_p50, ratio_p99, tickgrad_calls,
+# torch_calls" (ratio = torch / tickgrad). Then the GPU cases (mlp_step_cuda_*) when `tickgrad devices`
+# shows a working cuda:0, against PyTorch on the GPU; else one line "# GPU cases skipped: <why>".
 #
 # Knobs (environment): BENCH_THREADS (default 1: readers and GPU cases); BENCH_TRAIN_THREADS
 # (default "1 2": thread counts of the training cases); BENCH_PYTHON=PATH uses that python as is and
 # creates or installs nothing (BENCH_PYTHON=none: tickgrad's side only); BENCH_ONLY=gpu runs only
-# the GPU section; BENCH_GPU_TIMEOUT (seconds, default 300) bounds each GPU-section command.
+# the GPU section, BENCH_ONLY=latency only the latency section; BENCH_GPU_TIMEOUT (seconds, default
+# 300) bounds each GPU-section command. Latency: BENCH_LATENCY_CPU (the CPU both sides are pinned to
+# with taskset; default the last one; "none": not pinned), BENCH_LATENCY_CALLS (tickgrad's timed calls
+# per case, default 100000; PyTorch's too, but fewer where they would take over
+# BENCH_LATENCY_TORCH_BUDGET seconds, default 60, and never fewer than 10000), BENCH_LATENCY_CASES
+# (default: all of them, see `tickgrad_bench latency --help`).
 # Exit status: non-zero when a case failed (a GPU case without a GPU is "skipped", not a failure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,9 +25,9 @@ build=${1:-build}
 threads=${BENCH_THREADS:-1}
 only=${BENCH_ONLY:-all}
 gpu_timeout=${BENCH_GPU_TIMEOUT:-300}
-case $only in all | gpu) ;; *) echo "bench: BENCH_ONLY must be 'all' or 'gpu', not '$only'" >&2; exit 2 ;; esac
-if [ "${BENCH_PYTHON:-}" = none ] && [ "$only" != gpu ]; then
-  echo "bench: BENCH_PYTHON=none (no PyTorch) is for BENCH_ONLY=gpu; the CPU cases need PyTorch" >&2
+case $only in all | gpu | latency) ;; *) echo "bench: BENCH_ONLY must be 'all', 'gpu' or 'latency', not '$only'" >&2; exit 2 ;; esac
+if [ "${BENCH_PYTHON:-}" = none ] && [ "$only" = all ]; then
+  echo "bench: BENCH_PYTHON=none (no PyTorch) is for BENCH_ONLY=gpu or latency; the CPU cases need PyTorch" >&2
   exit 2
 fi
 if [ -n "${BENCH_PYTHON:-}" ]; then
@@ -45,7 +53,8 @@ fi
 cores=$(nproc --all)
 export OMP_NUM_THREADS=$threads
 log=$(mktemp)
-trap 'rm -f "$log" "$log.bars" "$log.gpu"' EXIT
+latdir=
+trap 'rm -f "$log" "$log.bars" "$log.gpu" "$log.lat" "$log.case"; [ -z "$latdir" ] || rm -rf "$latdir"' EXIT
 torch_version() { if [ "$py" = none ]; then echo "none (BENCH_PYTHON=none)"; else "$py" -c 'import torch; print(torch.__version__)'; fi; }
 echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $cores cores; threads $threads"
 echo "# torch $(torch_version); tickgrad $("./$build/tickgrad" version | cut -d' ' -f2)"
@@ -103,10 +112,63 @@ gpu_section() {
   return $failed
 }
 
+# ---- latency section: one prediction per call at batch 1, one thread, both sides pinned to one CPU ----
+lat_cases_all="dqn_policy_cartpole dqn_policy_trading dqn_policy_trading_gather mamba2_stream mamba2_step_raw
+  tft_batch1 tft_forward_b1 mlp_batch1 mlp_forward_b1"
+# torch_latency.py's twin of each tickgrad case: the *_raw / *_forward_b1 cases share their predictor case's
+torch_twin() { case $1 in mamba2_step_raw) echo mamba2_stream ;; tft_forward_b1) echo tft_batch1 ;;
+  mlp_forward_b1) echo mlp_batch1 ;; *) echo "$1" ;; esac; }
+latency_section() {
+  local cpu=${BENCH_LATENCY_CPU:-$((cores - 1))} calls=${BENCH_LATENCY_CALLS:-100000} pin=() failed=0
+  local budget=${BENCH_LATENCY_TORCH_BUDGET:-60}
+  if [ "$cpu" != none ]; then
+    command -v taskset >/dev/null || { echo "bench: taskset is missing (util-linux); BENCH_LATENCY_CPU=none runs unpinned" >&2; return 1; }
+    pin=(taskset -c "$cpu")
+  fi
+  latdir=$(mktemp -d) # the cases' run folders; removed at the end and by the EXIT trap
+  echo
+  echo "# single-prediction latency: batch 1, one thread, $([ "$cpu" = none ] && echo "not pinned" || echo "pinned to CPU $cpu (taskset)");"
+  echo "# us per call, every call timed alone after a warm-up; nearest-rank percentiles; ratio = torch / tickgrad"
+  echo "case, tickgrad_p50_us, tickgrad_p99_us, tickgrad_p999_us, torch_p50_us, torch_p99_us, torch_p999_us, ratio_p50, ratio_p99, tickgrad_calls, torch_calls"
+  declare -A tcache
+  for case in ${BENCH_LATENCY_CASES:-$lat_cases_all}; do
+    local tg tw pt rc=0
+    tg=$("${pin[@]}" "./$build/tickgrad_bench" latency --calls "$calls" --dir "$latdir" "$case" 2>"$log.case") || rc=$?
+    cat "$log.case" >>"$log.lat"
+    if [ "$rc" != 0 ]; then
+      echo "$case, failed (exit $rc): $(grep -m1 '^tickgrad_bench' "$log.case" || tail -1 "$log.case")"
+      failed=1
+      continue
+    fi
+    tw=$(torch_twin "$case")
+    if [ "$py" = none ]; then tcache[$tw]="- - - - - -"
+    elif [ -z "${tcache[$tw]:-}" ]; then
+      rc=0
+      pt=$("${pin[@]}" "$py" bench/torch_latency.py "$tw" --calls "$calls" --budget-s "$budget" 2>>"$log.lat") || rc=$?
+      if [ "$rc" != 0 ]; then echo "# torch $tw failed (exit $rc): $(tail -1 "$log.lat")"; failed=1; pt="- - - - - -"; fi
+      tcache[$tw]=$pt
+    fi
+    # fields: name p50 p99 p999 calls mean max
+    awk -v c="$case" -v tg="$tg" -v pt="${tcache[$tw]}" 'BEGIN {
+      split(tg, a, " "); split(pt, b, " ")
+      r50 = (b[2] + 0 > 0 && a[2] + 0 > 0) ? sprintf("%.2f", b[2] / a[2]) : "-"
+      r99 = (b[3] + 0 > 0 && a[3] + 0 > 0) ? sprintf("%.2f", b[3] / a[3]) : "-"
+      printf "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s\n", c, a[2], a[3], a[4], b[2], b[3], b[4], r50, r99, a[5], b[5] }'
+  done
+  grep -h '^# mamba2 step matches' "$log.lat" | head -1 || true
+  rm -rf "$latdir"
+  return $failed
+}
+
 gpu_status=0
 if [ "$only" = gpu ]; then
   gpu_section || gpu_status=$?
   exit $gpu_status
+fi
+if [ "$only" = latency ]; then
+  echo "# latency only (BENCH_ONLY=latency)"
+  latency_section
+  exit $?
 fi
 
 echo "case, threads, tickgrad_us, torch_us, ratio, torch_compile_us"
@@ -152,5 +214,8 @@ for spec in env_cartpole_1:1 env_cartpole_64:64 env_trading_1:1 env_trading_64:6
     echo "$case, $inst, failed: $(tail -1 "$log")"; continue; }
   echo "$case, $inst, $(awk -v n="$inst" -v u="$us" 'BEGIN { printf "%.0f", n * 1e6 / u }')"
 done
+lat_status=0
+latency_section || lat_status=$?
 gpu_section || gpu_status=$?
+[ "$lat_status" = 0 ] || exit "$lat_status"
 exit $gpu_status
