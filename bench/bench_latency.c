@@ -273,8 +273,9 @@ static const lat_case LAT_CASES[] = {
     {"mamba2_step_raw", "tg_mamba2_step alone (the same model, one bar's features in, the forecast out)",
      lat_mamba2_step_raw},
     {"tft_batch1", "tg_predictor_push of one bar on a TFT run (hidden 64, 4 heads, encoder 64, 8 horizons): "
-     "a full forward of the 64-bar window at batch 1", lat_tft_batch1},
-    {"tft_forward_b1", "tg_graph_run of the same TFT at batch 1 alone (fixed inputs)", lat_tft_forward_b1},
+     "the bar's past variable selection, then the rest of the model over the 64-bar window", lat_tft_batch1},
+    {"tft_forward_b1", "tg_graph_run of the same TFT's whole forward of a window at batch 1 (fixed inputs)",
+     lat_tft_forward_b1},
     {"mlp_batch1", "tg_predictor_push of one bar on an MLP run (window 16 x 16 features, hidden 64): one forward "
      "at batch 1", lat_mlp_batch1},
     {"mlp_forward_b1", "tg_graph_run of the same MLP at batch 1 alone (fixed inputs)", lat_mlp_forward_b1},
