@@ -183,6 +183,7 @@ expect_out "dqn policy" "backtest a dqn trading run" -- "$bin" backtest --run "$
 expect 2 "backtest --run and --strategy" -- "$bin" backtest --run "$dir/tr" --strategy buy-and-hold
 expect 2 "backtest bad rule" -- "$bin" backtest --run "$dir/tr" --rule magic
 expect 1 "backtest a cartpole policy" -- "$bin" backtest --run "$dir/rp"
+expect_out "acts itself" "backtest a policy with a forecast rule" -- "$bin" backtest --run "$dir/rd" --rule median
 # report: training writes telemetry.csv and report.html; `tickgrad report RUN` writes it again and prints its path
 for f in tr/telemetry.csv tr/report.html rp/telemetry.csv rp/report.html; do
   if [ -s "$dir/$f" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: training did not write $f"; fi

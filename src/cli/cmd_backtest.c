@@ -240,6 +240,9 @@ static tg_status policy_backtest(bt_args *a, const char *out) {
     return tg_error(TG_ERR_FORMAT, "backtest: %s/env.json cannot be read", a->run);
   if (strcmp(e.kind, "trading") != 0)
     return tg_error(TG_ERR_INVALID, "backtest: %s is a %s policy on %s, not on a market", a->run, model, e.kind);
+  if (a->rule || a->horizon || a->long_only || a->sized || a->weights)
+    return tg_error(TG_ERR_INVALID, "backtest: %s is a %s policy: it acts itself; --rule, --horizon, --long-only, "
+                    "--sized and --weights are for forecaster runs", a->run, model);
   int split = !strcmp(a->split, "test") ? TG_TEST : !strcmp(a->split, "val") ? TG_VAL : -1;
   if (split < 0)
     return tg_error(TG_ERR_INVALID, "backtest: a policy is backtested on its env's val or test split, not '%s'", a->split);
