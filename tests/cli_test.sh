@@ -196,6 +196,23 @@ expect_out "$dir/none" "report names the missing run" -- "$bin" report "$dir/non
 expect_out "^$dir/rp/report.html$" "report prints its path" -- "$bin" report "$dir/rp"
 if grep -q 'data-chart="loss"' "$dir/tr/report.html" && grep -q 'data-chart="return"' "$dir/rp/report.html"; then
   pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: report charts of a forecaster and a ppo run"; fi
+# walkforward: folds of training runs and test-block backtests, a summary; the same every time
+expect_out "usage: tickgrad walkforward" "walkforward help" -- "$bin" walkforward --help
+expect 2 "walkforward without --folds" -- "$bin" walkforward --model mlp --data "$dir/t.csv" --out "$dir/wf0"
+expect 2 "walkforward bad rule" -- "$bin" walkforward --folds 2 --rule magic --model mlp --data "$dir/t.csv" --out "$dir/wf0"
+expect 2 "walkforward bad train flag" -- "$bin" walkforward --folds 2 --model mlp --data "$dir/t.csv" --frob 1 --out "$dir/wf0"
+expect_out "30 bars make 64 blocks of 0 bars" "walkforward with too little data" -- "$bin" walkforward --folds 60 --model mlp --data "$dir/s5.csv" --out "$dir/wf0"
+wf="--threads 1 walkforward --folds 2 --train-blocks 2 --model mlp --data $dir/t.csv --horizons 2 --epochs 2 --cost-bps 1 --rule median"
+expect_out "the forecast beat buy and hold in [0-2] of 2 folds" "walkforward anchored" -- "$bin" $wf --out "$dir/wf1"
+if [ "$(wc -l < "$dir/wf1/walkforward.csv")" -eq 3 ] && [ -s "$dir/wf1/walkforward.html" ] && [ -s "$dir/wf1/fold-02/report.html" ] &&
+   [ -s "$dir/wf1/fold-01/equity.csv" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: walkforward files"; fi
+"$bin" $wf --out "$dir/wf2" > /dev/null 2>&1
+if cmp -s "$dir/wf1/walkforward.csv" "$dir/wf2/walkforward.csv"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: walkforward is not reproducible"; fi
+expect 1 "walkforward into an existing one" -- "$bin" $wf --out "$dir/wf1"
+expect_out "2 rolling folds" "walkforward rolling" -- "$bin" $wf --rolling --out "$dir/wf3"
+if [ "$(sed -n 3p "$dir/wf3/walkforward.csv" | cut -d, -f2)" != "$(sed -n 2p "$dir/wf3/walkforward.csv" | cut -d, -f2)" ] &&
+   [ "$(sed -n 3p "$dir/wf1/walkforward.csv" | cut -d, -f2)" = "$(sed -n 2p "$dir/wf1/walkforward.csv" | cut -d, -f2)" ]; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: rolling folds do not move their start, or anchored ones do"; fi
 if ! "$bin" devices | grep -q '^cuda:0$'; then
   expect 2 "train on cuda without a GPU" -- "$bin" train --model mlp --data "$dir/t.csv" --device cuda --out "$dir/tg"
 fi

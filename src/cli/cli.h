@@ -19,6 +19,11 @@ int tg_cmd_train_rl(int argc, char **argv);
 int tg_cmd_backtest(int argc, char **argv);
 int tg_cmd_report(int argc, char **argv);
 int tg_cmd_predict(int argc, char **argv);
+int tg_cmd_walkforward(int argc, char **argv);
+/* A new forecaster run's config from `tickgrad train`'s flags (--model, --data, --config, every setting); 0, -1
+ * after --help printed train's usage, or the exit code of a usage error (printed, naming cmd). */
+struct tg_train_config;
+int tg_cli_train_config(const char *cmd, int argc, char **argv, struct tg_train_config *c);
 
 /* Parses a whole positive integer flag value; prints a usage error and returns 0 on failure. */
 int tg_cli_parse_long(const char *flag, const char *value, long lo, long hi, long *out);

@@ -161,6 +161,16 @@ static int config_new(const train_args *a, tg_train_config *c) {
   return 0;
 }
 
+int tg_cli_train_config(const char *cmd, int argc, char **argv, tg_train_config *c) {
+  static train_args a;
+  memset(&a, 0, sizeof a);
+  int rc = parse(argc, argv, &a);
+  if (rc) return rc;
+  if (a.resume || a.export_windows || a.stop_after)
+    return tg_cli_usage_error(cmd, "--resume, --export-windows and --stop-after are flags of train, not of %s", cmd);
+  return config_new(&a, c);
+}
+
 int tg_cmd_train(int argc, char **argv) {
   static train_args a;
   static tg_train_config c;

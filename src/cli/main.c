@@ -20,6 +20,7 @@ static void usage(FILE *f) {
           "  backtest   run a rule strategy (buy-and-hold, sma-cross) or a trained run's forecasts or policy on bar\n"
           "             files: fills at the next open, costs, metrics\n"
           "  predict    a trained forecaster's quantile forecasts per bar, from files or streamed on stdin\n"
+          "  walkforward  time folds: a training run and a backtest of the next block per fold, a summary table\n"
           "  report     write RUN/report.html: charts of a run's training, telemetry and backtest (self-contained)\n"
           "  ops        list every op and whether it has forward and backward kernels per backend\n"
           "  version    print the version\n"
@@ -104,6 +105,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "backtest") == 0) return tg_cmd_backtest(sub_argc, sub_argv);
   if (strcmp(cmd, "report") == 0) return tg_cmd_report(sub_argc, sub_argv);
   if (strcmp(cmd, "predict") == 0) return tg_cmd_predict(sub_argc, sub_argv);
+  if (strcmp(cmd, "walkforward") == 0) return tg_cmd_walkforward(sub_argc, sub_argv);
   fprintf(stderr, "tickgrad: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return TG_EXIT_USAGE;
