@@ -21,6 +21,7 @@
 #include "tickgrad/backtest.h"
 #include "tickgrad/report.h"
 #include "tickgrad/predictor.h"
+#include "tickgrad/dist.h"
 
 #ifdef __cplusplus
 extern "C" {

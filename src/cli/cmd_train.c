@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "tickgrad/dist.h"
 #include "tickgrad/tickgrad.h"
 
 #define MAX_PAIRS 128
@@ -174,7 +175,10 @@ int tg_cli_train_config(const char *cmd, int argc, char **argv, tg_train_config 
 int tg_cmd_train(int argc, char **argv) {
   static train_args a;
   static tg_train_config c;
-  if (tg_cli_train_is_rl(argc, argv)) return tg_cmd_train_rl(argc, argv);
+  if (tg_cli_train_is_rl(argc, argv)) {
+    if (tg_dist_size() > 1) return tg_cli_usage_error("train", "DQN and PPO run as one process, not under mpirun");
+    return tg_cmd_train_rl(argc, argv);
+  }
   memset(&a, 0, sizeof a);
   int rc = parse(argc, argv, &a);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "tickgrad/dist.h"
 #include "tickgrad/tickgrad.h"
 
 static void usage(FILE *f) {
@@ -57,7 +58,7 @@ int tg_cli_parse_long(const char *flag, const char *value, long lo, long hi, lon
   return 1;
 }
 
-int main(int argc, char **argv) {
+static int run_command(int argc, char **argv) {
   int i = 1, threads_set = 0;
   while (i < argc && argv[i][0] == '-') {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -96,6 +97,8 @@ int main(int argc, char **argv) {
     printf("tickgrad %s\n", tg_version());
     return TG_EXIT_OK;
   }
+  if (tg_dist_size() > 1 && strcmp(cmd, "train") != 0)
+    return tg_cli_usage_error(cmd, "only `tickgrad train` (forecasters) runs as several MPI processes; run %s as one", cmd);
   if (strcmp(cmd, "devices") == 0) return tg_cmd_devices(sub_argc, sub_argv);
   if (strcmp(cmd, "ops") == 0) return tg_cmd_ops(sub_argc, sub_argv);
   if (strcmp(cmd, "demo") == 0) return tg_cmd_demo(sub_argc, sub_argv);
@@ -109,4 +112,19 @@ int main(int argc, char **argv) {
   fprintf(stderr, "tickgrad: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return TG_EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+  if (tg_dist_init(&argc, &argv) != TG_OK) {
+    fprintf(stderr, "tickgrad: %s\n", tg_last_error());
+    return TG_EXIT_FAIL;
+  }
+  int rc = run_command(argc, argv);
+  if (rc != TG_EXIT_OK && tg_dist_size() > 1) {
+    fprintf(stderr, "tickgrad: rank %d of %d failed (exit %d): ending every rank of the job\n", tg_dist_rank(),
+            tg_dist_size(), rc);
+    tg_dist_abort(rc); /* no rank is left waiting in a collective */
+  }
+  tg_dist_finish();
+  return rc;
 }

@@ -1,7 +1,9 @@
 /* One epoch: shuffled training steps, timed by phase, and a validation pass over every window exactly once. */
 #include <math.h>
 #include <string.h>
+#include "backend/backend.h"
 #include "tickgrad/device.h"
+#include "tickgrad/dist.h"
 #include "train/train_internal.h"
 
 static void progress_bar(FILE *f, int epoch, int64_t done, int64_t total) {
@@ -33,6 +35,25 @@ static tg_status nan_stop(const tr_epoch_ctx *x, int64_t step, int64_t steps, fl
                   (long long)x->p->step + 1, ck);
 }
 
+/* Data-parallel: the mean over the ranks of each rank's loss and gradients (each a mean over its shard of the
+ * global batch, so the result is the global batch's mean), one all-reduce of the flat gradient buffer. A non-finite
+ * loss on any rank reaches every rank, so all stop at the same step. */
+static tg_status dist_mean(tr_model *m, float *loss, int grads) {
+  int n = tg_dist_size();
+  if (n == 1) return TG_OK;
+  if (!grads) {
+    double v = *loss;
+    tg_status st = tg_dist_sum_f64(&v, 1);
+    *loss = (float)(v / n);
+    return st;
+  }
+  float *g = tg_store_grads(m->store); /* [numel] host memory: data-parallel runs on the CPU */
+  size_t numel = tg_store_numel(m->store);
+  tg_status st = tg_dist_sum_f32(g, numel);
+  for (size_t i = 0; st == TG_OK && i < numel; i++) g[i] /= (float)n;
+  return st;
+}
+
 /* forward, backward, optimizer as separate calls (CPU), each timed */
 static tg_status step_cpu(tr_model *m, float *loss, tg_train_metrics *t) {
   double t0 = tr_now();
@@ -41,10 +62,12 @@ static tg_status step_cpu(tr_model *m, float *loss, tg_train_metrics *t) {
   t->forward_s += t1 - t0;
   if (st != TG_OK) return st;
   *loss = *(const float *)m->train.loss->data; /* cpu memory */
+  if ((st = dist_mean(m, loss, 0)) != TG_OK) return st;
   if (!isfinite(*loss)) return TG_OK;
   st = tg_graph_backward(m->train.g, m->train.loss);
   double t2 = tr_now();
   t->backward_s += t2 - t1;
+  if (st == TG_OK) st = dist_mean(m, loss, 1);
   if (st == TG_OK) st = tg_optim_step(m->opt);
   t->optimizer_s += tr_now() - t2;
   return st;
@@ -53,15 +76,22 @@ static tg_status step_cpu(tr_model *m, float *loss, tg_train_metrics *t) {
 tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
   tr_data *d = x->d;
   tr_model *m = x->m;
-  int64_t B = x->c->batch, steps = d->n_train / B;
+  int64_t B = x->c->batch, steps = d->n_train / B, ranks = tg_dist_size(), shard = B / ranks;
   double sum = 0, norm_sum = 0;
+  int64_t *starts = ranks > 1 ? tg_malloc((size_t)B * sizeof *starts) : NULL; /* [B] the global batch's windows */
+  if (ranks > 1 && !starts) return tg_error(TG_ERR_NOMEM, "train: out of memory for a batch of %lld", (long long)B);
   tg_status st = tg_sampler_seek(&d->train_s, (uint64_t)(x->epoch - 1), 0);
   for (int64_t s = 0; s < steps && st == TG_OK; s++) {
     tg_batch batch;
     int64_t got = 0;
     float loss = 0;
     double t0 = tr_now();
-    st = tg_stage_next(d->stage, &d->train_s, B, &batch, &got);
+    if (ranks == 1) {
+      st = tg_stage_next(d->stage, &d->train_s, B, &batch, &got);
+    } else { /* every rank draws the same global batch and takes its shard */
+      st = tg_sampler_next(&d->train_s, starts, B, &got);
+      if (st == TG_OK && got == B) st = tg_stage_batch(d->stage, starts + tg_dist_rank() * shard, shard, &batch);
+    }
     if (st == TG_OK && got != B) st = tg_error(TG_ERR_INVALID, "train: batch %lld has %lld windows, want %lld", (long long)s, (long long)got, (long long)B);
     if (st == TG_OK) st = tr_net_bind_batch(&m->train, d, &batch);
     double t1 = tr_now();
@@ -72,10 +102,14 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
     t->step_s += tr_now() - t1;
     if (st == TG_ERR_NUMERIC) {
       snprintf(x->why, sizeof x->why, "%s", tg_last_error());
+      tg_free(starts);
       return nan_stop(x, s + 1, steps, loss, st);
     }
     if (st != TG_OK) break;
-    if (!isfinite(loss)) return nan_stop(x, s + 1, steps, loss, TG_OK);
+    if (!isfinite(loss)) {
+      tg_free(starts);
+      return nan_stop(x, s + 1, steps, loss, TG_OK);
+    }
     sum += loss;
     norm_sum += tg_optim_last_grad_norm(m->opt); /* read by the step's optimizer finish: no extra sync on CUDA */
     x->p->step++;
@@ -84,6 +118,7 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
   t->train_loss = sum / (double)steps;
   t->grad_norm = norm_sum / (double)steps;
   t->lr = tg_optim_last_lr(m->opt);
+  tg_free(starts);
   return st;
 }
 

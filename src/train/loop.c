@@ -4,6 +4,7 @@
 #include <time.h>
 #include "backend/backend.h"
 #include "tickgrad/device.h"
+#include "tickgrad/dist.h"
 #include "tickgrad/tickgrad.h"
 #include "train/train_internal.h"
 
@@ -18,6 +19,7 @@ typedef struct tr_run {
   tg_mem_stats mem;
   tg_stage_stats stage;
   tg_telemetry *tel;      /* RUN/telemetry.csv while epochs run */
+  int root;               /* rank 0 (or the only process): the one that logs and writes the run's files */
 } tr_run;
 
 /* Resume: RUN/config.json is the config; c may differ only in device, threads and out. */
@@ -71,10 +73,36 @@ static void print_header(tr_run *r) {
           "%g improvement\n", c->epochs, (long long)steps, c->batch, (long long)drop, c->lr,
           (long long)oc.schedule.warmup_steps, c->schedule == TG_TRAIN_COSINE ? "cosine decay" : "constant",
           c->clip_norm, c->patience, c->min_delta);
+  if (tg_dist_size() > 1)
+    fprintf(r->log, "  data-parallel over %d ranks: each takes %d windows of every global batch of %d; gradients "
+            "averaged by one all-reduce per step; rank 0 writes the run\n", tg_dist_size(), c->batch / tg_dist_size(),
+            c->batch);
   fprintf(r->log, "  validation: %lld windows in %lld batches of %d", (long long)r->d.n_val,
           (long long)(r->d.n_val / c->batch), c->batch);
   if (rest) fprintf(r->log, " and one of %lld", (long long)rest);
   fprintf(r->log, ", every epoch\n");
+}
+
+/* Data-parallel over MPI ranks (tg_dist_size() > 1): every rank trains on its shard of each global batch and the
+ * gradients are averaged; checks that the ranks agree (config, device, batch) before any data is read. */
+static tg_status dist_check(tr_run *r) {
+  int n = tg_dist_size();
+  if (n == 1) return TG_OK;
+  if (r->dev.kind == TG_CUDA)
+    return tg_error(TG_ERR_INVALID, "train: rank %d of %d: data-parallel training over MPI runs on the CPU; the GPU "
+                    "path (gradients reduced by NCCL) is not built yet: give --device cpu", tg_dist_rank(), n);
+  if (!r->c.out[0])
+    return tg_error(TG_ERR_INVALID, "train: rank %d of %d: give --out: every rank must name the same run folder",
+                    tg_dist_rank(), n);
+  if (r->c.batch % n != 0)
+    return tg_error(TG_ERR_INVALID, "train: rank %d of %d: --batch %d is the global batch and must be divisible by "
+                    "the %d ranks", tg_dist_rank(), n, r->c.batch, n);
+  char *json = tg_train_config_to_json(&r->c);
+  if (!json) return tg_error(TG_ERR_NOMEM, "train: out of memory");
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a of the settings */
+  for (const char *q = json; *q; q++) h = (h ^ (unsigned char)*q) * 1099511628211ULL;
+  tg_free(json);
+  return tg_dist_check_same(h, "the training config (flags, data paths)");
 }
 
 /* Data, model and the run folder; a resumed run's checkpoint and metrics. */
@@ -87,10 +115,13 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if (c->threads > 0 && (st = tg_set_threads(c->threads)) != TG_OK) return st;
   if ((st = tg_device_choose(c->device, &r->dev, notice, sizeof notice)) != TG_OK) return st;
   if (notice[0] && r->log) fprintf(r->log, "%s\n", notice);
+  if ((st = dist_check(r)) != TG_OK) return st;
   default_out(c);
   if ((st = tg_make_dirs(c->out)) != TG_OK) return st;
   tg_forecast_cfg model = c->model;
   if ((st = tr_data_open(&r->d, c, bars, r->dev, &model, r->log)) != TG_OK) return st;
+  if ((st = tg_dist_check_same((uint64_t)r->d.ds.fx.n * 1000003u + (uint64_t)r->d.F, "the data (bars, features)")) != TG_OK)
+    return st;
   if ((st = tr_model_open(&r->m, c, &model, &r->d)) != TG_OK) return st;
   size_t np = (size_t)c->batch * (size_t)r->d.H * (size_t)r->d.nq, nt = (size_t)c->batch * (size_t)r->d.H;
   r->pred = tg_malloc(np * sizeof(float));
@@ -101,11 +132,11 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
     if ((st = tr_ckpt_load(c->out, &r->m, &r->d, &r->p)) != TG_OK) return st;
     r->p.saved_epoch = r->p.epoch;
     if (r->log) fprintf(r->log, "resuming %s after epoch %d (step %lld)\n", c->out, r->p.epoch, (long long)r->p.step);
-  } else if ((st = write_config(c)) != TG_OK) {
+  } else if (r->root && (st = write_config(c)) != TG_OK) {
     return st;
   }
-  if ((st = tr_meta_write(c->out, &r->d)) != TG_OK) return st;
-  if ((st = tr_metrics_rewrite(c->out, &r->p, &r->metrics)) != TG_OK) return st;
+  if (r->root && (st = tr_meta_write(c->out, &r->d)) != TG_OK) return st;
+  if (r->root && (st = tr_metrics_rewrite(c->out, &r->p, &r->metrics)) != TG_OK) return st;
   print_header(r);
   tr_memplan_print(r->log, &r->m, &r->d, c->batch);
   if (r->log) fflush(r->log);
@@ -165,7 +196,7 @@ static tg_status track_best(tr_run *r, const tg_train_metrics *t) {
     p->best_val = t->val_loss;
     p->best_epoch = t->epoch;
     p->bad_epochs = 0;
-    return tr_ckpt_save_best(r->c.out, &r->m);
+    return r->root ? tr_ckpt_save_best(r->c.out, &r->m) : TG_OK;
   }
   p->bad_epochs++;
   if (r->c.patience > 0 && p->bad_epochs >= r->c.patience) p->stopped_early = 1;
@@ -173,7 +204,7 @@ static tg_status track_best(tr_run *r, const tg_train_metrics *t) {
 }
 
 static tg_status checkpoint(tr_run *r) {
-  tg_status st = tr_ckpt_save(r->c.out, &r->m, &r->d, &r->p);
+  tg_status st = r->root ? tr_ckpt_save(r->c.out, &r->m, &r->d, &r->p) : TG_OK;
   if (st == TG_OK) r->p.saved_epoch = r->p.epoch;
   return st;
 }
@@ -194,8 +225,10 @@ static tg_status epochs(tr_run *r) {
       tr_metrics_print(r->log, &t, c->epochs, r->dev);
       fflush(r->log); /* a line per epoch also when the log is a pipe or a file */
     }
-    tr_metrics_row(r->metrics, &t);
-    fflush(r->metrics);
+    if (r->metrics) {
+      tr_metrics_row(r->metrics, &t);
+      fflush(r->metrics);
+    }
     if (p->stopped_early && r->log)
       fprintf(r->log, "early stop: no validation improvement of %g for %d epochs (best %.5f at epoch %d)\n",
               c->min_delta, c->patience, p->best_val, p->best_epoch);
@@ -250,11 +283,13 @@ tg_status tg_train_run(const tg_train_config *cin, const tg_bars *bars, tg_train
   tr_run *r = tg_calloc(1, sizeof *r);
   if (!r) return tg_error(TG_ERR_NOMEM, "train: out of memory");
   r->c = *cin;
-  r->log = cin->log;
+  r->root = tg_dist_rank() == 0;
+  r->log = r->root ? cin->log : NULL;
+  if (!r->root) r->c.progress = NULL;
   tg_status st = open_run(r, bars);
   if (st == TG_OK && r->p.finished && r->log)
     fprintf(r->log, "%s finished after epoch %d; nothing to do\n", r->c.out, r->p.epoch);
-  if (st == TG_OK && !r->p.finished) telemetry_start(r);
+  if (st == TG_OK && !r->p.finished && r->root) telemetry_start(r);
   if (st == TG_OK) st = epochs(r);
   telemetry_stop(r);
   if (st == TG_OK && r->log) {

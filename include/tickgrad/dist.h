@@ -1,0 +1,33 @@
+/* Data-parallel processes: the MPI world a run belongs to (one process without MPI), and the collectives training needs. */
+#ifndef TICKGRAD_DIST_H
+#define TICKGRAD_DIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tickgrad/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Launched by mpirun (Open MPI's OMPI_COMM_WORLD_SIZE or PMI_SIZE in the environment) in a build with MPI, the
+ * process joins MPI_COMM_WORLD; otherwise it is rank 0 of 1. A launch under mpirun of a build without MPI is
+ * TG_ERR_INVALID (every rank would train alone and write the same files). Idempotent; tg_dist_finish ends it. */
+tg_status tg_dist_init(int *argc, char ***argv);
+void tg_dist_finish(void);
+int tg_dist_rank(void);   /* 0 before init */
+int tg_dist_size(void);   /* 1 before init */
+int tg_dist_have_mpi(void); /* 1 when this build can use MPI */
+/* Every rank's data[n] summed in place (then the same on every rank); nothing with one process. */
+tg_status tg_dist_sum_f32(float *data, size_t n);
+tg_status tg_dist_sum_f64(double *data, size_t n);
+/* TG_ERR_INVALID on every rank, naming what and which rank, unless every rank passed the same value. */
+tg_status tg_dist_check_same(uint64_t value, const char *what);
+/* Ends every process of the job after a failure on this rank (the message already printed): MPI_Abort with one
+ * process or more under MPI, so no rank waits forever in a collective; returns only without MPI. */
+void tg_dist_abort(int code);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

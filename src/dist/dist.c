@@ -1,0 +1,105 @@
+/* The MPI world of a data-parallel run (or a world of one without MPI): init, sums over ranks, checks, abort. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "tickgrad/dist.h"
+#if TG_HAVE_MPI
+#include <mpi.h>
+#endif
+
+static int g_rank = 0, g_size = 1, g_started = 0;
+
+/* 1 when a launcher started this process as one rank of several. */
+static int launched(void) {
+  const char *v = getenv("OMPI_COMM_WORLD_SIZE");
+  if (!v) v = getenv("PMI_SIZE");
+  return v && atoi(v) > 1;
+}
+
+int tg_dist_have_mpi(void) { return TG_HAVE_MPI; }
+int tg_dist_rank(void) { return g_rank; }
+int tg_dist_size(void) { return g_size; }
+
+tg_status tg_dist_init(int *argc, char ***argv) {
+  if (g_started || !launched()) return TG_OK;
+#if TG_HAVE_MPI
+  int ok = 0;
+  MPI_Initialized(&ok);
+  if (!ok && MPI_Init(argc, argv) != MPI_SUCCESS) return tg_error(TG_ERR_IO, "dist: MPI_Init failed");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  g_started = 1;
+  return TG_OK;
+#else
+  (void)argc, (void)argv;
+  return tg_error(TG_ERR_INVALID, "dist: started as one of several processes (mpirun), but this build has no MPI; "
+                  "install libopenmpi-dev and build again, or run one process");
+#endif
+}
+
+void tg_dist_finish(void) {
+#if TG_HAVE_MPI
+  if (g_started) MPI_Finalize();
+#endif
+  g_started = 0, g_rank = 0, g_size = 1;
+}
+
+#if TG_HAVE_MPI
+static tg_status mpi_check(int rc, const char *what) {
+  if (rc == MPI_SUCCESS) return TG_OK;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  return tg_error(TG_ERR_IO, "dist: rank %d of %d: %s failed: %s", g_rank, g_size, what, msg);
+}
+#endif
+
+tg_status tg_dist_sum_f32(float *data, size_t n) {
+  if (g_size == 1 || n == 0) return TG_OK;
+#if TG_HAVE_MPI
+  return mpi_check(MPI_Allreduce(MPI_IN_PLACE, data, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+#else
+  (void)data;
+  return TG_OK;
+#endif
+}
+
+tg_status tg_dist_sum_f64(double *data, size_t n) {
+  if (g_size == 1 || n == 0) return TG_OK;
+#if TG_HAVE_MPI
+  return mpi_check(MPI_Allreduce(MPI_IN_PLACE, data, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+#else
+  (void)data;
+  return TG_OK;
+#endif
+}
+
+tg_status tg_dist_check_same(uint64_t value, const char *what) {
+  if (g_size == 1) return TG_OK;
+#if TG_HAVE_MPI
+  unsigned long long v = value, lo = 0, hi = 0, root = value;
+  tg_status st = mpi_check(MPI_Allreduce(&v, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  if (st == TG_OK) st = mpi_check(MPI_Allreduce(&v, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+  if (st == TG_OK) st = mpi_check(MPI_Bcast(&root, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  if (st != TG_OK) return st;
+  if (lo != hi)
+    return tg_error(TG_ERR_INVALID, "dist: rank %d of %d: %s differs between ranks (this rank's is %s rank 0's); "
+                    "every rank must be started with the same flags and data", g_rank, g_size, what,
+                    v == root ? "the same as" : "not");
+  return TG_OK;
+#else
+  (void)value, (void)what;
+  return TG_OK;
+#endif
+}
+
+void tg_dist_abort(int code) {
+#if TG_HAVE_MPI
+  if (g_started && g_size > 1) {
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+  }
+#endif
+  (void)code;
+}
