@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/fc_backtest.h"
 #include "data/timeconv.h"
 #include "io/files.h"
 #include "tickgrad/report.h"
@@ -13,10 +14,10 @@
 #define WF_MAX_FOLDS 64
 
 typedef struct wf_args {
-  long folds, train_blocks, horizon;
-  int rolling, long_only;
-  const char *out, *rule;
-  tg_bt_opts o;
+  long folds, train_blocks;
+  int rolling;
+  const char *out;
+  cli_fc_flags bt; /* the test blocks' backtest */
   int n_rest;
   char *rest[WF_MAX_ARGS]; /* everything else: train's flags */
 } wf_args;
@@ -26,7 +27,6 @@ typedef struct wf_fold {
   int64_t begin, val_begin, test_begin, end; /* rows: train [begin, val_begin), val, test [test_begin, end) */
   tg_train_result train;
   tg_bt_stats st, bh;
-  int64_t forecasts;
 } wf_fold;
 
 static void wf_usage(FILE *f) {
@@ -45,19 +45,10 @@ static void wf_usage(FILE *f) {
           "  --train-blocks W     blocks of the first fold's training data (default 3)\n"
           "  --rolling            train on the last W blocks only (default: anchored, all blocks so far)\n"
           "  --out DIR            the output folder (required; must not hold a walk-forward already)\n"
-          "  --rule, --horizon, --long-only, --cash, --commission, --cost-bps, --slippage: as tickgrad backtest --run\n"
+          "  --rule, --horizon, --long-only, --sized, --cash, --commission, --cost-bps, --slippage: as backtest --run\n"
           "  every other flag is a training flag: tickgrad train --help (--model, --data, --epochs, ...)\n"
           "exit codes: 0 done, 1 failure (data, training, files), 2 usage\n",
           WF_MAX_FOLDS);
-}
-
-static int num(const char *flag, const char *v, double lo, double hi, double *out) {
-  char *end = NULL;
-  double x = v ? strtod(v, &end) : NAN;
-  if (!v || end == v || *end || !(x >= lo && x < hi))
-    return tg_cli_usage_error("walkforward", "%s '%s': want a number in [%g, %g)", flag, v ? v : "", lo, hi);
-  *out = x;
-  return 0;
 }
 
 /* Walk-forward and backtest flags here; the rest goes to train's parser. */
@@ -69,19 +60,14 @@ static int parse(int argc, char **argv, wf_args *a) {
       wf_usage(stdout);
       return -1;
     }
-    if (!strcmp(f, "--folds")) rc = tg_cli_parse_long(f, v, 1, WF_MAX_FOLDS, &a->folds) ? 0 : TG_EXIT_USAGE;
+    int took = cli_fc_flag("walkforward", &a->bt, f, v, &rc);
+    if (took >= 0) used = took;
+    else if (!strcmp(f, "--folds")) rc = tg_cli_parse_long(f, v, 1, WF_MAX_FOLDS, &a->folds) ? 0 : TG_EXIT_USAGE;
     else if (!strcmp(f, "--train-blocks")) rc = tg_cli_parse_long(f, v, 1, 1000, &a->train_blocks) ? 0 : TG_EXIT_USAGE;
-    else if (!strcmp(f, "--horizon")) rc = tg_cli_parse_long(f, v, 1, TG_MAX_HORIZONS, &a->horizon) ? 0 : TG_EXIT_USAGE;
-    else if (!strcmp(f, "--out") || !strcmp(f, "--rule")) {
+    else if (!strcmp(f, "--out")) {
       if (!v) return tg_cli_usage_error("walkforward", "%s needs a value", f);
-      if (!strcmp(f, "--out")) a->out = v;
-      else a->rule = v;
-    } else if (!strcmp(f, "--cash")) rc = num(f, v, 1e-9, 1e15, &a->o.cash);
-    else if (!strcmp(f, "--commission")) rc = num(f, v, 0, 1, &a->o.commission);
-    else if (!strcmp(f, "--cost-bps")) rc = num(f, v, 0, 10000, &a->o.cost_bps);
-    else if (!strcmp(f, "--slippage")) rc = num(f, v, 0, 1, &a->o.slippage);
-    else if (!strcmp(f, "--rolling")) a->rolling = 1, used = 0;
-    else if (!strcmp(f, "--long-only")) a->long_only = 1, used = 0;
+      a->out = v;
+    } else if (!strcmp(f, "--rolling")) a->rolling = 1, used = 0;
     else {
       if (a->n_rest == WF_MAX_ARGS) return tg_cli_usage_error("walkforward", "too many arguments");
       a->rest[a->n_rest++] = argv[i];
@@ -92,8 +78,6 @@ static int parse(int argc, char **argv, wf_args *a) {
   }
   if (!a->folds) return tg_cli_usage_error("walkforward", "give --folds K");
   if (!a->out) return tg_cli_usage_error("walkforward", "give --out DIR");
-  tg_fc_rule_kind kind;
-  if (a->rule && tg_fc_rule_parse(a->rule, &kind) != TG_OK) return tg_cli_usage_error("walkforward", "--rule: %s", tg_last_error());
   return 0;
 }
 
@@ -136,29 +120,8 @@ static tg_status run_fold(const wf_args *a, const tg_train_config *c0, const tg_
          tg_format_utc(all->ts[f->begin], 0, t0, sizeof t0), tg_format_utc(all->ts[f->val_begin], 0, t1, sizeof t1),
          tg_format_utc(all->ts[f->test_begin], 0, t2, sizeof t2), (long long)(f->end - f->test_begin));
   tg_status st = tg_train_run(&c, &slice, &f->train);
-  if (st != TG_OK) return tg_error(st, "walkforward: fold %d: %s", k + 1, tg_last_error());
-  tg_predictor *p = NULL;
-  tg_fc_rule r = tg_fc_rule_defaults();
-  r.horizon = (int)a->horizon;
-  r.allow_short = !a->long_only;
-  r.cost = tg_bt_round_trip(&a->o);
-  if (a->rule) tg_fc_rule_parse(a->rule, &r.kind);
-  tg_bars upto = rows_view(all, 0, f->end), test = rows_view(all, f->test_begin, f->end);
-  double *target = malloc((size_t)test.n * sizeof *target);
-  tg_backtest bt;
-  memset(&bt, 0, sizeof bt);
-  st = target ? tg_predictor_open(c.out, NULL, &p) : tg_error(TG_ERR_NOMEM, "walkforward: out of memory");
-  if (st == TG_OK) st = tg_fc_targets(p, &upto, f->test_begin, &r, target, &f->forecasts);
-  if (st == TG_OK) st = tg_backtest_run(&test, target, &a->o, &bt);
-  if (st == TG_OK) st = tg_backtest_write(&bt, "walk-forward test block", c.out);
-  if (st == TG_OK) {
-    f->st = bt.stats, f->bh = bt.bh;
-    tg_backtest_print(stdout, &bt, "forecast");
-    if (tg_report_write(c.out, NULL) != TG_OK) fprintf(stderr, "tickgrad walkforward: warning: %s\n", tg_last_error());
-  }
-  tg_backtest_free(&bt);
-  tg_predictor_free(p);
-  free(target);
+  tg_bars upto = rows_view(all, 0, f->end); /* every bar before the test block, then the test block */
+  if (st == TG_OK) st = cli_fc_backtest(c.out, &upto, f->test_begin, &a->bt, "walkforward", &f->st, &f->bh);
   return st == TG_OK ? TG_OK : tg_error(st, "walkforward: fold %d: %s", k + 1, tg_last_error());
 }
 
@@ -232,13 +195,7 @@ static tg_status run(const wf_args *a, const tg_train_config *c) {
   if (tg_file_exists(path))
     return tg_error(TG_ERR_INVALID, "walkforward: %s already holds a walk-forward; choose another --out", a->out);
   tg_bars all;
-  tg_read_opts ro;
-  memset(&ro, 0, sizeof ro);
-  ro.tz = c->data_tz[0] ? c->data_tz : NULL;
-  ro.warn = stderr;
-  const char *paths[TG_TRAIN_MAX_DATA];
-  for (int i = 0; i < c->n_data; i++) paths[i] = c->data[i];
-  tg_status st = tg_bars_read_paths(c->n_data, paths, &ro, &all);
+  tg_status st = cli_read_train_data(c, &all);
   wf_fold *f = st == TG_OK ? calloc((size_t)a->folds, sizeof *f) : NULL;
   if (st == TG_OK && !f) st = tg_error(TG_ERR_NOMEM, "walkforward: out of memory");
   if (st == TG_OK) st = plan_folds(a, all.n, f);
@@ -255,7 +212,7 @@ int tg_cmd_walkforward(int argc, char **argv) {
   static tg_train_config c;
   memset(&a, 0, sizeof a);
   a.train_blocks = 3;
-  a.o = tg_bt_defaults();
+  cli_fc_flags_init(&a.bt);
   int rc = parse(argc, argv, &a);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
   rc = tg_cli_train_config("walkforward", a.n_rest, a.rest, &c);
