@@ -213,6 +213,42 @@ expect_out "2 rolling folds" "walkforward rolling" -- "$bin" $wf --rolling --out
 if [ "$(sed -n 3p "$dir/wf3/walkforward.csv" | cut -d, -f2)" != "$(sed -n 2p "$dir/wf3/walkforward.csv" | cut -d, -f2)" ] &&
    [ "$(sed -n 3p "$dir/wf1/walkforward.csv" | cut -d, -f2)" = "$(sed -n 2p "$dir/wf1/walkforward.csv" | cut -d, -f2)" ]; then
   pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: rolling folds do not move their start, or anchored ones do"; fi
+# sweep: a training run per combination of the grids, a ranked table; usage errors before anything trains
+expect_out "usage: tickgrad sweep" "sweep help" -- "$bin" sweep --help
+expect 2 "sweep without --grid" -- "$bin" sweep --model mlp --data "$dir/t.csv" --out "$dir/sw0"
+expect 2 "sweep bad key" -- "$bin" sweep --grid frob=1,2 --model mlp --data "$dir/t.csv" --out "$dir/sw0"
+expect_out "unknown setting 'frob'" "sweep names the bad key" -- "$bin" sweep --grid frob=1,2 --model mlp --data "$dir/t.csv" --out "$dir/sw0"
+expect 2 "sweep bad value" -- "$bin" sweep --grid lr=0.001,abc --model mlp --data "$dir/t.csv" --out "$dir/sw0"
+expect_out "lr=abc" "sweep names the bad value" -- "$bin" sweep --grid lr=0.001,abc --model mlp --data "$dir/t.csv" --out "$dir/sw0"
+expect 2 "sweep key of another model" -- "$bin" sweep --grid tft.hidden=8,16 --model mlp --data "$dir/t.csv" --out "$dir/sw0"
+expect_out "run 2 (train_frac=0.9)" "sweep checks every combination" -- "$bin" sweep --grid train_frac=0.5,0.9 --model mlp --data "$dir/t.csv" --out "$dir/sw0"
+expect_out "make 320 runs; a sweep runs at most 256" "sweep with too many runs" -- "$bin" sweep --grid lr=1,2,3,4,5,6,7,8 --grid seed=1,2,3,4,5,6,7,8 --grid batch=1,2,3,4,5 --model mlp --data "$dir/t.csv" --out "$dir/sw0"
+expect_out "needs the quantile 0.5" "sweep --metric val_qrisk50 without a median" -- "$bin" sweep --grid lr=0.001 --metric val_qrisk50 --quantiles 0.1,0.9 --model mlp --data "$dir/t.csv" --out "$dir/sw0"
+expect 2 "sweep backtest flag without --backtest" -- "$bin" sweep --grid lr=0.001 --rule median --model mlp --data "$dir/t.csv" --out "$dir/sw0"
+if [ ! -e "$dir/sw0" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a sweep with a usage error wrote $dir/sw0"; fi
+sw="--threads 1 sweep --grid lr=0.001,0.003 --grid mlp.hidden=8,16 --model mlp --data $dir/t.csv --horizons 2 --epochs 2"
+expect_out "^best: run-00[1-4] (lr=0.00[13] mlp.hidden=[0-9]*)" "sweep 2x2" -- "$bin" $sw --out "$dir/sw1"
+if [ "$(wc -l < "$dir/sw1/sweep.csv")" -eq 5 ] && [ -s "$dir/sw1/sweep.html" ] && [ -s "$dir/sw1/run-004/report.html" ] &&
+   [ "$(head -1 "$dir/sw1/sweep.csv")" = "run,lr,mlp.hidden,epochs,best_epoch,best_val_loss,val_qrisk50,naive_qrisk50" ] &&
+   [ "$(cut -d, -f1-3 "$dir/sw1/sweep.csv" | tr '\n' ' ')" = "run,lr,mlp.hidden 1,0.001,8 2,0.001,16 3,0.003,8 4,0.003,16 " ] &&
+   grep -q '"lr": 0.003,' "$dir/sw1/run-003/config.json" && grep -A2 '"mlp"' "$dir/sw1/run-003/config.json" | grep -q '"hidden": 8$' &&
+   grep -q '"lr": 0.001,' "$dir/sw1/run-002/config.json" && grep -A2 '"mlp"' "$dir/sw1/run-002/config.json" | grep -q '"hidden": 16$' &&
+   [ "$(grep -c 'href="run-00[1-4]/report.html"' "$dir/sw1/sweep.html")" -eq 4 ]; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: sweep files, run order or run configs"; fi
+"$bin" $sw --out "$dir/sw2" > /dev/null 2>&1
+if cmp -s "$dir/sw1/sweep.csv" "$dir/sw2/sweep.csv"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: sweep is not reproducible"; fi
+expect 1 "sweep into an existing one" -- "$bin" $sw --out "$dir/sw1"
+expect_out "val_qrisk50 (lower is better)" "sweep with --backtest and --metric" -- "$bin" $sw --backtest --cost-bps 1 --rule median --metric val_qrisk50 --out "$dir/sw3"
+if [ "$(head -1 "$dir/sw3/sweep.csv" | cut -d, -f9-)" = "total_return,sharpe,max_drawdown,trades,bh_total_return" ] &&
+   [ "$(wc -l < "$dir/sw3/sweep.csv")" -eq 5 ] && [ -s "$dir/sw3/run-002/equity.csv" ] &&
+   [ "$(cut -d, -f1-8 "$dir/sw3/sweep.csv")" = "$(cat "$dir/sw1/sweep.csv")" ]; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: sweep --backtest columns"; fi
+# the ranking: best first by the metric (column 7 of sweep.csv: val_qrisk50), in the printed table too
+best=$(tail -n +2 "$dir/sw3/sweep.csv" | sort -t, -k7,7g | head -1 | cut -d, -f1)
+if grep -q "href=\"run-00$best/report.html\"" <(grep -m1 '<tr style' "$dir/sw3/sweep.html"); then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: sweep.html does not put the best run ($best) first"; fi
+expect_out "diverged (NaN or infinite loss)" "sweep keeps a diverged run" -- "$bin" --threads 1 sweep --grid lr=0.001,1e30 --model mlp --data "$dir/t.csv" --horizons 2 --epochs 1 --out "$dir/sw4"
+if [ "$(sed -n 3p "$dir/sw4/sweep.csv" | cut -d, -f5)" = "nan" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a diverged run's row"; fi
 if ! "$bin" devices | grep -q '^cuda:0$'; then
   expect 2 "train on cuda without a GPU" -- "$bin" train --model mlp --data "$dir/t.csv" --device cuda --out "$dir/tg"
 fi

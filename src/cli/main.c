@@ -22,6 +22,7 @@ static void usage(FILE *f) {
           "             files: fills at the next open, costs, metrics\n"
           "  predict    a trained forecaster's quantile forecasts per bar, from files or streamed on stdin\n"
           "  walkforward  time folds: a training run and a backtest of the next block per fold, a summary table\n"
+          "  sweep      a hyperparameter grid: a training run (and a backtest) per combination, a ranked table\n"
           "  report     write RUN/report.html: charts of a run's training, telemetry and backtest (self-contained)\n"
           "  ops        list every op and whether it has forward and backward kernels per backend\n"
           "  version    print the version\n"
@@ -109,6 +110,7 @@ static int run_command(int argc, char **argv) {
   if (strcmp(cmd, "report") == 0) return tg_cmd_report(sub_argc, sub_argv);
   if (strcmp(cmd, "predict") == 0) return tg_cmd_predict(sub_argc, sub_argv);
   if (strcmp(cmd, "walkforward") == 0) return tg_cmd_walkforward(sub_argc, sub_argv);
+  if (strcmp(cmd, "sweep") == 0) return tg_cmd_sweep(sub_argc, sub_argv);
   fprintf(stderr, "tickgrad: unknown command '%s'\n\n", cmd);
   usage(stderr);
   return TG_EXIT_USAGE;
