@@ -100,9 +100,22 @@ int main(void) {
   rc = sh(MPIRUN " -np 2 '%s' --threads 1 train --model mlp --data b.csv --batch 63 --out odd%s", bin, "");
   CHECK_MSG(rc != 0 && rc != 124 && out_has("rank 0 of 2: --batch 63") && out_has("rank 1 of 2: --batch 63"),
             "odd batch: exit %d", rc);
+  /* walk-forward folds spread over 2 ranks: the same files as one process */
+#define WF "--threads 1 walkforward --folds 3 --train-blocks 2 --model mlp --data b.csv --horizons 2 --epochs 2 --rule median"
+  CHECK(sh("'%s' " WF " --out wf1%s", bin, "") == 0);
+  CHECK(sh(MPIRUN " -np 2 '%s' " WF " --out wf2%s", bin, "") == 0);
+  CHECK_MSG(sh("cmp wf1/walkforward.csv wf2/walkforward.csv && cmp wf1/walkforward.html wf2/walkforward.html%s%s", "",
+               "") == 0, "a walk-forward on 2 ranks differs from one on 1");
+  /* a sweep's runs spread over 2 ranks: the same table as one process */
+#define SW "--threads 1 sweep --grid lr=0.001,0.003,0.01 --model mlp --data b.csv --horizons 2 --epochs 2 --backtest"
+  CHECK(sh("'%s' " SW " --out sw1%s", bin, "") == 0);
+  CHECK(sh(MPIRUN " -np 2 '%s' " SW " --out sw2%s", bin, "") == 0);
+  CHECK_MSG(sh("cmp sw1/sweep.csv sw2/sweep.csv && cmp sw1/sweep.html sw2/sweep.html%s%s", "", "") == 0,
+            "a sweep on 2 ranks differs from one on 1");
   /* other commands run as one process */
   rc = sh(MPIRUN " -np 2 '%s' inspect b.csv%s", bin, "");
-  CHECK_MSG(rc != 0 && rc != 124 && out_has("only `tickgrad train`"), "inspect under mpirun: exit %d", rc);
+  CHECK_MSG(rc != 0 && rc != 124 && out_has("only `tickgrad train` (forecasters), `walkforward` and `sweep`"),
+            "inspect under mpirun: exit %d", rc);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_tmp);

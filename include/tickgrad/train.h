@@ -71,6 +71,8 @@ struct tg_train_config {
   /* ---- run control: not part of config.json ---- */
   char resume[TG_TRAIN_PATH_MAX]; /* a run folder to continue (its config.json is the config) */
   int stop_after;        /* stop (with a checkpoint) after this many epochs in all (0: no limit) */
+  int solo;              /* 1: this process trains alone also when it is one of several MPI ranks (walkforward and
+                            sweep give each rank runs of its own); 0: the ranks train the run together */
   FILE *log;             /* plan, per-epoch lines, notices (NULL: silent) */
   FILE *progress;        /* a progress bar within each epoch (NULL: none; the CLI passes stderr on a tty) */
   tg_train_epoch_fn on_epoch;

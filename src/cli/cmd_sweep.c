@@ -278,8 +278,10 @@ static tg_status one_run(const sw_args *a, const tg_train_config *base, const tg
   char label[SW_LABEL];
   run_label(a, r, label, sizeof label);
   run_config(a, base, r, &c);
-  printf("\n== run %ld/%ld: %s -> %s\n", r + 1, a->runs, label, c.out);
-  fflush(stdout);
+  if (!a->bt.quiet) {
+    printf("\n== run %ld/%ld: %s -> %s\n", r + 1, a->runs, label, c.out);
+    fflush(stdout);
+  }
   tg_status st = tg_train_run(&c, all, &run->train);
   if (st == TG_ERR_NUMERIC) {
     fflush(stdout);
@@ -458,6 +460,32 @@ static tg_status write_summary(const sw_args *a, const sw_run *runs) {
   return st;
 }
 
+/* Every run's numbers on every rank: each run's owner contributes them, the others zeros, summed over ranks. */
+#define SW_NUMS 11
+static tg_status gather(sw_run *runs, long n) {
+  if (tg_dist_size() == 1) return TG_OK;
+  double *v = calloc((size_t)n * SW_NUMS, sizeof *v); /* [n, SW_NUMS] */
+  if (!v) return tg_error(TG_ERR_NOMEM, "sweep: out of memory");
+  for (long r = 0; r < n; r++) {
+    if (r % tg_dist_size() != tg_dist_rank()) continue;
+    const sw_run *x = &runs[r];
+    double row[SW_NUMS] = {x->ok, x->train.epochs_run, x->train.best_epoch, x->train.best.val_loss, x->train.best.q50,
+                           x->train.best.naive50, x->st.total_return, x->st.sharpe, x->st.max_drawdown,
+                           (double)x->st.trades, x->bh.total_return};
+    memcpy(v + r * SW_NUMS, row, sizeof row);
+  }
+  tg_status st = tg_dist_sum_f64(v, (size_t)n * SW_NUMS);
+  for (long r = 0; st == TG_OK && r < n; r++) {
+    const double *q = v + r * SW_NUMS;
+    sw_run *x = &runs[r];
+    x->ok = (int)q[0], x->train.epochs_run = (int)q[1], x->train.best_epoch = (int)q[2], x->train.best.val_loss = q[3];
+    x->train.best.q50 = q[4], x->train.best.naive50 = q[5], x->st.total_return = q[6], x->st.sharpe = q[7];
+    x->st.max_drawdown = q[8], x->st.trades = (int64_t)q[9], x->bh.total_return = q[10];
+  }
+  free(v);
+  return st;
+}
+
 static tg_status run(const sw_args *a, const tg_train_config *base) {
   char path[1100];
   snprintf(path, sizeof path, "%s/sweep.csv", a->out);
@@ -469,8 +497,10 @@ static tg_status run(const sw_args *a, const tg_train_config *base) {
   if (st == TG_OK && !runs) st = tg_error(TG_ERR_NOMEM, "sweep: out of memory");
   if (st == TG_OK) st = check_out_and_data(a, base, &all);
   if (st == TG_OK) st = tg_make_dirs(a->out);
-  for (long r = 0; st == TG_OK && r < a->runs; r++) st = one_run(a, base, &all, r, &runs[r]);
-  if (st == TG_OK) st = write_summary(a, runs);
+  for (long r = 0; st == TG_OK && r < a->runs; r++)
+    if (r % tg_dist_size() == tg_dist_rank()) st = one_run(a, base, &all, r, &runs[r]); /* run r on rank r mod N */
+  if (st == TG_OK) st = gather(runs, a->runs);
+  if (st == TG_OK && tg_dist_rank() == 0) st = write_summary(a, runs);
   free(runs);
   tg_bars_free(&all);
   return st;
@@ -487,7 +517,10 @@ int tg_cmd_sweep(int argc, char **argv) {
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
   rc = check_all(&a, &c);
   if (rc) return rc;
-  c.log = stdout;
+  /* under mpirun each rank trains whole runs of its own (run r on rank r mod N); rank 0 prints and writes the table */
+  c.solo = 1;
+  a.bt.quiet = tg_dist_rank() != 0;
+  c.log = a.bt.quiet ? NULL : stdout;
   if (run(&a, &c) != TG_OK) {
     fflush(stdout);
     fprintf(stderr, "tickgrad %s\n", tg_last_error());

@@ -39,7 +39,8 @@ static void wf_usage(FILE *f) {
           "does it (the predictor is fed every bar before the test block first, so no decision sees a later bar).\n"
           "The trainer's purge gap keeps every training window and target away from the validation and test rows.\n"
           "Writes DIR/walkforward.csv (a row per fold) and DIR/walkforward.html (the table, links to each fold's\n"
-          "report), and prints the table.\n"
+          "report), and prints the table. Under mpirun -np N, fold k trains on rank k mod N (each fold in one\n"
+          "process) and rank 0 prints and writes the summary: the same files as one process writes.\n"
           "\n"
           "  --folds K            folds (1..%d)\n"
           "  --train-blocks W     blocks of the first fold's training data (default 3)\n"
@@ -116,7 +117,8 @@ static tg_status run_fold(const wf_args *a, const tg_train_config *c0, const tg_
   snprintf(c.out, sizeof c.out, "%s/fold-%02d", a->out, k + 1);
   tg_bars slice = rows_view(all, f->begin, f->end);
   char t0[48], t1[48], t2[48];
-  printf("\n== fold %d/%ld: train %s .., validate from %s, test from %s (%lld bars)\n", k + 1, a->folds,
+  if (!a->bt.quiet)
+    printf("\n== fold %d/%ld: train %s .., validate from %s, test from %s (%lld bars)\n", k + 1, a->folds,
          tg_format_utc(all->ts[f->begin], 0, t0, sizeof t0), tg_format_utc(all->ts[f->val_begin], 0, t1, sizeof t1),
          tg_format_utc(all->ts[f->test_begin], 0, t2, sizeof t2), (long long)(f->end - f->test_begin));
   tg_status st = tg_train_run(&c, &slice, &f->train);
@@ -189,6 +191,34 @@ static tg_status write_summary(const wf_args *a, const tg_bars *all, const wf_fo
   return st;
 }
 
+/* The numbers of every fold on every rank: each fold's owner contributes them, the others zeros, summed over ranks. */
+#define WF_NUMS 14
+static tg_status gather(wf_fold *f, long folds) {
+  if (tg_dist_size() == 1) return TG_OK;
+  double *v = calloc((size_t)folds * WF_NUMS, sizeof *v); /* [folds, WF_NUMS] */
+  if (!v) return tg_error(TG_ERR_NOMEM, "walkforward: out of memory");
+  for (long k = 0; k < folds; k++) {
+    if (k % tg_dist_size() != tg_dist_rank()) continue;
+    const wf_fold *x = &f[k];
+    double row[WF_NUMS] = {x->train.epochs_run, x->train.best_epoch, x->train.best.val_loss, x->train.best.q50,
+                           x->train.best.naive50, (double)x->st.bars, x->st.total_return, x->st.sharpe,
+                           x->st.max_drawdown, (double)x->st.trades, x->st.win_rate, x->st.exposure,
+                           x->bh.total_return, x->bh.sharpe};
+    memcpy(v + k * WF_NUMS, row, sizeof row);
+  }
+  tg_status st = tg_dist_sum_f64(v, (size_t)folds * WF_NUMS);
+  for (long k = 0; st == TG_OK && k < folds; k++) {
+    const double *r = v + k * WF_NUMS;
+    wf_fold *x = &f[k];
+    x->train.epochs_run = (int)r[0], x->train.best_epoch = (int)r[1], x->train.best.val_loss = r[2];
+    x->train.best.q50 = r[3], x->train.best.naive50 = r[4], x->st.bars = (int64_t)r[5], x->st.total_return = r[6];
+    x->st.sharpe = r[7], x->st.max_drawdown = r[8], x->st.trades = (int64_t)r[9], x->st.win_rate = r[10];
+    x->st.exposure = r[11], x->bh.total_return = r[12], x->bh.sharpe = r[13];
+  }
+  free(v);
+  return st;
+}
+
 static tg_status run(const wf_args *a, const tg_train_config *c) {
   char path[1100];
   snprintf(path, sizeof path, "%s/walkforward.csv", a->out);
@@ -200,8 +230,10 @@ static tg_status run(const wf_args *a, const tg_train_config *c) {
   if (st == TG_OK && !f) st = tg_error(TG_ERR_NOMEM, "walkforward: out of memory");
   if (st == TG_OK) st = plan_folds(a, all.n, f);
   if (st == TG_OK) st = tg_make_dirs(a->out);
-  for (int k = 0; st == TG_OK && k < a->folds; k++) st = run_fold(a, c, &all, k, &f[k]);
-  if (st == TG_OK) st = write_summary(a, &all, f);
+  for (int k = 0; st == TG_OK && k < a->folds; k++)
+    if (k % tg_dist_size() == tg_dist_rank()) st = run_fold(a, c, &all, k, &f[k]); /* fold k on rank k mod N */
+  if (st == TG_OK) st = gather(f, a->folds);
+  if (st == TG_OK && tg_dist_rank() == 0) st = write_summary(a, &all, f);
   free(f);
   tg_bars_free(&all);
   return st;
@@ -217,7 +249,10 @@ int tg_cmd_walkforward(int argc, char **argv) {
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
   rc = tg_cli_train_config("walkforward", a.n_rest, a.rest, &c);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
-  c.log = stdout;
+  /* under mpirun each rank trains whole folds of its own (fold k on rank k mod N); rank 0 prints and writes the summary */
+  c.solo = 1;
+  a.bt.quiet = tg_dist_rank() != 0;
+  c.log = a.bt.quiet ? NULL : stdout;
   if (run(&a, &c) != TG_OK) {
     fflush(stdout);
     fprintf(stderr, "tickgrad %s\n", tg_last_error());

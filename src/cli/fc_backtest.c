@@ -71,7 +71,7 @@ tg_status cli_fc_backtest(const char *run, const tg_bars *upto, int64_t from, co
   if (st == TG_OK) st = tg_backtest_write(&bt, name, run);
   if (st == TG_OK) {
     *st_out = bt.stats, *bh_out = bt.bh;
-    tg_backtest_print(stdout, &bt, name);
+    if (!f->quiet) tg_backtest_print(stdout, &bt, name);
     if (tg_report_write(run, NULL) != TG_OK) fprintf(stderr, "tickgrad %s: warning: %s\n", who, tg_last_error());
   }
   tg_backtest_free(&bt);

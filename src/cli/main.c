@@ -98,8 +98,9 @@ static int run_command(int argc, char **argv) {
     printf("tickgrad %s\n", tg_version());
     return TG_EXIT_OK;
   }
-  if (tg_dist_size() > 1 && strcmp(cmd, "train") != 0)
-    return tg_cli_usage_error(cmd, "only `tickgrad train` (forecasters) runs as several MPI processes; run %s as one", cmd);
+  if (tg_dist_size() > 1 && strcmp(cmd, "train") != 0 && strcmp(cmd, "walkforward") != 0 && strcmp(cmd, "sweep") != 0)
+    return tg_cli_usage_error(cmd, "only `tickgrad train` (forecasters), `walkforward` and `sweep` run as several MPI "
+                              "processes; run %s as one", cmd);
   if (strcmp(cmd, "devices") == 0) return tg_cmd_devices(sub_argc, sub_argv);
   if (strcmp(cmd, "ops") == 0) return tg_cmd_ops(sub_argc, sub_argv);
   if (strcmp(cmd, "demo") == 0) return tg_cmd_demo(sub_argc, sub_argv);

@@ -38,8 +38,8 @@ static tg_status nan_stop(const tr_epoch_ctx *x, int64_t step, int64_t steps, fl
 /* Data-parallel: the mean over the ranks of each rank's loss and gradients (each a mean over its shard of the
  * global batch, so the result is the global batch's mean), one all-reduce of the flat gradient buffer. A non-finite
  * loss on any rank reaches every rank, so all stop at the same step. */
-static tg_status dist_mean(tr_model *m, float *loss, int grads) {
-  int n = tg_dist_size();
+static tg_status dist_mean(const tg_train_config *c, tr_model *m, float *loss, int grads) {
+  int n = tr_ranks(c);
   if (n == 1) return TG_OK;
   if (!grads) {
     double v = *loss;
@@ -55,19 +55,19 @@ static tg_status dist_mean(tr_model *m, float *loss, int grads) {
 }
 
 /* forward, backward, optimizer as separate calls (CPU), each timed */
-static tg_status step_cpu(tr_model *m, float *loss, tg_train_metrics *t) {
+static tg_status step_cpu(const tg_train_config *c, tr_model *m, float *loss, tg_train_metrics *t) {
   double t0 = tr_now();
   tg_status st = tg_graph_run(m->train.g);
   double t1 = tr_now();
   t->forward_s += t1 - t0;
   if (st != TG_OK) return st;
   *loss = *(const float *)m->train.loss->data; /* cpu memory */
-  if ((st = dist_mean(m, loss, 0)) != TG_OK) return st;
+  if ((st = dist_mean(c, m, loss, 0)) != TG_OK) return st;
   if (!isfinite(*loss)) return TG_OK;
   st = tg_graph_backward(m->train.g, m->train.loss);
   double t2 = tr_now();
   t->backward_s += t2 - t1;
-  if (st == TG_OK) st = dist_mean(m, loss, 1);
+  if (st == TG_OK) st = dist_mean(c, m, loss, 1);
   if (st == TG_OK) st = tg_optim_step(m->opt);
   t->optimizer_s += tr_now() - t2;
   return st;
@@ -76,7 +76,7 @@ static tg_status step_cpu(tr_model *m, float *loss, tg_train_metrics *t) {
 tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
   tr_data *d = x->d;
   tr_model *m = x->m;
-  int64_t B = x->c->batch, steps = d->n_train / B, ranks = tg_dist_size(), shard = B / ranks;
+  int64_t B = x->c->batch, steps = d->n_train / B, ranks = tr_ranks(x->c), shard = B / ranks;
   double sum = 0, norm_sum = 0;
   int64_t *starts = ranks > 1 ? tg_malloc((size_t)B * sizeof *starts) : NULL; /* [B] the global batch's windows */
   if (ranks > 1 && !starts) return tg_error(TG_ERR_NOMEM, "train: out of memory for a batch of %lld", (long long)B);
@@ -90,7 +90,7 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
       st = tg_stage_next(d->stage, &d->train_s, B, &batch, &got);
     } else { /* every rank draws the same global batch and takes its shard */
       st = tg_sampler_next(&d->train_s, starts, B, &got);
-      if (st == TG_OK && got == B) st = tg_stage_batch(d->stage, starts + tg_dist_rank() * shard, shard, &batch);
+      if (st == TG_OK && got == B) st = tg_stage_batch(d->stage, starts + tr_rank(x->c) * shard, shard, &batch);
     }
     if (st == TG_OK && got != B) st = tg_error(TG_ERR_INVALID, "train: batch %lld has %lld windows, want %lld", (long long)s, (long long)got, (long long)B);
     if (st == TG_OK) st = tr_net_bind_batch(&m->train, d, &batch);
@@ -98,7 +98,7 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
     t->data_s += t1 - t0;
     if (st != TG_OK) break;
     if (m->step) st = tg_step_run(m->step, &loss);
-    else st = step_cpu(m, &loss, t);
+    else st = step_cpu(x->c, m, &loss, t);
     t->step_s += tr_now() - t1;
     if (st == TG_ERR_NUMERIC) {
       snprintf(x->why, sizeof x->why, "%s", tg_last_error());

@@ -73,9 +73,9 @@ static void print_header(tr_run *r) {
           "%g improvement\n", c->epochs, (long long)steps, c->batch, (long long)drop, c->lr,
           (long long)oc.schedule.warmup_steps, c->schedule == TG_TRAIN_COSINE ? "cosine decay" : "constant",
           c->clip_norm, c->patience, c->min_delta);
-  if (tg_dist_size() > 1)
+  if (tr_ranks(c) > 1)
     fprintf(r->log, "  data-parallel over %d ranks: each takes %d windows of every global batch of %d; gradients "
-            "averaged by one all-reduce per step; rank 0 writes the run\n", tg_dist_size(), c->batch / tg_dist_size(),
+            "averaged by one all-reduce per step; rank 0 writes the run\n", tr_ranks(c), c->batch / tr_ranks(c),
             c->batch);
   fprintf(r->log, "  validation: %lld windows in %lld batches of %d", (long long)r->d.n_val,
           (long long)(r->d.n_val / c->batch), c->batch);
@@ -86,7 +86,7 @@ static void print_header(tr_run *r) {
 /* Data-parallel over MPI ranks (tg_dist_size() > 1): every rank trains on its shard of each global batch and the
  * gradients are averaged; checks that the ranks agree (config, device, batch) before any data is read. */
 static tg_status dist_check(tr_run *r) {
-  int n = tg_dist_size();
+  int n = tr_ranks(&r->c);
   if (n == 1) return TG_OK;
   if (r->dev.kind == TG_CUDA)
     return tg_error(TG_ERR_INVALID, "train: rank %d of %d: data-parallel training over MPI runs on the CPU; the GPU "
@@ -120,7 +120,8 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if ((st = tg_make_dirs(c->out)) != TG_OK) return st;
   tg_forecast_cfg model = c->model;
   if ((st = tr_data_open(&r->d, c, bars, r->dev, &model, r->log)) != TG_OK) return st;
-  if ((st = tg_dist_check_same((uint64_t)r->d.ds.fx.n * 1000003u + (uint64_t)r->d.F, "the data (bars, features)")) != TG_OK)
+  if (tr_ranks(c) > 1 &&
+      (st = tg_dist_check_same((uint64_t)r->d.ds.fx.n * 1000003u + (uint64_t)r->d.F, "the data (bars, features)")) != TG_OK)
     return st;
   if ((st = tr_model_open(&r->m, c, &model, &r->d)) != TG_OK) return st;
   size_t np = (size_t)c->batch * (size_t)r->d.H * (size_t)r->d.nq, nt = (size_t)c->batch * (size_t)r->d.H;
@@ -283,7 +284,7 @@ tg_status tg_train_run(const tg_train_config *cin, const tg_bars *bars, tg_train
   tr_run *r = tg_calloc(1, sizeof *r);
   if (!r) return tg_error(TG_ERR_NOMEM, "train: out of memory");
   r->c = *cin;
-  r->root = tg_dist_rank() == 0;
+  r->root = tr_rank(&r->c) == 0;
   r->log = r->root ? cin->log : NULL;
   if (!r->root) r->c.progress = NULL;
   tg_status st = open_run(r, bars);

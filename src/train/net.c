@@ -75,7 +75,7 @@ tg_status tr_model_open(tr_model *m, const tg_train_config *c, const tg_forecast
   if (!m->store) return tg_error(TG_ERR_NOMEM, "train: out of memory for the parameter store");
   int64_t rest = d->n_val % c->batch;
   /* data-parallel: each rank's training graph takes its shard of the global batch (the eval graphs see every window) */
-  tg_status st = net_build(&m->train, m->store, "train", c->batch / tg_dist_size(), d, model, 1);
+  tg_status st = net_build(&m->train, m->store, "train", c->batch / tr_ranks(c), d, model, 1);
   if (st == TG_OK) st = net_build(&m->eval, m->store, "eval", c->batch, d, model, 0);
   if (st == TG_OK && rest) st = net_build(&m->rest, m->store, "eval.rest", rest, d, model, 0);
   if (st == TG_OK) st = tg_graph_set_seed(m->train.g, (uint64_t)c->seed, 0);

@@ -7,9 +7,14 @@
 #include <stdio.h>
 #include "io/files.h"
 #include "tickgrad/dataset.h"
+#include "tickgrad/dist.h"
 #include "tickgrad/optim.h"
 #include "tickgrad/step.h"
 #include "tickgrad/train.h"
+
+/* The processes that train a run together: the MPI world, or 1 when c->solo or without MPI; this one's rank. */
+static inline int tr_ranks(const tg_train_config *c) { return c->solo ? 1 : tg_dist_size(); }
+static inline int tr_rank(const tg_train_config *c) { return c->solo ? 0 : tg_dist_rank(); }
 
 /* ---- config.c: the settings table ---- */
 typedef enum tr_type { TR_INT, TR_LONG, TR_DBL, TR_FLT, TR_STR, TR_KIND, TR_SCHED, TR_QUANT, TR_DATA } tr_type;
