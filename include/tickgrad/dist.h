@@ -27,6 +27,17 @@ tg_status tg_dist_check_same(uint64_t value, const char *what);
  * process or more under MPI, so no rank waits forever in a collective; returns only without MPI. */
 void tg_dist_abort(int code);
 
+/* ---- GPUs: one per rank, gradients averaged by NCCL ----
+ * The rank's GPU on its machine: its local rank (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK), 0 for one process. */
+int tg_dist_local_rank(void);
+int tg_dist_have_nccl(void);  /* 1 when this build has MPI, CUDA and NCCL */
+/* Rank 0 makes the NCCL unique id, MPI broadcasts it, every rank joins on cuda:cuda_index. Collective. */
+tg_status tg_dist_nccl_open(int cuda_index);
+/* data[n] on cuda:cuda_index becomes its mean over the ranks: one ncclAllReduce (ncclAvg) enqueued on the device's
+ * compute stream, so a captured training step holds it. Nothing with one process. */
+tg_status tg_dist_nccl_mean(float *data, size_t n, int cuda_index);
+void tg_dist_nccl_close(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -26,6 +26,11 @@ tg_status tg_step_run(tg_step *s, float *loss_out);
 int tg_step_captured(const tg_step *s);
 /* Why capture was given up ("" when it was not), e.g. an op that cannot be captured. */
 const char *tg_step_capture_error(const tg_step *s);
+/* Work queued between the backward pass and the optimizer (and captured with them): grads is the store's flat
+ * gradient buffer [n], loss the step's loss slot [1], both on the graph's device; e.g. averaging both over
+ * data-parallel ranks. NULL fn: none (the default). */
+typedef tg_status (*tg_step_reduce_fn)(void *ctx, float *grads, size_t n, float *loss);
+void tg_step_set_reduce(tg_step *s, tg_step_reduce_fn fn, void *ctx);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* The MPI world of a data-parallel run (or a world of one without MPI): init, sums over ranks, checks, abort. */
 #include <stdio.h>
 #include <stdlib.h>
+#include "dist/nccl_glue.h"
 #include "tickgrad/dist.h"
 #if TG_HAVE_MPI
 #include <mpi.h>
@@ -103,3 +104,54 @@ void tg_dist_abort(int code) {
 #endif
   (void)code;
 }
+
+/* ---- NCCL: the GPUs of a data-parallel run (one per rank) ---- */
+
+#if !TG_HAVE_CUDA /* the CUDA sources (cuda_nccl.cu) are not in this build */
+int tg_nccl_built(void) { return 0; }
+tg_status tg_nccl_unique_id(unsigned char id[TG_NCCL_ID_BYTES]) {
+  (void)id;
+  return tg_error(TG_ERR_DEVICE, "nccl: this build has no CUDA");
+}
+tg_status tg_nccl_open(const unsigned char id[TG_NCCL_ID_BYTES], int nranks, int rank, int dev) {
+  (void)id, (void)nranks, (void)rank, (void)dev;
+  return tg_error(TG_ERR_DEVICE, "nccl: this build has no CUDA");
+}
+tg_status tg_nccl_mean(float *data, size_t n, int dev) {
+  (void)data, (void)n, (void)dev;
+  return tg_error(TG_ERR_DEVICE, "nccl: this build has no CUDA");
+}
+void tg_nccl_close(void) {}
+#endif
+
+int tg_dist_have_nccl(void) { return TG_HAVE_MPI && tg_nccl_built(); }
+
+int tg_dist_local_rank(void) {
+  const char *v = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  if (!v) v = getenv("MPI_LOCALRANKID");
+  return g_size > 1 && v ? atoi(v) : 0;
+}
+
+tg_status tg_dist_nccl_open(int cuda_index) {
+  if (g_size == 1) return TG_OK;
+#if TG_HAVE_MPI
+  unsigned char id[TG_NCCL_ID_BYTES] = {0};
+  int ok = g_rank != 0 || tg_nccl_unique_id(id) == TG_OK, all = 0;
+  tg_status st = mpi_check(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  if (st == TG_OK && !all) st = tg_error(TG_ERR_DEVICE, "dist: rank %d of %d: rank 0 could not make an NCCL id%s%s",
+                                         g_rank, g_size, g_rank == 0 ? ": " : "", g_rank == 0 ? tg_last_error() : "");
+  if (st == TG_OK) st = mpi_check(MPI_Bcast(id, TG_NCCL_ID_BYTES, MPI_UNSIGNED_CHAR, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  if (st == TG_OK) st = tg_nccl_open(id, g_size, g_rank, cuda_index);
+  return st;
+#else
+  (void)cuda_index;
+  return TG_OK;
+#endif
+}
+
+tg_status tg_dist_nccl_mean(float *data, size_t n, int cuda_index) {
+  return g_size == 1 ? TG_OK : tg_nccl_mean(data, n, cuda_index);
+}
+
+void tg_dist_nccl_close(void) { tg_nccl_close(); }
+

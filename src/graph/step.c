@@ -21,6 +21,8 @@ struct tg_step {
   tg_cuda_graph *cg; /* the captured step, once there is one */
   void **bound;      /* [n_nodes] input data pointers the capture baked in (NULL for other nodes) */
   uint64_t seed;     /* the graph's seed the capture baked in */
+  tg_step_reduce_fn reduce; /* between backward and the optimizer (NULL: none) */
+  void *reduce_ctx;
   char capture_error[512];
 };
 
@@ -68,6 +70,10 @@ void tg_step_free(tg_step *s) {
 }
 
 void tg_step_set_capture(tg_step *s, int on) { s->capture = on; }
+void tg_step_set_reduce(tg_step *s, tg_step_reduce_fn fn, void *ctx) {
+  s->reduce = fn;
+  s->reduce_ctx = ctx;
+}
 int tg_step_captured(const tg_step *s) { return s->cg != NULL; }
 const char *tg_step_capture_error(const tg_step *s) { return s->capture_error; }
 
@@ -77,6 +83,8 @@ static tg_status step_enqueue(tg_step *s) {
   tg_status st = tg_graph_run(g);
   if (st == TG_OK && s->loss) st = g->backend->copy(g->opts.device, s->loss_slot, s->loss->data, sizeof(float));
   if (st == TG_OK && s->o) st = tg_graph_backward(g, s->loss);
+  if (st == TG_OK && s->o && s->reduce)
+    st = s->reduce(s->reduce_ctx, tg_store_grads(g->store), tg_store_numel(g->store), s->loss_slot);
   if (st == TG_OK && s->o) st = tg_optim_enqueue(s->o);
   return st;
 }
