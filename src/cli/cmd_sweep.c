@@ -36,12 +36,7 @@ typedef struct sw_args {
   char *rest[SW_MAX_ARGS]; /* everything else: train's flags */
 } sw_args;
 
-/* One run's results. */
-typedef struct sw_run {
-  int ok; /* trained to the end (0: stopped on a NaN or infinite loss) */
-  tg_train_result train;
-  tg_bt_stats st, bh;
-} sw_run;
+typedef cli_run_result sw_run; /* one run's results (ok 0: stopped on a NaN or infinite loss) */
 
 static void sw_usage(FILE *f) {
   fprintf(f,
@@ -460,32 +455,6 @@ static tg_status write_summary(const sw_args *a, const sw_run *runs) {
   return st;
 }
 
-/* Every run's numbers on every rank: each run's owner contributes them, the others zeros, summed over ranks. */
-#define SW_NUMS 11
-static tg_status gather(sw_run *runs, long n) {
-  if (tg_dist_size() == 1) return TG_OK;
-  double *v = calloc((size_t)n * SW_NUMS, sizeof *v); /* [n, SW_NUMS] */
-  if (!v) return tg_error(TG_ERR_NOMEM, "sweep: out of memory");
-  for (long r = 0; r < n; r++) {
-    if (r % tg_dist_size() != tg_dist_rank()) continue;
-    const sw_run *x = &runs[r];
-    double row[SW_NUMS] = {x->ok, x->train.epochs_run, x->train.best_epoch, x->train.best.val_loss, x->train.best.q50,
-                           x->train.best.naive50, x->st.total_return, x->st.sharpe, x->st.max_drawdown,
-                           (double)x->st.trades, x->bh.total_return};
-    memcpy(v + r * SW_NUMS, row, sizeof row);
-  }
-  tg_status st = tg_dist_sum_f64(v, (size_t)n * SW_NUMS);
-  for (long r = 0; st == TG_OK && r < n; r++) {
-    const double *q = v + r * SW_NUMS;
-    sw_run *x = &runs[r];
-    x->ok = (int)q[0], x->train.epochs_run = (int)q[1], x->train.best_epoch = (int)q[2], x->train.best.val_loss = q[3];
-    x->train.best.q50 = q[4], x->train.best.naive50 = q[5], x->st.total_return = q[6], x->st.sharpe = q[7];
-    x->st.max_drawdown = q[8], x->st.trades = (int64_t)q[9], x->bh.total_return = q[10];
-  }
-  free(v);
-  return st;
-}
-
 static tg_status run(const sw_args *a, const tg_train_config *base) {
   char path[1100];
   snprintf(path, sizeof path, "%s/sweep.csv", a->out);
@@ -499,7 +468,7 @@ static tg_status run(const sw_args *a, const tg_train_config *base) {
   if (st == TG_OK) st = tg_make_dirs(a->out);
   for (long r = 0; st == TG_OK && r < a->runs; r++)
     if (r % tg_dist_size() == tg_dist_rank()) st = one_run(a, base, &all, r, &runs[r]); /* run r on rank r mod N */
-  if (st == TG_OK) st = gather(runs, a->runs);
+  for (long r = 0; st == TG_OK && r < a->runs; r++) st = cli_share_result(&runs[r], r % tg_dist_size() == tg_dist_rank());
   if (st == TG_OK && tg_dist_rank() == 0) st = write_summary(a, runs);
   free(runs);
   tg_bars_free(&all);

@@ -25,8 +25,7 @@ typedef struct wf_args {
 /* One fold: its bars (rows of the whole series) and results. */
 typedef struct wf_fold {
   int64_t begin, val_begin, test_begin, end; /* rows: train [begin, val_begin), val, test [test_begin, end) */
-  tg_train_result train;
-  tg_bt_stats st, bh;
+  cli_run_result res;
 } wf_fold;
 
 static void wf_usage(FILE *f) {
@@ -121,9 +120,10 @@ static tg_status run_fold(const wf_args *a, const tg_train_config *c0, const tg_
     printf("\n== fold %d/%ld: train %s .., validate from %s, test from %s (%lld bars)\n", k + 1, a->folds,
          tg_format_utc(all->ts[f->begin], 0, t0, sizeof t0), tg_format_utc(all->ts[f->val_begin], 0, t1, sizeof t1),
          tg_format_utc(all->ts[f->test_begin], 0, t2, sizeof t2), (long long)(f->end - f->test_begin));
-  tg_status st = tg_train_run(&c, &slice, &f->train);
+  tg_status st = tg_train_run(&c, &slice, &f->res.train);
   tg_bars upto = rows_view(all, 0, f->end); /* every bar before the test block, then the test block */
-  if (st == TG_OK) st = cli_fc_backtest(c.out, &upto, f->test_begin, &a->bt, "walkforward", &f->st, &f->bh);
+  if (st == TG_OK) st = cli_fc_backtest(c.out, &upto, f->test_begin, &a->bt, "walkforward", &f->res.st, &f->res.bh);
+  f->res.ok = st == TG_OK;
   return st == TG_OK ? TG_OK : tg_error(st, "walkforward: fold %d: %s", k + 1, tg_last_error());
 }
 
@@ -136,9 +136,9 @@ static void fold_row(FILE *o, const tg_bars *all, int k, const wf_fold *f) {
   fprintf(o, "%d,%s,%s,%s,%s,%d,%d,%.6g,%.6g,%.6g,%lld,%.6g,%.6g,%.6g,%lld,%.6g,%.6g,%.6g,%.6g\n", k + 1,
           tg_format_utc(all->ts[f->begin], 0, t[0], 48), tg_format_utc(all->ts[f->val_begin], 0, t[1], 48),
           tg_format_utc(all->ts[f->test_begin], 0, t[2], 48), tg_format_utc(all->ts[f->end - 1], 0, t[3], 48),
-          f->train.epochs_run, f->train.best_epoch, f->train.best.val_loss, f->train.best.q50, f->train.best.naive50,
-          (long long)f->st.bars, f->st.total_return, f->st.sharpe, f->st.max_drawdown, (long long)f->st.trades,
-          f->st.win_rate, f->st.exposure, f->bh.total_return, f->bh.sharpe);
+          f->res.train.epochs_run, f->res.train.best_epoch, f->res.train.best.val_loss, f->res.train.best.q50, f->res.train.best.naive50,
+          (long long)f->res.st.bars, f->res.st.total_return, f->res.st.sharpe, f->res.st.max_drawdown, (long long)f->res.st.trades,
+          f->res.st.win_rate, f->res.st.exposure, f->res.bh.total_return, f->res.bh.sharpe);
 }
 
 /* DIR/walkforward.csv, DIR/walkforward.html and the table on stdout. */
@@ -152,8 +152,8 @@ static tg_status write_summary(const wf_args *a, const tg_bars *all, const wf_fo
   int beat = 0;
   for (int k = 0; k < a->folds; k++) {
     fold_row(m, all, k, &f[k]);
-    growth *= 1 + f[k].st.total_return, bh_growth *= 1 + f[k].bh.total_return;
-    beat += f[k].st.total_return > f[k].bh.total_return;
+    growth *= 1 + f[k].res.st.total_return, bh_growth *= 1 + f[k].res.bh.total_return;
+    beat += f[k].res.st.total_return > f[k].res.bh.total_return;
   }
   fclose(m);
   snprintf(path, sizeof path, "%s/walkforward.csv", a->out);
@@ -177,8 +177,8 @@ static tg_status write_summary(const wf_args *a, const tg_bars *all, const wf_fo
     fprintf(m, "<tr><td><a href=\"fold-%02d/report.html\">%d</a></td><td>%s</td><td>%s</td><td>%.5f</td><td>%.4f "
             "(%.4f)</td><td>%+.2f%%</td><td>%.2f</td><td>%.2f%%</td><td>%lld</td><td>%+.2f%%</td></tr>\n", k + 1, k + 1,
             tg_format_utc(all->ts[f[k].test_begin], 0, t0, 48), tg_format_utc(all->ts[f[k].end - 1], 0, t1, 48),
-            f[k].train.best.val_loss, f[k].train.best.q50, f[k].train.best.naive50, 100 * f[k].st.total_return,
-            f[k].st.sharpe, 100 * f[k].st.max_drawdown, (long long)f[k].st.trades, 100 * f[k].bh.total_return);
+            f[k].res.train.best.val_loss, f[k].res.train.best.q50, f[k].res.train.best.naive50, 100 * f[k].res.st.total_return,
+            f[k].res.st.sharpe, 100 * f[k].res.st.max_drawdown, (long long)f[k].res.st.trades, 100 * f[k].res.bh.total_return);
   }
   fputs("</table>\n<p>Each fold: <code>config.json</code> records the whole data; the fold trained on the rows in "
         "the table (its train/val fractions are of those rows). Rows of every fold: walkforward.csv.</p>\n"
@@ -188,34 +188,6 @@ static tg_status write_summary(const wf_args *a, const tg_bars *all, const wf_fo
   if (st == TG_OK) st = tg_write_atomic(path, buf, len);
   free(buf);
   if (st == TG_OK) printf("wrote %s/walkforward.csv and %s/walkforward.html\n", a->out, a->out);
-  return st;
-}
-
-/* The numbers of every fold on every rank: each fold's owner contributes them, the others zeros, summed over ranks. */
-#define WF_NUMS 14
-static tg_status gather(wf_fold *f, long folds) {
-  if (tg_dist_size() == 1) return TG_OK;
-  double *v = calloc((size_t)folds * WF_NUMS, sizeof *v); /* [folds, WF_NUMS] */
-  if (!v) return tg_error(TG_ERR_NOMEM, "walkforward: out of memory");
-  for (long k = 0; k < folds; k++) {
-    if (k % tg_dist_size() != tg_dist_rank()) continue;
-    const wf_fold *x = &f[k];
-    double row[WF_NUMS] = {x->train.epochs_run, x->train.best_epoch, x->train.best.val_loss, x->train.best.q50,
-                           x->train.best.naive50, (double)x->st.bars, x->st.total_return, x->st.sharpe,
-                           x->st.max_drawdown, (double)x->st.trades, x->st.win_rate, x->st.exposure,
-                           x->bh.total_return, x->bh.sharpe};
-    memcpy(v + k * WF_NUMS, row, sizeof row);
-  }
-  tg_status st = tg_dist_sum_f64(v, (size_t)folds * WF_NUMS);
-  for (long k = 0; st == TG_OK && k < folds; k++) {
-    const double *r = v + k * WF_NUMS;
-    wf_fold *x = &f[k];
-    x->train.epochs_run = (int)r[0], x->train.best_epoch = (int)r[1], x->train.best.val_loss = r[2];
-    x->train.best.q50 = r[3], x->train.best.naive50 = r[4], x->st.bars = (int64_t)r[5], x->st.total_return = r[6];
-    x->st.sharpe = r[7], x->st.max_drawdown = r[8], x->st.trades = (int64_t)r[9], x->st.win_rate = r[10];
-    x->st.exposure = r[11], x->bh.total_return = r[12], x->bh.sharpe = r[13];
-  }
-  free(v);
   return st;
 }
 
@@ -232,7 +204,7 @@ static tg_status run(const wf_args *a, const tg_train_config *c) {
   if (st == TG_OK) st = tg_make_dirs(a->out);
   for (int k = 0; st == TG_OK && k < a->folds; k++)
     if (k % tg_dist_size() == tg_dist_rank()) st = run_fold(a, c, &all, k, &f[k]); /* fold k on rank k mod N */
-  if (st == TG_OK) st = gather(f, a->folds);
+  for (long k = 0; st == TG_OK && k < a->folds; k++) st = cli_share_result(&f[k].res, k % tg_dist_size() == tg_dist_rank());
   if (st == TG_OK && tg_dist_rank() == 0) st = write_summary(a, &all, f);
   free(f);
   tg_bars_free(&all);

@@ -23,6 +23,17 @@ tg_fc_rule cli_fc_rule(const cli_fc_flags *f);
  * the strategy's and buy and hold's statistics out. who names the command in errors. */
 tg_status cli_fc_backtest(const char *run, const tg_bars *upto, int64_t from, const cli_fc_flags *f, const char *who,
                           tg_bt_stats *st, tg_bt_stats *bh);
+/* One training run's outcome as walkforward and sweep report it. */
+typedef struct cli_run_result {
+  int ok;                /* trained to the end */
+  tg_train_result train;
+  tg_bt_stats st, bh;    /* its backtest and buy and hold's (zeros without one) */
+} cli_run_result;
+
+/* Under mpirun, the result of a run made on one rank (mine = 1 there) reaches every rank: the reported numbers summed
+ * over the ranks, the others contributing zeros. Collective: every rank calls it for every run, in the same order. */
+tg_status cli_share_result(cli_run_result *r, int mine);
+
 /* Every data path of c, concatenated and sorted by time (c's data_tz for naive times). */
 tg_status cli_read_train_data(const tg_train_config *c, tg_bars *all);
 
