@@ -162,6 +162,8 @@ static tg_status write_summary(const wf_args *a, const tg_bars *all, const wf_fo
          "hold in %d of %ld folds\n%s", a->folds, a->rolling ? "rolling" : "anchored", 100 * (growth - 1),
          100 * (bh_growth - 1), beat, a->folds, buf);
   /* the page: the same table, each fold linked to its report */
+  free(buf);
+  buf = NULL;
   m = open_memstream(&buf, &len);
   if (!m) return tg_error(TG_ERR_NOMEM, "walkforward: out of memory");
   fprintf(m, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>walk-forward</title><style>body{font:14px "
