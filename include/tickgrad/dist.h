@@ -21,6 +21,8 @@ int tg_dist_have_mpi(void); /* 1 when this build can use MPI */
 /* Every rank's data[n] summed in place (then the same on every rank); nothing with one process. */
 tg_status tg_dist_sum_f32(float *data, size_t n);
 tg_status tg_dist_sum_f64(double *data, size_t n);
+/* Returns on every rank once every rank has called it (nothing with one process). */
+tg_status tg_dist_barrier(void);
 /* TG_ERR_INVALID on every rank, naming what and which rank, unless every rank passed the same value. */
 tg_status tg_dist_check_same(uint64_t value, const char *what);
 /* Ends every process of the job after a failure on this rank (the message already printed): MPI_Abort with one

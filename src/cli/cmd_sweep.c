@@ -465,6 +465,7 @@ static tg_status run(const sw_args *a, const tg_train_config *base) {
   sw_run *runs = st == TG_OK ? calloc((size_t)a->runs, sizeof *runs) : NULL;
   if (st == TG_OK && !runs) st = tg_error(TG_ERR_NOMEM, "sweep: out of memory");
   if (st == TG_OK) st = check_out_and_data(a, base, &all);
+  if (st == TG_OK) st = tg_dist_barrier(); /* every rank has looked before any rank writes a run */
   if (st == TG_OK) st = tg_make_dirs(a->out);
   for (long r = 0; st == TG_OK && r < a->runs; r++)
     if (r % tg_dist_size() == tg_dist_rank()) st = one_run(a, base, &all, r, &runs[r]); /* run r on rank r mod N */

@@ -203,6 +203,7 @@ static tg_status run(const wf_args *a, const tg_train_config *c) {
   wf_fold *f = st == TG_OK ? calloc((size_t)a->folds, sizeof *f) : NULL;
   if (st == TG_OK && !f) st = tg_error(TG_ERR_NOMEM, "walkforward: out of memory");
   if (st == TG_OK) st = plan_folds(a, all.n, f);
+  if (st == TG_OK) st = tg_dist_barrier(); /* every rank has checked --out before any rank writes into it */
   if (st == TG_OK) st = tg_make_dirs(a->out);
   for (int k = 0; st == TG_OK && k < a->folds; k++)
     if (k % tg_dist_size() == tg_dist_rank()) st = run_fold(a, c, &all, k, &f[k]); /* fold k on rank k mod N */

@@ -75,6 +75,15 @@ tg_status tg_dist_sum_f64(double *data, size_t n) {
 #endif
 }
 
+tg_status tg_dist_barrier(void) {
+  if (g_size == 1) return TG_OK;
+#if TG_HAVE_MPI
+  return mpi_check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+#else
+  return TG_OK;
+#endif
+}
+
 tg_status tg_dist_check_same(uint64_t value, const char *what) {
   if (g_size == 1) return TG_OK;
 #if TG_HAVE_MPI
