@@ -15,7 +15,8 @@ trap 'rm -rf "$work"' EXIT
 for t in $targets; do
   name=${t#fuzz_}
   mkdir -p "$work/$name"
-  seeds=("fuzz/corpus/$name")
+  seeds=()
+  [ -d "fuzz/corpus/$name" ] && seeds+=("fuzz/corpus/$name")
   case $name in
     dbn) [ -d "$shared/dbn" ] && seeds+=("$shared/dbn") ;;
     parquet) [ -d "$shared/parquet-testing" ] && seeds+=("$shared/parquet-testing" "$shared/parquet-ohlcv") ;;
