@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli/cli.h"
+#include "cli/fc_backtest.h"
 #include "cli/rl_run.h"
 #include "tickgrad/report.h"
 #include "tickgrad/tickgrad.h"
@@ -14,11 +15,9 @@ typedef struct bt_args {
   int n_data;
   const char *data[BT_MAX_DATA];
   const char *tz, *strategy, *split, *out;
-  const char *run, *rule, *weights; /* --run: a trained forecaster or policy */
-  long horizon;
-  int long_only, sized, costs_given;
+  const char *run, *weights; /* --run: a trained forecaster or policy */
   double price_scale;
-  tg_bt_opts o;
+  cli_fc_flags bt;           /* cash, costs and (forecasters) the rule */
 } bt_args;
 
 static void bt_usage(FILE *f) {
@@ -84,13 +83,7 @@ static int flag_value(bt_args *a, const char *f, const char *v) {
   else if (!strcmp(f, "--split")) a->split = v;
   else if (!strcmp(f, "--out")) a->out = v;
   else if (!strcmp(f, "--run")) a->run = v;
-  else if (!strcmp(f, "--rule")) a->rule = v;
   else if (!strcmp(f, "--weights")) a->weights = v;
-  else if (!strcmp(f, "--horizon")) return tg_cli_parse_long(f, v, 1, TG_MAX_HORIZONS, &a->horizon) ? 0 : TG_EXIT_USAGE;
-  else if (!strcmp(f, "--cash")) return num(f, v, 1e-9, 1e15, &a->o.cash);
-  else if (!strcmp(f, "--commission")) return a->costs_given = 1, num(f, v, 0, 1, &a->o.commission);
-  else if (!strcmp(f, "--cost-bps")) return a->costs_given = 1, num(f, v, 0, 10000, &a->o.cost_bps);
-  else if (!strcmp(f, "--slippage")) return a->costs_given = 1, num(f, v, 0, 1, &a->o.slippage);
   else if (!strcmp(f, "--price-scale")) return num(f, v, 1e-300, 1e300, &a->price_scale);
   else return tg_cli_usage_error("backtest", "unknown flag '%s'", f);
   return 0;
@@ -104,9 +97,9 @@ static int parse(int argc, char **argv, bt_args *a) {
       bt_usage(stdout);
       return -1;
     }
-    if (!strcmp(f, "--data")) rc = take_data(a, argc, argv, &i);
-    else if (!strcmp(f, "--long-only")) a->long_only = 1;
-    else if (!strcmp(f, "--sized")) a->sized = 1;
+    int took = cli_fc_flag("backtest", &a->bt, f, i + 1 < argc ? argv[i + 1] : NULL, &rc);
+    if (took >= 0) i += took;
+    else if (!strcmp(f, "--data")) rc = take_data(a, argc, argv, &i);
     else if (strncmp(f, "--", 2) != 0) rc = tg_cli_usage_error("backtest", "unexpected argument '%s'", f);
     else rc = flag_value(a, f, i + 1 < argc ? argv[++i] : NULL);
     if (rc) return rc;
@@ -114,7 +107,7 @@ static int parse(int argc, char **argv, bt_args *a) {
   if (!a->n_data && !a->run) return tg_cli_usage_error("backtest", "no data: give --data FILE... (or --run RUN)");
   if (!a->strategy == !a->run)
     return tg_cli_usage_error("backtest", "give either --strategy buy-and-hold|sma-cross:FAST,SLOW or --run RUN");
-  if (!a->run && (a->rule || a->weights || a->horizon || a->long_only || a->sized))
+  if (!a->run && (a->bt.rule || a->weights || a->bt.horizon || a->bt.long_only || a->bt.sized))
     return tg_cli_usage_error("backtest", "--rule, --horizon, --long-only, --sized and --weights go with --run");
   if (a->weights && strcmp(a->weights, "best") && strcmp(a->weights, "last"))
     return tg_cli_usage_error("backtest", "--weights '%s': want best or last", a->weights);
@@ -166,13 +159,8 @@ static tg_status forecast_targets(const bt_args *a, const tg_bars *all, const tg
                                   size_t cap) {
   tg_predictor *p = NULL;
   tg_predictor_opts po = {a->weights};
-  tg_fc_rule r = tg_fc_rule_defaults();
-  r.horizon = (int)a->horizon;
-  r.allow_short = !a->long_only;
-  r.sized = a->sized;
-  r.cost = tg_bt_round_trip(&a->o);
-  tg_status st = a->rule ? tg_fc_rule_parse(a->rule, &r.kind) : TG_OK;
-  if (st == TG_OK) st = tg_predictor_open(a->run, &po, &p);
+  tg_fc_rule r = cli_fc_rule(&a->bt);
+  tg_status st = tg_predictor_open(a->run, &po, &p);
   int64_t got = 0;
   if (st == TG_OK) st = tg_fc_targets(p, all, view->ts - all->ts, &r, target, &got);
   if (st == TG_OK) {
@@ -191,7 +179,7 @@ static tg_status finish(const bt_args *a, const tg_bars *view, const double *tar
                         const char *source, const char *out) {
   tg_backtest bt;
   memset(&bt, 0, sizeof bt);
-  tg_status st = tg_backtest_run(view, target, &a->o, &bt);
+  tg_status st = tg_backtest_run(view, target, &a->bt.o, &bt);
   if (st == TG_OK) st = tg_backtest_write(&bt, name, out);
   if (st == TG_OK) {
     printf("data: %s, %s split\n", source, a->split);
@@ -240,15 +228,15 @@ static tg_status policy_backtest(bt_args *a, const char *out) {
     return tg_error(TG_ERR_FORMAT, "backtest: %s/env.json cannot be read", a->run);
   if (strcmp(e.kind, "trading") != 0)
     return tg_error(TG_ERR_INVALID, "backtest: %s is a %s policy on %s, not on a market", a->run, model, e.kind);
-  if (a->rule || a->horizon || a->long_only || a->sized || a->weights)
+  if (a->bt.rule || a->bt.horizon || a->bt.long_only || a->bt.sized || a->weights)
     return tg_error(TG_ERR_INVALID, "backtest: %s is a %s policy: it acts itself; --rule, --horizon, --long-only, "
                     "--sized and --weights are for forecaster runs", a->run, model);
   int split = !strcmp(a->split, "test") ? TG_TEST : !strcmp(a->split, "val") ? TG_VAL : -1;
   if (split < 0)
     return tg_error(TG_ERR_INVALID, "backtest: a policy is backtested on its env's val or test split, not '%s'", a->split);
-  if (!a->costs_given) {
-    a->o.cost_bps = e.cost_bps;
-    a->o.slippage = e.slippage;
+  if (!a->bt.costs_given) {
+    a->bt.o.cost_bps = e.cost_bps;
+    a->bt.o.slippage = e.slippage;
     printf("costs: the run's env: %g bps, slippage %g\n", e.cost_bps, e.slippage);
   }
   tg_bars bars;
@@ -307,14 +295,12 @@ static tg_status run(const bt_args *a, const tg_strategy *s, const char *out) {
 int tg_cmd_backtest(int argc, char **argv) {
   bt_args a;
   memset(&a, 0, sizeof a);
-  a.o = tg_bt_defaults();
+  cli_fc_flags_init(&a.bt);
   int rc = parse(argc, argv, &a);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
   tg_strategy s;
   if (a.strategy && tg_strategy_parse(a.strategy, &s) != TG_OK)
     return tg_cli_usage_error("backtest", "--strategy: %s", tg_last_error());
-  tg_fc_rule_kind kind;
-  if (a.rule && tg_fc_rule_parse(a.rule, &kind) != TG_OK) return tg_cli_usage_error("backtest", "--rule: %s", tg_last_error());
   if (strcmp(a.split, "all") && strcmp(a.split, "train") && strcmp(a.split, "val") && strcmp(a.split, "test"))
     return tg_cli_usage_error("backtest", "--split '%s': want all, train, val or test", a.split);
   char out[1024];

@@ -1,4 +1,4 @@
-/* What walkforward and sweep share: the backtest flags of a forecaster, its backtest on held-out bars, the run's data. */
+/* What backtest --run, walkforward and sweep share: the backtest flags of a forecaster, its backtest on held-out bars, the run's data. */
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
@@ -25,15 +25,15 @@ int cli_fc_flag(const char *cmd, cli_fc_flags *f, const char *flag, const char *
   if (!strcmp(flag, "--sized")) return f->sized = 1, f->given = 1, 0;
   if (!strcmp(flag, "--rule")) {
     tg_fc_rule_kind k;
-    if (!v || tg_fc_rule_parse(v, &k) != TG_OK) *rc = tg_cli_usage_error(cmd, "--rule: want band or median");
+    if (!v || tg_fc_rule_parse(v, &k) != TG_OK) *rc = tg_cli_usage_error(cmd, "--rule '%s': want band or median", v ? v : "");
     f->rule = v, f->given = 1;
   } else if (!strcmp(flag, "--horizon")) {
     *rc = tg_cli_parse_long(flag, v, 1, TG_MAX_HORIZONS, &f->horizon) ? 0 : TG_EXIT_USAGE;
     f->given = 1;
   } else if (!strcmp(flag, "--cash")) *rc = num(cmd, flag, v, 1e-9, 1e15, &f->o.cash), f->given = 1;
-  else if (!strcmp(flag, "--commission")) *rc = num(cmd, flag, v, 0, 1, &f->o.commission), f->given = 1;
-  else if (!strcmp(flag, "--cost-bps")) *rc = num(cmd, flag, v, 0, 10000, &f->o.cost_bps), f->given = 1;
-  else if (!strcmp(flag, "--slippage")) *rc = num(cmd, flag, v, 0, 1, &f->o.slippage), f->given = 1;
+  else if (!strcmp(flag, "--commission")) *rc = num(cmd, flag, v, 0, 1, &f->o.commission), f->given = f->costs_given = 1;
+  else if (!strcmp(flag, "--cost-bps")) *rc = num(cmd, flag, v, 0, 10000, &f->o.cost_bps), f->given = f->costs_given = 1;
+  else if (!strcmp(flag, "--slippage")) *rc = num(cmd, flag, v, 0, 1, &f->o.slippage), f->given = f->costs_given = 1;
   else return -1;
   return 1;
 }

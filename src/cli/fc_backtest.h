@@ -9,6 +9,7 @@ typedef struct cli_fc_flags {
   long horizon;     /* 0: the longest */
   int long_only, sized;
   int given;        /* some flag was given */
+  int costs_given;  /* --commission, --cost-bps or --slippage was given */
   int quiet;        /* 1: print nothing (a rank other than 0) */
   tg_bt_opts o;     /* cash and costs */
 } cli_fc_flags;
