@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "io/json.h"
+#include "base/json.h"
 #include "support/check.h"
 #include "support/files.h"
 #include "tickgrad/tickgrad.h"

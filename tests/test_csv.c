@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/timeconv.h"
 #include "support/check.h"
 #include "tickgrad/data.h"

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "backend/backend.h"
+#include "graph/backend.h"
 #include "support/check.h"
 #include "tickgrad/tickgrad.h"
 

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/timeconv.h"
 #include "support/bars.h"
 #include "support/check.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zstd.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/dbn/dbn_internal.h"
 #include "support/check.h"
 #include "support/files.h"

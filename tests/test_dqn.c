@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "backend/backend.h"
-#include "rl/env_internal.h"
-#include "rl/rl_internal.h"
+#include "graph/backend.h"
+#include "env/env_internal.h"
+#include "agents/rl_internal.h"
 #include "support/check.h"
 #include "support/files.h"
 #include "tickgrad/rl_agents.h"

@@ -1,7 +1,7 @@
 /* Graph behaviour: device strictness, build errors, arena reuse, no allocation in a training step. */
 #include <math.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "support/check.h"
 #include "support/heap_count.h"
 #include "tickgrad/tickgrad.h"

@@ -1,7 +1,7 @@
 /* Optimizers: schedules, SGD/momentum/Adam/AdamW against float64 references, clipping, NaN guards. */
 #include <math.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "graph/backend.h"
 #include "support/check.h"
 #include "tickgrad/tickgrad.h"
 

@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "rl/env_internal.h"
-#include "rl/ppo_internal.h"
+#include "env/env_internal.h"
+#include "agents/ppo_internal.h"
 #include "support/check.h"
 #include "tickgrad/checkpoint.h"
 #include "tickgrad/rl_agents.h"

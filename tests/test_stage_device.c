@@ -2,8 +2,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "backend/backend.h"
-#include "data/shuffle.h"
+#include "base/alloc.h"
+#include "base/shuffle.h"
 #include "data/timeconv.h"
 #include "support/bars.h"
 #include "support/check.h"

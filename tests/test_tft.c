@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "io/json.h"
+#include "base/json.h"
 #include "models/tft_internal.h"
 #include "support/check.h"
 #include "tickgrad/tickgrad.h"

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rl/env_internal.h"
+#include "env/env_internal.h"
 #include "support/check.h"
 #include "support/heap_count.h"
 #include "tickgrad/rl.h"

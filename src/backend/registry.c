@@ -1,5 +1,5 @@
 /* Which backends this build has: the CPU always, CUDA when nvcc was found at build time. */
-#include "backend/backend.h"
+#include "graph/backend.h"
 #include "tickgrad/graph.h"
 
 extern const tg_backend tg_cpu_backend;

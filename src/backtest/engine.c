@@ -1,7 +1,7 @@
 /* The backtest engine: targets decided at closes fill at the next open with costs; equity at closes; round-trip trades. */
 #include <math.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "tickgrad/backtest.h"
 
 /* One simulated account and its open trade. */

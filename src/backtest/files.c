@@ -2,10 +2,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/timeconv.h"
 #include "tickgrad/backtest.h"
-#include "io/files.h"
+#include "base/files.h"
 
 /* A text buffer of a fixed capacity, sized before writing. */
 typedef struct text {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "cli/fc_backtest.h"
-#include "io/files.h"
+#include "base/files.h"
 #include "tickgrad/report.h"
 #include "tickgrad/tickgrad.h"
 

@@ -8,8 +8,8 @@
 #include <time.h>
 #include "cli/cli.h"
 #include "cli/rl_run.h"
-#include "io/files.h"
-#include "io/json.h"
+#include "base/files.h"
+#include "base/json.h"
 #include "tickgrad/rl_agents.h"
 #include "tickgrad/tickgrad.h"
 

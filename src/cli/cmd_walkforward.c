@@ -6,7 +6,7 @@
 #include "cli/cli.h"
 #include "cli/fc_backtest.h"
 #include "data/timeconv.h"
-#include "io/files.h"
+#include "base/files.h"
 #include "tickgrad/report.h"
 #include "tickgrad/tickgrad.h"
 

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/rl_run.h"
-#include "backend/backend.h"
-#include "io/files.h"
-#include "io/json.h"
+#include "graph/backend.h"
+#include "base/files.h"
+#include "base/json.h"
 
 int rl_is_model(const char *m) { return m && (strcmp(m, "dqn") == 0 || strcmp(m, "ppo") == 0); }
 

@@ -1,7 +1,7 @@
 /* The columnar bar series: growth, append and a stable sort by time. */
 #include <stdlib.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "tickgrad/data.h"
 
 void tg_bars_init(tg_bars *b) { memset(b, 0, sizeof *b); }

@@ -1,6 +1,6 @@
 /* The dataset in one call (layout, features, targets, splits, normalisation, tensor views) and window index expansion. */
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "tickgrad/dataset.h"
 
 #define DEFAULT_WINDOW 64

@@ -1,7 +1,7 @@
 /* Features one bar at a time (live data): per-instrument state through the same per-bar update as tg_features_compute. */
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/features_internal.h"
 #include "data/timeconv.h"
 

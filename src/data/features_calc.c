@@ -1,7 +1,7 @@
 /* The feature columns as per-bar updates of one instrument's state: row t reads bars <= t of its own instrument only. */
 #include <math.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/features_internal.h"
 #include "data/timeconv.h"
 

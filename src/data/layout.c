@@ -1,7 +1,7 @@
 /* The instrument layout: dense instrument indices and the position order that groups each instrument's bars. */
 #include <stdlib.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "tickgrad/dataset.h"
 
 void tg_layout_free(tg_layout *l) {

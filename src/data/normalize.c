@@ -1,7 +1,7 @@
 /* Per-column normalisation: mean and std from the training windows' rows only, applied to every row in place. */
 #include <math.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "tickgrad/dataset.h"
 
 void tg_norm_free(tg_norm *nm) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "tickgrad/data.h"
 
 typedef tg_status (*reader_fn)(const char *, const void *, size_t, const tg_read_opts *, tg_bars *);

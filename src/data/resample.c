@@ -2,7 +2,7 @@
  * per instrument; and parsing interval strings such as "5m". */
 #include <stdlib.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/timeconv.h"
 #include "tickgrad/data.h"
 

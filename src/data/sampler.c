@@ -1,7 +1,7 @@
 /* Batches of window starts from one split: in order, or a keyed per-epoch permutation evaluated per element, resumable from (seed, epoch, cursor). */
 #include <string.h>
-#include "backend/backend.h"
-#include "data/shuffle.h"
+#include "base/alloc.h"
+#include "base/shuffle.h"
 #include "tickgrad/dataset.h"
 
 void tg_sampler_free(tg_sampler *s) {

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/timeconv.h"
 #include "tickgrad/dataset.h"
 

@@ -1,7 +1,7 @@
 /* Staging a dataset on a device: zero-copy views on the host, resident or double-buffered streaming copies elsewhere, batches computed on the device, byte counters. */
 #include <string.h>
-#include "backend/backend.h"
-#include "data/shuffle.h"
+#include "graph/backend.h"
+#include "base/shuffle.h"
 #include "tickgrad/dataset.h"
 #if TG_HAVE_CUDA
 #include "backend/cuda/cuda_api.h"

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/timeconv.h"
 #include "tickgrad/rng.h"
 #include "tickgrad/synth.h"

@@ -1,7 +1,7 @@
 /* Targets per instrument: forward log returns at several horizons, a dead-zone direction class, next-bar prices. */
 #include <math.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "tickgrad/dataset.h"
 
 #define HORIZON_MAX 100000

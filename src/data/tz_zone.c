@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/tz_zone.h"
 
 #define ZONE_DIR "/usr/share/zoneinfo/"

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "graph/backend.h"
 #include "graph/graph_internal.h"
 
 #define GUARD_BYTE 0xA5

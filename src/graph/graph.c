@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "graph/backend.h"
 #include "graph/graph_internal.h"
 
 tg_graph *tg_graph_new(tg_store *store, const char *name) {

@@ -1,7 +1,7 @@
 /* Planning: device and kernel checks, activation liveness, and the arena layout with reuse. */
 #include <stdlib.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "graph/backend.h"
 #include "graph/graph_internal.h"
 #include "tickgrad/device.h"
 

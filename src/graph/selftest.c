@@ -1,7 +1,7 @@
 /* The device self-test: allocate, GEMM and layernorm forward and backward, compared with the CPU. */
 #include <math.h>
 #include <stdio.h>
-#include "backend/backend.h"
+#include "graph/backend.h"
 #include "tickgrad/device.h"
 #include "tickgrad/graph.h"
 

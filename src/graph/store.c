@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "graph/backend.h"
 #include "graph/graph_internal.h"
 #include "tickgrad/rng.h"
 

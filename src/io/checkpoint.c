@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
-#include "io/json.h"
+#include "graph/backend.h"
+#include "base/json.h"
 #include "tickgrad/checkpoint.h"
 
 #define CKPT_WEIGHTS_FORMAT "tickgrad-weights"

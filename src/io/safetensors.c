@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "backend/backend.h"
-#include "io/json.h"
+#include "base/alloc.h"
+#include "base/json.h"
 #include "tickgrad/checkpoint.h"
 
 /* Headers above this size are refused (the reference implementation uses the same limit). */

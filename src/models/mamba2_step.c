@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "graph/graph_internal.h"
 #include "tickgrad/device.h"
 #include "tickgrad/models.h"

@@ -4,7 +4,7 @@
 
 #include <math.h>
 #include <stdint.h>
-#include "core/philox.h" /* TG_HD */
+#include "base/philox.h" /* TG_HD */
 
 /* Products that feed a sum round as on the CPU (nvcc would otherwise fuse them into FMAs). */
 #ifdef __CUDA_ARCH__

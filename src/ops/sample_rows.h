@@ -2,7 +2,7 @@
 #ifndef TG_SAMPLE_ROWS_H
 #define TG_SAMPLE_ROWS_H
 
-#include "core/philox.h"
+#include "base/philox.h"
 
 /* Draw e of a run: 64 bits (two words of Philox counter e/2 under key (offset << 20) | stream)
  * reduced modulo rows (bias below rows / 2^64). */

@@ -1,7 +1,7 @@
 /* Optimizers over the store's flat buffers: config checks, state buffers, clipping and the step. */
 #include <math.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "graph/backend.h"
 #include "optim/optim_internal.h"
 #include "tickgrad/optim.h"
 

@@ -1,10 +1,10 @@
 /* Reads RUN/inference.json: feature names, normalisation, target scales, instruments, warm-up, bar interval. */
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
-#include "io/json.h"
+#include "base/alloc.h"
+#include "base/json.h"
 #include "predict/predict_internal.h"
-#include "io/files.h"
+#include "base/files.h"
 
 #define META_FORMAT "tickgrad-forecast-inference-1"
 

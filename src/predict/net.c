@@ -1,6 +1,6 @@
 /* The predictor's batch-1 model: the forecast graph over one window (the TFT in two parts), planned on the host. */
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "models/tft_internal.h"
 #include "predict/predict_internal.h"
 #include "tickgrad/checkpoint.h"

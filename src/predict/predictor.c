@@ -2,10 +2,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/features_internal.h"
 #include "predict/predict_internal.h"
-#include "io/files.h"
+#include "base/files.h"
 
 struct tg_predictor {
   tg_predictor_info info;

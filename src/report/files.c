@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "report/report_internal.h"
 
 tg_status rp_read_json(const char *run, const char *file, tg_json_doc **doc) {

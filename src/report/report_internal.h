@@ -4,8 +4,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "io/files.h"
-#include "io/json.h"
+#include "base/files.h"
+#include "base/json.h"
 #include "tickgrad/status.h"
 
 #define RP_PATH_MAX 4096

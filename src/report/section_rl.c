@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "report/report_internal.h"
 
 enum { R_ENV, R_EPISODES, R_RET, R_LEN, R_LOSS, R_GRAD, R_EPS, R_LR, R_SPS, R_N };

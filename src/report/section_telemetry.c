@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "report/report_internal.h"
 
 enum { T_TIME, T_GPU, T_UTIL, T_USED, T_TOTAL, T_CPU, T_RSS, T_N };

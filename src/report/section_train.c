@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "report/report_internal.h"
 
 enum { C_EPOCH, C_TRAIN, C_VAL, C_Q50, C_Q90, C_N50, C_N90, C_LR, C_GRAD, C_SEC, C_SPS, C_DATA, C_FWD, C_BWD, C_OPT,

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "report/report_internal.h"
 
 const char *const rp_palette[RP_MAX_SERIES] = {"#2563eb", "#ea580c", "#16a34a", "#9333ea",

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "tickgrad/device.h"
 #include "train/train_internal.h"
 

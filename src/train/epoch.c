@@ -1,7 +1,7 @@
 /* One epoch: shuffled training steps, timed by phase, and a validation pass over every window exactly once. */
 #include <math.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "tickgrad/device.h"
 #include "tickgrad/dist.h"
 #include "train/train_internal.h"

@@ -1,7 +1,7 @@
 /* Writes the prepared training and validation windows to a safetensors file, for peers to train on exactly the same data. */
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "tickgrad/checkpoint.h"
 #include "train/train_internal.h"
 

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "train/train_internal.h"
 
 tg_status tr_file_hash(const char *path, char *hex) {

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "tickgrad/device.h"
 #include "tickgrad/dist.h"
 #include "tickgrad/tickgrad.h"

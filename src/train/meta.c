@@ -2,8 +2,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/backend.h"
-#include "io/json.h"
+#include "base/alloc.h"
+#include "base/json.h"
 #include "train/train_internal.h"
 
 static int cmp_i64(const void *a, const void *b) {

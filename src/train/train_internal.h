@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "io/files.h"
+#include "base/files.h"
 #include "tickgrad/dataset.h"
 #include "tickgrad/dist.h"
 #include "tickgrad/optim.h"

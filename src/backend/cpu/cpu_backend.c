@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "graph/backend.h"
 #include "backend/cpu/cpu_optim.h"
 
 static tg_status cpu_alloc(tg_device d, size_t bytes, void **out) {

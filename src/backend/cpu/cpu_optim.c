@@ -3,7 +3,7 @@
 #include "backend/cpu/cpu_optim.h"
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
-#include "optim/lr_schedule.h"
+#include "ops/lr_schedule.h"
 
 /* Below this many elements a kernel runs on one thread. */
 #define TG_OPTIM_PAR_MIN 32768

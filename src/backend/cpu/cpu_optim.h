@@ -2,7 +2,7 @@
 #ifndef TG_CPU_OPTIM_H
 #define TG_CPU_OPTIM_H
 
-#include "backend/backend.h"
+#include "graph/backend.h"
 
 tg_status tg_cpu_sum_squares(tg_device d, const float *g, size_t n, double *out);
 tg_status tg_cpu_sgd_step(tg_device d, float *p, const float *g, float *m, size_t n, float lr,

@@ -1,6 +1,6 @@
 /* Philox4x32-10 for 16 counters per call, in AVX-512, AVX2 and portable C, all giving core/philox.h's bits. */
 #include "backend/cpu/cpu_philox.h"
-#include "core/philox.h"
+#include "base/philox.h"
 
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <map>
 #include <unordered_map>
-#include "backend/backend.h"
+#include "graph/backend.h"
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_internal.h"
 

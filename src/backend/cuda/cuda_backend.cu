@@ -2,10 +2,10 @@
  * squares, and the whole optimizer update on the device (scalars included, so it can be captured). */
 #include <math.h>
 #include <stdio.h>
-#include "backend/backend.h"
+#include "graph/backend.h"
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_internal.h"
-#include "optim/lr_schedule.h"
+#include "ops/lr_schedule.h"
 
 #define SSQ_BLOCKS 256 /* fixed grid for the sum of squares: the summation order never changes */
 

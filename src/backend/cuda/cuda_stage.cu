@@ -1,8 +1,8 @@
 /* Staging on CUDA: the kernel that computes a batch from the sampler's order on the device, compute-stream copies, and fences for pinned buffers. */
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_internal.h"
-#include "data/shuffle.h"
+#include "base/shuffle.h"
 
 struct tg_cuda_fence {
   int dev;

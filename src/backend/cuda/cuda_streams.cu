@@ -1,7 +1,7 @@
 /* The copy stream beside each compute stream, and capturing the compute stream into a CUDA graph. */
 #include <pthread.h>
 #include <stdlib.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_internal.h"
 

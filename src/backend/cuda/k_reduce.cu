@@ -1,7 +1,7 @@
 /* CUDA kernels for the reductions (sum, mean, sum/mean/max/argmax over the last dim) and dropout. */
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_internal.h"
-#include "core/philox.h"
+#include "base/philox.h"
 
 #define WARP 32
 #define ROWS_PER_BLOCK (TG_CUDA_THREADS / WARP) /* the *_last kernels give each row one warp */

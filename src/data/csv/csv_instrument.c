@@ -1,7 +1,7 @@
 /* CSV instrument ids: whole numbers as they are, symbols by 32-bit FNV-1a, hash collisions caught per file. */
 #include <stdio.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/csv/csv_internal.h"
 
 uint32_t tg_csv_fnv1a(const char *p, size_t n) {

@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/csv/csv_internal.h"
 
 /* Powers of ten that a double holds exactly. */

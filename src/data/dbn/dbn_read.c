@@ -1,6 +1,6 @@
 /* The DBN reader's entry point: recognise plain DBN, zstd-compressed DBN and legacy DBZ, then run the stages. */
 #include <stdio.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/dbn/dbn_internal.h"
 
 static int is_zstd_frame(const unsigned char *p, size_t len) {

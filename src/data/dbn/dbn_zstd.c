@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <zstd.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/dbn/dbn_internal.h"
 
 /* Real DBN compresses well under 100:1; a stream that grows past 1000x its compressed size (and

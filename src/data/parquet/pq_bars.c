@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <strings.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/parquet/parquet.h"
 #include "data/timeconv.h"
 

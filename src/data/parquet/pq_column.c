@@ -1,6 +1,6 @@
 /* Parquet: the column reader: pages of every row group decoded straight into one output array. */
 #include <math.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/parquet/parquet.h"
 
 enum { CONV_NONE, CONV_I2D, CONV_U2D, CONV_U32, CONV_U32D };

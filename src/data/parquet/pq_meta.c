@@ -1,7 +1,7 @@
 /* Parquet: the footer and FileMetaData (schema, row groups, column chunks), checked against the file. */
 #include <stdio.h>
 #include <strings.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/parquet/parquet.h"
 #include "data/parquet/pq_fields.h"
 

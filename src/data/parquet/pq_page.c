@@ -2,7 +2,7 @@
 #include <snappy-c.h>
 #include <zlib.h>
 #include <zstd.h>
-#include "backend/backend.h"
+#include "base/alloc.h"
 #include "data/parquet/parquet.h"
 #include "data/parquet/pq_fields.h"
 

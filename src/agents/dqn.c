@@ -1,0 +1,255 @@
+/* tg_dqn_train: CleanRL's DQN loop (epsilon-greedy acting, replay, training and target updates), logs, checkpoints, resume. */
+#include <math.h>
+#include <string.h>
+#include "base/alloc.h"
+#include "agents/dqn_internal.h"
+#include "tickgrad/rng.h"
+
+static tg_status run_buffers(dq_run *r) {
+  size_t n = (size_t)r->sp.n, od = (size_t)r->sp.obs_dim;
+  r->obs = tg_malloc(n * od * sizeof(float));
+  r->next_obs = tg_malloc(n * od * sizeof(float));
+  r->final_obs = tg_malloc(n * od * sizeof(float));
+  r->real_next = tg_malloc(n * od * sizeof(float));
+  r->reward = tg_malloc(n * sizeof(float));
+  r->term = tg_malloc(n);
+  r->trunc = tg_malloc(n);
+  r->ep_ret = tg_malloc(n * sizeof(double));
+  r->ep_len = tg_malloc(n * sizeof(int32_t));
+  r->actions = tg_malloc(n * sizeof(int32_t));
+  if (!r->obs || !r->next_obs || !r->final_obs || !r->real_next || !r->reward || !r->term || !r->trunc || !r->ep_ret ||
+      !r->ep_len || !r->actions)
+    return tg_error(TG_ERR_NOMEM, "dqn: out of memory for the buffers of %zu env instances", n);
+  return TG_OK;
+}
+
+static void run_free(dq_run *r) {
+  if (r->metrics) fclose(r->metrics);
+  rl_dqn_net_close(&r->net);
+  rl_replay_free(&r->rb);
+  void *bufs[] = {r->obs, r->next_obs, r->final_obs, r->real_next, r->reward, r->term, r->trunc, r->ep_ret, r->ep_len,
+                  r->actions};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tg_free(bufs[i]);
+}
+
+/* Resume: RUN/config.json must match c, and the env the one the run started with. */
+static tg_status check_resume(const dq_run *r) {
+  char path[TG_TRAIN_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/config.json", r->run);
+  tg_dqn_config saved = r->c;
+  dq_env_id id;
+  tg_status st = dq_config_load(path, &saved, &id);
+  if (st != TG_OK) return tg_error(st, "dqn resume: %s", tg_last_error());
+  const char *key = dq_config_diff(&saved, &r->c);
+  if (key)
+    return tg_error(TG_ERR_INVALID, "dqn resume: %s differs from %s; a resumed run keeps its settings (only device, "
+                    "log_every, ckpt_every and stop_after may change)", key, path);
+  if (strcmp(id.name, tg_env_name(r->env)) != 0 || id.n != r->sp.n || id.obs_dim != r->sp.obs_dim ||
+      id.n_actions != r->sp.n_actions)
+    return tg_error(TG_ERR_INVALID, "dqn resume: %s was started on env '%s' (n %d, obs %d, actions %d), not '%s' (n %d, "
+                    "obs %d, actions %d)", path, id.name, id.n, id.obs_dim, id.n_actions, tg_env_name(r->env), r->sp.n,
+                    r->sp.obs_dim, r->sp.n_actions);
+  return TG_OK;
+}
+
+static tg_status write_config(const dq_run *r) {
+  char path[TG_TRAIN_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/config.json", r->run);
+  if (tg_file_exists(path))
+    return tg_error(TG_ERR_INVALID, "dqn: %s already holds a run (config.json); continue it with resume or choose "
+                    "another folder", r->run);
+  char *text = dq_config_json(&r->c, r->env);
+  if (!text) return tg_error(TG_ERR_NOMEM, "dqn: out of memory writing %s", path);
+  tg_status st = tg_write_atomic(path, text, strlen(text));
+  tg_free(text);
+  return st;
+}
+
+static rl_dqn_net_cfg net_config(const dq_run *r) {
+  const tg_dqn_config *c = &r->c;
+  rl_dqn_net_cfg nc;
+  memset(&nc, 0, sizeof nc);
+  nc.dev = c->device;
+  nc.obs_dim = r->sp.obs_dim;
+  nc.n_actions = r->sp.n_actions;
+  nc.n_hidden = c->n_hidden;
+  for (int k = 0; k < c->n_hidden; k++) nc.hidden[k] = c->hidden[k];
+  nc.batch = c->batch_size;
+  nc.n_act = r->sp.n;
+  nc.double_q = c->double_q;
+  nc.huber = c->huber;
+  nc.gamma = c->gamma;
+  nc.optim = tg_optim_defaults(TG_ADAM);
+  nc.optim.lr = c->learning_rate;
+  nc.optim.eps = c->adam_eps;
+  nc.optim.clip_norm = c->max_grad_norm;
+  nc.seed = c->seed;
+  nc.env = r->env;
+  return nc;
+}
+
+static void print_header(const dq_run *r) {
+  const tg_dqn_config *c = &r->c;
+  char dev[16];
+  if (!c->log) return;
+  fprintf(c->log, "dqn on %s (%d instance%s, obs %d, %d actions) on %s into %s\n", tg_env_name(r->env), r->sp.n,
+          r->sp.n == 1 ? "" : "s", r->sp.obs_dim, r->sp.n_actions, tg_device_str(c->device, dev, sizeof dev), r->run);
+  fprintf(c->log, "  %lld steps; %s, %s loss, Adam lr %g; batch %d from %lld transitions; epsilon %g -> %g over %lld "
+          "steps; learning from step %lld every %lld; target %s every %lld\n", (long long)c->total_timesteps,
+          c->double_q ? "Double DQN" : "DQN", c->huber ? "Huber" : "MSE", (double)c->learning_rate, c->batch_size,
+          (long long)c->buffer_size, (double)c->start_e, (double)c->end_e,
+          (long long)((double)c->exploration_fraction * (double)c->total_timesteps), (long long)c->learning_starts,
+          (long long)c->train_frequency, c->tau == 1.0f ? "copy" : "Polyak", (long long)c->target_network_frequency);
+  if (r->step > 0) fprintf(c->log, "resuming %s at step %lld\n", r->run, (long long)r->step);
+}
+
+static tg_status run_open(dq_run *r, const tg_dqn_config *c, tg_env *env, const char *dir) {
+  r->c = *c;
+  r->env = env;
+  r->sp = tg_env_spec_of(env);
+  r->saved_step = -1;
+  tg_status st = tg_dqn_config_check(c);
+  if (st != TG_OK) return st;
+  if (r->sp.n_actions < 2)
+    return tg_error(TG_ERR_INVALID, "dqn: env '%s' has %s actions; DQN needs a discrete action space of 2 or more",
+                    tg_env_name(env), r->sp.n_actions == 0 ? "continuous" : "fewer than 2");
+  if (!dir || !*dir || strlen(dir) >= sizeof r->run)
+    return tg_error(TG_ERR_INVALID, "dqn: the run folder is empty or longer than %zu bytes", sizeof r->run - 1);
+  snprintf(r->run, sizeof r->run, "%s", dir);
+  if ((st = tg_make_dirs(r->run)) != TG_OK) return st;
+  st = c->resume ? check_resume(r) : write_config(r);
+  if (st == TG_OK) st = run_buffers(r);
+  if (st == TG_OK) st = rl_replay_init(&r->rb, c->buffer_size, r->sp.obs_dim, c->seed);
+  rl_dqn_net_cfg nc = net_config(r);
+  if (st == TG_OK) st = rl_dqn_net_open(&r->net, &nc);
+  if (st != TG_OK) return st;
+  st = c->resume ? dq_ckpt_load(r) : tg_env_reset(env, r->obs);
+  if (st == TG_OK) st = dq_metrics_open(r, c->resume);
+  if (st == TG_OK) print_header(r);
+  return st;
+}
+
+/* Epsilon-greedy actions for every instance: instance i's coin and random action are words 0 and 1
+ * of Philox (seed, RL_STREAM_ACT, step * n + i); the Q-network runs only when some instance exploits. */
+static tg_status act(dq_run *r) {
+  int n = r->sp.n, A = r->sp.n_actions, greedy = 0;
+  float eps = (float)dq_epsilon(&r->c, r->step);
+  for (int i = 0; i < n; i++) {
+    uint32_t w[4];
+    tg_philox(r->c.seed, RL_STREAM_ACT, (uint64_t)r->step * (uint64_t)n + (uint64_t)i, w);
+    if (tg_u32_to_unit(w[0]) < eps) {
+      r->actions[i] = (int32_t)rl_u32_below(w[1], A);
+    } else {
+      r->actions[i] = -1; /* greedy: filled from Q below */
+      greedy = 1;
+    }
+  }
+  if (!greedy) return TG_OK;
+  const float *q;
+  tg_status st = rl_dqn_net_q(&r->net, r->obs, &q);
+  if (st != TG_OK) return st;
+  for (int i = 0; i < n; i++)
+    if (r->actions[i] < 0) r->actions[i] = rl_argmax(q + (size_t)i * A, A);
+  return TG_OK;
+}
+
+/* The env step, finished episodes, and the n transitions into the replay ring (s' the true one). */
+static tg_status env_step(dq_run *r) {
+  tg_env_out out = {r->next_obs, r->final_obs, r->reward, r->term, r->trunc, r->ep_ret, r->ep_len};
+  tg_status st = tg_env_step(r->env, r->actions, &out);
+  if (st != TG_OK) return st;
+  size_t od = (size_t)r->sp.obs_dim;
+  for (int i = 0; i < r->sp.n; i++) {
+    int done = r->term[i] || r->trunc[i];
+    memcpy(r->real_next + i * od, (done ? r->final_obs : r->next_obs) + i * od, od * sizeof(float));
+    if (done) {
+      dq_recent_push(r, r->ep_ret[i], r->ep_len[i]);
+      r->episodes++;
+    }
+  }
+  rl_replay_add(&r->rb, r->sp.n, r->obs, r->real_next, r->actions, r->reward, r->term);
+  float *t = r->obs; /* the next observation becomes the current one */
+  r->obs = r->next_obs;
+  r->next_obs = t;
+  return TG_OK;
+}
+
+static tg_status numeric_stop(const dq_run *r, const char *what) {
+  char why[768];
+  snprintf(why, sizeof why, "%s", what);
+  if (r->saved_step >= 0)
+    return tg_error(TG_ERR_NUMERIC, "dqn: %s at step %lld (env step %lld); stopped, the last good checkpoint (step %lld) "
+                    "is kept in %s", why, (long long)r->step, (long long)(r->step * r->sp.n), (long long)r->saved_step,
+                    r->run);
+  return tg_error(TG_ERR_NUMERIC, "dqn: %s at step %lld (env step %lld); stopped before any checkpoint was written", why,
+                  (long long)r->step, (long long)(r->step * r->sp.n));
+}
+
+/* CleanRL's schedule at global step t = r->step: after learning_starts, a gradient step every
+ * train_frequency steps and a target update every target_network_frequency steps. */
+static tg_status learn(dq_run *r) {
+  const tg_dqn_config *c = &r->c;
+  int64_t t = r->step;
+  if (t <= c->learning_starts) return TG_OK;
+  if (t % c->train_frequency == 0) {
+    float loss = NAN, q = NAN;
+    tg_status st = rl_dqn_net_learn(&r->net, &r->rb, &loss, &q);
+    if (st == TG_ERR_NUMERIC) return numeric_stop(r, tg_last_error());
+    if (st != TG_OK) return st;
+    if (!isfinite(loss)) return numeric_stop(r, isnan(loss) ? "the loss is NaN" : "the loss is infinite");
+    r->acc.loss += loss;
+    r->acc.q += q;
+    r->acc.grad_norm += tg_optim_last_grad_norm(r->net.opt);
+    r->acc.n++;
+  }
+  if (t % c->target_network_frequency == 0) return rl_dqn_net_update_target(&r->net, c->tau);
+  return TG_OK;
+}
+
+static tg_status run_loop(dq_run *r) {
+  const tg_dqn_config *c = &r->c;
+  r->t_start = r->t_interval = tr_now();
+  r->interval_step0 = r->call_step0 = r->step;
+  while (r->step < c->total_timesteps && !(c->stop_after > 0 && r->step >= c->stop_after)) {
+    tg_status st = act(r);
+    if (st == TG_OK) st = env_step(r);
+    if (st == TG_OK) st = learn(r);
+    if (st != TG_OK) return st;
+    r->step++;
+    int end = r->step == c->total_timesteps, stop = c->stop_after > 0 && r->step == c->stop_after;
+    if (r->step % c->log_every == 0 || end) dq_log_interval(r);
+    if ((c->ckpt_every > 0 && r->step % c->ckpt_every == 0) || end || stop) {
+      if ((st = dq_ckpt_save(r)) != TG_OK) return st;
+    }
+  }
+  return TG_OK;
+}
+
+static void fill_result(const dq_run *r, tg_dqn_result *out) {
+  memset(out, 0, sizeof *out);
+  out->steps = r->step;
+  out->env_steps = r->step * r->sp.n;
+  out->episodes = r->episodes;
+  out->grad_steps = r->net.opt ? tg_optim_steps(r->net.opt) : 0;
+  dq_recent_means(r, &out->mean_return, &out->mean_length);
+  out->seconds = tr_now() - r->t_start;
+  out->env_steps_per_s = out->seconds > 0 ? (double)(r->step - r->call_step0) * r->sp.n / out->seconds : NAN;
+}
+
+tg_status tg_dqn_train(const tg_dqn_config *c, tg_env *env, const char *run_dir, tg_dqn_result *out) {
+  if (!c || !env) return tg_error(TG_ERR_INVALID, "dqn: config and env are required");
+  dq_run *r = tg_calloc(1, sizeof *r);
+  if (!r) return tg_error(TG_ERR_NOMEM, "dqn: out of memory");
+  r->t_start = tr_now();
+  tg_status st = run_open(r, c, env, run_dir);
+  if (st == TG_OK && r->step >= c->total_timesteps && c->log)
+    fprintf(c->log, "%s finished at step %lld; nothing to do\n", r->run, (long long)r->step);
+  if (st == TG_OK) st = run_loop(r);
+  if (out) fill_result(r, out);
+  char err[1024];
+  snprintf(err, sizeof err, "%s", tg_last_error());
+  run_free(r);
+  tg_free(r);
+  if (st != TG_OK) tg_error(st, "%s", err); /* cleanup must not hide the reason */
+  return st;
+}

@@ -1,0 +1,321 @@
+/* PPO's training loop: rollouts, GAE, epochs of minibatch updates, logging, checkpoints and resume; the trained policy. */
+#include <math.h>
+#include <string.h>
+#include "base/alloc.h"
+#include "agents/ppo_internal.h"
+#include "tickgrad/checkpoint.h"
+#include "tickgrad/rng.h"
+
+/* ---- the run's buffers ---- */
+
+static tg_status run_alloc(pp_run *r) {
+  size_t N = (size_t)r->N, O = (size_t)r->O;
+  r->perm = tg_calloc((size_t)r->B, sizeof(int32_t));
+  r->next_obs = tg_calloc(N * O, sizeof(float));
+  r->next_done = tg_calloc(N, sizeof(uint8_t));
+  r->reward = tg_calloc(N, sizeof(float));
+  r->term = tg_calloc(N, sizeof(uint8_t));
+  r->trunc = tg_calloc(N, sizeof(uint8_t));
+  r->ep_ret = tg_calloc(N, sizeof(double));
+  r->ep_len = tg_calloc(N, sizeof(int32_t));
+  r->act_f = r->cont ? tg_calloc(N, sizeof(float)) : NULL;
+  if (!r->perm || !r->next_obs || !r->next_done || !r->reward || !r->term || !r->trunc || !r->ep_ret || !r->ep_len ||
+      (r->cont && !r->act_f))
+    return tg_error(TG_ERR_NOMEM, "ppo: out of host memory for %d environments", r->N);
+  return rl_rollout_init(&r->ro, r->T, r->N, r->O, r->cont ? r->A : 0);
+}
+
+static void run_free(pp_run *r) {
+  if (r->metrics) fclose(r->metrics);
+  rl_ppo_net_close(&r->net);
+  rl_rollout_free(&r->ro);
+  tg_free(r->perm);
+  tg_free(r->next_obs);
+  tg_free(r->next_done);
+  tg_free(r->reward);
+  tg_free(r->term);
+  tg_free(r->trunc);
+  tg_free(r->ep_ret);
+  tg_free(r->ep_len);
+  tg_free(r->act_f);
+}
+
+/* ---- one iteration ---- */
+
+/* Actions of step t from the policy's outputs pol [N, A] (logits, or the Gaussian's means):
+ * categorical by inverse CDF of a uniform, Gaussian from standard normals, both Philox (seed,
+ * RL_STREAM_PPO_ACT) at counter (env steps before this one + i) * A + d. Returns the env's actions. */
+static const void *sample_actions(pp_run *r, int t, const float *pol, const float *log_std) {
+  rl_rollout *ro = &r->ro;
+  size_t N = (size_t)r->N, A = (size_t)r->A, row = (size_t)t * N;
+  uint64_t draw = ((uint64_t)r->iter * (uint64_t)r->T + (uint64_t)t) * N; /* env steps before this one */
+  for (size_t i = 0; i < N; i++) {
+    if (!r->cont) {
+      float u = tg_rng_uniform(r->c.seed, RL_STREAM_PPO_ACT, draw + i);
+      ro->action[row + i] = rl_categorical_sample(pol + i * A, r->A, u, &ro->logp[row + i]);
+      continue;
+    }
+    float eps[PP_MAX_ACT_DIM], *x = ro->action_f + (row + i) * A;
+    for (size_t d = 0; d < A; d++) eps[d] = tg_rng_normal(r->c.seed, RL_STREAM_PPO_ACT, (draw + i) * A + d);
+    ro->logp[row + i] = rl_gaussian_sample(pol + i * A, log_std, eps, r->A, x);
+    r->act_f[i] = x[0]; /* a tg_env's continuous action is one float */
+  }
+  return r->cont ? (const void *)r->act_f : (const void *)(ro->action + row);
+}
+
+/* num_steps vector steps: sample actions, step the env, record; then V of the last observation and GAE. */
+static tg_status collect(pp_run *r) {
+  rl_rollout *ro = &r->ro;
+  size_t N = (size_t)r->N, O = (size_t)r->O;
+  const float *pol, *value, *log_std = NULL;
+  tg_env_out out = {r->next_obs, NULL, r->reward, r->term, r->trunc, r->ep_ret, r->ep_len};
+  tg_status st = r->cont ? rl_ppo_net_log_std(&r->net, &log_std) : TG_OK; /* fixed during the rollout */
+  for (int t = 0; t < r->T && st == TG_OK; t++) {
+    size_t row = (size_t)t * N;
+    memcpy(ro->obs + row * O, r->next_obs, N * O * sizeof(float));
+    memcpy(ro->done + row, r->next_done, N);
+    st = rl_ppo_net_eval(&r->net, r->next_obs, &pol, &value);
+    if (st != TG_OK) return st;
+    for (size_t i = 0; i < N; i++) ro->value[row + i] = value[i];
+    const void *actions = sample_actions(r, t, pol, log_std);
+    if ((st = tg_env_step(r->env, actions, &out)) != TG_OK) return st;
+    for (size_t i = 0; i < N; i++) {
+      ro->reward[row + i] = r->reward[i];
+      r->next_done[i] = r->term[i] || r->trunc[i];
+      if (r->next_done[i]) {
+        r->episodes++;
+        pp_recent_push(r, r->ep_ret[i], r->ep_len[i]);
+      }
+    }
+  }
+  if (st == TG_OK) st = rl_ppo_net_eval(&r->net, r->next_obs, NULL, &value);
+  if (st != TG_OK) return st;
+  rl_rollout_gae(ro, value, r->next_done, r->c.gamma, r->c.gae_lambda);
+  double s = 0.0;
+  for (int64_t k = 0; k < r->B; k++) s += ro->value[k];
+  r->last.mean_value = s / (double)r->B;
+  return TG_OK;
+}
+
+/* TG_ERR_NUMERIC naming where, keeping the last good checkpoint. */
+static tg_status numeric_error(const pp_run *r, int epoch, int mb, const char *why) {
+  char w[1024];
+  snprintf(w, sizeof w, "%s", why);
+  if (r->saved_iter >= 0)
+    return tg_error(TG_ERR_NUMERIC, "ppo: iteration %lld (env step %lld), epoch %d, minibatch %d: %s; the checkpoint of "
+                    "iteration %lld in %s is kept", (long long)(r->iter + 1), (long long)(r->iter * r->B), epoch + 1,
+                    mb + 1, w, (long long)r->saved_iter, r->run);
+  return tg_error(TG_ERR_NUMERIC, "ppo: iteration %lld (env step %lld), epoch %d, minibatch %d: %s; no checkpoint was "
+                  "written yet", (long long)(r->iter + 1), (long long)(r->iter * r->B), epoch + 1, mb + 1, w);
+}
+
+/* update_epochs passes over a fresh permutation of the batch, one Adam step per minibatch. */
+static tg_status update(pp_run *r) {
+  int n_mb = r->c.num_minibatches;
+  for (int e = 0; e < r->c.update_epochs; e++) {
+    uint64_t stream = RL_STREAM_PPO_PERM + (uint64_t)r->iter * (uint64_t)r->c.update_epochs + (uint64_t)e;
+    rl_permutation(r->c.seed, stream, (int32_t)r->B, r->perm);
+    for (int k = 0; k < n_mb; k++) {
+      rl_rollout_gather(&r->ro, r->perm + (size_t)k * (size_t)r->M, r->M, &r->net.hb);
+      const float *stats = NULL;
+      tg_status st = rl_ppo_net_learn(&r->net, &stats);
+      if (st == TG_ERR_NUMERIC) return numeric_error(r, e, k, tg_last_error());
+      if (st != TG_OK) return st;
+      if (!isfinite(stats[TG_PPO_LOSS])) return numeric_error(r, e, k, "the loss is not finite");
+      memcpy(r->last.stats, stats, sizeof r->last.stats);
+      r->last.grad_norm = tg_optim_last_grad_norm(r->net.opt);
+      r->last.lr = tg_optim_last_lr(r->net.opt);
+    }
+    if (r->c.target_kl > 0.0f && r->last.stats[TG_PPO_KL] > r->c.target_kl) break;
+  }
+  return TG_OK;
+}
+
+/* ---- the run ---- */
+
+static tg_status check_env(const tg_ppo_config *c, const tg_env *env) {
+  if (!env) return tg_error(TG_ERR_INVALID, "ppo: env is NULL");
+  tg_env_spec sp = tg_env_spec_of(env);
+  if (sp.n != c->num_envs)
+    return tg_error(TG_ERR_INVALID, "ppo: env '%s' has %d instances but num_envs is %d; create it with num_envs",
+                    tg_env_name(env), sp.n, c->num_envs);
+  return TG_OK;
+}
+
+/* config.json: a fresh run writes it (refusing a folder that has one); a resumed run checks it. */
+static tg_status run_config(pp_run *r) {
+  char path[TG_TRAIN_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/config.json", r->run);
+  if (!r->c.resume) {
+    if (tg_file_exists(path))
+      return tg_error(TG_ERR_INVALID, "ppo: %s already holds a run (config.json); resume it or use another folder", r->run);
+    char *json = pp_config_json(&r->c, r->env);
+    if (!json) return tg_error(TG_ERR_NOMEM, "ppo: out of memory writing '%s'", path);
+    tg_status st = tg_write_atomic(path, json, strlen(json));
+    tg_free(json);
+    return st;
+  }
+  tg_ppo_config saved = r->c;
+  pp_env_id id;
+  tg_status st = pp_config_load(path, &saved, &id);
+  if (st != TG_OK) return st;
+  const char *k = pp_config_diff(&saved, &r->c);
+  if (k) return tg_error(TG_ERR_INVALID, "ppo: resume: setting '%s' differs from the run's %s", k, path);
+  if (strcmp(id.name, tg_env_name(r->env)) != 0 || id.n != r->sp.n || id.obs_dim != r->sp.obs_dim ||
+      id.n_actions != r->sp.n_actions)
+    return tg_error(TG_ERR_INVALID, "ppo: resume: the run was started on env '%s' (n %d, obs_dim %d, %d actions), this "
+                    "is '%s' (n %d, obs_dim %d, %d actions)", id.name, id.n, id.obs_dim, id.n_actions,
+                    tg_env_name(r->env), r->sp.n, r->sp.obs_dim, r->sp.n_actions);
+  return TG_OK;
+}
+
+static tg_status run_open(pp_run *r, const tg_ppo_config *c, tg_env *env, const char *run_dir) {
+  memset(r, 0, sizeof *r);
+  r->c = *c;
+  r->env = env;
+  r->sp = tg_env_spec_of(env);
+  r->saved_iter = -1;
+  if (!run_dir || !*run_dir || strlen(run_dir) >= sizeof r->run)
+    return tg_error(TG_ERR_INVALID, "ppo: the run folder is empty or longer than %d bytes", (int)sizeof r->run - 1);
+  snprintf(r->run, sizeof r->run, "%s", run_dir);
+  r->T = c->num_steps;
+  r->N = r->sp.n;
+  r->O = r->sp.obs_dim;
+  r->cont = r->sp.n_actions == 0;
+  r->A = r->cont ? 1 : r->sp.n_actions;
+  r->B = (int64_t)r->T * r->N;
+  r->M = (int)(r->B / c->num_minibatches);
+  r->n_iter = c->total_timesteps / r->B;
+  tg_status st = tg_make_dirs(r->run);
+  if (st == TG_OK) st = run_config(r);
+  if (st == TG_OK) st = run_alloc(r);
+  int64_t updates = r->n_iter * c->update_epochs * c->num_minibatches;
+  rl_ppo_net_cfg nc = pp_net_cfg(c, r->O, r->sp.n_actions, r->N, r->M, updates);
+  nc.env = env;
+  if (st == TG_OK) st = rl_ppo_net_open(&r->net, &nc);
+  if (st == TG_OK && c->resume) st = pp_ckpt_load(r);
+  else if (st == TG_OK) st = tg_env_reset(env, r->next_obs);
+  if (st == TG_OK) st = pp_metrics_open(r, c->resume);
+  return st;
+}
+
+static int log_due(const pp_run *r) {
+  int64_t now = r->iter * r->B, before = (r->iter - 1) * r->B;
+  return r->iter == r->n_iter || now / r->c.log_every > before / r->c.log_every;
+}
+
+static void fill_result(const pp_run *r, tg_ppo_result *out) {
+  memset(out, 0, sizeof *out);
+  out->iterations = r->iter;
+  out->env_steps = r->iter * r->B;
+  out->episodes = r->episodes;
+  out->updates = r->net.opt ? tg_optim_steps(r->net.opt) : 0;
+  pp_recent_means(r, &out->mean_return, &out->mean_length);
+  out->loss = r->last.stats[TG_PPO_LOSS];
+  out->pg_loss = r->last.stats[TG_PPO_PG];
+  out->v_loss = r->last.stats[TG_PPO_V];
+  out->entropy = r->last.stats[TG_PPO_ENTROPY];
+  out->approx_kl = r->last.stats[TG_PPO_KL];
+  out->clipfrac = r->last.stats[TG_PPO_CLIPFRAC];
+  out->grad_norm = r->last.grad_norm;
+  out->seconds = r->t_start > 0 ? tr_now() - r->t_start : 0.0;
+  out->env_steps_per_s = out->seconds > 0 ? (double)(out->env_steps - r->call_steps0) / out->seconds : NAN;
+}
+
+static tg_status run_loop(pp_run *r) {
+  r->t_start = r->t_interval = tr_now();
+  r->call_steps0 = r->interval_steps0 = r->iter * r->B;
+  int logged = 0;
+  while (r->iter < r->n_iter && !(r->c.stop_after > 0 && r->iter >= r->c.stop_after)) {
+    tg_status st = collect(r);
+    if (st == TG_OK) st = update(r);
+    if (st != TG_OK) return st;
+    r->iter++;
+    logged = log_due(r);
+    if (logged) pp_log_interval(r);
+    if (r->c.ckpt_every > 0 && r->iter % r->c.ckpt_every == 0 && (st = pp_ckpt_save(r)) != TG_OK) return st;
+  }
+  if (!logged && r->iter > r->interval_steps0 / r->B) pp_log_interval(r);
+  return r->saved_iter == r->iter ? TG_OK : pp_ckpt_save(r);
+}
+
+tg_status tg_ppo_train(const tg_ppo_config *c, tg_env *env, const char *run_dir, tg_ppo_result *out) {
+  tg_status st = tg_ppo_config_check(c);
+  if (st == TG_OK) st = check_env(c, env);
+  if (st != TG_OK) return st;
+  pp_run *r = tg_calloc(1, sizeof *r);
+  if (!r) return tg_error(TG_ERR_NOMEM, "ppo: out of host memory");
+  st = run_open(r, c, env, run_dir);
+  if (st == TG_OK) st = run_loop(r);
+  if (out) fill_result(r, out);
+  run_free(r);
+  tg_free(r);
+  return st;
+}
+
+/* ---- the trained policy ---- */
+
+struct tg_ppo_policy {
+  rl_ppo_net net;
+  tg_env_spec spec;
+};
+
+/* The policy for observations of spec; env (may be NULL) says whether windows are gathered. */
+static tg_status policy_open(const char *run_dir, tg_env_spec spec, const tg_env *env, tg_device dev,
+                             tg_ppo_policy **out) {
+  char path[TG_TRAIN_PATH_MAX + 32];
+  if (!out) return tg_error(TG_ERR_INVALID, "ppo policy: out is NULL");
+  *out = NULL;
+  if (!run_dir) return tg_error(TG_ERR_INVALID, "ppo policy: the run folder is NULL");
+  tg_ppo_config c = tg_ppo_defaults();
+  pp_env_id id;
+  snprintf(path, sizeof path, "%s/config.json", run_dir);
+  tg_status st = pp_config_load(path, &c, &id);
+  if (st != TG_OK) return st;
+  if (spec.n < 1 || spec.obs_dim != id.obs_dim || spec.n_actions != id.n_actions || spec.n_actions < 0)
+    return tg_error(TG_ERR_INVALID, "ppo policy: %s was trained for obs_dim %d and %d actions; asked for n %d, obs_dim %d, "
+                    "%d actions", run_dir, id.obs_dim, id.n_actions, spec.n, spec.obs_dim, spec.n_actions);
+  c.device = dev;
+  tg_ppo_policy *p = tg_calloc(1, sizeof *p);
+  if (!p) return tg_error(TG_ERR_NOMEM, "ppo policy: out of host memory");
+  p->spec = spec;
+  rl_ppo_net_cfg nc = pp_net_cfg(&c, spec.obs_dim, spec.n_actions, spec.n, 2, 0);
+  nc.env = env;
+  st = rl_ppo_net_open(&p->net, &nc);
+  snprintf(path, sizeof path, "%s/weights.safetensors", run_dir);
+  if (st == TG_OK) st = tg_store_load(p->net.store, path);
+  if (st != TG_OK) {
+    tg_ppo_policy_free(p);
+    return st;
+  }
+  *out = p;
+  return TG_OK;
+}
+
+tg_status tg_ppo_policy_load(const char *run_dir, tg_env_spec spec, tg_device dev, tg_ppo_policy **out) {
+  return policy_open(run_dir, spec, NULL, dev, out);
+}
+
+tg_status tg_ppo_policy_load_env(const char *run_dir, const tg_env *env, tg_device dev, tg_ppo_policy **out) {
+  if (!env) return tg_error(TG_ERR_INVALID, "ppo policy: env is NULL");
+  return policy_open(run_dir, tg_env_spec_of(env), env, dev, out);
+}
+
+tg_status tg_ppo_policy_act(tg_ppo_policy *p, const float *obs, void *actions) {
+  if (!p || !obs || !actions) return tg_error(TG_ERR_INVALID, "ppo policy act: policy, obs and actions are required");
+  const float *pol;
+  tg_status st = rl_ppo_net_eval(&p->net, obs, &pol, NULL);
+  if (st != TG_OK) return st;
+  int A = p->spec.n_actions;
+  for (int i = 0; i < p->spec.n; i++) {
+    if (A == 0) ((float *)actions)[i] = pol[i]; /* the Gaussian's mean (the env clips it) */
+    else ((int32_t *)actions)[i] = rl_argmax(pol + (size_t)i * (size_t)A, A);
+  }
+  return TG_OK;
+}
+
+void tg_ppo_policy_free(tg_ppo_policy *p) {
+  if (!p) return;
+  rl_ppo_net_close(&p->net);
+  tg_free(p);
+}

@@ -1,0 +1,96 @@
+/* PPO checkpoints: weights, Adam's state, and the agent (current observations, recent episodes, counters, env state). */
+#include <string.h>
+#include "base/alloc.h"
+#include "agents/ppo_internal.h"
+
+static const rl_agent_kind AGENT = {"ppo", "PPO", PP_AGENT_FORMAT, {"weights.safetensors", "optim.safetensors"}, 2,
+                                    "another env?"};
+
+/* The checkpoint's other files, in AGENT's order. */
+static void other_paths(const pp_run *r, char path[2][TG_TRAIN_PATH_MAX + 32]) {
+  for (int i = 0; i < 2; i++) rl_run_path(path[i], sizeof path[i], r->run, AGENT.files[i]);
+}
+
+static tg_status save_agent(pp_run *r) {
+  rl_agent_out a;
+  int32_t *done = tg_calloc((size_t)r->N, sizeof(int32_t)); /* [N] next_done as i32 */
+  if (!done) return tg_error(TG_ERR_NOMEM, "ppo: out of host memory for a checkpoint");
+  for (int i = 0; i < r->N; i++) done[i] = r->next_done[i];
+  rl_agent_begin(&a, &AGENT);
+  rl_agent_put(&a, "next_obs", TG_F32, 2, r->N, r->O, r->next_obs);
+  rl_agent_put(&a, "next_done", TG_I32, 1, r->N, 0, done);
+  rl_agent_i64(&a, "iteration", r->iter);
+  rl_agent_i64(&a, "episodes", r->episodes);
+  rl_agent_recent(&a, &r->recent);
+  tg_status st = rl_agent_save(&a, r->run, r->env);
+  tg_free(done);
+  return st;
+}
+
+tg_status pp_ckpt_save(pp_run *r) {
+  char path[2][TG_TRAIN_PATH_MAX + 32];
+  other_paths(r, path);
+  /* epoch: iterations done; cursor: environment steps done */
+  tg_train_state ts = {tg_optim_steps(r->net.opt), r->c.seed, 0, r->iter, r->iter * r->B};
+  tg_status st = tg_store_save(r->net.store, path[0]);
+  if (st == TG_OK) st = tg_train_state_save(path[1], r->net.opt, &ts);
+  if (st == TG_OK) st = save_agent(r);
+  if (st == TG_OK) r->saved_iter = r->iter;
+  return st;
+}
+
+/* ---- loading ---- */
+
+static tg_status load_counters(pp_run *r, const rl_agent_in *a) {
+  int64_t iter = 0, episodes = 0;
+  tg_status st = rl_agent_count(a, "iteration", 0, r->n_iter, &iter);
+  if (st == TG_OK) st = rl_agent_count(a, "episodes", 0, INT64_MAX, &episodes);
+  if (st != TG_OK) return st;
+  r->iter = iter, r->episodes = episodes;
+  return rl_agent_recent_load(a, &r->recent);
+}
+
+/* The env's saved state; an env that cannot save one (0 bytes) is reset instead, so its running
+ * episodes restart (the resumed run then differs from an uninterrupted one). */
+static tg_status load_env(pp_run *r, const rl_agent_in *a, int64_t env_bytes) {
+  if (env_bytes) return rl_agent_env_load(a, r->env, env_bytes);
+  if (r->c.log) fprintf(r->c.log, "ppo: env '%s' cannot save its state; its episodes restart on resume\n", tg_env_name(r->env));
+  memset(r->next_done, 1, (size_t)r->N);
+  return tg_env_reset(r->env, r->next_obs);
+}
+
+static tg_status load_arrays(pp_run *r, const rl_agent_in *a) {
+  const tg_tensor *t[2] = {0};
+  tg_status st = rl_agent_tensor(a, "next_obs", TG_F32, 2, r->N, r->O, &t[0]);
+  if (st == TG_OK) st = rl_agent_tensor(a, "next_done", TG_I32, 1, r->N, 0, &t[1]);
+  if (st != TG_OK) return st;
+  memcpy(r->next_obs, t[0]->data, tg_nbytes(t[0]));
+  for (int i = 0; i < r->N; i++) r->next_done[i] = ((const int32_t *)t[1]->data)[i] != 0;
+  return TG_OK;
+}
+
+static tg_status load_agent(pp_run *r) {
+  rl_agent_in a;
+  int64_t env_bytes = 0;
+  tg_status st = rl_agent_open(&a, &AGENT, r->run, r->env);
+  if (st == TG_OK) st = load_counters(r, &a);
+  if (st == TG_OK) st = rl_agent_env_bytes(&a, r->env, 0, &env_bytes);
+  if (st == TG_OK) st = load_arrays(r, &a);
+  if (st == TG_OK) st = load_env(r, &a, env_bytes);
+  rl_agent_close(&a);
+  return st;
+}
+
+tg_status pp_ckpt_load(pp_run *r) {
+  char path[2][TG_TRAIN_PATH_MAX + 32];
+  other_paths(r, path);
+  tg_train_state ts;
+  tg_status st = load_agent(r);
+  if (st == TG_OK) st = tg_store_load(r->net.store, path[0]);
+  if (st == TG_OK) st = tg_train_state_load(path[1], r->net.opt, &ts);
+  if (st == TG_OK && ts.epoch != r->iter)
+    st = tg_error(TG_ERR_FORMAT, "%s holds iteration %lld, the agent iteration %lld: not one checkpoint", path[1],
+                  (long long)ts.epoch, (long long)r->iter);
+  if (st == TG_OK) r->saved_iter = r->iter;
+  return st;
+}

@@ -1,0 +1,147 @@
+/* What DQN's and PPO's runs share: the settings engine, recent episodes and metrics.csv, the agent checkpoint file. */
+#ifndef TG_RL_SHARED_H
+#define TG_RL_SHARED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "agents/rl_internal.h"
+#include "tickgrad/checkpoint.h"
+#include "tickgrad/train.h"
+
+/* ---- rl_settings.c: one engine over an algorithm's table of settings ---- */
+
+typedef enum rl_type {
+  RL_I64, RL_INT, RL_F32, /* numbers in [lo, hi] (whole ones for the integer types) */
+  RL_U64,                 /* any unsigned 64-bit integer (a seed), a string of digits in config.json */
+  RL_HIDDEN               /* the hidden widths: int [max] at off, the count at the table's hidden_n_off */
+} rl_type;
+
+typedef struct rl_setting {
+  const char *key; /* config.json name, also tg_*_config_set's */
+  rl_type type;
+  size_t off;      /* member of the config struct */
+  double lo, hi;   /* inclusive range of numbers (unused for RL_U64 and RL_HIDDEN: widths are 1..1e6) */
+  int resumable;   /* may differ when a run resumes */
+  const char *help;
+} rl_setting;
+
+typedef struct rl_settings {
+  const char *name;           /* "dqn": errors say "dqn config: ..." */
+  const char *title;          /* "DQN": "not a DQN run's config" */
+  const char *format;         /* config.json's "format" */
+  const rl_setting *rows;     /* in config.json's order */
+  int n;
+  size_t hidden_n_off;        /* int member counting the hidden layers */
+  int hidden_max;             /* at most this many (<= RL_MAX_HIDDEN) */
+  const char *hidden_example; /* "120,84" */
+  int float_digits;           /* floats as text: 0 the shortest decimal that reads back, else %.<digits>g */
+} rl_settings;
+
+/* The environment a run was started with (config.json's "env"). */
+typedef struct rl_env_id {
+  char name[64];
+  int n, obs_dim, n_actions;
+} rl_env_id;
+
+const rl_setting *rl_settings_find(const rl_settings *t, const char *key); /* NULL if unknown */
+/* Sets one setting of the config c from text (tg_*_config_set). */
+tg_status rl_settings_set(const rl_settings *t, void *c, const char *key, const char *value);
+/* Each key, its value in c and its help, one per line. */
+void rl_settings_print(const rl_settings *t, FILE *f, const void *c);
+/* Every setting of c in its range (the algorithm checks how settings relate). */
+tg_status rl_settings_check(const rl_settings *t, const void *c);
+/* config.json of c, its device and env: tg_malloc'ed text, NULL when out of memory. */
+char *rl_config_json(const rl_settings *t, const void *c, tg_device dev, const tg_env *env);
+/* Reads path into c's settings (the members the table does not name untouched) and the env it names. */
+tg_status rl_config_load(const rl_settings *t, const char *path, void *c, rl_env_id *env);
+/* rl_config_load of RUN/config.json, the env ignored. */
+tg_status rl_config_load_run(const rl_settings *t, const char *run_dir, void *c);
+/* The key of the first setting that must match on resume and differs between a and b, or NULL. */
+const char *rl_config_diff(const rl_settings *t, const void *a, const void *b);
+
+/* ---- rl_metrics.c: recently finished episodes and RUN/metrics.csv ---- */
+
+#define RL_RECENT 100 /* finished episodes in the running means */
+
+typedef struct rl_recent {
+  double ret[RL_RECENT]; /* ring of the last finished episodes' returns */
+  int32_t len[RL_RECENT];
+  int n, pos;            /* episodes in the ring (at most RL_RECENT), the next slot written */
+} rl_recent;
+
+void rl_recent_push(rl_recent *r, double ret, int32_t len);
+/* Means of the episodes in the ring (NaN when none), summed oldest first. */
+void rl_recent_means(const rl_recent *r, double *ret, double *len);
+/* RUN/metrics.csv for appending: a fresh run writes the header; a resumed one keeps the rows whose first
+ * field is at most upto (its checkpoint's step or iteration) and drops later ones. Errors start "<what>: ". */
+tg_status rl_metrics_open(const char *run, const char *header, int resumed, int64_t upto, const char *what, FILE **out);
+
+/* ---- rl_ckpt.c: RUN/agent.safetensors, an agent's position beside its weights ---- */
+
+#define RL_CKPT_MAX_FILES 3
+#define RL_AGENT_MAX_TENSORS 12
+#define RL_AGENT_MAX_META 16
+
+/* One algorithm's agent file. */
+typedef struct rl_agent_kind {
+  const char *what;                     /* "dqn": errors start "dqn: " */
+  const char *title;                    /* "DQN": "not a DQN agent checkpoint" */
+  const char *format;                   /* metadata "format" */
+  const char *files[RL_CKPT_MAX_FILES]; /* the checkpoint's other files; each one's FNV-1a in metadata "<stem>_fnv1a" */
+  int n_files;
+  const char *hint;                     /* what a saved tensor of the wrong shape suggests */
+} rl_agent_kind;
+
+/* The file being written: tensors and metadata in the order they are added, which the file keeps.
+ * The tensors are views: their data must live until rl_agent_save. */
+typedef struct rl_agent_out {
+  const rl_agent_kind *kind;
+  tg_tensor t[RL_AGENT_MAX_TENSORS];
+  tg_kv meta[RL_AGENT_MAX_META];
+  char val[RL_AGENT_MAX_META][32];
+  int nt, nm;
+  int64_t recent_bits[RL_RECENT]; /* recent returns as bit patterns: exact in an i64 tensor */
+  int32_t recent_len[RL_RECENT];
+  int64_t *env_state;             /* [(bytes + 7) / 8] */
+  char keys[RL_CKPT_MAX_FILES][32], hashes[RL_CKPT_MAX_FILES][17];
+} rl_agent_out;
+
+/* "RUN/file" into buf [n]. */
+void rl_run_path(char *buf, size_t n, const char *run, const char *file);
+/* Starts the file with metadata "format". */
+void rl_agent_begin(rl_agent_out *a, const rl_agent_kind *kind);
+/* A host tensor [d0] (ndim 1) or [d0, d1] (ndim 2). */
+void rl_agent_put(rl_agent_out *a, const char *name, tg_dtype dt, int ndim, int64_t d0, int64_t d1, void *data);
+void rl_agent_i64(rl_agent_out *a, const char *key, int64_t v); /* metadata: the number as text */
+void rl_agent_u64(rl_agent_out *a, const char *key, uint64_t v);
+/* Tensors recent.return and recent.length, metadata recent_n and recent_pos. */
+void rl_agent_recent(rl_agent_out *a, const rl_recent *r);
+/* Ends the file (tensor env.state, metadata env_state_bytes, env and the files' hashes) and writes
+ * RUN/agent.safetensors; the other files must be written already. */
+tg_status rl_agent_save(rl_agent_out *a, const char *run, const tg_env *env);
+
+/* The file being read. */
+typedef struct rl_agent_in {
+  const rl_agent_kind *kind;
+  tg_safetensors *f;
+  char path[TG_TRAIN_PATH_MAX + 32];
+} rl_agent_in;
+
+/* Loads RUN/agent.safetensors and checks its format, its env's name and the other files' hashes;
+ * rl_agent_close it whatever this returns. */
+tg_status rl_agent_open(rl_agent_in *a, const rl_agent_kind *kind, const char *run, const tg_env *env);
+void rl_agent_close(rl_agent_in *a);
+/* Metadata key as an integer in [lo, hi]. */
+tg_status rl_agent_count(const rl_agent_in *a, const char *key, int64_t lo, int64_t hi, int64_t *out);
+/* Tensor name of dtype dt and shape [d0] (ndim 1) or [d0, d1]; else an error naming what was expected. */
+tg_status rl_agent_tensor(const rl_agent_in *a, const char *name, tg_dtype dt, int ndim, int64_t d0, int64_t d1,
+                          const tg_tensor **out);
+/* What rl_agent_recent wrote, into r. */
+tg_status rl_agent_recent_load(const rl_agent_in *a, rl_recent *r);
+/* Metadata env_state_bytes, which must be this env's state size (and not 0 when required). */
+tg_status rl_agent_env_bytes(const rl_agent_in *a, const tg_env *env, int required, int64_t *bytes);
+/* Restores env from the tensor env.state of bytes (> 0). */
+tg_status rl_agent_env_load(const rl_agent_in *a, tg_env *env, int64_t bytes);
+
+#endif
