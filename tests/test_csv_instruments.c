@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "base/hash.h"
 #include "data/csv/csv_internal.h"
 #include "data/timeconv.h"
 #include "support/check.h"
@@ -20,10 +21,10 @@ static tg_status parse(const char *path, const char *text, const char *columns, 
 }
 
 static void test_hash(void) {
-  CHECK(tg_csv_fnv1a("", 0) == 0x811c9dc5u);
-  CHECK(tg_csv_fnv1a("a", 1) == 0xe40c292cu);
-  CHECK(tg_csv_fnv1a("foobar", 6) == 0xbf9cf968u);
-  CHECK(tg_csv_fnv1a("costarring", 10) == tg_csv_fnv1a("liquid", 6)); /* a known collision */
+  CHECK(tg_fnv1a32("", 0) == 0x811c9dc5u);
+  CHECK(tg_fnv1a32("a", 1) == 0xe40c292cu);
+  CHECK(tg_fnv1a32("foobar", 6) == 0xbf9cf968u);
+  CHECK(tg_fnv1a32("costarring", 10) == tg_fnv1a32("liquid", 6)); /* a known collision */
 }
 
 static void test_symbols(void) {
@@ -38,11 +39,11 @@ static void test_symbols(void) {
                      "2021-01-06,-1,5,6,4.5,5.5,300\n";
   tg_bars b;
   CHECK_OK(parse("symbols.csv", text, NULL, &b));
-  uint32_t aapl = tg_csv_fnv1a("AAPL", 4), msft = tg_csv_fnv1a("MSFT", 4);
+  uint32_t aapl = tg_fnv1a32("AAPL", 4), msft = tg_fnv1a32("MSFT", 4);
   CHECK(aapl == 0x58cd330bu && msft == 0xc9ad9a73u);
   CHECK(b.n == 8 && b.instrument && b.instrument[0] == aapl && b.instrument[1] == msft && b.instrument[2] == aapl &&
         b.instrument[3] == msft && b.instrument[4] == 42 && b.instrument[5] == 42 &&
-        b.instrument[6] == tg_csv_fnv1a("4294967296", 10) && b.instrument[7] == tg_csv_fnv1a("-1", 2));
+        b.instrument[6] == tg_fnv1a32("4294967296", 10) && b.instrument[7] == tg_fnv1a32("-1", 2));
   CHECK(b.close[1] == 3.5 && b.volume[4] == 300);
   tg_bars_free(&b);
   /* every recognised header name, any case */
@@ -51,7 +52,7 @@ static void test_symbols(void) {
     char buf[256];
     snprintf(buf, sizeof buf, "ts,%s,open,high,low,close\n2021-01-04,7,1,1,1,1\n2021-01-04,ES,1,1,1,1\n", names[i]);
     CHECK_OK(parse("names.csv", buf, NULL, &b));
-    CHECK_MSG(b.n == 2 && b.instrument && b.instrument[0] == 7 && b.instrument[1] == tg_csv_fnv1a("ES", 2),
+    CHECK_MSG(b.n == 2 && b.instrument && b.instrument[0] == 7 && b.instrument[1] == tg_fnv1a32("ES", 2),
               "header '%s'", names[i]);
     tg_bars_free(&b);
   }
@@ -62,10 +63,10 @@ static void test_symbols(void) {
   /* the column map: by name, by position, or left out */
   const char *odd = "when,what,o,h,l,c\n2021-01-04,ES,1,1,1,1\n2021-01-05,NQ,1,1,1,1\n";
   CHECK_OK(parse("map.csv", odd, "ts=when,instrument=what,open=o,high=h,low=l,close=c", &b));
-  CHECK(b.n == 2 && b.instrument && b.instrument[1] == tg_csv_fnv1a("NQ", 2));
+  CHECK(b.n == 2 && b.instrument && b.instrument[1] == tg_fnv1a32("NQ", 2));
   tg_bars_free(&b);
   CHECK_OK(parse("map.csv", odd, "ts=0,instrument=1,open=2,high=3,low=4,close=5", &b));
-  CHECK(b.n == 2 && b.instrument && b.instrument[0] == tg_csv_fnv1a("ES", 2));
+  CHECK(b.n == 2 && b.instrument && b.instrument[0] == tg_fnv1a32("ES", 2));
   tg_bars_free(&b);
   CHECK_OK(parse("map.csv", "ts,symbol,open,high,low,close\n2021-01-04,ES,1,1,1,1\n", "instrument=none", &b));
   CHECK(b.n == 1 && b.instrument == NULL);
@@ -91,7 +92,7 @@ static void test_collisions(void) {
   /* a symbol whose hash is a number used as an id merges with it just the same */
   char text[256];
   snprintf(text, sizeof text, "ts,symbol,open,high,low,close\n2021-01-04,%u,1,1,1,1\n2021-01-05,liquid,1,1,1,1\n",
-           tg_csv_fnv1a("liquid", 6));
+           tg_fnv1a32("liquid", 6));
   st = parse("clash2.csv", text, NULL, &b);
   m = tg_last_error();
   CHECK_MSG(st == TG_ERR_FORMAT && has(m, "'liquid'") && has(m, "the number 1582148253"), "%s", m);

@@ -6,6 +6,9 @@
 extern "C" {
 #endif
 
+/* Bytes of one file path the library keeps, with its NUL (longer paths are refused with an error naming them). */
+#define TG_PATH_MAX 1024
+
 typedef enum tg_status {
   TG_OK = 0,
   TG_ERR_INVALID,     /* bad argument or call order */
@@ -28,7 +31,6 @@ tg_status tg_error(tg_status s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-void tg_clear_error(void);
 
 #ifdef __cplusplus
 }

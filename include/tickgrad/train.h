@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 #define TG_TRAIN_MAX_DATA 16   /* data paths */
-#define TG_TRAIN_PATH_MAX 1024 /* bytes of one path, with its NUL */
+#define TG_TRAIN_PATH_MAX TG_PATH_MAX /* bytes of one path, with its NUL */
 
 typedef enum tg_train_schedule { TG_TRAIN_COSINE = 0, TG_TRAIN_CONSTANT } tg_train_schedule;
 

@@ -1,6 +1,7 @@
 /* tg_dqn_train: CleanRL's DQN loop (epsilon-greedy acting, replay, training and target updates), logs, checkpoints, resume. */
 #include <math.h>
 #include <string.h>
+#include "base/clock.h"
 #include "base/alloc.h"
 #include "agents/dqn_internal.h"
 #include "tickgrad/rng.h"
@@ -34,7 +35,7 @@ static void run_free(dq_run *r) {
 
 /* Resume: RUN/config.json must match c, and the env the one the run started with. */
 static tg_status check_resume(const dq_run *r) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", r->run);
   tg_dqn_config saved = r->c;
   dq_env_id id;
@@ -53,7 +54,7 @@ static tg_status check_resume(const dq_run *r) {
 }
 
 static tg_status write_config(const dq_run *r) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", r->run);
   if (tg_file_exists(path))
     return tg_error(TG_ERR_INVALID, "dqn: %s already holds a run (config.json); continue it with resume or choose "
@@ -208,7 +209,7 @@ static tg_status learn(dq_run *r) {
 
 static tg_status run_loop(dq_run *r) {
   const tg_dqn_config *c = &r->c;
-  r->t_start = r->t_interval = tr_now();
+  r->t_start = r->t_interval = tg_clock_seconds();
   r->interval_step0 = r->call_step0 = r->step;
   while (r->step < c->total_timesteps && !(c->stop_after > 0 && r->step >= c->stop_after)) {
     tg_status st = act(r);
@@ -232,7 +233,7 @@ static void fill_result(const dq_run *r, tg_dqn_result *out) {
   out->episodes = r->episodes;
   out->grad_steps = r->net.opt ? tg_optim_steps(r->net.opt) : 0;
   dq_recent_means(r, &out->mean_return, &out->mean_length);
-  out->seconds = tr_now() - r->t_start;
+  out->seconds = tg_clock_seconds() - r->t_start;
   out->env_steps_per_s = out->seconds > 0 ? (double)(r->step - r->call_step0) * r->sp.n / out->seconds : NAN;
 }
 
@@ -240,7 +241,7 @@ tg_status tg_dqn_train(const tg_dqn_config *c, tg_env *env, const char *run_dir,
   if (!c || !env) return tg_error(TG_ERR_INVALID, "dqn: config and env are required");
   dq_run *r = tg_calloc(1, sizeof *r);
   if (!r) return tg_error(TG_ERR_NOMEM, "dqn: out of memory");
-  r->t_start = tr_now();
+  r->t_start = tg_clock_seconds();
   tg_status st = run_open(r, c, env, run_dir);
   if (st == TG_OK && r->step >= c->total_timesteps && c->log)
     fprintf(c->log, "%s finished at step %lld; nothing to do\n", r->run, (long long)r->step);

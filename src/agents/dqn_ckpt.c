@@ -7,7 +7,7 @@ static const rl_agent_kind AGENT = {"dqn", "DQN", DQ_AGENT_FORMAT,
                                     "another env or buffer size?"};
 
 /* The checkpoint's other files, in AGENT's order. */
-static void other_paths(const dq_run *r, char path[3][TG_TRAIN_PATH_MAX + 32]) {
+static void other_paths(const dq_run *r, char path[3][TG_PATH_MAX + 32]) {
   for (int i = 0; i < 3; i++) rl_run_path(path[i], sizeof path[i], r->run, AGENT.files[i]);
 }
 
@@ -36,7 +36,7 @@ static tg_status save_agent(dq_run *r) {
 }
 
 tg_status dq_ckpt_save(dq_run *r) {
-  char path[3][TG_TRAIN_PATH_MAX + 32];
+  char path[3][TG_PATH_MAX + 32];
   other_paths(r, path);
   tg_train_state ts = {r->step, r->c.seed, r->rb.draws, 0, 0};
   tg_status st = tg_store_save(r->net.online, path[0]);
@@ -93,7 +93,7 @@ static tg_status load_agent(dq_run *r) {
 }
 
 tg_status dq_ckpt_load(dq_run *r) {
-  char path[3][TG_TRAIN_PATH_MAX + 32];
+  char path[3][TG_PATH_MAX + 32];
   other_paths(r, path);
   tg_train_state ts;
   tg_status st = load_agent(r);

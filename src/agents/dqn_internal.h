@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include "agents/rl_shared.h"
 #include "tickgrad/rl_agents.h"
-#include "train/train_internal.h"
 
 #define DQ_CONFIG_FORMAT "tickgrad-dqn-config-1"
 #define DQ_AGENT_FORMAT "tickgrad-dqn-agent-1"
@@ -23,7 +22,7 @@ typedef struct dq_run {
   tg_dqn_config c;
   tg_env *env;
   tg_env_spec sp;
-  char run[TG_TRAIN_PATH_MAX];
+  char run[TG_PATH_MAX];
   rl_dqn_net net;
   rl_replay rb;
   /* per-step host buffers */

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/clock.h"
 #include "base/alloc.h"
 #include "agents/dqn_internal.h"
 
@@ -33,7 +34,7 @@ static void csv_num(FILE *f, double v) {
 }
 
 void dq_log_interval(dq_run *r) {
-  double now = tr_now(), ret, len;
+  double now = tg_clock_seconds(), ret, len;
   double dt = now - r->t_interval, n = (double)r->sp.n;
   double sps = dt > 0 ? (double)(r->step - r->interval_step0) * n / dt : NAN;
   double an = (double)r->acc.n;

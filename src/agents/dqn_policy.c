@@ -31,7 +31,7 @@ void tg_dqn_policy_free(tg_dqn_policy *p) {
 
 /* The run's network, checked against the env spec it will act on. */
 static tg_status policy_config(const char *run_dir, tg_env_spec spec, tg_dqn_config *c) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   dq_env_id id;
   snprintf(path, sizeof path, "%s/config.json", run_dir);
   *c = tg_dqn_defaults();
@@ -46,7 +46,7 @@ static tg_status policy_config(const char *run_dir, tg_env_spec spec, tg_dqn_con
 static tg_status policy_graph(tg_dqn_policy *p, const tg_dqn_config *c, const char *run_dir) {
   int64_t xs[2] = {p->spec.n, p->spec.obs_dim};
   rl_mlp_spec ms = rl_mlp_torch("q", c->n_hidden, c->hidden, p->spec.n_actions);
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   p->store = tg_store_new(p->dev, c->seed);
   p->g = p->store ? tg_graph_new(p->store, "dqn_policy") : NULL;
   if (!p->g) return tg_error(TG_ERR_NOMEM, "dqn policy: out of memory");

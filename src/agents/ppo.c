@@ -1,6 +1,7 @@
 /* PPO's training loop: rollouts, GAE, epochs of minibatch updates, logging, checkpoints and resume; the trained policy. */
 #include <math.h>
 #include <string.h>
+#include "base/clock.h"
 #include "base/alloc.h"
 #include "agents/ppo_internal.h"
 #include "tickgrad/checkpoint.h"
@@ -144,7 +145,7 @@ static tg_status check_env(const tg_ppo_config *c, const tg_env *env) {
 
 /* config.json: a fresh run writes it (refusing a folder that has one); a resumed run checks it. */
 static tg_status run_config(pp_run *r) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", r->run);
   if (!r->c.resume) {
     if (tg_file_exists(path))
@@ -218,12 +219,12 @@ static void fill_result(const pp_run *r, tg_ppo_result *out) {
   out->approx_kl = r->last.stats[TG_PPO_KL];
   out->clipfrac = r->last.stats[TG_PPO_CLIPFRAC];
   out->grad_norm = r->last.grad_norm;
-  out->seconds = r->t_start > 0 ? tr_now() - r->t_start : 0.0;
+  out->seconds = r->t_start > 0 ? tg_clock_seconds() - r->t_start : 0.0;
   out->env_steps_per_s = out->seconds > 0 ? (double)(out->env_steps - r->call_steps0) / out->seconds : NAN;
 }
 
 static tg_status run_loop(pp_run *r) {
-  r->t_start = r->t_interval = tr_now();
+  r->t_start = r->t_interval = tg_clock_seconds();
   r->call_steps0 = r->interval_steps0 = r->iter * r->B;
   int logged = 0;
   while (r->iter < r->n_iter && !(r->c.stop_after > 0 && r->iter >= r->c.stop_after)) {
@@ -263,7 +264,7 @@ struct tg_ppo_policy {
 /* The policy for observations of spec; env (may be NULL) says whether windows are gathered. */
 static tg_status policy_open(const char *run_dir, tg_env_spec spec, const tg_env *env, tg_device dev,
                              tg_ppo_policy **out) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   if (!out) return tg_error(TG_ERR_INVALID, "ppo policy: out is NULL");
   *out = NULL;
   if (!run_dir) return tg_error(TG_ERR_INVALID, "ppo policy: the run folder is NULL");

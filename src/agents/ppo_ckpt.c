@@ -7,7 +7,7 @@ static const rl_agent_kind AGENT = {"ppo", "PPO", PP_AGENT_FORMAT, {"weights.saf
                                     "another env?"};
 
 /* The checkpoint's other files, in AGENT's order. */
-static void other_paths(const pp_run *r, char path[2][TG_TRAIN_PATH_MAX + 32]) {
+static void other_paths(const pp_run *r, char path[2][TG_PATH_MAX + 32]) {
   for (int i = 0; i < 2; i++) rl_run_path(path[i], sizeof path[i], r->run, AGENT.files[i]);
 }
 
@@ -28,7 +28,7 @@ static tg_status save_agent(pp_run *r) {
 }
 
 tg_status pp_ckpt_save(pp_run *r) {
-  char path[2][TG_TRAIN_PATH_MAX + 32];
+  char path[2][TG_PATH_MAX + 32];
   other_paths(r, path);
   /* epoch: iterations done; cursor: environment steps done */
   tg_train_state ts = {tg_optim_steps(r->net.opt), r->c.seed, 0, r->iter, r->iter * r->B};
@@ -82,7 +82,7 @@ static tg_status load_agent(pp_run *r) {
 }
 
 tg_status pp_ckpt_load(pp_run *r) {
-  char path[2][TG_TRAIN_PATH_MAX + 32];
+  char path[2][TG_PATH_MAX + 32];
   other_paths(r, path);
   tg_train_state ts;
   tg_status st = load_agent(r);

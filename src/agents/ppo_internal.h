@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include "agents/rl_shared.h"
 #include "tickgrad/rl_agents.h"
-#include "train/train_internal.h"
 
 #define PP_CONFIG_FORMAT "tickgrad-ppo-config-1"
 #define PP_AGENT_FORMAT "tickgrad-ppo-agent-1"
@@ -25,7 +24,7 @@ typedef struct pp_run {
   tg_ppo_config c;
   tg_env *env;
   tg_env_spec sp;
-  char run[TG_TRAIN_PATH_MAX];
+  char run[TG_PATH_MAX];
   rl_ppo_net net;
   rl_rollout ro;
   int T, N, M, O, A;       /* steps per rollout, instances, minibatch, obs_dim, actions (continuous: 1) */

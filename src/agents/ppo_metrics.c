@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/clock.h"
 #include "base/alloc.h"
 #include "agents/ppo_internal.h"
 
@@ -20,7 +21,7 @@ static void csv_num(FILE *f, const char *fmt, double v) {
 }
 
 void pp_log_interval(pp_run *r) {
-  double now = tr_now(), ret, len;
+  double now = tg_clock_seconds(), ret, len;
   double dt = now - r->t_interval;
   int64_t steps = r->iter * r->B;
   double sps = dt > 0 ? (double)(steps - r->interval_steps0) / dt : NAN;

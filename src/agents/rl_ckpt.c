@@ -3,9 +3,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/hash.h"
 #include "base/alloc.h"
 #include "agents/rl_shared.h"
-#include "train/train_internal.h"
 
 #define AGENT_FILE "agent.safetensors"
 
@@ -73,17 +73,17 @@ static tg_status put_env_state(rl_agent_out *a, const tg_env *env) {
 /* Each file's FNV-1a beside the agent, so a resume can tell whether they are its own. */
 static tg_status hash_files(rl_agent_out *a, const char *run) {
   for (int i = 0; i < a->kind->n_files; i++) {
-    char path[TG_TRAIN_PATH_MAX + 32];
+    char path[TG_PATH_MAX + 32];
     rl_run_path(path, sizeof path, run, a->kind->files[i]);
     hash_key(a->kind->files[i], a->keys[i], sizeof a->keys[i]);
-    tg_status st = tr_file_hash(path, a->hashes[i]);
+    tg_status st = tg_file_hash(path, a->hashes[i]);
     if (st != TG_OK) return st;
   }
   return TG_OK;
 }
 
 tg_status rl_agent_save(rl_agent_out *a, const char *run, const tg_env *env) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   tg_status st = hash_files(a, run);
   if (st == TG_OK) st = put_env_state(a, env);
   for (int i = 0; i < a->kind->n_files; i++) put_meta(a, a->keys[i], a->hashes[i]); /* the last metadata */
@@ -99,12 +99,12 @@ tg_status rl_agent_save(rl_agent_out *a, const char *run, const tg_env *env) {
 static tg_status check_hashes(const rl_agent_in *a, const char *run) {
   static const char *const count[RL_CKPT_MAX_FILES + 2] = {"", "", "two", "three", "four"};
   for (int i = 0; i < a->kind->n_files; i++) {
-    char fpath[TG_TRAIN_PATH_MAX + 32], key[32], hex[17];
+    char fpath[TG_PATH_MAX + 32], key[32], hex[17];
     hash_key(a->kind->files[i], key, sizeof key);
     const char *want = tg_safetensors_meta(a->f, key);
     rl_run_path(fpath, sizeof fpath, run, a->kind->files[i]);
     if (!want) return tg_error(TG_ERR_FORMAT, "%s: metadata \"%s\" is missing", a->path, key);
-    tg_status st = tr_file_hash(fpath, hex);
+    tg_status st = tg_file_hash(fpath, hex);
     if (st != TG_OK) return st;
     if (strcmp(hex, want) != 0)
       return tg_error(TG_ERR_FORMAT, "%s is not the file %s was written with (a checkpoint was interrupted); resume needs "

@@ -56,7 +56,7 @@ static tg_status metrics_trim(const char *path, const char *header, int64_t upto
 }
 
 tg_status rl_metrics_open(const char *run, const char *header, int resumed, int64_t upto, const char *what, FILE **out) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/metrics.csv", run);
   tg_status st = resumed ? metrics_trim(path, header, upto, what) : tg_write_atomic(path, header, strlen(header));
   if (st != TG_OK) return st;

@@ -263,7 +263,7 @@ tg_status rl_config_load(const rl_settings *t, const char *path, void *c, rl_env
 }
 
 tg_status rl_config_load_run(const rl_settings *t, const char *run_dir, void *c) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", run_dir);
   rl_env_id id;
   return rl_config_load(t, path, c, &id);

@@ -6,8 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "agents/rl_internal.h"
+#include "base/files.h"
 #include "tickgrad/checkpoint.h"
-#include "tickgrad/train.h"
+#include "base/files.h"
+#include "tickgrad/checkpoint.h"
 
 /* ---- rl_settings.c: one engine over an algorithm's table of settings ---- */
 
@@ -125,7 +127,7 @@ tg_status rl_agent_save(rl_agent_out *a, const char *run, const tg_env *env);
 typedef struct rl_agent_in {
   const rl_agent_kind *kind;
   tg_safetensors *f;
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
 } rl_agent_in;
 
 /* Loads RUN/agent.safetensors and checks its format, its env's name and the other files' hashes;

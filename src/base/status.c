@@ -8,8 +8,6 @@ static _Thread_local char t_msg[1024];
 
 const char *tg_last_error(void) { return t_msg; }
 
-void tg_clear_error(void) { t_msg[0] = '\0'; }
-
 tg_status tg_error(tg_status s, const char *fmt, ...) {
   /* format into a copy first: callers often pass tg_last_error() itself as an argument
    * ("resume: %s"), and vsnprintf's output must not overlap its input */

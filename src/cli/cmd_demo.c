@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "base/clock.h"
 #include "cli/cli.h"
 #include "tickgrad/tickgrad.h"
 
@@ -111,12 +112,6 @@ static int make_dirs(const char *path) {
     *p = '/';
   }
   return (mkdir(buf, 0755) != 0 && errno != EEXIST) ? -1 : 0;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int fail(const char *what) {
@@ -233,7 +228,7 @@ int tg_cmd_demo(int argc, char **argv) {
          tg_device_str(dev, dname, sizeof dname), tg_threads());
   tg_mem_stats usage = {0};
   tg_device_mem_stats(dev, &usage);
-  double t0 = now_s(), window = 0;
+  double t0 = tg_clock_seconds(), window = 0;
   long report = o.steps / 10 > 0 ? o.steps / 10 : 1;
   for (long step = 1; step <= o.steps; step++) {
     float l = 0, vl = 0;
@@ -249,7 +244,7 @@ int tg_cmd_demo(int argc, char **argv) {
     window += l;
     if (step % report == 0 || step == o.steps) {
       if (tg_step_run(step_eval, &vl) != TG_OK) return fail("eval");
-      double el = now_s() - t0;
+      double el = tg_clock_seconds() - t0;
       long n = step % report == 0 ? report : step % report;
       printf("step %6ld/%ld  train %.5f  val %.5f  lr %.2e  |g| %.3f  %.0f samples/s", step, o.steps,
              window / (double)n, vl, tg_optim_last_lr(opt), tg_optim_last_grad_norm(opt),

@@ -23,7 +23,7 @@ struct tg_predictor {
 };
 
 static tg_status read_config(const char *run, tg_train_config *c) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/env.json", run);
   if (tg_file_exists(path))
     return tg_error(TG_ERR_INVALID, "predict: %s is a reinforcement-learning run (it has env.json); a policy acts "
@@ -66,7 +66,7 @@ static tg_status open_features(tg_predictor *p) {
 }
 
 static tg_status open_model(tg_predictor *p, const char *weights) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/%s.safetensors", p->info.run, weights);
   if (!tg_file_exists(path)) return tg_error(TG_ERR_IO, "predict: %s: no such file (has the run finished an epoch?)", path);
   tg_status st = pr_net_open(&p->net, &p->cfg.model, path);

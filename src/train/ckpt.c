@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/hash.h"
 #include "base/alloc.h"
 #include "base/json.h"
 #include "tickgrad/checkpoint.h"
@@ -59,7 +60,7 @@ static tg_status write_trainer(const char *run, const tr_data *d, const tr_progr
     tg_json_buf_puts(&b, "]");
   }
   tg_json_buf_puts(&b, "\n  ]\n}\n");
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   path_in(path, sizeof path, run, "trainer.json");
   tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "train: out of memory writing '%s'", path) : tg_write_atomic(path, b.data, b.len);
   tg_json_buf_free(&b);
@@ -67,20 +68,20 @@ static tg_status write_trainer(const char *run, const tr_data *d, const tr_progr
 }
 
 tg_status tr_ckpt_save(const char *run, tr_model *m, const tr_data *d, const tr_progress *p) {
-  char wpath[TG_TRAIN_PATH_MAX + 32], spath[TG_TRAIN_PATH_MAX + 32], wh[17], sh[17];
+  char wpath[TG_PATH_MAX + 32], spath[TG_PATH_MAX + 32], wh[17], sh[17];
   path_in(wpath, sizeof wpath, run, "weights.safetensors");
   path_in(spath, sizeof spath, run, "state.safetensors");
   tg_train_state ts = {p->step, tg_graph_rng_seed(m->train.g), tg_graph_rng_offset(m->train.g), p->epoch, 0};
   tg_status st = tg_store_save(m->store, wpath);
   if (st == TG_OK) st = tg_train_state_save(spath, m->opt, &ts);
-  if (st == TG_OK) st = tr_file_hash(wpath, wh);
-  if (st == TG_OK) st = tr_file_hash(spath, sh);
+  if (st == TG_OK) st = tg_file_hash(wpath, wh);
+  if (st == TG_OK) st = tg_file_hash(spath, sh);
   if (st == TG_OK) st = write_trainer(run, d, p, wh, sh);
   return st;
 }
 
 tg_status tr_ckpt_save_best(const char *run, tr_model *m) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   path_in(path, sizeof path, run, "best.safetensors");
   return tg_store_save(m->store, path);
 }
@@ -101,10 +102,10 @@ static tg_status get_num(const tg_json *root, const char *key, const char *path,
 
 static tg_status get_hash(const tg_json *root, const char *key, const char *path, const char *file, const char *run) {
   const tg_json *v = tg_json_get(root, key);
-  char fpath[TG_TRAIN_PATH_MAX + 32], hex[17];
+  char fpath[TG_PATH_MAX + 32], hex[17];
   path_in(fpath, sizeof fpath, run, file);
   if (!v || v->type != TG_JSON_STRING) return tg_error(TG_ERR_FORMAT, "%s: \"%s\" is missing", path, key);
-  tg_status st = tr_file_hash(fpath, hex);
+  tg_status st = tg_file_hash(fpath, hex);
   if (st != TG_OK) return st;
   if (strcmp(hex, v->str) != 0)
     return tg_error(TG_ERR_FORMAT, "%s is not the file %s was written with (a checkpoint was interrupted); "
@@ -148,7 +149,7 @@ static tg_status read_scales(const tg_json *root, const char *path, const tr_dat
 }
 
 static tg_status read_trainer(const char *run, const tr_data *d, tr_progress *p) {
-  char path[TG_TRAIN_PATH_MAX + 32], *text = NULL;
+  char path[TG_PATH_MAX + 32], *text = NULL;
   size_t len = 0;
   path_in(path, sizeof path, run, "trainer.json");
   tg_status st = tg_read_file(path, &text, &len);
@@ -179,7 +180,7 @@ static tg_status read_trainer(const char *run, const tr_data *d, tr_progress *p)
 }
 
 tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p) {
-  char wpath[TG_TRAIN_PATH_MAX + 32], spath[TG_TRAIN_PATH_MAX + 32];
+  char wpath[TG_PATH_MAX + 32], spath[TG_PATH_MAX + 32];
   path_in(wpath, sizeof wpath, run, "weights.safetensors");
   path_in(spath, sizeof spath, run, "state.safetensors");
   tg_train_state ts;
@@ -194,7 +195,7 @@ tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progre
 }
 
 tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, FILE **out) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   path_in(path, sizeof path, run, "metrics.csv");
   FILE *f = fopen(path, "w");
   if (!f) return tg_error(TG_ERR_IO, "train: cannot write '%s'", path);

@@ -125,10 +125,10 @@ tg_status tr_set_string(tg_train_config *c, const tr_setting *s, const char *v, 
   if (s->type == TR_DATA) {
     if (c->n_data >= TG_TRAIN_MAX_DATA)
       return tg_error(TG_ERR_INVALID, "config: data (%s): more than %d paths", where, TG_TRAIN_MAX_DATA);
-    if (!v[0] || strlen(v) >= TG_TRAIN_PATH_MAX)
+    if (!v[0] || strlen(v) >= TG_PATH_MAX)
       return tg_error(TG_ERR_INVALID, "config: data (%s): path '%.64s' is empty or longer than %d bytes", where, v,
-                      TG_TRAIN_PATH_MAX - 1);
-    snprintf(c->data[c->n_data++], TG_TRAIN_PATH_MAX, "%s", v);
+                      TG_PATH_MAX - 1);
+    snprintf(c->data[c->n_data++], TG_PATH_MAX, "%s", v);
     return TG_OK;
   }
   if (strlen(v) >= s->size)

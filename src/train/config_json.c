@@ -9,7 +9,7 @@
 /* ---- applying a JSON object ---- */
 
 static tg_status apply_member(tg_train_config *c, const tr_setting *s, const tg_json *v, const char *where) {
-  char at[TG_TRAIN_PATH_MAX + 64];
+  char at[TG_PATH_MAX + 64];
   snprintf(at, sizeof at, "%s, byte %zu", where, v->offset);
   switch (s->type) {
   case TR_INT: case TR_LONG: case TR_DBL: case TR_FLT:

@@ -1,6 +1,7 @@
 /* One epoch: shuffled training steps, timed by phase, and a validation pass over every window exactly once. */
 #include <math.h>
 #include <string.h>
+#include "base/clock.h"
 #include "base/alloc.h"
 #include "tickgrad/device.h"
 #include "tickgrad/dist.h"
@@ -21,7 +22,7 @@ static void progress_bar(FILE *f, int epoch, int64_t done, int64_t total) {
 
 /* A NaN or infinite loss (or a non-finite gradient the optimizer refused): the run stops here. */
 static tg_status nan_stop(const tr_epoch_ctx *x, int64_t step, int64_t steps, float loss, tg_status why) {
-  char ck[TG_TRAIN_PATH_MAX + 96];
+  char ck[TG_PATH_MAX + 96];
   if (x->p->saved_epoch > 0)
     snprintf(ck, sizeof ck, "the last good checkpoint (epoch %d) in %s is kept", x->p->saved_epoch, x->run);
   else
@@ -56,20 +57,20 @@ static tg_status dist_mean(const tg_train_config *c, tr_model *m, float *loss, i
 
 /* forward, backward, optimizer as separate calls (CPU), each timed */
 static tg_status step_cpu(const tg_train_config *c, tr_model *m, float *loss, tg_train_metrics *t) {
-  double t0 = tr_now();
+  double t0 = tg_clock_seconds();
   tg_status st = tg_graph_run(m->train.g);
-  double t1 = tr_now();
+  double t1 = tg_clock_seconds();
   t->forward_s += t1 - t0;
   if (st != TG_OK) return st;
   *loss = *(const float *)m->train.loss->data; /* cpu memory */
   if ((st = dist_mean(c, m, loss, 0)) != TG_OK) return st;
   if (!isfinite(*loss)) return TG_OK;
   st = tg_graph_backward(m->train.g, m->train.loss);
-  double t2 = tr_now();
+  double t2 = tg_clock_seconds();
   t->backward_s += t2 - t1;
   if (st == TG_OK) st = dist_mean(c, m, loss, 1);
   if (st == TG_OK) st = tg_optim_step(m->opt);
-  t->optimizer_s += tr_now() - t2;
+  t->optimizer_s += tg_clock_seconds() - t2;
   return st;
 }
 
@@ -85,7 +86,7 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
     tg_batch batch;
     int64_t got = 0;
     float loss = 0;
-    double t0 = tr_now();
+    double t0 = tg_clock_seconds();
     if (ranks == 1) {
       st = tg_stage_next(d->stage, &d->train_s, B, &batch, &got);
     } else { /* every rank draws the same global batch and takes its shard */
@@ -94,12 +95,12 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
     }
     if (st == TG_OK && got != B) st = tg_error(TG_ERR_INVALID, "train: batch %lld has %lld windows, want %lld", (long long)s, (long long)got, (long long)B);
     if (st == TG_OK) st = tr_net_bind_batch(&m->train, d, &batch);
-    double t1 = tr_now();
+    double t1 = tg_clock_seconds();
     t->data_s += t1 - t0;
     if (st != TG_OK) break;
     if (m->step) st = tg_step_run(m->step, &loss);
     else st = step_cpu(x->c, m, &loss, t);
-    t->step_s += tr_now() - t1;
+    t->step_s += tg_clock_seconds() - t1;
     if (st == TG_ERR_NUMERIC) {
       snprintf(x->why, sizeof x->why, "%s", tg_last_error());
       tg_free(starts);

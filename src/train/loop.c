@@ -2,6 +2,8 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include "base/hash.h"
+#include "base/clock.h"
 #include "base/alloc.h"
 #include "tickgrad/device.h"
 #include "tickgrad/dist.h"
@@ -25,7 +27,7 @@ typedef struct tr_run {
 
 /* Resume: RUN/config.json is the config; c may differ only in device, threads and out. */
 static tg_status resolve_resume(tg_train_config *c) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", c->resume);
   tg_train_config saved = *c;
   tg_status st = tg_train_config_load(path, &saved);
@@ -49,7 +51,7 @@ static void default_out(tg_train_config *c) {
 }
 
 static tg_status write_config(const tg_train_config *c) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", c->out);
   if (tg_file_exists(path))
     return tg_error(TG_ERR_INVALID, "train: %s already holds a run (config.json); continue it with --resume %s or "
@@ -108,8 +110,7 @@ static tg_status dist_check(tr_run *r) {
                     "the %d ranks", tg_dist_rank(), n, r->c.batch, n);
   char *json = tg_train_config_to_json(&r->c);
   if (!json) return tg_error(TG_ERR_NOMEM, "train: out of memory");
-  uint64_t h = 1469598103934665603ULL; /* FNV-1a of the settings */
-  for (const char *q = json; *q; q++) h = (h ^ (unsigned char)*q) * 1099511628211ULL;
+  uint64_t h = tg_fnv1a64(json, strlen(json)); /* the settings' fingerprint */
   tg_free(json);
   return tg_dist_check_same(h, "the training config (flags, data paths)");
 }
@@ -190,13 +191,13 @@ static tg_status run_epoch(tr_run *r, int epoch, tg_train_metrics *t) {
   memset(t, 0, sizeof *t);
   t->epoch = epoch;
   if (r->dev.kind == TG_CUDA) t->forward_s = t->backward_s = t->optimizer_s = NAN; /* one captured call */
-  double t0 = tr_now();
+  double t0 = tg_clock_seconds();
   tg_status st = tr_train_epoch(&x, t);
-  double t1 = tr_now();
+  double t1 = tg_clock_seconds();
   if (st == TG_OK) st = tr_eval_epoch(&x, &val);
   if (st != TG_OK) return st;
-  t->val_s = tr_now() - t1;
-  t->seconds = tr_now() - t0;
+  t->val_s = tg_clock_seconds() - t1;
+  t->seconds = tg_clock_seconds() - t0;
   t->samples_per_s = (double)(r->d.n_train / r->c.batch * r->c.batch) / (t1 - t0);
   t->val_loss = tr_qacc_loss(&val, r->d.H, r->d.nq);
   t->q50 = tr_qacc_qrisk(&val, &r->c.model, 0.5f);
@@ -267,7 +268,7 @@ static tg_status epochs(tr_run *r) {
 
 /* RUN/telemetry.csv at 1 Hz while epochs run (a resumed run starts the file afresh); a failure is a warning. */
 static void telemetry_start(tr_run *r) {
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/telemetry.csv", r->c.out);
   if (tg_telemetry_start(path, r->dev.kind == TG_CUDA ? r->dev.index : 0, 1.0, &r->tel) != TG_OK) {
     if (r->log) fprintf(r->log, "warning: no telemetry: %s\n", tg_last_error());

@@ -58,7 +58,7 @@ tg_status tr_meta_write(const char *run, const tr_data *d) {
   tg_json_buf_puts(&b, "],\n  \"instruments\": [");
   for (int j = 0; j < ds->layout.k; j++) tg_json_buf_printf(&b, "%s%u", j ? ", " : "", ds->layout.ids[j]);
   tg_json_buf_puts(&b, "]\n}\n");
-  char path[TG_TRAIN_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/inference.json", run);
   tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "train: out of memory writing %s", path) : tg_write_atomic(path, b.data, b.len);
   tg_json_buf_free(&b);

@@ -41,11 +41,6 @@ tg_status tr_setting_set_text(tg_train_config *c, const tr_setting *s, const cha
 /* The first setting (not device, threads, out) whose values differ, or NULL. */
 const tr_setting *tr_config_diff(const tg_train_config *a, const tg_train_config *b);
 
-/* ---- files.c (folders, atomic writes and whole-file reads: io/files.h) ---- */
-/* The file's FNV-1a 64 as 16 hex digits into hex [17], so a checkpoint can tell whether the files beside it are its own. */
-tg_status tr_file_hash(const char *path, char *hex);
-double tr_now(void);
-
 /* ---- data.c: bars -> dataset -> tables on the device ---- */
 typedef struct tr_qacc {
   double ql[TG_MAX_QUANTILES]; /* sum of QL(y, yhat_k, q_k) in original units */

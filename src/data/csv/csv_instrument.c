@@ -2,13 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/hash.h"
 #include "data/csv/csv_internal.h"
-
-uint32_t tg_csv_fnv1a(const char *p, size_t n) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
-  return h;
-}
 
 /* A whole number in [0, 2^32) written with digits only. */
 static int whole_number(const char *p, const char *e, uint32_t *id) {
@@ -74,7 +69,7 @@ tg_status tg_csv_instrument_id(tg_csv_ids *t, const char *path, int64_t line, co
     return TG_OK;
   }
   int numeric = whole_number(p, e, id);
-  if (!numeric) *id = tg_csv_fnv1a(p, n);
+  if (!numeric) *id = tg_fnv1a32(p, n);
   if ((t->count + 1) * 2 > t->cap && !rehash(t))
     return tg_error(TG_ERR_NOMEM, "%s: out of memory for instrument ids", path);
   size_t k = *id & (t->cap - 1);

@@ -145,8 +145,6 @@ const char *tg_csv_time_name(const tg_csv_timefmt *fmt);
 
 /* ---- instruments (csv_instrument.c) ---------------------------------------------------------- */
 
-/* The 32-bit FNV-1a hash of n bytes (offset basis 2166136261, prime 16777619). */
-uint32_t tg_csv_fnv1a(const char *p, size_t n);
 
 typedef struct tg_csv_id_slot {
   uint32_t id;
@@ -168,7 +166,7 @@ typedef struct tg_csv_ids {
 
 /* The id of the instrument field [p, e) on line: a whole number in [0, 2^32) written with digits
  * only is the id; any other text (the field's bytes, blanks and surrounding quotes removed, case
- * kept) gets tg_csv_fnv1a of its bytes. TG_ERR_FORMAT naming both when a different symbol (or a
+ * kept) gets tg_fnv1a32 of its bytes. TG_ERR_FORMAT naming both when a different symbol (or a
  * number) already had the same id in this parse. */
 tg_status tg_csv_instrument_id(tg_csv_ids *t, const char *path, int64_t line, const char *p, const char *e,
                                uint32_t *id);
