@@ -14,26 +14,26 @@ layer_of_dir() {
     backend|backend/*) echo 2 ;;
     optim|io|data|data/*|dist) echo 3 ;;
     models|env|agents) echo 4 ;;
-    train|predict|backtest|eval) echo 5 ;;
-    report) echo 6 ;;
+    report) echo 5 ;;
+    train|predict|backtest|eval) echo 6 ;;
     cli) echo 7 ;;
     *) echo "" ;;
   esac
 }
 layer_of_public() {
   case $1 in
-    status|tensor|rng) echo 0 ;;
+    status|tensor|rng|version) echo 0 ;;
     graph|optim) echo 1 ;;
     device|telemetry) echo 2 ;;
     step|checkpoint|data|dataset|synth|dist) echo 3 ;;
     models|rl|rl_agents|env|agents) echo 4 ;;
-    train|predictor|backtest|eval) echo 5 ;;
-    report) echo 6 ;;
+    report) echo 5 ;;
+    train|predictor|backtest|eval) echo 6 ;;
     tickgrad) echo 7 ;;
     *) echo "" ;;
   esac
 }
-names=(base graph backends "optim, io, data, dist" "models, env, agents" "train, predict, backtest, eval" report cli)
+names=(base graph backends "optim, io, data, dist" "models, env, agents" report "train, predict, backtest, eval" cli)
 
 bad=0
 fail() { echo "$1: $2" >&2; bad=$((bad + 1)); }

@@ -54,6 +54,11 @@ void tg_device_free(tg_device d, void *p);
  * CPU, and compares loss and gradients. TG_OK with a one-line summary in report, or the failure. */
 tg_status tg_device_self_test(tg_device d, char *report, size_t report_size);
 
+/* Threads of the CPU backend's OpenMP loops; OpenBLAS runs single-threaded inside them (default:
+ * OMP_NUM_THREADS, else all cores). */
+tg_status tg_set_threads(int n);
+int tg_threads(void);
+
 #ifdef __cplusplus
 }
 #endif

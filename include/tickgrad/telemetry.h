@@ -3,12 +3,17 @@
 #define TICKGRAD_TELEMETRY_H
 
 #include "tickgrad/status.h"
+#include "tickgrad/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct tg_telemetry tg_telemetry;
+
+/* The cuda_index tg_telemetry_start should sample for a run on d: d's ordinal when d is a GPU, else 0 (the
+ * first GPU, if any, is still charted beside a CPU run). */
+int tg_telemetry_gpu_for(tg_device d);
 
 /* Creates (truncates) csv_path, writes the header
  *   time_s,gpu,util_pct,mem_used_mib,mem_total_mib,temp_c,power_w,proc_cpu_pct,proc_rss_mib

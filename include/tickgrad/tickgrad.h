@@ -3,6 +3,7 @@
 #define TICKGRAD_H
 
 #include "tickgrad/status.h"
+#include "tickgrad/version.h"
 #include "tickgrad/tensor.h"
 #include "tickgrad/rng.h"
 #include "tickgrad/graph.h"
@@ -23,17 +24,4 @@
 #include "tickgrad/predictor.h"
 #include "tickgrad/dist.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* "0.1.0" */
-const char *tg_version(void);
-/* Threads for OpenMP loops and OpenBLAS (default: OMP_NUM_THREADS, else all cores). */
-tg_status tg_set_threads(int n);
-int tg_threads(void);
-
-#ifdef __cplusplus
-}
-#endif
 #endif

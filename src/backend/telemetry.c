@@ -391,3 +391,5 @@ int tg_telemetry_mark(tg_telemetry *t, double *mean_util_pct) {
 }
 
 const char *tg_telemetry_nvml_status(const tg_telemetry *t) { return t ? t->status : ""; }
+
+int tg_telemetry_gpu_for(tg_device d) { return d.kind == TG_CUDA ? d.index : 0; }

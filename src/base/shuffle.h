@@ -1,10 +1,9 @@
 /* The sampler's order as a keyed permutation evaluated per element, and one window's batch entry: shared by the host and the CUDA stage kernel. */
-#ifndef TG_DATA_SHUFFLE_H
-#define TG_DATA_SHUFFLE_H
+#ifndef TG_BASE_SHUFFLE_H
+#define TG_BASE_SHUFFLE_H
 
 #include <stdint.h>
 #include "base/philox.h"
-#include "tickgrad/dataset.h"
 
 /* Shuffle draws use streams from here on, apart from parameter initialisation (stream = parameter
  * index) and dropout (small streams). Epoch e draws from stream TG_SAMPLER_STREAM + e. */
@@ -94,16 +93,4 @@ static inline TG_HD void tg_batch_entry(const tg_window_tables *t, uint64_t epoc
   o->inst[i] = t->inst[last];
 }
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* Takes up to b elements of s's order as tg_sampler_next does (a call at the end of an epoch first
- * moves to the next), without evaluating them: *epoch and *first receive the epoch and the position
- * in it of the first of the *got elements taken. */
-tg_status tg_sampler_take(tg_sampler *s, int64_t b, uint64_t *epoch, uint64_t *first, int64_t *got);
-
-#ifdef __cplusplus
-}
-#endif
 #endif

@@ -285,7 +285,7 @@ static tg_telemetry *telemetry_start(const char *dir, tg_device dev) {
   char path[2048];
   tg_telemetry *tel = NULL;
   snprintf(path, sizeof path, "%s/telemetry.csv", dir);
-  if (tg_telemetry_start(path, dev.kind == TG_CUDA ? dev.index : 0, 1.0, &tel) != TG_OK)
+  if (tg_telemetry_start(path, tg_telemetry_gpu_for(dev), 1.0, &tel) != TG_OK)
     fprintf(stderr, "tickgrad train: warning: no telemetry: %s\n", tg_last_error());
   else printf("telemetry: %s once a second (%s)\n", path, tg_telemetry_nvml_status(tel));
   return tel;

@@ -2,6 +2,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "base/shuffle.h"
+#include "data/sampler_take.h"
 #include "tickgrad/dataset.h"
 
 void tg_sampler_free(tg_sampler *s) {

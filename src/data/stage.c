@@ -2,6 +2,7 @@
 #include <string.h>
 #include "graph/backend.h"
 #include "base/shuffle.h"
+#include "data/sampler_take.h"
 #include "tickgrad/dataset.h"
 #if TG_HAVE_CUDA
 #include "backend/cuda/cuda_api.h"

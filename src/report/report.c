@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include "report/report_internal.h"
 #include "tickgrad/report.h"
-#include "tickgrad/tickgrad.h"
+#include "tickgrad/version.h"
 
 static const char *const STYLE =
     ":root{--fg:#1f2937;--muted:#6b7280;--line:#e5e7eb;--bg:#f4f5f7;--card:#fff;--accent:#2563eb}\n"

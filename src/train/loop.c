@@ -7,7 +7,8 @@
 #include "base/alloc.h"
 #include "tickgrad/device.h"
 #include "tickgrad/dist.h"
-#include "tickgrad/tickgrad.h"
+#include "tickgrad/report.h"
+#include "tickgrad/telemetry.h"
 #include "train/train_internal.h"
 
 typedef struct tr_run {
@@ -270,7 +271,7 @@ static tg_status epochs(tr_run *r) {
 static void telemetry_start(tr_run *r) {
   char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/telemetry.csv", r->c.out);
-  if (tg_telemetry_start(path, r->dev.kind == TG_CUDA ? r->dev.index : 0, 1.0, &r->tel) != TG_OK) {
+  if (tg_telemetry_start(path, tg_telemetry_gpu_for(r->dev), 1.0, &r->tel) != TG_OK) {
     if (r->log) fprintf(r->log, "warning: no telemetry: %s\n", tg_last_error());
   } else if (r->log) {
     fprintf(r->log, "telemetry: %s once a second (%s)\n", path, tg_telemetry_nvml_status(r->tel));

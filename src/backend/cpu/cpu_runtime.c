@@ -1,13 +1,7 @@
-/* Library version and the CPU thread count of the OpenMP loops (OpenBLAS itself runs single-threaded). */
+/* The CPU thread count of the OpenMP loops (OpenBLAS itself runs single-threaded). */
 #include <cblas.h>
 #include <omp.h>
-#include "tickgrad/tickgrad.h"
-
-#ifndef TG_VERSION
-#define TG_VERSION "0.0.0"
-#endif
-
-const char *tg_version(void) { return TG_VERSION; }
+#include "tickgrad/device.h"
 
 tg_status tg_set_threads(int n) {
   if (n < 1 || n > 4096) return tg_error(TG_ERR_INVALID, "threads: %d is not in [1, 4096]", n);
