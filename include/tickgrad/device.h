@@ -10,23 +10,6 @@
 extern "C" {
 #endif
 
-typedef struct tg_device_info {
-  char name[256];
-  char pci_bus_id[32];
-  uint64_t total_bytes, free_bytes;
-  int cc_major, cc_minor; /* compute capability */
-  int sm_count;
-  int driver_version, runtime_version; /* CUDA versions as 1000*major + 10*minor */
-} tg_device_info;
-
-/* Device memory as the caching allocator sees it: bytes handed out now, bytes held from the driver,
- * the peak of the first, how many times the driver was asked for memory; and the transfer counters. */
-typedef struct tg_mem_stats {
-  uint64_t allocated, reserved, peak;
-  uint64_t device_mallocs;
-  uint64_t h2d_bytes, d2h_bytes; /* every byte copied between the host and this device so far */
-} tg_mem_stats;
-
 /* CUDA devices usable now: 0 when the backend is not compiled, or there is no driver or GPU. */
 int tg_cuda_count(void);
 /* One line saying why tg_cuda_count() is 0 ("" when it is not). */
@@ -42,6 +25,12 @@ tg_status tg_device_mem_stats(tg_device d, tg_mem_stats *out);
 /* Waits until the device has finished queued work; raises any fault a kernel recorded. No-op on
  * the CPU. */
 tg_status tg_device_sync(tg_device d);
+
+/* What a device does, for code that must not name device kinds: its pointers are host pointers (every cpu:N); it is
+ * the host itself (cpu:0: views, no copies); its backend captures steps and replays them (CUDA graphs). */
+int tg_device_host_memory(tg_device d);
+int tg_device_is_host(tg_device d);
+int tg_device_captures(tg_device d);
 
 /* Device memory for data the caller puts there once (tables, resident inputs): *out receives a copy
  * of host[0..bytes) on d (on cpu:0 a copy in host memory). Free with tg_device_free. */

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "tickgrad/status.h"
+#include "tickgrad/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,16 +30,22 @@ tg_status tg_dist_check_same(uint64_t value, const char *what);
  * process or more under MPI, so no rank waits forever in a collective; returns only without MPI. */
 void tg_dist_abort(int code);
 
-/* ---- GPUs: one per rank, gradients averaged by NCCL ----
- * The rank's GPU on its machine: its local rank (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK), 0 for one process. */
+/* ---- devices: one per rank ----
+ * A run on host memory (the CPU) sums gradients over MPI; on any other device the backend's collectives (CUDA: NCCL)
+ * average them on the device, inside the captured step. */
+/* The rank's device on its machine: its local rank (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK), 0 for one process. */
 int tg_dist_local_rank(void);
-int tg_dist_have_nccl(void);  /* 1 when this build has MPI, CUDA and NCCL */
-/* Rank 0 makes the NCCL unique id, MPI broadcasts it, every rank joins on cuda:cuda_index. Collective. */
-tg_status tg_dist_nccl_open(int cuda_index);
-/* data[n] on cuda:cuda_index becomes its mean over the ranks: one ncclAllReduce (ncclAvg) enqueued on the device's
- * compute stream, so a captured training step holds it. Nothing with one process. */
-tg_status tg_dist_nccl_mean(float *data, size_t n, int cuda_index);
-void tg_dist_nccl_close(void);
+/* Makes *d this rank's device for a data-parallel run over tg_dist_size() > 1 ranks: a host-memory device stays as it
+ * is; any other becomes the local rank's device of its kind, which must exist and whose backend must have collectives.
+ * Errors name the rank and what is missing. */
+tg_status tg_dist_device_for_rank(tg_device *d);
+/* 1 when a data-parallel run on d averages on the device (d is not host memory). */
+int tg_dist_on_device(tg_device d);
+/* Rank 0 makes the collectives' id, MPI broadcasts it, every rank joins on d. Collective; nothing with one process. */
+tg_status tg_dist_device_open(tg_device d);
+/* data[n] in d's memory becomes its mean over the ranks, enqueued on d's compute stream. Nothing with one process. */
+tg_status tg_dist_device_mean(tg_device d, float *data, size_t n);
+void tg_dist_device_close(tg_device d);
 
 #ifdef __cplusplus
 }

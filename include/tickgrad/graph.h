@@ -267,6 +267,12 @@ int tg_op_differentiable(int op);
 int tg_op_is_leaf(int op);
 /* Backends compiled into this build. */
 int tg_backend_compiled(tg_device_kind k);
+/* The compiled backends in registry order (the CPU first): how many, and the i-th one's name and device kind. */
+int tg_backend_count(void);
+const char *tg_backend_name(int i);
+tg_device_kind tg_backend_kind(int i);
+/* 1 when backend kind k has op's forward (backward = 0) or backward (backward = 1) kernel for compute dtype dt. */
+int tg_op_has_kernel(int op, tg_device_kind k, tg_dtype dt, int backward);
 
 #ifdef __cplusplus
 }

@@ -54,6 +54,24 @@ int tg_shape_eq(const tg_tensor *a, const tg_tensor *b);
 /* Writes e.g. "[64, 256]" into buf; returns buf. */
 const char *tg_shape_str(const tg_tensor *t, char *buf, size_t n);
 
+/* What a device is (filled by its backend) and its memory as the caching allocator sees it. */
+typedef struct tg_device_info {
+  char name[256];
+  char pci_bus_id[32];
+  uint64_t total_bytes, free_bytes;
+  int cc_major, cc_minor; /* compute capability */
+  int sm_count;
+  int driver_version, runtime_version; /* CUDA versions as 1000*major + 10*minor */
+} tg_device_info;
+
+/* Device memory as the caching allocator sees it: bytes handed out now, bytes held from the driver,
+ * the peak of the first, how many times the driver was asked for memory; and the transfer counters. */
+typedef struct tg_mem_stats {
+  uint64_t allocated, reserved, peak;
+  uint64_t device_mallocs;
+  uint64_t h2d_bytes, d2h_bytes; /* every byte copied between the host and this device so far */
+} tg_mem_stats;
+
 #ifdef __cplusplus
 }
 #endif

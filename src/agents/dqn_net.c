@@ -125,7 +125,7 @@ tg_status rl_dqn_net_open(rl_dqn_net *n, const rl_dqn_net_cfg *c) {
   tg_status st = cfg_check(c);
   if (st != TG_OK) return st;
   n->c = *c;
-  n->host = c->dev.kind == TG_CPU && c->dev.index == 0; /* cpu:1 takes the device path (copies), as a test of it */
+  n->host = tg_device_is_host(c->dev); /* cpu:1 takes the device path (copies), as a test of it */
   if ((st = rl_backend_check("dqn", c->dev)) != TG_OK) return st;
   n->online = tg_store_new(c->dev, c->seed);
   n->target = tg_store_new(c->dev, c->seed);

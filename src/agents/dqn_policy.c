@@ -1,11 +1,12 @@
 /* A trained DQN run's greedy policy: its Q-network from config.json and weights.safetensors, argmax per observation. */
 #include <string.h>
+#include "tickgrad/device.h"
 #include "graph/backend.h"
 #include "agents/dqn_internal.h"
 #include "tickgrad/checkpoint.h"
 
 /* cpu:0's memory is the caller's: inputs are bound, outputs read in place; other devices copy. */
-static int on_host(tg_device d) { return d.kind == TG_CPU && d.index == 0; }
+static int on_host(tg_device d) { return tg_device_is_host(d); }
 
 struct tg_dqn_policy {
   tg_env_spec spec;

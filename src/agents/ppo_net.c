@@ -142,7 +142,7 @@ tg_status rl_ppo_net_open(rl_ppo_net *n, const rl_ppo_net_cfg *c) {
   tg_status st = ppo_cfg_check(c);
   if (st != TG_OK) return st;
   n->c = *c;
-  n->host = c->dev.kind == TG_CPU;
+  n->host = tg_device_host_memory(c->dev);
   if ((st = rl_backend_check("ppo", c->dev)) != TG_OK) return st;
   n->store = tg_store_new(c->dev, c->seed);
   if (!n->store) st = tg_error(TG_ERR_NOMEM, "ppo: out of memory for the parameter store");

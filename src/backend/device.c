@@ -1,49 +1,52 @@
-/* Choosing a device, and device information, memory statistics and synchronisation for any build. */
+/* Choosing a device, and device information, memory statistics and synchronisation, through the backend table. */
 #include <stdio.h>
 #include <string.h>
 #include "graph/backend.h"
 #include "tickgrad/device.h"
-#if TG_HAVE_CUDA
-#include "backend/cuda/cuda_api.h"
-#endif
+
+/* The first backend whose memory is not the host's (the GPU), NULL when none is compiled in. */
+static const tg_backend *accelerator(void) {
+  for (int i = 0; tg_backend_at(i); i++)
+    if (!tg_backend_at(i)->host_memory) return tg_backend_at(i);
+  return NULL;
+}
+
+static const char *NOT_BUILT = "the CUDA backend is not compiled into this build (nvcc was not found, or TG_CUDA=OFF)";
 
 int tg_cuda_count(void) {
-#if TG_HAVE_CUDA
-  return tg_cuda_device_count();
-#else
-  return 0;
-#endif
+  const tg_backend *be = tg_backend_for(TG_CUDA);
+  return be ? be->device_count() : 0;
 }
 
 const char *tg_cuda_why_none(void) {
-#if TG_HAVE_CUDA
-  return tg_cuda_unavailable_reason();
-#else
-  return "the CUDA backend is not compiled into this build (nvcc was not found, or TG_CUDA=OFF)";
-#endif
+  const tg_backend *be = tg_backend_for(TG_CUDA);
+  return be ? be->unavailable_reason() : NOT_BUILT;
 }
 
-/* TG_OK when d is a CUDA device this machine has (started, on a CUDA build); otherwise the error
- * says why not. */
-static tg_status cuda_present(tg_device d) {
-#if TG_HAVE_CUDA
-  return tg_cuda_use(d.index);
-#else
-  return tg_error(TG_ERR_DEVICE, "cuda:%d is not available: %s", d.index, tg_cuda_why_none());
-#endif
+/* TG_OK when d is a device this machine has and it starts; otherwise the error says why not. */
+static tg_status present(tg_device d) {
+  const tg_backend *be = tg_backend_for(d.kind);
+  char buf[16];
+  if (!be)
+    return tg_error(TG_ERR_DEVICE, "%s is not available: %s", tg_device_str(d, buf, sizeof buf),
+                    d.kind == TG_CUDA ? NOT_BUILT : "its backend is not compiled into this build");
+  return be->use(d.index);
 }
 
 tg_status tg_device_choose(const char *spec, tg_device *out, char *notice, size_t notice_size) {
   if (notice && notice_size) notice[0] = '\0';
   if (spec && strcmp(spec, "auto") == 0) {
-    if (tg_cuda_count() > 0) {
-      *out = tg_cuda(0);
-#if TG_HAVE_CUDA
-      if (tg_cuda_use(0) == TG_OK) return TG_OK; /* a GPU that starts, not just one that is listed */
-#endif
-      if (notice) snprintf(notice, notice_size, "device auto: cuda:0 did not start (%s); running on cpu:0", tg_last_error());
+    const tg_backend *acc = accelerator();
+    char buf[16];
+    if (acc && acc->device_count() > 0) {
+      *out = (tg_device){acc->kind, 0};
+      if (acc->use(0) == TG_OK) return TG_OK; /* a GPU that starts, not just one that is listed */
+      if (notice)
+        snprintf(notice, notice_size, "device auto: %s did not start (%s); running on cpu:0",
+                 tg_device_str(*out, buf, sizeof buf), tg_last_error());
     } else if (notice) {
-      snprintf(notice, notice_size, "device auto: no usable GPU (%s); running on cpu:0", tg_cuda_why_none());
+      snprintf(notice, notice_size, "device auto: no usable GPU (%s); running on cpu:0",
+               acc ? acc->unavailable_reason() : NOT_BUILT);
     }
     *out = tg_cpu(0);
     return TG_OK;
@@ -51,9 +54,7 @@ tg_status tg_device_choose(const char *spec, tg_device *out, char *notice, size_
   tg_device d;
   tg_status st = tg_device_parse(spec, &d);
   if (st != TG_OK) return st;
-  if (d.kind == TG_CUDA) {
-    if ((st = cuda_present(d)) != TG_OK) return st;
-  }
+  if ((st = present(d)) != TG_OK) return st;
   *out = d;
   return TG_OK;
 }
@@ -61,34 +62,37 @@ tg_status tg_device_choose(const char *spec, tg_device *out, char *notice, size_
 tg_status tg_device_info_get(tg_device d, tg_device_info *out) {
   memset(out, 0, sizeof *out);
   char buf[16];
-  if (d.kind != TG_CUDA)
+  const tg_backend *be = tg_backend_for(d.kind);
+  if (be && !be->info)
     return tg_error(TG_ERR_DEVICE, "device info: %s is not a CUDA device", tg_device_str(d, buf, sizeof buf));
-  tg_status st = cuda_present(d);
-  if (st != TG_OK) return st;
-#if TG_HAVE_CUDA
-  return tg_cuda_info(d.index, out);
-#else
-  return TG_ERR_DEVICE;
-#endif
+  tg_status st = present(d);
+  return st != TG_OK ? st : be->info(d.index, out);
 }
 
 tg_status tg_device_mem_stats(tg_device d, tg_mem_stats *out) {
   memset(out, 0, sizeof *out);
-  if (d.kind != TG_CUDA) return TG_OK;
-#if TG_HAVE_CUDA
-  return tg_cuda_mem_stats(d.index, out);
-#else
-  return cuda_present(d);
-#endif
+  const tg_backend *be = tg_backend_for(d.kind);
+  if (be && !be->mem_stats) return TG_OK;
+  tg_status st = present(d);
+  return st != TG_OK ? st : be->mem_stats(d.index, out);
 }
 
 tg_status tg_device_sync(tg_device d) {
-  if (d.kind != TG_CUDA) return TG_OK;
-#if TG_HAVE_CUDA
-  return tg_cuda_sync(d.index);
-#else
-  return cuda_present(d);
-#endif
+  const tg_backend *be = tg_backend_for(d.kind);
+  if (be && be->host_memory) return TG_OK;
+  return be ? be->sync(d.index) : present(d);
+}
+
+int tg_device_host_memory(tg_device d) {
+  const tg_backend *be = tg_backend_for(d.kind);
+  return be && be->host_memory;
+}
+
+int tg_device_is_host(tg_device d) { return tg_device_host_memory(d) && d.index == 0; }
+
+int tg_device_captures(tg_device d) {
+  const tg_backend *be = tg_backend_for(d.kind);
+  return be && be->capture_begin != NULL;
 }
 
 tg_status tg_device_upload(tg_device d, const void *host, size_t bytes, void **out) {

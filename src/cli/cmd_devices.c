@@ -78,22 +78,39 @@ int tg_cmd_devices(int argc, char **argv) {
 int tg_cmd_ops(int argc, char **argv) {
   if (argc > 0) {
     if (strcmp(argv[0], "--help") == 0) {
-      printf("usage: tickgrad ops\nLists every op with its forward/backward kernels per backend.\n");
+      printf("usage: tickgrad ops\nLists every op with its forward/backward kernels per compiled backend and compute dtype.\n");
       return TG_EXIT_OK;
     }
     return tg_cli_usage_error("ops", "unexpected argument '%s'", argv[0]);
   }
-  printf("%-24s %-10s %-10s\n", "op", "cpu", "cuda");
+  /* a column per compiled backend and compute dtype that has any kernel */
+  int kinds[16], dts[16], cols = 0;
+  static const char *dt_names[TG_DTYPE_COUNT] = {"f32", "i32", "i64"};
+  for (int b = 0; b < tg_backend_count(); b++)
+    for (int dt = 0; dt < TG_DTYPE_COUNT && cols < 16; dt++) {
+      int any = 0;
+      for (int op = 0; op < tg_op_count() && !any; op++) any = tg_op_has_kernel(op, tg_backend_kind(b), (tg_dtype)dt, 0);
+      if (any) kinds[cols] = b, dts[cols++] = dt;
+    }
+  printf("%-24s", "op");
+  for (int c = 0; c < cols; c++) {
+    char head[32];
+    snprintf(head, sizeof head, "%s %s", tg_backend_name(kinds[c]), dt_names[dts[c]]);
+    printf(" %-10s", head);
+  }
+  printf("\n");
   for (int op = 0; op < tg_op_count(); op++) {
     if (tg_op_is_leaf(op)) continue;
-    const char *k[2];
-    for (int b = 0; b < 2; b++) {
-      tg_device_kind kind = b ? TG_CUDA : TG_CPU;
-      if (!tg_op_has_forward(op, kind)) k[b] = "-";
-      else if (!tg_op_differentiable(op)) k[b] = "fwd";
-      else k[b] = tg_op_has_backward(op, kind) ? "fwd+bwd" : "fwd only";
+    printf("%-24s", tg_op_name(op));
+    for (int c = 0; c < cols; c++) {
+      tg_device_kind kind = tg_backend_kind(kinds[c]);
+      const char *k;
+      if (!tg_op_has_kernel(op, kind, (tg_dtype)dts[c], 0)) k = "-";
+      else if (!tg_op_differentiable(op)) k = "fwd";
+      else k = tg_op_has_kernel(op, kind, (tg_dtype)dts[c], 1) ? "fwd+bwd" : "fwd only";
+      printf(" %-10s", k);
     }
-    printf("%-24s %-10s %-10s\n", tg_op_name(op), k[0], k[1]);
+    printf("\n");
   }
   return TG_EXIT_OK;
 }

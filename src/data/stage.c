@@ -4,9 +4,6 @@
 #include "base/shuffle.h"
 #include "data/sampler_take.h"
 #include "tickgrad/dataset.h"
-#if TG_HAVE_CUDA
-#include "backend/cuda/cuda_api.h"
-#endif
 
 /* Host buffers a batch is assembled in: on cpu:0 the device buffers themselves; for CUDA streaming
  * two sides of pinned memory used in turn (batch k fills side k % 2); otherwise one side. */
@@ -18,9 +15,7 @@ typedef struct stage_side {
   float *x;        /* streaming: [max_batch*L, f] the distinct feature rows to send */
   float *y;        /* streaming: [max_batch, nh] the target rows to send */
   void *block;     /* the one allocation the members above point into (NULL on cpu:0) */
-#if TG_HAVE_CUDA
-  tg_cuda_fence *fence; /* CUDA streaming: passes once this side's copies have run */
-#endif
+  void *fence;      /* asynchronous streaming: passes once this side's copies have run */
 } stage_side;
 
 struct tg_stage {
@@ -58,13 +53,11 @@ static void dev_free(tg_stage *st, void **p) {
 }
 
 static void side_free(tg_stage *st, stage_side *sd) {
-#if TG_HAVE_CUDA
   if (st->async) {
-    tg_cuda_fence_wait(sd->fence); /* its copies read the pinned block */
-    tg_cuda_fence_free(sd->fence);
-    tg_cuda_host_free(sd->block);
+    if (sd->fence) st->be->fence_wait(sd->fence); /* its copies read the pinned block */
+    st->be->fence_free(sd->fence);
+    if (sd->block) st->be->host_free(sd->block);
   }
-#endif
   if (!st->async) tg_free(sd->block);
   memset(sd, 0, sizeof *sd);
 }
@@ -107,9 +100,9 @@ tg_status tg_stage_new(tg_device dev, tg_stage_mode mode, int64_t max_batch, tg_
   st->dev = dev;
   st->mode = mode;
   st->be = be;
-  st->host = dev.kind == TG_CPU && dev.index == 0;
+  st->host = be->host_memory && dev.index == 0;
   st->streaming = mode == TG_STAGE_STREAMING && !st->host;
-  st->async = st->streaming && dev.kind == TG_CUDA;
+  st->async = st->streaming && be->copy_async != NULL;
   st->max_batch = max_batch;
   *out = st;
   return TG_OK;
@@ -163,13 +156,11 @@ static tg_status side_alloc(tg_stage *st, stage_side *sd) {
   size_t B = (size_t)st->max_batch, BL = B * (size_t)st->L;
   size_t xn = st->streaming ? BL * (size_t)st->f : 0, yn = st->streaming ? B * (size_t)st->nh : 0;
   size_t bytes = BL * 8 + B * 8 + B * 8 + (xn + yn) * sizeof(float) + B * 4; /* 8-byte members first */
-#if TG_HAVE_CUDA
   if (st->async) {
-    tg_status s = tg_cuda_host_alloc(bytes, &sd->block);
-    if (s == TG_OK) s = tg_cuda_fence_new(st->dev.index, &sd->fence);
+    tg_status s = st->be->host_alloc(bytes, &sd->block);
+    if (s == TG_OK) s = st->be->fence_new(st->dev.index, &sd->fence);
     if (s != TG_OK) return s;
   }
-#endif
   if (!st->async && !(sd->block = tg_malloc(bytes)))
     return tg_error(TG_ERR_NOMEM, "stage: out of host memory for batches of %lld windows", (long long)st->max_batch);
   char *p = sd->block;
@@ -219,10 +210,8 @@ tg_status tg_stage_dataset(tg_stage *st, const tg_dataset *ds) {
       (s = dev_alloc(st, B * 4, &st->d_labels)) != TG_OK || (s = dev_alloc(st, B * 8, &st->d_inst)) != TG_OK ||
       (s = host_buffers(st)) != TG_OK || (s = stage_tables(st)) != TG_OK)
     goto fail;
-#if TG_HAVE_CUDA
   /* the first copies into the halves come after their zero fill on the compute stream */
-  if (st->async && (s = tg_cuda_copy_waits_compute(st->dev.index)) != TG_OK) goto fail;
-#endif
+  if (st->async && (s = st->be->copy_waits_compute(st->dev.index)) != TG_OK) goto fail;
   return TG_OK;
 fail:
   release_dataset(st);
@@ -273,20 +262,19 @@ static tg_status send_sync(tg_stage *st, const stage_side *sd, int64_t b, int64_
   return TG_OK;
 }
 
-#if TG_HAVE_CUDA
 static tg_status copy_on_copy_stream(tg_stage *st, void *dst, const void *src, size_t bytes) {
-  tg_status s = tg_cuda_copy_async(st->dev.index, dst, src, bytes);
+  tg_status s = st->be->copy_async(st->dev.index, dst, src, bytes);
   if (s == TG_OK) count_h2d(st, bytes);
   return s;
 }
 
 static tg_status copy_on_compute(tg_stage *st, void *dst, const void *src, size_t bytes) {
-  tg_status s = tg_cuda_copy_on_compute(st->dev.index, dst, src, bytes);
+  tg_status s = st->be->copy_on_compute(st->dev.index, dst, src, bytes);
   if (s == TG_OK) count_h2d(st, bytes);
   return s;
 }
 
-/* CUDA streaming, batch k on side and half h = k % 2. The copy stream already waits for the compute
+/* Asynchronous streaming (CUDA), batch k on side and half h = k % 2. The copy stream already waits for the compute
  * queued by the end of batch k - 1's call, which holds all the work of batch k - 2, the last reader
  * of half h, and none of batch k - 1's: so the rows go up while batch k - 1 computes. The compute
  * stream then waits for them, and the batch's indices follow on the compute stream (after the step
@@ -298,16 +286,15 @@ static tg_status send_async(tg_stage *st, stage_side *sd, int64_t b, int64_t nsl
   tg_status s = TG_OK;
   if ((s = copy_on_copy_stream(st, xh, sd->x, (size_t)(nslots * st->f) * sizeof(float))) != TG_OK ||
       (s = copy_on_copy_stream(st, yh, sd->y, (size_t)(b * st->nh) * sizeof(float))) != TG_OK ||
-      (s = tg_cuda_compute_waits_copy(dev)) != TG_OK ||
+      (s = st->be->compute_waits_copy(dev)) != TG_OK ||
       (s = copy_on_compute(st, st->d_idx, sd->idx, (size_t)(b * st->L) * 8)) != TG_OK ||
       (s = copy_on_compute(st, st->d_rows, sd->rows, (size_t)b * 8)) != TG_OK ||
       (s = copy_on_compute(st, st->d_labels, sd->labels, (size_t)b * 4)) != TG_OK ||
       (s = copy_on_compute(st, st->d_inst, sd->inst, (size_t)b * 8)) != TG_OK ||
-      (s = tg_cuda_fence_record(sd->fence)) != TG_OK)
+      (s = st->be->fence_record(sd->fence)) != TG_OK)
     return s;
-  return tg_cuda_copy_waits_compute(dev);
+  return st->be->copy_waits_compute(dev);
 }
-#endif
 
 /* The batch views over the fixed device buffers. */
 static void batch_out(tg_stage *st, int64_t b, tg_batch *out) {
@@ -329,9 +316,7 @@ tg_status tg_stage_batch(tg_stage *st, const int64_t *starts, int64_t b, tg_batc
   int half = st->streaming ? (int)(st->tick & 1) : 0;
   stage_side *sd = &st->side[st->async ? half : 0];
   tg_status s = TG_OK;
-#if TG_HAVE_CUDA
-  if (st->async && (s = tg_cuda_fence_wait(sd->fence)) != TG_OK) return s; /* batch k - 2's copies */
-#endif
+  if (st->async && (s = st->be->fence_wait(sd->fence)) != TG_OK) return s; /* batch k - 2's copies */
   int64_t is[2] = {b, st->L};
   tg_tensor hi, hr;
   tg_tensor_view(&hi, "idx", tg_cpu(0), TG_I64, 2, is, sd->idx);
@@ -344,10 +329,7 @@ tg_status tg_stage_batch(tg_stage *st, const int64_t *starts, int64_t b, tg_batc
   if (!st->host) {
     int64_t nslots = 0;
     if (st->streaming) pack_rows(st, sd, b, half, &nslots);
-#if TG_HAVE_CUDA
-    if (st->async) s = send_async(st, sd, b, nslots, half);
-#endif
-    if (!st->async) s = send_sync(st, sd, b, nslots, half);
+    s = st->async ? send_async(st, sd, b, nslots, half) : send_sync(st, sd, b, nslots, half);
     if (s != TG_OK) return s;
   }
   batch_out(st, b, out);
@@ -387,8 +369,7 @@ static tg_status next_on_host(tg_stage *st, tg_sampler *s, int64_t b, tg_batch *
   return TG_OK;
 }
 
-#if TG_HAVE_CUDA
-/* CUDA, resident: the dataset's index tables once per staging, and the sampler's split offsets
+/* A device with a staging kernel, resident: the dataset's index tables once per staging, and the sampler's split offsets
  * whenever they differ from those uploaded last (counted copies). */
 static tg_status upload_tables(tg_stage *st, const tg_sampler *s) {
   const tg_dataset *ds = st->ds;
@@ -415,8 +396,8 @@ static tg_status upload_tables(tg_stage *st, const tg_sampler *s) {
   return e;
 }
 
-/* CUDA, resident: one kernel on the compute stream computes the batch from the device's tables. */
-static tg_status next_on_cuda(tg_stage *st, tg_sampler *s, int64_t b, tg_batch *out, int64_t *got) {
+/* A device with a staging kernel, resident: one kernel on the compute stream computes the batch from its tables. */
+static tg_status next_on_device(tg_stage *st, tg_sampler *s, int64_t b, tg_batch *out, int64_t *got) {
   tg_status e = upload_tables(st, s);
   if (e != TG_OK) return e;
   uint64_t epoch0 = s->epoch, cursor0 = s->cursor, epoch = 0, first = 0;
@@ -425,14 +406,13 @@ static tg_status next_on_cuda(tg_stage *st, tg_sampler *s, int64_t b, tg_batch *
   const int64_t *split = st->d_split; /* [2k+1] */
   tg_window_tables t = {st->d_lrows, st->d_linst, st->d_cls, split, split + k + 1, k, s->shuffle, s->count, s->seed, st->L};
   tg_batch_bufs o = {st->d_idx, st->d_rows, st->d_labels, st->d_inst};
-  if ((e = tg_cuda_stage_batch(st->dev.index, &t, epoch, first, *got, &o)) != TG_OK) {
+  if ((e = st->be->stage_batch(st->dev.index, &t, epoch, first, *got, &o)) != TG_OK) {
     s->epoch = epoch0, s->cursor = cursor0; /* nothing was taken */
     return e;
   }
   batch_out(st, *got, out);
   return TG_OK;
 }
-#endif
 
 tg_status tg_stage_next(tg_stage *st, tg_sampler *s, int64_t b, tg_batch *out, int64_t *got) {
   if (!st || !st->ds) return tg_error(TG_ERR_INVALID, "stage next: no dataset staged (call tg_stage_dataset first)");
@@ -442,9 +422,7 @@ tg_status tg_stage_next(tg_stage *st, tg_sampler *s, int64_t b, tg_batch *out, i
   tg_status e = check_sampler(st, s);
   if (e != TG_OK) return e;
   if (st->host) return next_on_host(st, s, b, out, got);
-#if TG_HAVE_CUDA
-  if (st->dev.kind == TG_CUDA && !st->streaming) return next_on_cuda(st, s, b, out, got);
-#endif
+  if (st->be->stage_batch && !st->streaming) return next_on_device(st, s, b, out, got);
   if ((e = tg_sampler_next(s, st->starts, b, got)) != TG_OK) return e;
   return tg_stage_batch(st, st->starts, *got, out);
 }

@@ -1,7 +1,7 @@
 /* The MPI world of a data-parallel run (or a world of one without MPI): init, sums over ranks, checks, abort. */
 #include <stdio.h>
 #include <stdlib.h>
-#include "dist/nccl_glue.h"
+#include "graph/backend.h"
 #include "tickgrad/dist.h"
 #if TG_HAVE_MPI
 #include <mpi.h>
@@ -106,26 +106,7 @@ void tg_dist_abort(int code) {
   (void)code;
 }
 
-/* ---- NCCL: the GPUs of a data-parallel run (one per rank) ---- */
-
-#if !TG_HAVE_CUDA /* the CUDA sources (cuda_nccl.cu) are not in this build */
-int tg_nccl_built(void) { return 0; }
-tg_status tg_nccl_unique_id(unsigned char id[TG_NCCL_ID_BYTES]) {
-  (void)id;
-  return tg_error(TG_ERR_DEVICE, "nccl: this build has no CUDA");
-}
-tg_status tg_nccl_open(const unsigned char id[TG_NCCL_ID_BYTES], int nranks, int rank, int dev) {
-  (void)id, (void)nranks, (void)rank, (void)dev;
-  return tg_error(TG_ERR_DEVICE, "nccl: this build has no CUDA");
-}
-tg_status tg_nccl_mean(float *data, size_t n, int dev) {
-  (void)data, (void)n, (void)dev;
-  return tg_error(TG_ERR_DEVICE, "nccl: this build has no CUDA");
-}
-void tg_nccl_close(void) {}
-#endif
-
-int tg_dist_have_nccl(void) { return TG_HAVE_MPI && tg_nccl_built(); }
+/* ---- devices of a data-parallel run (one per rank) ---- */
 
 int tg_dist_local_rank(void) {
   const char *v = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
@@ -133,26 +114,55 @@ int tg_dist_local_rank(void) {
   return g_size > 1 && v ? atoi(v) : 0;
 }
 
-tg_status tg_dist_nccl_open(int cuda_index) {
+int tg_dist_on_device(tg_device d) {
+  const tg_backend *be = tg_backend_for(d.kind);
+  return be && !be->host_memory;
+}
+
+tg_status tg_dist_device_for_rank(tg_device *d) {
+  const tg_backend *be = tg_backend_for(d->kind);
+  if (g_size == 1 || !be || be->host_memory) return TG_OK;
+  if (!TG_HAVE_MPI || !be->collectives)
+    return tg_error(TG_ERR_INVALID, "rank %d of %d: data-parallel training on %s devices averages gradients with the "
+                    "backend's collectives (NCCL for CUDA), which this build does not have: give --device cpu, or build "
+                    "with MPI and the collectives library", g_rank, g_size, be->name);
+  int want = tg_dist_local_rank(), have = be->device_count();
+  if (want >= have)
+    return tg_error(TG_ERR_DEVICE, "rank %d of %d needs %s:%d (its local rank); this machine has %d such device%s",
+                    g_rank, g_size, be->name, want, have, have == 1 ? "" : "s");
+  d->index = want;
+  return TG_OK;
+}
+
+tg_status tg_dist_device_open(tg_device d) {
   if (g_size == 1) return TG_OK;
 #if TG_HAVE_MPI
-  unsigned char id[TG_NCCL_ID_BYTES] = {0};
-  int ok = g_rank != 0 || tg_nccl_unique_id(id) == TG_OK, all = 0;
+  const tg_backend *be = tg_backend_for(d.kind);
+  const tg_collectives *co = be ? be->collectives : NULL;
+  if (!co) return tg_error(TG_ERR_DEVICE, "dist: rank %d of %d: the device's backend has no collectives", g_rank, g_size);
+  unsigned char id[512] = {0};
+  if (co->id_bytes > sizeof id) return tg_error(TG_ERR_DEVICE, "dist: a collectives id of %zu bytes is too long", co->id_bytes);
+  int ok = g_rank != 0 || co->unique_id(id) == TG_OK, all = 0;
   tg_status st = mpi_check(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
-  if (st == TG_OK && !all) st = tg_error(TG_ERR_DEVICE, "dist: rank %d of %d: rank 0 could not make an NCCL id%s%s",
-                                         g_rank, g_size, g_rank == 0 ? ": " : "", g_rank == 0 ? tg_last_error() : "");
-  if (st == TG_OK) st = mpi_check(MPI_Bcast(id, TG_NCCL_ID_BYTES, MPI_UNSIGNED_CHAR, 0, MPI_COMM_WORLD), "MPI_Bcast");
-  if (st == TG_OK) st = tg_nccl_open(id, g_size, g_rank, cuda_index);
+  if (st == TG_OK && !all) st = tg_error(TG_ERR_DEVICE, "dist: rank %d of %d: rank 0 could not make a %s collectives id%s%s",
+                                         g_rank, g_size, be->name, g_rank == 0 ? ": " : "", g_rank == 0 ? tg_last_error() : "");
+  if (st == TG_OK) st = mpi_check(MPI_Bcast(id, (int)co->id_bytes, MPI_UNSIGNED_CHAR, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  if (st == TG_OK) st = co->open(id, g_size, g_rank, d.index);
   return st;
 #else
-  (void)cuda_index;
+  (void)d;
   return TG_OK;
 #endif
 }
 
-tg_status tg_dist_nccl_mean(float *data, size_t n, int cuda_index) {
-  return g_size == 1 ? TG_OK : tg_nccl_mean(data, n, cuda_index);
+tg_status tg_dist_device_mean(tg_device d, float *data, size_t n) {
+  if (g_size == 1) return TG_OK;
+  const tg_backend *be = tg_backend_for(d.kind);
+  if (!be || !be->collectives) return tg_error(TG_ERR_DEVICE, "dist: the device's backend has no collectives");
+  return be->collectives->mean(data, n, d.index);
 }
 
-void tg_dist_nccl_close(void) { tg_nccl_close(); }
-
+void tg_dist_device_close(tg_device d) {
+  const tg_backend *be = tg_backend_for(d.kind);
+  if (be && be->collectives) be->collectives->close();
+}

@@ -1,4 +1,4 @@
-/* The backend interface: what the graph and the layers above ask of a device kind (memory, copies, the optimizer update). */
+/* The backend interface: everything device-specific that the graph and the layers above ask of a device kind. */
 #ifndef TG_BACKEND_H
 #define TG_BACKEND_H
 
@@ -6,6 +6,7 @@
 #include "tickgrad/optim.h"
 #include "tickgrad/tensor.h"
 #include "base/alloc.h"
+#include "ops/ops.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,8 +48,46 @@ typedef struct tg_optim_update {
   tg_optim_scalars *scalars; /* backend memory */
 } tg_optim_update;
 
+/* A kernel pair of one op for one dtype: forward (NULL: none) and backward (NULL: none). */
+typedef struct tg_op_kernels {
+  tg_kernel_fn fwd, bwd;
+} tg_op_kernels;
+
+/* The staging kernel's inputs (base/shuffle.h). */
+struct tg_window_tables;
+struct tg_batch_bufs;
+
+/* Collectives among the ranks of a data-parallel run, one device per rank, enqueued on the device's compute stream
+ * (so a captured step holds them). id_bytes of rank 0's id are sent to every rank over MPI before open. */
+typedef struct tg_collectives {
+  size_t id_bytes;
+  tg_status (*unique_id)(unsigned char *id);
+  tg_status (*open)(const unsigned char *id, int nranks, int rank, int dev);
+  /* data[n] in dev's memory becomes its mean over the ranks */
+  tg_status (*mean)(float *data, size_t n, int dev);
+  void (*close)(void);
+} tg_collectives;
+
+/* Everything device-specific, one table per backend. The graph, staging, the optimizer and the trainer reach a device
+ * only through it; an entry that is NULL is something the backend does not do (the comment says what callers do
+ * instead). Devices are numbered 0..device_count()-1 within a backend. */
 typedef struct tg_backend {
-  const char *name;
+  const char *name;     /* "cpu", "cuda": the device string's prefix */
+  tg_device_kind kind;
+  int host_memory;      /* 1: device pointers are host pointers (the CPU) */
+
+  /* ---- devices ---- */
+  int (*device_count)(void);               /* usable now (0 when there is no driver or device; never fails) */
+  const char *(*unavailable_reason)(void); /* why device_count() is 0 ("" otherwise) */
+  tg_status (*use)(int dev);               /* starts dev (first use) and makes it current; the error says why not */
+  tg_status (*sync)(int dev);              /* waits for dev's queued work and raises any recorded kernel fault */
+  tg_status (*info)(int dev, tg_device_info *out);   /* NULL: nothing to tell (TG_ERR_DEVICE) */
+  tg_status (*mem_stats)(int dev, tg_mem_stats *out); /* NULL: all zero */
+
+  /* ---- kernels: the op's kernel pair for dtype dt (the dtype its floats are computed in), NULL when none ---- */
+  const tg_op_kernels *(*kernels)(int op, tg_dtype dt);
+
+  /* ---- memory and copies ---- */
   tg_status (*alloc)(tg_device d, size_t bytes, void **out);
   void (*free)(tg_device d, void *p);
   tg_status (*fill_f32)(tg_device d, float *p, size_t n, float value);
@@ -56,6 +95,35 @@ typedef struct tg_backend {
   tg_status (*to_host)(tg_device d, void *host_dst, const void *src, size_t bytes);
   tg_status (*from_host)(tg_device d, void *dst, const void *host_src, size_t bytes);
   tg_status (*copy)(tg_device d, void *dst, const void *src, size_t bytes); /* within the device */
+  /* Page-locked host memory for asynchronous copies (NULL: the backend copies synchronously; use tg_malloc). */
+  tg_status (*host_alloc)(size_t bytes, void **out);
+  void (*host_free)(void *p);
+
+  /* ---- streams and fences (NULL: one in-order stream, copies done when they return) ---- */
+  /* host (pinned) -> device on dev's copy stream; the compute stream waits for it before its next work */
+  tg_status (*copy_async)(int dev, void *dst, const void *host_src, size_t bytes);
+  /* host (pinned) -> device on the compute stream, after the work queued there; returns at once */
+  tg_status (*copy_on_compute)(int dev, void *dst, const void *host_src, size_t bytes);
+  tg_status (*compute_waits_copy)(int dev); /* compute waits for what is queued on the copy stream */
+  tg_status (*copy_waits_compute)(int dev); /* the copy stream waits for what is queued on the compute stream */
+  /* A point on the compute stream the host can wait for: new, free (NULL: nothing), mark now, wait for the mark. */
+  tg_status (*fence_new)(int dev, void **out);
+  void (*fence_free)(void *f);
+  tg_status (*fence_record)(void *f);
+  tg_status (*fence_wait)(void *f);
+
+  /* ---- capture and replay of a step (NULL: steps run eagerly) ---- */
+  tg_status (*capture_begin)(int dev);
+  tg_status (*capture_end)(int dev, void **graph); /* *graph NULL on failure, with the error set */
+  tg_status (*graph_launch)(void *graph);
+  void (*graph_free)(void *graph); /* NULL graph: nothing */
+
+  /* ---- staging: batch elements 0..b-1 of the windows cursor.. of epoch `epoch`'s order, from index tables in the
+   * device's memory, in one kernel; copies nothing, never synchronises (NULL: the host builds batches) ---- */
+  tg_status (*stage_batch)(int dev, const struct tg_window_tables *t, uint64_t epoch, uint64_t cursor, int64_t b,
+                           const struct tg_batch_bufs *o);
+
+  /* ---- the optimizer ---- */
   /* sum of squares of g[0..n) into *out (a double on the host; synchronises) */
   tg_status (*sum_squares)(tg_device d, const float *g, size_t n, double *out);
   /* One optimizer update (see tg_optim_update). Never synchronises: every scalar it needs is
@@ -64,11 +132,16 @@ typedef struct tg_backend {
   /* The run counter for dropout, in backend memory: c[1] = c[0]; c[0] += 1 (so a captured forward
    * advances it on every replay). */
   tg_status (*advance_counter)(tg_device d, uint64_t *c);
+
+  /* ---- collectives among ranks (NULL: none; host-memory backends sum over MPI instead) ---- */
+  const tg_collectives *collectives;
 } tg_backend;
 
-/* NULL when the backend is not compiled into this build. */
+/* The backend of kind k, NULL when it is not compiled into this build (src/backend/registry.c, whose list the build
+ * writes). */
 const tg_backend *tg_backend_for(tg_device_kind k);
-
+/* The compiled backends in registry order (the CPU first), NULL past the last. */
+const tg_backend *tg_backend_at(int i);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #define TG_GRAPH_INTERNAL_H
 
 #include <stdio.h>
+#include "graph/backend.h"
 #include "ops/ops.h"
 #include "tickgrad/graph.h"
 
@@ -25,6 +26,7 @@ typedef struct tg_node {
   int n_consumers;
   int grad_ready;    /* backward: the root's gradient buffer has been zeroed this pass */
   tg_kernel_args args; /* built by plan; run and backward pass it to the kernels */
+  const tg_op_kernels *kern; /* the plan's backend's kernels for the op (NULL for leaves) */
 } tg_node;
 
 /* One region of the activation arena. */

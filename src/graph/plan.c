@@ -3,7 +3,6 @@
 #include <string.h>
 #include "graph/backend.h"
 #include "graph/graph_internal.h"
-#include "tickgrad/device.h"
 
 #define ARENA_ALIGN 64
 #define GUARD_BYTE 0xA5
@@ -38,10 +37,13 @@ static tg_status check_devices_and_kernels(tg_graph *g, const tg_plan_opts *o) {
                         tg_device_str(tg_store_device(g->store), have, sizeof have), want, want,
                         have);
     }
-    if (!def->fwd[o->device.kind])
+    /* every op computes in f32 today; a node's compute dtype picks its kernels once more dtypes exist */
+    const tg_backend *be = tg_backend_for(o->device.kind);
+    n->kern = be ? be->kernels(n->op, TG_F32) : NULL;
+    if (!n->kern || !n->kern->fwd)
       return tg_error(TG_ERR_UNSUPPORTED, "graph '%s': op '%s' (%s) has no %s kernel in this build",
                       g->name, def->name, n->out.name, want);
-    if (o->training && n->requires_grad && !def->bwd[o->device.kind])
+    if (o->training && n->requires_grad && !n->kern->bwd)
       return tg_error(TG_ERR_UNSUPPORTED,
                       "graph '%s': op '%s' (%s) has no %s backward kernel in this build", g->name,
                       def->name, n->out.name, want);
@@ -261,7 +263,8 @@ static tg_status arena_failed(tg_graph *g, const tg_plan_opts *opts, tg_status s
     else if (n->out.shape[0] != batch) batch = 0; /* no common batch dimension */
   }
   tg_device_info info;
-  if (batch > 0 && opts->device.kind == TG_CUDA && tg_device_info_get(opts->device, &info) == TG_OK) {
+  const tg_backend *be = tg_backend_for(opts->device.kind);
+  if (batch > 0 && be && be->info && be->info(opts->device.index, &info) == TG_OK) {
     double per_row = (double)g->arena_bytes / (double)batch;
     int64_t rows = (int64_t)((double)info.free_bytes / per_row);
     snprintf(fit, sizeof fit, "; the device has %.1f MiB free, so with activations proportional to the batch "

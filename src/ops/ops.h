@@ -1,4 +1,4 @@
-/* The op list, the kernel calling convention and the one op table (name, arity, kernels per backend). */
+/* The op list, the kernel calling convention and the one op table (name, arity, flags, what backward reads). */
 #ifndef TG_OPS_H
 #define TG_OPS_H
 
@@ -114,8 +114,6 @@ typedef struct tg_op_def {
   int min_in, max_in;
   unsigned flags;
   unsigned bwd_needs;
-  tg_kernel_fn fwd[TG_DEVICE_KIND_COUNT];
-  tg_kernel_fn bwd[TG_DEVICE_KIND_COUNT];
   /* Bytes of scratch a forward or backward call may use (NULL: none). Plan gives every such node
    * the same region, sized for the largest, since kernels of one graph never run concurrently. */
   size_t (*workspace)(const tg_kernel_args *a);

@@ -1,4 +1,4 @@
-/* Steps as one call: eager on the CPU and for a first CUDA call, then a captured CUDA graph replayed. */
+/* Steps as one call: eager, or on a backend that captures, eager once and then a captured graph replayed. */
 #include <stdio.h>
 #include <string.h>
 #include "graph/backend.h"
@@ -6,11 +6,6 @@
 #include "optim/optim_internal.h"
 #include "tickgrad/device.h"
 #include "tickgrad/step.h"
-#if TG_HAVE_CUDA
-#include "backend/cuda/cuda_api.h"
-#else
-typedef struct tg_cuda_graph tg_cuda_graph;
-#endif
 
 struct tg_step {
   tg_graph *g;
@@ -18,7 +13,7 @@ struct tg_step {
   tg_optim *o;
   float *loss_slot; /* [1] on the device: the loss copied right after the forward */
   int capture, calls;
-  tg_cuda_graph *cg; /* the captured step, once there is one */
+  void *cg;          /* the captured step, once there is one (the backend's graph) */
   void **bound;      /* [n_nodes] input data pointers the capture baked in (NULL for other nodes) */
   uint64_t seed;     /* the graph's seed the capture baked in */
   tg_step_reduce_fn reduce; /* between backward and the optimizer (NULL: none) */
@@ -61,9 +56,7 @@ tg_status tg_step_new(tg_graph *g, const tg_tensor *loss, tg_optim *o, tg_step *
 
 void tg_step_free(tg_step *s) {
   if (!s) return;
-#if TG_HAVE_CUDA
-  tg_cuda_graph_free(s->cg);
-#endif
+  if (s->cg) s->g->backend->graph_free(s->cg);
   if (s->loss_slot) s->g->backend->free(s->g->opts.device, s->loss_slot);
   tg_free(s->bound);
   tg_free(s);
@@ -89,7 +82,6 @@ static tg_status step_enqueue(tg_step *s) {
   return st;
 }
 
-#if TG_HAVE_CUDA
 static int inputs_bound(const tg_step *s) {
   for (int i = 0; i < s->g->n_nodes; i++)
     if (s->g->nodes[i]->op == TG_OP_INPUT && !s->g->nodes[i]->bound) return 0;
@@ -106,16 +98,17 @@ static int inputs_unchanged(const tg_step *s) {
  * reason is kept and the step stays eager. */
 static void step_capture(tg_step *s) {
   tg_graph *g = s->g;
+  const tg_backend *be = g->backend;
   int dev = g->opts.device.index;
   uint64_t rng = g->rng_offset;
-  tg_status st = tg_cuda_capture_begin(dev);
+  tg_status st = be->capture_begin(dev);
   if (st == TG_OK) {
     tg_status run = step_enqueue(s);
     char why[512];
     snprintf(why, sizeof why, "%s", run == TG_OK ? "" : tg_last_error());
-    st = tg_cuda_capture_end(dev, &s->cg);
+    st = be->capture_end(dev, &s->cg);
     if (run != TG_OK) {
-      tg_cuda_graph_free(s->cg);
+      if (s->cg) be->graph_free(s->cg);
       s->cg = NULL;
       st = tg_error(run, "%s", why);
     }
@@ -125,30 +118,26 @@ static void step_capture(tg_step *s) {
   s->seed = g->seed;
   if (st != TG_OK) snprintf(s->capture_error, sizeof s->capture_error, "%s", tg_last_error());
 }
-#endif
 
 tg_status tg_step_run(tg_step *s, float *loss_out) {
   if (!s) return tg_error(TG_ERR_INVALID, "step: NULL step");
   tg_graph *g = s->g;
   if (!g->planned) return tg_error(TG_ERR_INVALID, "step: graph '%s' is no longer planned", g->name);
   tg_status st = TG_OK;
-#if TG_HAVE_CUDA
+  const tg_backend *be = g->backend;
   if (s->cg && (!inputs_unchanged(s) || s->seed != g->seed)) { /* rebound input or new seed: capture again */
-    tg_cuda_graph_free(s->cg);
+    be->graph_free(s->cg);
     s->cg = NULL;
   }
-  if (g->opts.device.kind == TG_CUDA && s->capture && s->calls >= 1 && !s->cg && !s->capture_error[0] &&
-      inputs_bound(s))
+  if (be->capture_begin && s->capture && s->calls >= 1 && !s->cg && !s->capture_error[0] && inputs_bound(s))
     step_capture(s);
   if (s->cg && s->capture) {
-    st = tg_cuda_graph_launch(s->cg);
+    st = be->graph_launch(s->cg);
     if (st == TG_OK) {
       g->fwd_offset = g->rng_offset++; /* the captured counter kernel did the same on the device */
       g->ran = 1;
     }
-  } else
-#endif
-  {
+  } else {
     st = step_enqueue(s);
   }
   if (st == TG_OK && s->loss && loss_out) st = g->backend->to_host(g->opts.device, loss_out, s->loss_slot, sizeof(float));

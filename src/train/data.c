@@ -154,7 +154,7 @@ static tg_status stage_data(tr_data *d, const tg_train_config *c) {
   if (st != TG_OK) return st;
   int64_t n = d->ds.fx.n;
   d->staged_bytes = (size_t)n * ((size_t)d->F + (size_t)d->ds.y.nh) * sizeof(float);
-  if (d->dev.kind == TG_CUDA) d->staged_bytes += (size_t)n * 16; /* the stage's index tables */
+  if (!tg_device_host_memory(d->dev)) d->staged_bytes += (size_t)n * 16; /* the stage's index tables */
   if (!d->nfut) return TG_OK;
   d->fut_host = tg_malloc((size_t)n * 4 * sizeof(float));
   if (!d->fut_host) return tg_error(TG_ERR_NOMEM, "train: out of memory for the known-future table of %lld rows", (long long)n);

@@ -23,7 +23,7 @@ typedef struct tr_run {
   tg_stage_stats stage;
   tg_telemetry *tel;      /* RUN/telemetry.csv while epochs run */
   int root;               /* rank 0 (or the only process): the one that logs and writes the run's files */
-  int nccl;               /* the NCCL communicator is open (GPU data-parallel) */
+  int collectives;        /* the device's collectives are open (data-parallel on a device) */
 } tr_run;
 
 /* Resume: RUN/config.json is the config; c may differ only in device, threads and out. */
@@ -92,17 +92,8 @@ static void print_header(tr_run *r) {
 static tg_status dist_check(tr_run *r) {
   int n = tr_ranks(&r->c);
   if (n == 1) return TG_OK;
-  if (r->dev.kind == TG_CUDA && !tg_dist_have_nccl())
-    return tg_error(TG_ERR_INVALID, "train: rank %d of %d: data-parallel training on GPUs reduces gradients with NCCL, "
-                    "which this build does not have: give --device cpu, or build with CUDA, MPI and NCCL",
-                    tg_dist_rank(), n);
-  if (r->dev.kind == TG_CUDA) { /* one GPU per rank: the rank's local rank on its machine */
-    int want = tg_dist_local_rank(), have = tg_cuda_count();
-    if (want >= have)
-      return tg_error(TG_ERR_DEVICE, "train: rank %d of %d needs cuda:%d (its local rank); this machine has %d GPU%s",
-                      tg_dist_rank(), n, want, have, have == 1 ? "" : "s");
-    r->dev.index = want;
-  }
+  tg_status dst = tg_dist_device_for_rank(&r->dev); /* a GPU per rank, with collectives; the CPU as it is */
+  if (dst != TG_OK) return tg_error(dst, "train: %s", tg_last_error());
   if (!r->c.out[0])
     return tg_error(TG_ERR_INVALID, "train: rank %d of %d: give --out: every rank must name the same run folder",
                     tg_dist_rank(), n);
@@ -116,11 +107,11 @@ static tg_status dist_check(tr_run *r) {
   return tg_dist_check_same(h, "the training config (flags, data paths)");
 }
 
-/* The step's reduce on GPUs: the global batch's mean gradient and loss (each rank's are means over its shard). */
-static tg_status nccl_mean(void *ctx, float *grads, size_t n, float *loss) {
+/* The step's reduce on a device: the global batch's mean gradient and loss (each rank's are means over its shard). */
+static tg_status device_mean(void *ctx, float *grads, size_t n, float *loss) {
   const tg_device *dev = ctx;
-  tg_status st = tg_dist_nccl_mean(grads, n, dev->index);
-  return st == TG_OK && loss ? tg_dist_nccl_mean(loss, 1, dev->index) : st;
+  tg_status st = tg_dist_device_mean(*dev, grads, n);
+  return st == TG_OK && loss ? tg_dist_device_mean(*dev, loss, 1) : st;
 }
 
 /* Data, model and the run folder; a resumed run's checkpoint and metrics. */
@@ -142,10 +133,10 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
       (st = tg_dist_check_same((uint64_t)r->d.ds.fx.n * 1000003u + (uint64_t)r->d.F, "the data (bars, features)")) != TG_OK)
     return st;
   if ((st = tr_model_open(&r->m, c, &model, &r->d)) != TG_OK) return st;
-  if (r->m.step && tr_ranks(c) > 1) { /* GPUs: gradients and loss averaged by NCCL inside the captured step */
-    if ((st = tg_dist_nccl_open(r->dev.index)) != TG_OK) return st;
-    r->nccl = 1;
-    tg_step_set_reduce(r->m.step, nccl_mean, &r->dev);
+  if (r->m.step && tr_ranks(c) > 1) { /* a device: gradients and loss averaged there, inside the captured step */
+    if ((st = tg_dist_device_open(r->dev)) != TG_OK) return st;
+    r->collectives = 1;
+    tg_step_set_reduce(r->m.step, device_mean, &r->dev);
   }
   size_t np = (size_t)c->batch * (size_t)r->d.H * (size_t)r->d.nq, nt = (size_t)c->batch * (size_t)r->d.H;
   r->pred = tg_malloc(np * sizeof(float));
@@ -174,7 +165,7 @@ static void usage_delta(tr_run *r, tg_train_metrics *t) {
   tg_device_mem_stats(r->dev, &m);
   t->mem_allocated_mib = (double)m.allocated / 1048576.0;
   t->mem_peak_mib = (double)m.peak / 1048576.0;
-  if (r->dev.kind == TG_CUDA) {
+  if (!tg_device_host_memory(r->dev)) {
     t->h2d_bytes = (double)(m.h2d_bytes - r->mem.h2d_bytes);
     t->d2h_bytes = (double)(m.d2h_bytes - r->mem.d2h_bytes);
   } else {
@@ -191,7 +182,7 @@ static tg_status run_epoch(tr_run *r, int epoch, tg_train_metrics *t) {
   tr_qacc val;
   memset(t, 0, sizeof *t);
   t->epoch = epoch;
-  if (r->dev.kind == TG_CUDA) t->forward_s = t->backward_s = t->optimizer_s = NAN; /* one captured call */
+  if (tg_device_captures(r->dev)) t->forward_s = t->backward_s = t->optimizer_s = NAN; /* one captured call */
   double t0 = tg_clock_seconds();
   tg_status st = tr_train_epoch(&x, t);
   double t1 = tg_clock_seconds();
@@ -331,7 +322,7 @@ tg_status tg_train_run(const tg_train_config *cin, const tg_bars *bars, tg_train
   tg_free(r->pred);
   tg_free(r->tgt);
   tr_model_close(&r->m);
-  if (r->nccl) tg_dist_nccl_close();
+  if (r->collectives) tg_dist_device_close(r->dev);
   tr_data_close(&r->d);
   tr_progress_free(&r->p);
   tg_free(r);

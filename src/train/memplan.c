@@ -14,7 +14,7 @@ static const char *mem_str(char *buf, size_t n, double b) {
 
 /* Free memory where the model lives: the GPU's free bytes, or the host's MemAvailable. 0: unknown. */
 static double free_bytes(tg_device dev, const char **what) {
-  if (dev.kind == TG_CUDA) {
+  if (!tg_device_host_memory(dev)) {
     tg_device_info info;
     *what = "free on the GPU";
     return tg_device_info_get(dev, &info) == TG_OK ? (double)info.free_bytes : 0;

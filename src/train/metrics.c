@@ -1,6 +1,7 @@
 /* Validation metrics (pinball loss, q-risk, the naive forecaster); the per-epoch line and metrics.csv row. */
 #include <math.h>
 #include <string.h>
+#include "tickgrad/device.h"
 #include "train/train_internal.h"
 
 static double pinball(double e, double q) {
@@ -101,7 +102,7 @@ void tr_metrics_print(FILE *f, const tg_train_metrics *m, int epochs, tg_device 
   fprintf(f, "epoch %3d/%d  train %.5f  val %.5f  q-risk P50 %.4f (naive %.4f)  P90 %.4f (naive %.4f)  lr %.2e  "
           "grad %.3g  %.2f s  %.0f samples/s  ", m->epoch, epochs, m->train_loss, m->val_loss, m->q50, m->naive50,
           m->q90, m->naive90, m->lr, m->grad_norm, m->seconds, m->samples_per_s);
-  if (dev.kind == TG_CUDA)
+  if (tg_device_captures(dev))
     fprintf(f, "data %.2f step %.2f (fwd+bwd+opt, one call) val %.2f s  mem %.1f/%.1f MiB", m->data_s, m->step_s,
             m->val_s, m->mem_allocated_mib, m->mem_peak_mib);
   else

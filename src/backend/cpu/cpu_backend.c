@@ -1,8 +1,9 @@
-/* The CPU backend table: host memory (64-byte aligned), fills, copies, optimizer kernels. */
+/* The CPU backend table: host memory (64-byte aligned), fills, copies, the kernel lookup, optimizer kernels. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "graph/backend.h"
+#include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_optim.h"
 
 static tg_status cpu_alloc(tg_device d, size_t bytes, void **out) {
@@ -49,8 +50,24 @@ static tg_status cpu_advance_counter(tg_device d, uint64_t *c) {
   return TG_OK;
 }
 
+static int cpu_device_count(void) { return 1; }
+static const char *cpu_unavailable_reason(void) { return ""; }
+static tg_status cpu_use_or_sync(int dev) {
+  (void)dev;
+  return TG_OK;
+}
+
+/* Host memory: no streams, fences, capture, staging kernel or collectives (the entries stay NULL). cpu:N for any N is
+ * the same host memory under another name, so the device checks can be tested without a GPU. */
 const tg_backend tg_cpu_backend = {
     .name = "cpu",
+    .kind = TG_CPU,
+    .host_memory = 1,
+    .device_count = cpu_device_count,
+    .unavailable_reason = cpu_unavailable_reason,
+    .use = cpu_use_or_sync,
+    .sync = cpu_use_or_sync,
+    .kernels = tg_cpu_op_kernels,
     .alloc = cpu_alloc,
     .free = cpu_free,
     .fill_f32 = cpu_fill_f32,

@@ -2,7 +2,7 @@
 #ifndef TG_CPU_KERNELS_H
 #define TG_CPU_KERNELS_H
 
-#include "ops/ops.h"
+#include "graph/backend.h"
 
 /* k_matmul.c */
 /* C[m, n] = op(A) op(B) + beta * C, row-major, op(A) [m, k], op(B) [k, n] (any size, 0 included).
@@ -119,5 +119,8 @@ tg_status tg_cpu_ssd_scan_bwd(const tg_kernel_args *a);
 /* k_ppo.c: PPO's clipped loss, its parts and diagnostics */
 tg_status tg_cpu_ppo_loss_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_ppo_loss_bwd(const tg_kernel_args *a);
+
+/* The kernel pair of op for dtype dt (cpu_kernel_table.c), NULL when there is none. */
+const tg_op_kernels *tg_cpu_op_kernels(int op, tg_dtype dt);
 
 #endif

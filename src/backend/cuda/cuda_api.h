@@ -1,5 +1,6 @@
-/* What the C parts of the library call in the CUDA backend: devices, synchronisation, memory, capture.
- * Only compiled in when TG_HAVE_CUDA is 1; callers guard on it. */
+/* The CUDA backend's functions behind its table (cuda_backend.cu): devices, synchronisation, memory, capture, copies,
+ * fences and the staging kernel. Only the CUDA backend's own sources include this; the rest of the library goes
+ * through the backend table. */
 #ifndef TG_CUDA_API_H
 #define TG_CUDA_API_H
 
@@ -32,7 +33,7 @@ void tg_cuda_count_transfer(int dev, int to_device, size_t bytes);
 tg_status tg_cuda_host_alloc(size_t bytes, void **out);
 void tg_cuda_host_free(void *p);
 
-/* Stream capture of dev's compute stream into a replayable graph (cuda_capture.cu). */
+/* Stream capture of dev's compute stream into a replayable graph (cuda_streams.cu). */
 typedef struct tg_cuda_graph tg_cuda_graph;
 tg_status tg_cuda_capture_begin(int dev);
 /* Ends the capture begun on dev and instantiates it (*out NULL on failure, with the error set). */
@@ -40,7 +41,7 @@ tg_status tg_cuda_capture_end(int dev, tg_cuda_graph **out);
 tg_status tg_cuda_graph_launch(tg_cuda_graph *g);
 void tg_cuda_graph_free(tg_cuda_graph *g);
 
-/* The copy stream and events, for staging that overlaps compute (cuda_copy.cu). */
+/* The copy stream and events, for staging that overlaps compute (cuda_streams.cu). */
 /* Copies host (pinned) to device on dev's copy stream; the compute stream waits for it before its
  * next work. */
 tg_status tg_cuda_copy_async(int dev, void *dst, const void *host_src, size_t bytes);

@@ -1,10 +1,11 @@
-/* The CUDA backend table: cached device memory, fills and copies on the compute stream, the sum of
- * squares, and the whole optimizer update on the device (scalars included, so it can be captured). */
+/* The CUDA backend table: devices, cached device memory, fills and copies on the compute stream, the sum of squares,
+ * the whole optimizer update on the device (scalars included, so it can be captured), and the rest of the API. */
 #include <math.h>
 #include <stdio.h>
 #include "graph/backend.h"
 #include "backend/cuda/cuda_api.h"
 #include "backend/cuda/cuda_internal.h"
+#include "backend/cuda/cuda_kernels.h"
 #include "ops/lr_schedule.h"
 
 #define SSQ_BLOCKS 256 /* fixed grid for the sum of squares: the summation order never changes */
@@ -219,8 +220,54 @@ tg_status cuda_advance_counter(tg_device d, uint64_t *c) {
 
 }  // namespace
 
-extern "C" const tg_backend tg_cuda_backend = {
-    "cuda",          cuda_alloc,       cuda_free,        cuda_fill_f32,        cuda_fill_bytes,
-    cuda_to_host,    cuda_from_host,   cuda_copy,        cuda_sum_squares,     cuda_optim_update,
-    cuda_advance_counter,
-};
+/* Adapters from the table's untyped handles to the CUDA API's types. */
+static tg_status cuda_fence_new(int dev, void **out) { return tg_cuda_fence_new(dev, (tg_cuda_fence **)out); }
+static void cuda_fence_free(void *f) { tg_cuda_fence_free((tg_cuda_fence *)f); }
+static tg_status cuda_fence_record(void *f) { return tg_cuda_fence_record((tg_cuda_fence *)f); }
+static tg_status cuda_fence_wait(void *f) { return tg_cuda_fence_wait((tg_cuda_fence *)f); }
+static tg_status cuda_capture_end(int dev, void **graph) { return tg_cuda_capture_end(dev, (tg_cuda_graph **)graph); }
+static tg_status cuda_graph_launch(void *graph) { return tg_cuda_graph_launch((tg_cuda_graph *)graph); }
+static void cuda_graph_free(void *graph) { tg_cuda_graph_free((tg_cuda_graph *)graph); }
+
+static tg_backend make_cuda_backend() {
+  tg_backend b = {};
+  b.name = "cuda";
+  b.kind = TG_CUDA;
+  b.host_memory = 0;
+  b.device_count = tg_cuda_device_count;
+  b.unavailable_reason = tg_cuda_unavailable_reason;
+  b.use = tg_cuda_use;
+  b.sync = tg_cuda_sync;
+  b.info = tg_cuda_info;
+  b.mem_stats = tg_cuda_mem_stats;
+  b.kernels = tg_cuda_op_kernels;
+  b.alloc = cuda_alloc;
+  b.free = cuda_free;
+  b.fill_f32 = cuda_fill_f32;
+  b.fill_bytes = cuda_fill_bytes;
+  b.to_host = cuda_to_host;
+  b.from_host = cuda_from_host;
+  b.copy = cuda_copy;
+  b.host_alloc = tg_cuda_host_alloc;
+  b.host_free = tg_cuda_host_free;
+  b.copy_async = tg_cuda_copy_async;
+  b.copy_on_compute = tg_cuda_copy_on_compute;
+  b.compute_waits_copy = tg_cuda_compute_waits_copy;
+  b.copy_waits_compute = tg_cuda_copy_waits_compute;
+  b.fence_new = cuda_fence_new;
+  b.fence_free = cuda_fence_free;
+  b.fence_record = cuda_fence_record;
+  b.fence_wait = cuda_fence_wait;
+  b.capture_begin = tg_cuda_capture_begin;
+  b.capture_end = cuda_capture_end;
+  b.graph_launch = cuda_graph_launch;
+  b.graph_free = cuda_graph_free;
+  b.stage_batch = tg_cuda_stage_batch;
+  b.sum_squares = cuda_sum_squares;
+  b.optim_update = cuda_optim_update;
+  b.advance_counter = cuda_advance_counter;
+  b.collectives = tg_cuda_collectives();
+  return b;
+}
+
+extern "C" const tg_backend tg_cuda_backend = make_cuda_backend();

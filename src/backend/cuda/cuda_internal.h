@@ -69,4 +69,7 @@ static __device__ inline void tg_cuda_report_fault(tg_cuda_fault *f, int op, lon
 /* The device a kernel call runs on: its output's device index. */
 static inline int tg_cuda_dev_of(const tg_kernel_args *a) { return a->out->device.index; }
 
+/* NCCL's collectives for the backend table (cuda_nccl.cu); NULL in a build without NCCL. */
+const struct tg_collectives *tg_cuda_collectives(void);
+
 #endif

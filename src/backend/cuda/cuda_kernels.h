@@ -2,7 +2,7 @@
 #ifndef TG_CUDA_KERNELS_H
 #define TG_CUDA_KERNELS_H
 
-#include "ops/ops.h"
+#include "graph/backend.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -118,6 +118,9 @@ tg_status tg_cuda_ssd_scan_bwd(const tg_kernel_args *a);
 /* k_ppo.cu: PPO's clipped loss, its parts and diagnostics */
 tg_status tg_cuda_ppo_loss_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_ppo_loss_bwd(const tg_kernel_args *a);
+
+/* The kernel pair of op for dtype dt (cuda_kernel_table.cu), NULL when there is none. */
+const tg_op_kernels *tg_cuda_op_kernels(int op, tg_dtype dt);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,16 @@
+/* The CPU backend's kernels per op and dtype (f32): the op kernel list expanded with the tg_cpu_ prefix. */
+#include "graph/backend.h"
+#include "backend/cpu/cpu_kernels.h"
+#include "ops/op_kernel_list.h"
+
+#define CPU_FB(op, s) TG_OP_KERNEL_CASE_FB_(tg_cpu, op, s)
+#define CPU_F(op, s) TG_OP_KERNEL_CASE_F_(tg_cpu, op, s)
+
+const tg_op_kernels *tg_cpu_op_kernels(int op, tg_dtype dt) {
+  if (dt != TG_F32) return NULL;
+  switch (op) {
+    TG_OP_KERNEL_LIST(CPU_FB, CPU_F)
+    default:
+      return NULL;
+  }
+}

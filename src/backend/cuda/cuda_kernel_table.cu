@@ -1,0 +1,16 @@
+/* The CUDA backend's kernels per op and dtype (f32): the op kernel list expanded with the tg_cuda_ prefix. */
+#include "graph/backend.h"
+#include "backend/cuda/cuda_kernels.h"
+#include "ops/op_kernel_list.h"
+
+#define CUDA_FB(op, s) TG_OP_KERNEL_CASE_FB_(tg_cuda, op, s)
+#define CUDA_F(op, s) TG_OP_KERNEL_CASE_F_(tg_cuda, op, s)
+
+extern "C" const tg_op_kernels *tg_cuda_op_kernels(int op, tg_dtype dt) {
+  if (dt != TG_F32) return NULL;
+  switch (op) {
+    TG_OP_KERNEL_LIST(CUDA_FB, CUDA_F)
+    default:
+      return NULL;
+  }
+}
