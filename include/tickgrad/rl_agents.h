@@ -81,8 +81,6 @@ tg_dqn_config tg_dqn_defaults(void);
  * exploration_fraction, learning_starts, train_frequency, hidden ("120,84"), double_q, huber,
  * max_grad_norm, seed, log_every, ckpt_every. TG_ERR_INVALID names the key and the accepted range. */
 tg_status tg_dqn_config_set(tg_dqn_config *c, const char *key, const char *value);
-/* Prints each key, its value in c and what it means, one per line. */
-void tg_dqn_config_print(FILE *f, const tg_dqn_config *c);
 /* Checks every setting against its range and the others (e.g. batch_size <= buffer_size). */
 tg_status tg_dqn_config_check(const tg_dqn_config *c);
 /* The settings of the run in run_dir (its config.json) over *c (device, log and run control untouched). */
@@ -185,8 +183,6 @@ tg_ppo_config tg_ppo_defaults(void);
  * clip_coef, clip_vloss, ent_coef, vf_coef, max_grad_norm, target_kl, hidden ("64,64"), seed,
  * log_every, ckpt_every. TG_ERR_INVALID names the key and the accepted range. */
 tg_status tg_ppo_config_set(tg_ppo_config *c, const char *key, const char *value);
-/* Prints each key, its value in c and what it means, one per line. */
-void tg_ppo_config_print(FILE *f, const tg_ppo_config *c);
 /* Checks every setting against its range and the others (the batch divides into minibatches of
  * at least 2, at least one iteration). */
 tg_status tg_ppo_config_check(const tg_ppo_config *c);

@@ -64,7 +64,6 @@ tg_status tg_dqn_config_set(tg_dqn_config *c, const char *key, const char *value
   return rl_settings_set(&TABLE, c, key, value);
 }
 
-void tg_dqn_config_print(FILE *f, const tg_dqn_config *c) { rl_settings_print(&TABLE, f, c); }
 
 tg_status tg_dqn_config_check(const tg_dqn_config *c) {
   tg_status st = rl_settings_check(&TABLE, c);

@@ -68,7 +68,6 @@ tg_status tg_ppo_config_set(tg_ppo_config *c, const char *key, const char *value
   return rl_settings_set(&TABLE, c, key, value);
 }
 
-void tg_ppo_config_print(FILE *f, const tg_ppo_config *c) { rl_settings_print(&TABLE, f, c); }
 
 tg_status tg_ppo_config_check(const tg_ppo_config *c) {
   tg_status st = rl_settings_check(&TABLE, c);

@@ -66,8 +66,6 @@ typedef struct rl_obs_src {
  * env may be NULL. */
 tg_status rl_obs_open(rl_obs_src *o, const tg_env *env, tg_device dev);
 void rl_obs_close(rl_obs_src *o);
-/* Floats per network input row: W*F + 2 when gathering, else obs_dim. */
-int rl_obs_width(const rl_obs_src *o, int obs_dim);
 /* The network input [B, width] from obs [B, obs_dim] (obs itself unless gathering; then the table is
  * the graph's input RL_OBS_TABLE, bound by rl_obs_bind after planning). */
 tg_tensor *rl_obs_input(tg_graph *g, const rl_obs_src *o, tg_tensor *obs);

@@ -41,7 +41,6 @@ void rl_obs_close(rl_obs_src *o) {
   memset(o, 0, sizeof *o);
 }
 
-int rl_obs_width(const rl_obs_src *o, int obs_dim) { return o->gather ? o->window * o->f + 2 : obs_dim; }
 
 tg_tensor *rl_obs_input(tg_graph *g, const rl_obs_src *o, tg_tensor *obs) {
   if (!o->gather || !obs || tg_graph_status(g) != TG_OK) return obs;

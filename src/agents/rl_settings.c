@@ -144,14 +144,6 @@ static void value_str(const rl_settings *t, const void *c, const rl_setting *s, 
   else snprintf(buf, n, "%.0f", get_num(c, s));
 }
 
-void rl_settings_print(const rl_settings *t, FILE *f, const void *c) {
-  for (int i = 0; i < t->n; i++) {
-    char v[160];
-    value_str(t, c, &t->rows[i], v, sizeof v);
-    fprintf(f, "  %-26s %-12s %s\n", t->rows[i].key, v, t->rows[i].help);
-  }
-}
-
 tg_status rl_settings_check(const rl_settings *t, const void *c) {
   if (!c) return tg_error(TG_ERR_INVALID, "%s config: NULL config", t->name);
   for (int i = 0; i < t->n; i++) {

@@ -49,8 +49,6 @@ typedef struct rl_env_id {
 const rl_setting *rl_settings_find(const rl_settings *t, const char *key); /* NULL if unknown */
 /* Sets one setting of the config c from text (tg_*_config_set). */
 tg_status rl_settings_set(const rl_settings *t, void *c, const char *key, const char *value);
-/* Each key, its value in c and its help, one per line. */
-void rl_settings_print(const rl_settings *t, FILE *f, const void *c);
 /* Every setting of c in its range (the algorithm checks how settings relate). */
 tg_status rl_settings_check(const rl_settings *t, const void *c);
 /* config.json of c, its device and env: tg_malloc'ed text, NULL when out of memory. */

@@ -1,14 +1,13 @@
 /* The feature columns as per-bar updates of one instrument's state: row t reads bars <= t of its own instrument only. */
 #include <math.h>
 #include <string.h>
+#include "base/intmath.h"
 #include "base/alloc.h"
 #include "data/features_internal.h"
 #include "data/timeconv.h"
 
 #define TWO_PI 6.283185307179586
 
-static int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-static int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
 
 tg_status tg_finst_init(tg_finst *s, const tg_fplan *p) {
   memset(s, 0, sizeof *s);
@@ -162,15 +161,15 @@ static tg_status utc_offset(const tg_fplan *p, tg_finst *s, int64_t u, int *off)
 /* sin and cos of the angle of local time `local` (ns): time of day, or day of week (Monday = 0). */
 static void calendar(tg_fkind kind, int64_t local, float *out) {
   double a;
-  if (kind == TG_F_TOD) a = TWO_PI * (double)floor_mod(local, TG_NS_PER_DAY) / (double)TG_NS_PER_DAY;
-  else a = TWO_PI * (double)floor_mod(floor_div(local, TG_NS_PER_DAY) + 3, 7) / 7.0; /* 1970-01-01: Thu */
+  if (kind == TG_F_TOD) a = TWO_PI * (double)tg_floor_mod(local, TG_NS_PER_DAY) / (double)TG_NS_PER_DAY;
+  else a = TWO_PI * (double)tg_floor_mod(tg_floor_div(local, TG_NS_PER_DAY) + 3, 7) / 7.0; /* 1970-01-01: Thu */
   out[0] = (float)sin(a);
   out[1] = (float)cos(a);
 }
 
 tg_status tg_feature_calendar(int64_t ts, const char *tz, float out[4]) {
   int off = 0;
-  tg_status st = tg_tz_offset_at_utc(tz, floor_div(ts, TG_NS_PER_S), &off);
+  tg_status st = tg_tz_offset_at_utc(tz, tg_floor_div(ts, TG_NS_PER_S), &off);
   if (st != TG_OK) return st;
   int64_t local = ts + (int64_t)off * TG_NS_PER_S;
   calendar(TG_F_TOD, local, out);
@@ -195,7 +194,7 @@ tg_status tg_feature_bar(const tg_fplan *p, tg_finst *s, int inst, const tg_fbar
   int64_t local = 0;
   if (p->calendar) { /* the only step that can fail: before any state changes */
     int off = 0;
-    tg_status st = utc_offset(p, s, floor_div(b->ts, TG_NS_PER_S), &off);
+    tg_status st = utc_offset(p, s, tg_floor_div(b->ts, TG_NS_PER_S), &off);
     if (st != TG_OK) return st;
     local = b->ts + (int64_t)off * TG_NS_PER_S;
   }

@@ -2,6 +2,7 @@
  * per instrument; and parsing interval strings such as "5m". */
 #include <stdlib.h>
 #include <string.h>
+#include "base/intmath.h"
 #include "base/alloc.h"
 #include "data/timeconv.h"
 #include "tickgrad/data.h"
@@ -39,27 +40,26 @@ tg_status tg_interval_parse(const char *s, int64_t *ns) {
   return tg_error(TG_ERR_INVALID, "interval '%s': unknown unit '%s' (use ns, us, ms, s, m, h, d or w)", s, p);
 }
 
-static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
 /* The UTC instant (ns) of the local wall-clock time local_ns, preferring the reading with offset off
  * (the offset of the bar that falls in the bucket), so the two repeated autumn hours stay apart. */
 static tg_status local_start_to_utc(const char *tz, int64_t local_ns, int off, int64_t *utc_ns) {
   int64_t cand = local_ns - (int64_t)off * TG_NS_PER_S;
   int o2, o3;
-  tg_status st = tg_tz_offset_at_utc(tz, floor_div(cand, TG_NS_PER_S), &o2);
+  tg_status st = tg_tz_offset_at_utc(tz, tg_floor_div(cand, TG_NS_PER_S), &o2);
   if (st != TG_OK) return st;
   if (o2 == off) {
     *utc_ns = cand;
     return TG_OK;
   }
   int64_t cand2 = local_ns - (int64_t)o2 * TG_NS_PER_S;
-  if ((st = tg_tz_offset_at_utc(tz, floor_div(cand2, TG_NS_PER_S), &o3)) != TG_OK) return st;
+  if ((st = tg_tz_offset_at_utc(tz, tg_floor_div(cand2, TG_NS_PER_S), &o3)) != TG_OK) return st;
   if (o3 == o2) {
     *utc_ns = cand2;
     return TG_OK;
   }
   /* the local start does not exist (a spring gap): the zone code moves it forward by the gap */
-  int64_t local_s = floor_div(local_ns, TG_NS_PER_S), utc_s;
+  int64_t local_s = tg_floor_div(local_ns, TG_NS_PER_S), utc_s;
   if ((st = tg_tz_local_to_utc(tz, local_s, &utc_s)) != TG_OK) return st;
   *utc_ns = utc_s * TG_NS_PER_S + (local_ns - local_s * TG_NS_PER_S);
   return TG_OK;
@@ -149,14 +149,14 @@ tg_status tg_bars_resample(const tg_bars *in, const tg_resample_opts *opts, tg_b
   for (int64_t i = 0; i < in->n && st == TG_OK; i++) {
     int64_t t = in->ts[i];
     int off;
-    if ((st = tg_tz_offset_at_utc(opts->tz, floor_div(t, TG_NS_PER_S), &off)) != TG_OK) break;
+    if ((st = tg_tz_offset_at_utc(opts->tz, tg_floor_div(t, TG_NS_PER_S), &off)) != TG_OK) break;
     int64_t local = t + (int64_t)off * TG_NS_PER_S;
     if (filter) {
-      int64_t minute = (local - floor_div(local, day_ns) * day_ns) / min_ns;
+      int64_t minute = (local - tg_floor_div(local, day_ns) * day_ns) / min_ns;
       if (minute < opts->session_start_min || minute >= opts->session_end_min) continue;
     }
     int64_t key;
-    if ((st = local_start_to_utc(opts->tz, floor_div(local, iv) * iv, off, &key)) != TG_OK) break;
+    if ((st = local_start_to_utc(opts->tz, tg_floor_div(local, iv) * iv, off, &key)) != TG_OK) break;
     uint32_t id = in->instrument ? in->instrument[i] : 0;
     bucket *b = &acc[slot_of(&sl, id)];
     if (b->used && b->key == key) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/intmath.h"
 #include "base/alloc.h"
 #include "data/timeconv.h"
 #include "tickgrad/rng.h"
@@ -59,7 +60,6 @@ static void normal_pair(uint32_t w0, uint32_t w1, double *n0, double *n1) {
   if (n1) *n1 = r * sin(a);
 }
 
-static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
 /* Monday 0 .. Sunday 6 of a day count since 1970-01-01 (a Thursday). */
 static int weekday(int64_t day) { return (int)(((day + 3) % 7 + 7) % 7); }
@@ -135,7 +135,7 @@ static tg_status calendar_build(const tg_synth_config *c, calendar *k) {
     k->bars_per_session = bps;
     k->bars_per_day = (double)bps;
     k->bars_per_year = k->days_per_year * (double)bps;
-    for (int64_t day = floor_div(c->start_ns, TG_NS_PER_DAY); i < n; day++) {
+    for (int64_t day = tg_floor_div(c->start_ns, TG_NS_PER_DAY); i < n; day++) {
       if (day * TG_NS_PER_DAY > limit) goto too_late;
       if (skip_weekends && weekday(day) >= 5) continue;
       for (int64_t b = 0; b < bps && i < n; b++) {
@@ -158,7 +158,7 @@ static tg_status calendar_build(const tg_synth_config *c, calendar *k) {
     k->bars_per_year = (iv <= TG_NS_PER_DAY ? k->days_per_year : 365.25) * k->bars_per_day;
     for (int64_t t = c->start_ns; i < n; t += iv) {
       if (t > limit) goto too_late;
-      if (skip_weekends && weekday(floor_div(t, TG_NS_PER_DAY)) >= 5) continue;
+      if (skip_weekends && weekday(tg_floor_div(t, TG_NS_PER_DAY)) >= 5) continue;
       k->ts[i] = t;
       k->season_s[i] = 1.0;
       k->season_v[i] = 1.0;

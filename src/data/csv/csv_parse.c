@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "base/intmath.h"
 #include "base/alloc.h"
 #include "data/csv/csv_internal.h"
 #include "data/timeconv.h"
@@ -168,10 +169,6 @@ static void reverse_range(tg_bars *b, int64_t from, int64_t to) {
   }
 }
 
-static inline int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return q - ((a % b != 0) && ((a < 0) != (b < 0)));
-}
 
 /* Powers of ten that doubles hold exactly. */
 static const double k_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
@@ -387,7 +384,7 @@ static tg_status parse_rows(csv_ctx *c, const char *data, const char *end, int64
       return st;
     int64_t ts = rv.ts + rv.tod;
     if (!rv.absolute && c->tz) {
-      int64_t sec = floor_div(ts, TG_NS_PER_S), u;
+      int64_t sec = tg_floor_div(ts, TG_NS_PER_S), u;
       if ((st = tg_tz_local_to_utc_memo(c->tz, &c->tz_memo, sec, &u)) != TG_OK) {
         char msg[512];
         snprintf(msg, sizeof msg, "%s", tg_last_error());

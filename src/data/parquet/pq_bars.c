@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <strings.h>
+#include "base/intmath.h"
 #include "base/alloc.h"
 #include "data/parquet/parquet.h"
 #include "data/timeconv.h"
@@ -79,14 +80,13 @@ static int find_ts(const tg_pq_file *f) {
   return -1;
 }
 
-static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
 /* Naive wall-clock nanoseconds in zone tz to UTC in place (tg_tz_local_to_utc's rules for gaps and
  * repeated hours). */
 static tg_status local_to_utc(const char *path, const char *col, const char *tz, int64_t *ts, int64_t n) {
   tg_tz_memo memo = {0, 0, 0};
   for (int64_t i = 0; i < n; i++) {
-    int64_t s = floor_div(ts[i], TG_NS_PER_S), frac = ts[i] - s * TG_NS_PER_S, u = 0;
+    int64_t s = tg_floor_div(ts[i], TG_NS_PER_S), frac = ts[i] - s * TG_NS_PER_S, u = 0;
     tg_status st = tg_tz_local_to_utc_memo(tz, &memo, s, &u);
     if (st != TG_OK) return st;
     if (__builtin_mul_overflow(u, TG_NS_PER_S, &u) || __builtin_add_overflow(u, frac, &u))
