@@ -37,7 +37,10 @@ struct tg_emu_graph_exec {
 namespace {
 
 std::mutex g_lock;
-std::map<uintptr_t, size_t> g_device, g_pinned; /* begin -> bytes */
+/* begin -> bytes. Never destroyed: the library keeps device blocks cached until exit, and LeakSanitizer,
+ * which checks after static destructors, must still find them through these maps. */
+std::map<uintptr_t, size_t> &g_device = *new std::map<uintptr_t, size_t>;
+std::map<uintptr_t, size_t> &g_pinned = *new std::map<uintptr_t, size_t>;
 size_t g_device_bytes;
 std::string g_fault; /* a pending launch failure, delivered by the next synchronising call */
 std::string g_fault_delivered;
