@@ -355,6 +355,8 @@ static void pc_free(pc_result *r) {
 
 static void check_parity(void) {
   int fwd = 0, bwd = 0, ops = 0, by_dtype[3] = {0, 0, 0}; /* cases compared; by output dtype f32, i32, i64 */
+  double worst_f = 0.0, worst_b = 0.0;
+  int worst_fc = -1, worst_bc = -1;
   for (int c = 0; c < N_CASES; c++) {
     int first = 1;
     for (int p = 0; p < c; p++) first &= strcmp(k_cases[p].op, k_cases[c].op) != 0;
@@ -370,7 +372,9 @@ static void check_parity(void) {
       if (want.dtype == TG_F32) {
         double e = worst_err(got.out, want.out, want.n_out, &at);
         CHECK_MSG(e <= PC_TOL, "case %d '%s' forward: worst error %.3g at %lld", c, k_cases[c].op, e, (long long)at);
+        if (!(e <= worst_f)) worst_f = e, worst_fc = c;
         e = worst_err(got.grads, want.grads, (int64_t)want.n_grads, &at);
+        if (!(e <= worst_b)) worst_b = e, worst_bc = c;
         CHECK_MSG(e <= PC_TOL, "case %d '%s' backward: worst error %.3g at %lld", c, k_cases[c].op, e, (long long)at);
       } else {
         CHECK_MSG(memcmp(got.out, want.out, (size_t)want.n_out * tg_dtype_size(want.dtype)) == 0,
@@ -385,6 +389,9 @@ static void check_parity(void) {
   printf("cuda parity on %s: %d cases over %d ops (outputs: %d f32, %d i32, %d i64): %d forward, %d backward cases "
          "compared with the CPU\n",
          info.name, N_CASES, ops, by_dtype[0], by_dtype[1], by_dtype[2], fwd, bwd);
+  printf("cuda parity: worst forward error %.2g (case %d '%s'), worst backward error %.2g (case %d '%s'); tolerance %g\n",
+         worst_f, worst_fc, worst_fc >= 0 ? k_cases[worst_fc].op : "-", worst_b, worst_bc,
+         worst_bc >= 0 ? k_cases[worst_bc].op : "-", PC_TOL);
 }
 
 /* ---- a whole MLP training step, captured on CUDA, against the CPU ---- */

@@ -84,3 +84,9 @@ target_compile_options(test_cuda_emu_model PRIVATE ${TG_EMU_CXX_FLAGS})
 target_link_libraries(test_cuda_emu_model PRIVATE tg_cuda_emu_rt)
 add_test(NAME test_cuda_emu_model COMMAND test_cuda_emu_model)
 set_tests_properties(test_cuda_emu_model PROPERTIES TIMEOUT 120 LABELS cuda_emu)
+
+# The rewriter refuses a launch form it does not know instead of compiling it into something else.
+add_test(NAME cuda_emu_rewrite_rejects
+         COMMAND tg_emu_rewrite ${CMAKE_SOURCE_DIR}/tests/cuda_emu/bad_launch.cu ${CMAKE_BINARY_DIR}/cuda_emu/tests/bad_launch.out)
+set_tests_properties(cuda_emu_rewrite_rejects PROPERTIES PASS_REGULAR_EXPRESSION "bad_launch.cu:6: emu_rewrite: error"
+                     LABELS cuda_emu)
