@@ -8,12 +8,9 @@
 #include "emu_fiber.h"
 #include "emu_internal.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if TG_EMU_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
-#define TG_EMU_ASAN 1
-#else
-#define TG_EMU_ASAN 0
 #endif
 
 thread_local uint3 threadIdx;

@@ -64,7 +64,7 @@ namespace {
 
 size_t stack_bytes() {
   static size_t bytes = [] {
-#if defined(__SANITIZE_ADDRESS__)
+#if TG_EMU_ASAN
     size_t kb = 512; /* instrumented frames are several times larger */
 #else
     size_t kb = 128;

@@ -4,6 +4,19 @@
 
 #include <stddef.h>
 
+/* AddressSanitizer (gcc defines __SANITIZE_ADDRESS__, clang answers __has_feature): fiber switches
+ * are then announced to it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TG_EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TG_EMU_ASAN 1
+#endif
+#endif
+#ifndef TG_EMU_ASAN
+#define TG_EMU_ASAN 0
+#endif
+
 #if defined(__x86_64__)
 #define TG_EMU_ASM_SWITCH 1
 struct tg_emu_ctx {
