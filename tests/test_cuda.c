@@ -354,16 +354,27 @@ static void pc_free(pc_result *r) {
 }
 
 static void check_parity(void) {
+  int fwd = 0, bwd = 0, ops = 0, by_dtype[3] = {0, 0, 0}; /* cases compared; by output dtype f32, i32, i64 */
+  double worst_f = 0.0, worst_b = 0.0;
+  int worst_fc = -1, worst_bc = -1;
   for (int c = 0; c < N_CASES; c++) {
+    int first = 1;
+    for (int p = 0; p < c; p++) first &= strcmp(k_cases[p].op, k_cases[c].op) != 0;
+    ops += first;
     pc_result want, got;
     int ok_cpu = pc_run(&k_cases[c], tg_cpu(0), &want), ok_gpu = pc_run(&k_cases[c], tg_cuda(0), &got);
     CHECK_MSG(ok_cpu && ok_gpu, "case %d '%s' did not run on both devices", c, k_cases[c].op);
     if (ok_cpu && ok_gpu) {
       int64_t at;
+      fwd++;
+      by_dtype[want.dtype == TG_F32 ? 0 : want.dtype == TG_I32 ? 1 : 2]++;
+      bwd += want.dtype == TG_F32 && want.n_grads > 0;
       if (want.dtype == TG_F32) {
         double e = worst_err(got.out, want.out, want.n_out, &at);
         CHECK_MSG(e <= PC_TOL, "case %d '%s' forward: worst error %.3g at %lld", c, k_cases[c].op, e, (long long)at);
+        if (!(e <= worst_f)) worst_f = e, worst_fc = c;
         e = worst_err(got.grads, want.grads, (int64_t)want.n_grads, &at);
+        if (!(e <= worst_b)) worst_b = e, worst_bc = c;
         CHECK_MSG(e <= PC_TOL, "case %d '%s' backward: worst error %.3g at %lld", c, k_cases[c].op, e, (long long)at);
       } else {
         CHECK_MSG(memcmp(got.out, want.out, (size_t)want.n_out * tg_dtype_size(want.dtype)) == 0,
@@ -373,6 +384,14 @@ static void check_parity(void) {
     pc_free(&want);
     pc_free(&got);
   }
+  tg_device_info info;
+  if (tg_device_info_get(tg_cuda(0), &info) != TG_OK) snprintf(info.name, sizeof info.name, "?");
+  printf("cuda parity on %s: %d cases over %d ops (outputs: %d f32, %d i32, %d i64): %d forward, %d backward cases "
+         "compared with the CPU\n",
+         info.name, N_CASES, ops, by_dtype[0], by_dtype[1], by_dtype[2], fwd, bwd);
+  printf("cuda parity: worst forward error %.2g (case %d '%s'), worst backward error %.2g (case %d '%s'); tolerance %g\n",
+         worst_f, worst_fc, worst_fc >= 0 ? k_cases[worst_fc].op : "-", worst_b, worst_bc,
+         worst_bc >= 0 ? k_cases[worst_bc].op : "-", PC_TOL);
 }
 
 /* ---- a whole MLP training step, captured on CUDA, against the CPU ---- */
@@ -513,6 +532,8 @@ int main(void) {
   check_cases_cover_ops();
   check_plan_out_of_memory();
   if (tg_cuda_count() == 0) {
+    const char *want = getenv("TG_EXPECT_CUDA_DEVICE"); /* set for the emulated-CUDA build, which has one */
+    CHECK_MSG(!(want && want[0] == '1'), "TG_EXPECT_CUDA_DEVICE=1 but no CUDA device: %s", tg_cuda_why_none());
     check_missing_device();
     int rc = tg_test_finish();
     if (rc != 0) return rc;
