@@ -1,4 +1,5 @@
 /* Telemetry: NVML (dlopen) and the process's CPU time and RSS, sampled by a pthread into a flushed CSV. */
+#include "base/clock.h"
 #include "tickgrad/telemetry.h"
 #include <dlfcn.h>
 #include <errno.h>
@@ -54,7 +55,7 @@ struct tg_telemetry {
   FILE *f;
   int gpu;
   double period_s;
-  struct timespec t0; /* CLOCK_MONOTONIC */
+  double t0; /* tg_clock_seconds() at start */
   /* NVML: lib == NULL when absent; status fixed by start */
   void *lib;
   nvml_api nvml;
@@ -75,17 +76,14 @@ struct tg_telemetry {
 
 /* ---- time ---- */
 
-static double seconds_since(const struct timespec *t0) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (double)(now.tv_sec - t0->tv_sec) + 1e-9 * (double)(now.tv_nsec - t0->tv_nsec);
-}
+static double seconds_since(double t0) { return tg_clock_seconds() - t0; }
 
-static struct timespec timespec_add(struct timespec t, double s) {
-  time_t whole = (time_t)s;
-  long ns = t.tv_nsec + (long)((s - (double)whole) * 1e9);
-  t.tv_sec += whole + ns / 1000000000L;
-  t.tv_nsec = ns % 1000000000L;
+/* The CLOCK_MONOTONIC instant tg_clock_seconds() == s, for timed waits. */
+static struct timespec monotonic_at(double s) {
+  struct timespec t;
+  t.tv_sec = (time_t)floor(s);
+  t.tv_nsec = (long)((s - floor(s)) * 1e9);
+  if (t.tv_nsec > 999999999L) t.tv_nsec = 999999999L;
   return t;
 }
 
@@ -208,7 +206,7 @@ static void host_take(tg_telemetry *t, sample *s) {
 
 static void sample_take(tg_telemetry *t, sample *s) {
   memset(s, 0, sizeof *s);
-  s->time_s = seconds_since(&t->t0);
+  s->time_s = seconds_since(t->t0);
   s->util_rc = s->mem_rc = s->temp_rc = s->power_rc = -1;
   host_take(t, s);
   if (!t->lib) return;
@@ -257,13 +255,13 @@ static void *sampler_main(void *arg) {
   pthread_mutex_lock(&t->mu);
   while (!t->stopping) {
     double due_s = k * t->period_s;
-    struct timespec due = timespec_add(t->t0, due_s);
-    while (!t->stopping && seconds_since(&t->t0) < due_s)
+    struct timespec due = monotonic_at(t->t0 + due_s);
+    while (!t->stopping && seconds_since(t->t0) < due_s)
       pthread_cond_timedwait(&t->cv, &t->mu, &due);
     if (t->stopping) break;
     pthread_mutex_unlock(&t->mu);
     sample_once(t);
-    double next = floor(seconds_since(&t->t0) / t->period_s) + 1;
+    double next = floor(seconds_since(t->t0) / t->period_s) + 1;
     k = next > k + 1 ? next : k + 1;
     pthread_mutex_lock(&t->mu);
   }
@@ -335,7 +333,7 @@ tg_status tg_telemetry_start(const char *csv_path, int cuda_index, double hz,
   }
 
   nvml_open(t);
-  clock_gettime(CLOCK_MONOTONIC, &t->t0);
+  t->t0 = tg_clock_seconds();
   /* The first sample, taken here so the status can name the columns NVML cannot fill. */
   sample s;
   sample_take(t, &s);
