@@ -91,7 +91,7 @@ void tg_sweep_defaults(tg_sweep_config *c, tg_model_kind kind);
 /* "KEY=V1,V2,..": a grid added to c. TG_ERR_INVALID naming the text (empty or repeated values, too many). */
 tg_status tg_sweep_add_grid(tg_sweep_config *c, const char *text);
 const char *tg_sweep_value(const tg_sweep_grid *g, int i);
-/* The number of runs (the product of the grids' sizes). */
+/* The number of runs: the product of the grids' sizes (TG_SWEEP_MAX_RUNS + 1 for any more than a sweep makes). */
 long tg_sweep_runs(const tg_sweep_config *c);
 /* Run r's (0-based) value index in grid g: the last grid varies fastest. */
 int tg_sweep_value_of(const tg_sweep_config *c, long r, int g);

@@ -65,8 +65,8 @@ static tg_status start_folder(const tg_agent_run_config *c, const char *dir) {
 }
 
 tg_status tg_agent_run(const tg_agent_run_config *c, tg_agent_run_result *out) {
-  static tg_agent_run_result none;
-  tg_agent_run_result *r = out ? out : &none;
+  tg_agent_run_result local;
+  tg_agent_run_result *r = out ? out : &local;
   memset(r, 0, sizeof *r);
   char *dir = r->out;
   if (c->out[0]) snprintf(dir, sizeof r->out, "%s", c->out);
