@@ -167,6 +167,55 @@ tg_status tg_backtest_write(const tg_backtest *bt, const char *name, const char 
 /* The metrics table, the strategy (labelled name) beside buy and hold. */
 void tg_backtest_print(FILE *f, const tg_backtest *bt, const char *name);
 
+/* ---- a trained run backtested (what `tickgrad backtest --run`, walkforward and sweep do) ---- */
+
+/* A forecaster's rule and costs. */
+typedef struct tg_fc_bt_opts {
+  const char *rule;   /* band, median (NULL: band) */
+  int horizon;        /* 0: the longest */
+  int long_only, sized;
+  const char *weights; /* best (NULL) or last epoch's weights */
+  tg_bt_opts o;       /* cash and costs (tg_bt_defaults) */
+  FILE *log;          /* the statistics table and warnings (NULL: silent) */
+} tg_fc_bt_opts;
+
+/* Defaults: band, the longest horizon, long and short, whole positions, best weights, tg_bt_defaults, no log. */
+tg_fc_bt_opts tg_fc_bt_defaults(void);
+/* The decision rule of o (its round-trip cost from o->o). */
+tg_fc_rule tg_fc_bt_rule(const tg_fc_bt_opts *o);
+/* "mlp median h2 long-only": a forecaster rule's name in tables and files, for model kind in->kind. */
+void tg_fc_rule_name(const tg_fc_rule *r, const tg_predictor_info *in, char *buf, size_t cap);
+/* Backtests the forecaster of run on the bars of upto from bar `from` on (the bars before it warm the predictor up;
+ * none after upto's last is seen): run/trades.csv, run/equity.csv, run/backtest.json, and run/report.html rewritten
+ * (failing that is a warning on o->log); the statistics of the strategy and of buy and hold out (either may be NULL).
+ * who names the caller in errors. */
+tg_status tg_fc_backtest_run(const char *run, const tg_bars *upto, int64_t from, const tg_fc_bt_opts *o,
+                             const char *who, tg_bt_stats *st, tg_bt_stats *bh);
+
+/* A DQN or PPO run on the trading env (its RUN/env.json) acting greedily over one split in order. */
+typedef struct tg_policy_bt_opts {
+  const char *split;            /* val or test (NULL: test) */
+  int n_data;
+  const char *const *data;      /* bar files replacing the run's own (n_data 0: those of its env.json) */
+  tg_bt_opts o;                 /* cash and costs */
+  int costs_given;              /* 0: the env's cost_bps and slippage replace o's (said on log) */
+  FILE *log;                    /* what is read and decided (NULL: silent) */
+} tg_policy_bt_opts;
+
+typedef struct tg_policy_bt {
+  tg_backtest bt;               /* the engine's result over the decisions and the bar after the last */
+  char model[16];               /* dqn, ppo */
+  char name[32];                /* "dqn policy" */
+  char source[256];             /* the bars' source */
+  int64_t decisions;            /* decision bars of the split (after the window and feature warm-up) */
+} tg_policy_bt;
+
+/* The policy's position at each decision bar of the split (action 0 short, 1 flat, 2 long), filled at the next open
+ * with costs. TG_ERR_INVALID when the run is not on the trading env or the split is not val or test; free with
+ * tg_policy_bt_free. */
+tg_status tg_policy_backtest(const char *run, const tg_policy_bt_opts *o, tg_policy_bt *out);
+void tg_policy_bt_free(tg_policy_bt *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,9 +19,12 @@
 #include "tickgrad/train.h"
 #include "tickgrad/rl.h"
 #include "tickgrad/rl_agents.h"
+#include "tickgrad/agents.h"
+#include "tickgrad/agent_run.h"
 #include "tickgrad/backtest.h"
 #include "tickgrad/report.h"
 #include "tickgrad/predictor.h"
 #include "tickgrad/dist.h"
+#include "tickgrad/eval.h"
 
 #endif

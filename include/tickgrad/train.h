@@ -132,6 +132,10 @@ void tg_train_flags_help(FILE *f);
  * of the last good epoch are left as they were. out (may be NULL) receives the summary. */
 tg_status tg_train_run(const tg_train_config *c, const tg_bars *bars, tg_train_result *out);
 
+/* Every data path of c, concatenated and sorted by time (c's data_tz for naive times), as tg_train_run reads them
+ * when given no bars; the readers' warnings on log (may be NULL). */
+tg_status tg_train_read_bars(const tg_train_config *c, FILE *log, tg_bars *all);
+
 /* Prepares c's data exactly as tg_train_run would (a TFT config) and writes it to path (safetensors)
  * instead of training: "x" [n, F] normalised features, "y" [n, H] forward log returns, "rows" [n]
  * position -> row, "inst" [n] instrument of each row, "train_starts" / "val_starts" window starts

@@ -4,9 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli/cli.h"
-#include "cli/fc_backtest.h"
-#include "cli/rl_run.h"
-#include "tickgrad/report.h"
+#include "cli/fc_flags.h"
 #include "tickgrad/tickgrad.h"
 
 #define BT_MAX_DATA 64
@@ -107,7 +105,7 @@ static int parse(int argc, char **argv, bt_args *a) {
   if (!a->n_data && !a->run) return tg_cli_usage_error("backtest", "no data: give --data FILE... (or --run RUN)");
   if (!a->strategy == !a->run)
     return tg_cli_usage_error("backtest", "give either --strategy buy-and-hold|sma-cross:FAST,SLOW or --run RUN");
-  if (!a->run && (a->bt.rule || a->weights || a->bt.horizon || a->bt.long_only || a->bt.sized))
+  if (!a->run && (a->bt.b.rule || a->weights || a->bt.b.horizon || a->bt.b.long_only || a->bt.b.sized))
     return tg_cli_usage_error("backtest", "--rule, --horizon, --long-only, --sized and --weights go with --run");
   if (a->weights && strcmp(a->weights, "best") && strcmp(a->weights, "last"))
     return tg_cli_usage_error("backtest", "--weights '%s': want best or last", a->weights);
@@ -159,14 +157,13 @@ static tg_status forecast_targets(const bt_args *a, const tg_bars *all, const tg
                                   size_t cap) {
   tg_predictor *p = NULL;
   tg_predictor_opts po = {a->weights};
-  tg_fc_rule r = cli_fc_rule(&a->bt);
+  tg_fc_rule r = tg_fc_bt_rule(&a->bt.b);
   tg_status st = tg_predictor_open(a->run, &po, &p);
   int64_t got = 0;
   if (st == TG_OK) st = tg_fc_targets(p, all, view->ts - all->ts, &r, target, &got);
   if (st == TG_OK) {
     const tg_predictor_info *in = tg_predictor_get_info(p);
-    snprintf(name, cap, "%s %s h%d%s%s", tg_train_model_name(in->kind), r.kind == TG_FC_BAND ? "band" : "median",
-             r.horizon ? r.horizon : in->horizons, r.allow_short ? "" : " long-only", r.sized ? " sized" : "");
+    tg_fc_rule_name(&r, in, name, cap);
     printf("decisions: %lld of %lld bars had a forecast (warm-up: the first %lld bars of the data); round-trip cost "
            "%.4g\n", (long long)got, (long long)view->n, (long long)in->first_bar, r.cost);
   }
@@ -174,100 +171,44 @@ static tg_status forecast_targets(const bt_args *a, const tg_bars *all, const tg
   return st;
 }
 
-/* Runs the engine over view with target and reports it: files in out, the table, and out's report for a run. */
-static tg_status finish(const bt_args *a, const tg_bars *view, const double *target, const char *name,
-                        const char *source, const char *out) {
-  tg_backtest bt;
-  memset(&bt, 0, sizeof bt);
-  tg_status st = tg_backtest_run(view, target, &a->bt.o, &bt);
-  if (st == TG_OK) st = tg_backtest_write(&bt, name, out);
+/* A backtest's files in out, the table, and out's report for a run. */
+static tg_status report(const bt_args *a, const tg_backtest *bt, const char *name, const char *source, const char *out) {
+  tg_status st = tg_backtest_write(bt, name, out);
   if (st == TG_OK) {
     printf("data: %s, %s split\n", source, a->split);
-    tg_backtest_print(stdout, &bt, name);
-    printf("wrote %s/trades.csv (%lld trades), %s/equity.csv, %s/backtest.json\n", out, (long long)bt.n_trades, out, out);
+    tg_backtest_print(stdout, bt, name);
+    printf("wrote %s/trades.csv (%lld trades), %s/equity.csv, %s/backtest.json\n", out, (long long)bt->n_trades, out, out);
   }
-  tg_backtest_free(&bt);
   if (st == TG_OK && a->run && tg_report_write(out, stdout) != TG_OK)
     fprintf(stderr, "tickgrad backtest: warning: no report: %s\n", tg_last_error());
   return st;
 }
 
-/* ---- a DQN or PPO run: its trading env over the split in order, the greedy action at each decision bar ---- */
-
-/* The env's position for a discrete action: 0 short, 1 flat, 2 long. */
-static double action_position(int32_t act) { return (double)act - 1.0; }
-
-static tg_status policy_decisions(const bt_args *a, const char *model, tg_env *env, const tg_trading_info *ti,
-                                  double *target) {
-  rl_policy pol;
-  tg_device cpu = {TG_CPU, 0};
-  if (!rl_policy_load(model, a->run, env, cpu, &pol)) return tg_error(TG_ERR_INVALID, "backtest: %s", tg_last_error());
-  tg_env_spec sp = tg_env_spec_of(env);
-  float *obs = malloc((size_t)sp.obs_dim * sizeof *obs), rew;
-  uint8_t term, trunc;
-  tg_env_out eo = {.obs = obs, .reward = &rew, .terminated = &term, .truncated = &trunc};
-  tg_status st = obs ? tg_env_reset(env, obs) : tg_error(TG_ERR_NOMEM, "backtest: out of memory");
-  for (int64_t k = 0; st == TG_OK && k < ti->steps; k++) {
-    int64_t row = 0;
-    int32_t act = 1;
-    st = tg_env_trading_bar(env, 0, &row, NULL);
-    if (st == TG_OK) st = rl_policy_act(&pol, obs, &act);
-    if (st == TG_OK) target[row - ti->first_bar] = action_position(act);
-    if (st == TG_OK) st = tg_env_step(env, &act, &eo);
-  }
-  target[ti->steps] = ti->steps ? target[ti->steps - 1] : 0.0; /* the bar after the last decision: no fill */
-  free(obs);
-  rl_policy_free(&pol);
+/* Runs the engine over view with target and reports it. */
+static tg_status finish(const bt_args *a, const tg_bars *view, const double *target, const char *name,
+                        const char *source, const char *out) {
+  tg_backtest bt;
+  memset(&bt, 0, sizeof bt);
+  tg_status st = tg_backtest_run(view, target, &a->bt.b.o, &bt);
+  if (st == TG_OK) st = report(a, &bt, name, source, out);
+  tg_backtest_free(&bt);
   return st;
 }
 
-static tg_status policy_backtest(bt_args *a, const char *out) {
-  char model[16];
-  rl_env_args e;
-  if (!rl_read_env_json(a->run, "tickgrad backtest", model, sizeof model, &e))
-    return tg_error(TG_ERR_FORMAT, "backtest: %s/env.json cannot be read", a->run);
-  if (strcmp(e.kind, "trading") != 0)
-    return tg_error(TG_ERR_INVALID, "backtest: %s is a %s policy on %s, not on a market", a->run, model, e.kind);
-  if (a->bt.rule || a->bt.horizon || a->bt.long_only || a->bt.sized || a->weights)
+/* A DQN or PPO run on the trading env: its greedy policy over the split (tg_policy_backtest), reported. */
+static tg_status policy_backtest(const bt_args *a, const char *out) {
+  if (a->bt.b.rule || a->bt.b.horizon || a->bt.b.long_only || a->bt.b.sized || a->weights) {
+    char model[16];
+    tg_agent_env e;
+    if (tg_agent_env_read(a->run, model, sizeof model, &e) != TG_OK) return TG_ERR_FORMAT;
     return tg_error(TG_ERR_INVALID, "backtest: %s is a %s policy: it acts itself; --rule, --horizon, --long-only, "
                     "--sized and --weights are for forecaster runs", a->run, model);
-  int split = !strcmp(a->split, "test") ? TG_TEST : !strcmp(a->split, "val") ? TG_VAL : -1;
-  if (split < 0)
-    return tg_error(TG_ERR_INVALID, "backtest: a policy is backtested on its env's val or test split, not '%s'", a->split);
-  if (!a->bt.costs_given) {
-    a->bt.o.cost_bps = e.cost_bps;
-    a->bt.o.slippage = e.slippage;
-    printf("costs: the run's env: %g bps, slippage %g\n", e.cost_bps, e.slippage);
   }
-  tg_bars bars;
-  tg_bars_init(&bars);
-  if (a->n_data) {
-    e.n_data = 0; /* --data replaces the run's own */
-    for (int i = 0; i < a->n_data && i < RL_MAX_DATA; i++) snprintf(e.data[e.n_data++], sizeof e.data[0], "%s", a->data[i]);
-  }
-  tg_env *env = NULL;
-  tg_trading_info ti;
-  double *target = NULL;
-  tg_status st = rl_load_bars(&e, &bars) && rl_make_env(&e, &bars, 1, split, &env)
-                     ? tg_env_trading_info(env, &ti)
-                     : tg_error(TG_ERR_INVALID, "backtest: %s", tg_last_error());
-  if (st == TG_OK && !(target = malloc((size_t)(ti.steps + 1) * sizeof *target)))
-    st = tg_error(TG_ERR_NOMEM, "backtest: out of memory");
-  if (st == TG_OK) st = policy_decisions(a, model, env, &ti, target);
-  if (st == TG_OK) {
-    tg_bars view = bars;
-    view.ts += ti.first_bar, view.open += ti.first_bar, view.high += ti.first_bar, view.low += ti.first_bar;
-    view.close += ti.first_bar, view.volume += ti.first_bar;
-    if (view.instrument) view.instrument += ti.first_bar;
-    view.n = ti.steps + 1; /* the last decision fills at the next bar's open */
-    char name[32];
-    snprintf(name, sizeof name, "%s policy", model);
-    printf("decisions: %lld bars of the %s split (after the window and feature warm-up)\n", (long long)ti.steps, a->split);
-    st = finish(a, &view, target, name, bars.source, out);
-  }
-  free(target);
-  tg_env_free(env);
-  tg_bars_free(&bars);
+  tg_policy_bt_opts o = {a->split, a->n_data, a->data, a->bt.b.o, a->bt.costs_given, stdout};
+  tg_policy_bt r;
+  tg_status st = tg_policy_backtest(a->run, &o, &r);
+  if (st == TG_OK) st = report(a, &r.bt, r.name, r.source, out);
+  tg_policy_bt_free(&r);
   return st;
 }
 

@@ -4,14 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include "base/clock.h"
+#include "base/files.h"
 #include "cli/cli.h"
+#include "cli/demo_net.h"
 #include "tickgrad/tickgrad.h"
-
-#define FEATURES 8
-#define HIDDEN 64
 
 typedef struct demo_opts {
   long steps, batch, train_rows, seed;
@@ -30,40 +28,6 @@ static void demo_usage(FILE *f) {
           "DIR/telemetry.csv then samples the GPU once a second.\n"
           "defaults: --steps 3000 --batch 64 --rows 8192 --lr 0.003 --seed 1 --out runs/demo --device auto\n",
           FEATURES, HIDDEN, HIDDEN);
-}
-
-/* y = sin(2 x0) + x1 x2 - 0.5 x3^2 + 0.25 x4 (x5..x7 are distractors) */
-static void make_rows(uint64_t seed, uint64_t stream, long n, float *x /* [n, F] */, float *y /* [n] */) {
-  for (long r = 0; r < n; r++) {
-    float *xr = x + r * FEATURES;
-    for (int f = 0; f < FEATURES; f++) xr[f] = 2.0f * tg_rng_uniform(seed, stream, (uint64_t)(r * FEATURES + f)) - 1.0f;
-    y[r] = sinf(2.0f * xr[0]) + xr[1] * xr[2] - 0.5f * xr[3] * xr[3] + 0.25f * xr[4];
-  }
-}
-
-/* The MLP on x [B, F] -> MSE against y [B, 1]. */
-static tg_tensor *mlp_loss(tg_graph *g, tg_tensor *x, tg_tensor *y) {
-  int64_t w1[2] = {HIDDEN, FEATURES}, w2[2] = {HIDDEN, HIDDEN}, w3[2] = {1, HIDDEN}, bh[1] = {HIDDEN}, b1[1] = {1};
-  tg_init fan = {TG_INIT_FAN_IN, 0, 0};
-  tg_tensor *h = tg_silu(g, tg_linear(g, x, tg_param(g, "l1.weight", 2, w1, fan), tg_param(g, "l1.bias", 1, bh, fan)));
-  h = tg_silu(g, tg_linear(g, h, tg_param(g, "l2.weight", 2, w2, fan), tg_param(g, "l2.bias", 1, bh, fan)));
-  tg_tensor *p = tg_linear(g, h, tg_param(g, "l3.weight", 2, w3, fan), tg_param(g, "l3.bias", 1, b1, fan));
-  return tg_mse_loss(g, p, y);
-}
-
-/* Training: the batch is drawn and gathered on the device from the resident tables x [rows, F],
- * y [rows, 1], so a step moves no data from the host. */
-static tg_tensor *build_train(tg_graph *g, long rows, long batch) {
-  int64_t xs[2] = {rows, FEATURES}, ys[2] = {rows, 1};
-  tg_tensor *idx = tg_sample_rows(g, rows, batch);
-  return mlp_loss(g, tg_gather_rows(g, tg_input(g, "x", TG_F32, 2, xs), idx),
-                  tg_gather_rows(g, tg_input(g, "y", TG_F32, 2, ys), idx));
-}
-
-/* Evaluation: the whole held-out table at once. */
-static tg_tensor *build_eval(tg_graph *g, long rows) {
-  int64_t xs[2] = {rows, FEATURES}, ys[2] = {rows, 1};
-  return mlp_loss(g, tg_input(g, "x", TG_F32, 2, xs), tg_input(g, "y", TG_F32, 2, ys));
 }
 
 static int parse(int argc, char **argv, demo_opts *o) {
@@ -102,46 +66,9 @@ static int parse(int argc, char **argv, demo_opts *o) {
   return 0;
 }
 
-static int make_dirs(const char *path) {
-  char buf[4096];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
-    *p = '/';
-  }
-  return (mkdir(buf, 0755) != 0 && errno != EEXIST) ? -1 : 0;
-}
-
 static int fail(const char *what) {
   fprintf(stderr, "tickgrad demo: %s: %s\n", what, tg_last_error());
   return TG_EXIT_FAIL;
-}
-
-/* The device tables: x, y [rows, F] and [rows, 1] copied once (views of the host arrays on cpu:0). */
-typedef struct demo_table {
-  tg_device dev;
-  void *x, *y;
-  tg_tensor tx, ty;
-} demo_table;
-
-static tg_status table_make(demo_table *t, tg_device dev, const char *name, const float *x, const float *y, long rows) {
-  int64_t xs[2] = {rows, FEATURES}, ys[2] = {rows, 1};
-  char nx[64], ny[64];
-  snprintf(nx, sizeof nx, "%s.x", name);
-  snprintf(ny, sizeof ny, "%s.y", name);
-  t->dev = dev;
-  tg_status st = tg_device_upload(dev, x, sizeof(float) * (size_t)rows * FEATURES, &t->x);
-  if (st == TG_OK) st = tg_device_upload(dev, y, sizeof(float) * (size_t)rows, &t->y);
-  if (st == TG_OK) st = tg_tensor_view(&t->tx, nx, dev, TG_F32, 2, xs, t->x);
-  if (st == TG_OK) st = tg_tensor_view(&t->ty, ny, dev, TG_F32, 2, ys, t->y);
-  return st;
-}
-
-static void table_free(demo_table *t) {
-  tg_device_free(t->dev, t->x);
-  tg_device_free(t->dev, t->y);
 }
 
 /* Device memory, utilisation and transfers since the previous report, for the progress line. */
@@ -167,8 +94,8 @@ int tg_cmd_demo(int argc, char **argv) {
   if (tg_device_choose(o.device, &dev, notice, sizeof notice) != TG_OK)
     return tg_cli_usage_error("demo", "--device %s: %s", o.device, tg_last_error());
   if (notice[0]) printf("%s\n", notice);
-  if (make_dirs(o.out) != 0) {
-    fprintf(stderr, "tickgrad demo: cannot create folder '%s': %s\n", o.out, strerror(errno));
+  if (tg_make_dirs(o.out) != TG_OK) {
+    fprintf(stderr, "tickgrad demo: cannot create folder '%s': %s\n", o.out, tg_last_error());
     return TG_EXIT_FAIL;
   }
   long val_rows = 2048;

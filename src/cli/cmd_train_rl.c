@@ -1,16 +1,12 @@
-/* `tickgrad train --model dqn|ppo --env cartpole|trading`: build the environment, train the agent, evaluate its policy. */
+/* `tickgrad train --model dqn|ppo --env cartpole|trading`: flags -> tg_agent_run (environment, training, evaluation, report). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include "cli/cli.h"
-#include "cli/rl_run.h"
-#include "base/files.h"
-#include "base/json.h"
-#include "tickgrad/rl_agents.h"
+#include "tickgrad/agent_run.h"
 #include "tickgrad/tickgrad.h"
 
 #define RL_MAX_PAIRS 64
@@ -19,7 +15,7 @@ typedef struct rl_args {
   char model[8];
   const char *out, *resume, *device;
   long stop_after;
-  rl_env_args env;
+  tg_agent_env env;
   int n_pairs;
   const char *key[RL_MAX_PAIRS], *value[RL_MAX_PAIRS]; /* agent settings (config.json names) */
   char keybuf[RL_MAX_PAIRS][64];
@@ -61,7 +57,7 @@ static void rl_usage(FILE *f) {
 /* 1 when argv asks for an RL run: --model dqn|ppo, or --resume of a run that has env.json. */
 int tg_cli_train_is_rl(int argc, char **argv) {
   for (int i = 0; i + 1 < argc; i++) {
-    if (strcmp(argv[i], "--model") == 0) return rl_is_model(argv[i + 1]);
+    if (strcmp(argv[i], "--model") == 0) return tg_agent_is_model(argv[i + 1]);
     if (strcmp(argv[i], "--resume") == 0) {
       char p[2048];
       struct stat sb;
@@ -83,7 +79,7 @@ static int parse_double(const char *flag, const char *v, double lo, double hi, d
 }
 
 /* One env flag; 0 when flag is not one, 1 when taken, -1 on a bad value (already reported). */
-static int env_flag(rl_env_args *e, const char *f, const char *v) {
+static int env_flag(tg_agent_env *e, const char *f, const char *v) {
   long n;
   if (strcmp(f, "--env") == 0) {
     if (!v || (strcmp(v, "cartpole") != 0 && strcmp(v, "trading") != 0))
@@ -120,7 +116,7 @@ static int env_flag(rl_env_args *e, const char *f, const char *v) {
 }
 
 static int parse(int argc, char **argv, rl_args *a) {
-  rl_env_defaults(&a->env);
+  tg_agent_env_defaults(&a->env);
   for (int i = 0; i < argc; i++) {
     const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
@@ -131,7 +127,7 @@ static int parse(int argc, char **argv, rl_args *a) {
     if (strcmp(f, "--data") == 0) {
       int n0 = a->env.n_data;
       while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
-        if (a->env.n_data == RL_MAX_DATA) return tg_cli_usage_error("train", "more than %d --data paths", RL_MAX_DATA);
+        if (a->env.n_data == TG_AGENT_MAX_DATA) return tg_cli_usage_error("train", "more than %d --data paths", TG_AGENT_MAX_DATA);
         snprintf(a->env.data[a->env.n_data++], sizeof a->env.data[0], "%s", argv[++i]);
       }
       if (a->env.n_data == n0) return tg_cli_usage_error("train", "--data needs at least one file");
@@ -146,7 +142,7 @@ static int parse(int argc, char **argv, rl_args *a) {
     if (e < 0) return TG_EXIT_USAGE;
     if (e == 0) {
       if (strcmp(f, "--model") == 0) {
-        if (!rl_is_model(v)) return tg_cli_usage_error("train", "--model %s: want dqn or ppo here", v);
+        if (!tg_agent_is_model(v)) return tg_cli_usage_error("train", "--model %s: want dqn or ppo here", v);
         snprintf(a->model, sizeof a->model, "%s", v);
       } else if (strcmp(f, "--out") == 0) {
         a->out = v;
@@ -171,157 +167,9 @@ static int parse(int argc, char **argv, rl_args *a) {
   return 0;
 }
 
-/* ---- env.json: the environment of a run, so --resume rebuilds the same one ---- */
-
-static int write_env_json(const char *dir, const char *model, const rl_env_args *e) {
-  tg_json_buf b = {0};
-  tg_json_buf_puts(&b, "{\n  \"model\": ");
-  tg_json_buf_append_string(&b, model);
-  tg_json_buf_puts(&b, ",\n  \"env\": ");
-  tg_json_buf_append_string(&b, e->kind);
-  tg_json_buf_printf(&b, ",\n  \"envs\": %d,\n  \"data\": [", e->n);
-  for (int i = 0; i < e->n_data; i++) {
-    if (i) tg_json_buf_puts(&b, ", ");
-    tg_json_buf_append_string(&b, e->data[i]);
-  }
-  tg_json_buf_puts(&b, "],\n  \"data_tz\": ");
-  tg_json_buf_append_string(&b, e->data_tz);
-  tg_json_buf_puts(&b, ",\n  \"tz\": ");
-  tg_json_buf_append_string(&b, e->tz);
-  tg_json_buf_printf(&b,
-                     ",\n  \"window\": %d,\n  \"episode_len\": %d,\n  \"cost_bps\": %.17g,\n  \"slippage\": %.17g,\n"
-                     "  \"synth_signal\": %.17g,\n  \"synth_bars\": %ld,\n  \"synth_seed\": %ld,\n  \"env_seed\": %ld,\n"
-                     "  \"copy_windows\": %d\n}\n",
-                     e->window, e->episode_len, e->cost_bps, e->slippage, e->synth_signal, e->synth_bars,
-                     e->synth_seed, e->seed, e->copy_windows);
-  char path[2048];
-  snprintf(path, sizeof path, "%s/env.json", dir);
-  int ok = !b.oom && tg_write_atomic(path, b.data, b.len) == TG_OK;
-  if (!ok) fprintf(stderr, "tickgrad train: cannot write %s: %s\n", path, b.oom ? "out of memory" : tg_last_error());
-  tg_json_buf_free(&b);
-  return ok;
-}
-
-/* ---- evaluation of the trained policy ---- */
-
-/* Runs every instance of env with the greedy policy until each has finished one episode; returns
- * the mean return (NaN on error). */
-static double run_episodes(tg_env *env, rl_policy *p) {
-  tg_env_spec s = tg_env_spec_of(env);
-  size_t no = (size_t)s.n * (size_t)s.obs_dim;
-  float *obs = malloc(no * sizeof *obs), *rew = malloc((size_t)s.n * sizeof *rew);
-  int32_t *act = malloc((size_t)s.n * sizeof *act), *len = malloc((size_t)s.n * sizeof *len);
-  uint8_t *term = malloc((size_t)s.n), *trunc = malloc((size_t)s.n), *seen = calloc((size_t)s.n, 1);
-  double *ret = malloc((size_t)s.n * sizeof *ret), sum = 0;
-  int left = s.n, ok = obs && rew && act && len && term && trunc && seen && ret;
-  ok = ok && tg_env_reset(env, obs) == TG_OK;
-  while (ok && left > 0) {
-    tg_env_out out = {.obs = obs, .reward = rew, .terminated = term, .truncated = trunc, .ep_return = ret, .ep_length = len};
-    ok = rl_policy_act(p, obs, act) == TG_OK && tg_env_step(env, act, &out) == TG_OK;
-    for (int i = 0; ok && i < s.n; i++)
-      if ((term[i] || trunc[i]) && !seen[i]) {
-        seen[i] = 1, left--;
-        sum += ret[i];
-      }
-  }
-  if (!ok) fprintf(stderr, "tickgrad train: evaluation: %s\n", tg_last_error());
-  free(obs), free(rew), free(act), free(len), free(term), free(trunc), free(seen), free(ret);
-  return ok ? sum / s.n : NAN;
-}
-
-static int evaluate_cartpole(const rl_args *a, const char *dir, tg_device dev) {
-  tg_env *env = NULL;
-  rl_env_args e = a->env;
-  e.seed = a->env.seed + 1000003; /* episodes the training never saw */
-  if (!rl_make_env(&e, NULL, 10, 0, &env)) return 0;
-  rl_policy p;
-  int ok = rl_policy_load(a->model, dir, env, dev, &p);
-  double mean = ok ? run_episodes(env, &p) : NAN;
-  if (ok) rl_policy_free(&p);
-  tg_env_free(env);
-  if (isnan(mean)) return 0;
-  printf("evaluation: greedy policy, 10 new episodes: mean return %.1f (500 is the most)\n", mean);
-  return 1;
-}
-
-static int evaluate_trading(const rl_args *a, const tg_bars *bars, const char *dir, tg_device dev) {
-  static const char *names[2] = {"validation", "test"};
-  printf("evaluation: greedy policy over each split in order, after costs (%.3g bps + slippage %.3g):\n",
-         a->env.cost_bps, a->env.slippage);
-  printf("  %-10s %8s %10s %10s %10s %10s %8s %9s\n", "split", "bars", "log_ret", "sharpe", "bh_log_ret",
-         "bh_sharpe", "trades", "exposure");
-  for (int k = 0; k < 2; k++) {
-    tg_env *env = NULL;
-    if (!rl_make_env(&a->env, bars, 1, k + 1, &env)) return 0;
-    rl_policy p;
-    int ok = rl_policy_load(a->model, dir, env, dev, &p);
-    ok = ok && !isnan(run_episodes(env, &p));
-    if (p.dqn || p.ppo) rl_policy_free(&p);
-    tg_trading_stats s;
-    ok = ok && tg_env_trading_episode_stats(env, 0, &s) == TG_OK;
-    tg_env_free(env);
-    if (!ok) {
-      fprintf(stderr, "tickgrad train: evaluation on %s: %s\n", names[k], tg_last_error());
-      return 0;
-    }
-    printf("  %-10s %8lld %10.4f %10.2f %10.4f %10.2f %8lld %9.2f\n", names[k], (long long)s.steps,
-           s.total_log_return, s.sharpe, s.bh_log_return, s.bh_sharpe, (long long)s.trades, s.exposure);
-  }
-  return 1;
-}
-
-/* ---- the command ---- */
-
-static void default_out(char *out, size_t cap, const rl_args *a) {
-  time_t now = time(NULL);
-  struct tm tm;
-  gmtime_r(&now, &tm);
-  snprintf(out, cap, "runs/%s-%s-%04d%02d%02d-%02d%02d%02d", a->model, a->env.kind, tm.tm_year + 1900, tm.tm_mon + 1,
-           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-}
-
-/* DIR/telemetry.csv at 1 Hz while the agent trains (a resumed run starts it afresh); a failure is a warning. */
-static tg_telemetry *telemetry_start(const char *dir, tg_device dev) {
-  char path[2048];
-  tg_telemetry *tel = NULL;
-  snprintf(path, sizeof path, "%s/telemetry.csv", dir);
-  if (tg_telemetry_start(path, tg_telemetry_gpu_for(dev), 1.0, &tel) != TG_OK)
-    fprintf(stderr, "tickgrad train: warning: no telemetry: %s\n", tg_last_error());
-  else printf("telemetry: %s once a second (%s)\n", path, tg_telemetry_nvml_status(tel));
-  return tel;
-}
-
-static int train_agent(const rl_args *a, tg_env *env, const char *dir, tg_device dev, tg_dqn_config *dc,
-                       tg_ppo_config *pc) {
-  tg_status st;
-  tg_telemetry *tel = telemetry_start(dir, dev);
-  if (dc) {
-    dc->device = dev, dc->log = stdout, dc->stop_after = a->stop_after, dc->resume = a->resume != NULL;
-    tg_dqn_result r;
-    st = tg_dqn_train(dc, env, dir, &r);
-    if (st == TG_OK)
-      printf("done: %lld steps, %lld episodes, mean return of the last 100 %.1f, %.1f s, %.0f env steps/s; run in %s\n",
-             (long long)r.steps, (long long)r.episodes, r.mean_return, r.seconds, r.env_steps_per_s, dir);
-  } else {
-    pc->device = dev, pc->log = stdout, pc->stop_after = a->stop_after, pc->resume = a->resume != NULL;
-    tg_ppo_result r;
-    st = tg_ppo_train(pc, env, dir, &r);
-    if (st == TG_OK)
-      printf("done: %lld iterations, %lld env steps, %lld episodes, mean return of the last 100 %.1f, %.1f s, "
-             "%.0f env steps/s; run in %s\n",
-             (long long)r.iterations, (long long)r.env_steps, (long long)r.episodes, r.mean_return, r.seconds,
-             r.env_steps_per_s, dir);
-  }
-  if (tel && tg_telemetry_stop(tel) != TG_OK) fprintf(stderr, "tickgrad train: warning: %s\n", tg_last_error());
-  if (st != TG_OK) {
-    fflush(stdout);
-    fprintf(stderr, "tickgrad train: %s\n", tg_last_error());
-  }
-  return st == TG_OK;
-}
-
 int tg_cmd_train_rl(int argc, char **argv) {
   static rl_args a;
+  static tg_agent_run_config c;
   memset(&a, 0, sizeof a);
   int rc = parse(argc, argv, &a);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
@@ -329,70 +177,29 @@ int tg_cmd_train_rl(int argc, char **argv) {
     if (a.model[0] || a.n_pairs || a.out || a.env.n_data)
       return tg_cli_usage_error("train", "--resume %s keeps the run's settings; only --device and --stop-after may be given",
                                 a.resume);
-    if (!rl_read_env_json(a.resume, "tickgrad train: resume", a.model, sizeof a.model, &a.env)) return TG_EXIT_FAIL;
+    if (tg_agent_run_load(a.resume, &c) != TG_OK) {
+      fprintf(stderr, "tickgrad train: resume: %s\n", tg_last_error());
+      return TG_EXIT_FAIL;
+    }
   } else if (!a.model[0]) {
     return tg_cli_usage_error("train", "which model? give --model dqn or ppo");
+  } else {
+    tg_agent_run_defaults(a.model, &c);
+    c.env = a.env;
+    if (a.out) snprintf(c.out, sizeof c.out, "%s", a.out);
   }
-  int is_dqn = strcmp(a.model, "dqn") == 0;
-  static tg_dqn_config dc;
-  static tg_ppo_config pc;
-  dc = tg_dqn_defaults(), pc = tg_ppo_defaults();
-  if (a.resume && (is_dqn ? tg_dqn_config_load(a.resume, &dc) : tg_ppo_config_load(a.resume, &pc)) != TG_OK) {
-    fprintf(stderr, "tickgrad train: resume: %s\n", tg_last_error());
+  for (int i = 0; i < a.n_pairs; i++)
+    if (tg_agent_run_set(&c, a.key[i], a.value[i]) != TG_OK)
+      return tg_cli_usage_error("train", "--%s: %s", a.keybuf[i], tg_last_error());
+  if (tg_agent_run_check(&c) != TG_OK) return tg_cli_usage_error("train", "%s", tg_last_error());
+  if (tg_device_choose(a.device ? a.device : "cpu", &c.device, NULL, 0) != TG_OK)
+    return tg_cli_usage_error("train", "--device %s: %s", a.device ? a.device : "cpu", tg_last_error());
+  c.stop_after = a.stop_after;
+  c.log = stdout;
+  if (tg_agent_run(&c, NULL) != TG_OK) {
+    fflush(stdout);
+    fprintf(stderr, "tickgrad train: %s\n", tg_last_error());
     return TG_EXIT_FAIL;
   }
-  for (int i = 0; i < a.n_pairs; i++) {
-    tg_status st = is_dqn ? tg_dqn_config_set(&dc, a.key[i], a.value[i]) : tg_ppo_config_set(&pc, a.key[i], a.value[i]);
-    if (st != TG_OK) return tg_cli_usage_error("train", "--%s: %s", a.keybuf[i], tg_last_error());
-  }
-  if (!is_dqn && a.env.n) pc.num_envs = a.env.n;
-  if (!is_dqn) a.env.n = pc.num_envs;
-  if (is_dqn && !a.env.n) a.env.n = 1;
-  if ((is_dqn ? tg_dqn_config_check(&dc) : tg_ppo_config_check(&pc)) != TG_OK)
-    return tg_cli_usage_error("train", "%s", tg_last_error());
-  if (strcmp(a.env.kind, "cartpole") == 0 && a.env.n_data)
-    return tg_cli_usage_error("train", "--data is for --env trading, not cartpole");
-  tg_device dev;
-  if (tg_device_choose(a.device ? a.device : "cpu", &dev, NULL, 0) != TG_OK)
-    return tg_cli_usage_error("train", "--device %s: %s", a.device ? a.device : "cpu", tg_last_error());
-
-  char dir[1024];
-  if (a.resume) snprintf(dir, sizeof dir, "%s", a.resume);
-  else if (a.out) snprintf(dir, sizeof dir, "%s", a.out);
-  else default_out(dir, sizeof dir, &a);
-  tg_bars bars;
-  memset(&bars, 0, sizeof bars);
-  int trading = strcmp(a.env.kind, "trading") == 0, ok = 1, trained = 0;
-  if (trading) ok = rl_load_bars(&a.env, &bars);
-  tg_env *env = NULL;
-  ok = ok && rl_make_env(&a.env, trading ? &bars : NULL, a.env.n, 0, &env);
-  if (ok && !a.resume) {
-    char cfg[2048];
-    struct stat sb;
-    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
-    if (stat(cfg, &sb) == 0) {
-      fprintf(stderr, "tickgrad train: %s already holds a run; give another --out, or --resume %s\n", dir, dir);
-      ok = 0;
-    } else if (tg_make_dirs(dir) != TG_OK) {
-      fprintf(stderr, "tickgrad train: %s\n", tg_last_error());
-      ok = 0;
-    } else {
-      ok = write_env_json(dir, a.model, &a.env);
-    }
-  }
-  if (ok) {
-    tg_env_spec s = tg_env_spec_of(env);
-    char dname[32];
-    printf("training %s on %s (%d instance%s, obs %d, %d actions) on %s into %s\n", a.model, tg_env_name(env), s.n,
-           s.n == 1 ? "" : "s", s.obs_dim, s.n_actions, tg_device_str(dev, dname, sizeof dname), dir);
-    ok = train_agent(&a, env, dir, dev, is_dqn ? &dc : NULL, is_dqn ? NULL : &pc);
-    trained = 1;
-  }
-  tg_env_free(env);
-  int stopped = ok && a.stop_after > 0;
-  if (ok && !stopped) ok = trading ? evaluate_trading(&a, &bars, dir, dev) : evaluate_cartpole(&a, dir, dev);
-  if (trading) tg_bars_free(&bars);
-  if (trained && tg_report_write(dir, stdout) != TG_OK) /* also after a NaN stop; a warning, not a failure */
-    fprintf(stderr, "tickgrad train: warning: report not written: %s\n", tg_last_error());
-  return ok ? TG_EXIT_OK : TG_EXIT_FAIL;
+  return TG_EXIT_OK;
 }

@@ -61,10 +61,10 @@ static const char *const TAIL_SCRIPT =
     "document.body.setAttribute('data-report','ok');})();\n"
     "</script>\n";
 
-static void page_head(rp_page *p) {
+void rp_page_begin(rp_page *p, const char *title) {
   rp_raw(p, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>tickgrad report: ");
-  rp_text(p, p->run);
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
+  rp_text(p, title);
   rp_raw(p, "</title>\n<style>\n");
   rp_raw(p, STYLE);
   rp_raw(p, "</style>\n");
@@ -72,11 +72,13 @@ static void page_head(rp_page *p) {
   rp_raw(p, "</head>\n<body>\n<main>\n");
 }
 
-static void page_tail(rp_page *p) {
+void rp_page_end(rp_page *p, const char *from) {
   rp_raw(p, "<footer>written by tickgrad ");
   rp_text(p, tg_version());
-  rp_raw(p, " from the files of ");
-  rp_text(p, p->run);
+  if (from) {
+    rp_raw(p, " from the files of ");
+    rp_text(p, from);
+  }
   rp_raw(p, "; open it in any browser, it loads nothing else</footer>\n</main>\n<div id=\"report-errors\"></div>\n");
   rp_raw(p, TAIL_SCRIPT);
   rp_raw(p, "</body>\n</html>\n");
@@ -93,12 +95,14 @@ tg_status tg_report_write(const char *run_dir, FILE *log) {
   rp_page p;
   memset(&p, 0, sizeof p);
   p.run = run_dir;
-  page_head(&p);
+  char title[RP_PATH_MAX + 32];
+  snprintf(title, sizeof title, "tickgrad report: %s", run_dir);
+  rp_page_begin(&p, title);
   rp_section_header(&p);
   rp_section_metrics(&p);
   rp_section_telemetry(&p);
   rp_section_backtest(&p);
-  page_tail(&p);
+  rp_page_end(&p, run_dir);
   tg_status st = p.b.oom ? tg_error(TG_ERR_NOMEM, "report: out of memory building %s", path)
                          : tg_write_atomic(path, p.b.data, p.b.len);
   tg_json_buf_free(&p.b);

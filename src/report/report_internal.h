@@ -40,6 +40,11 @@ int rp_is_file(const char *path);
 /* The file's modification time as "YYYY-MM-DD HH:MM UTC" (empty when it cannot be read). */
 void rp_mtime(const char *path, char *buf, size_t n);
 
+/* ---- report.c: the page's head (style, the error catcher) and its footer and load check ---- */
+void rp_page_begin(rp_page *p, const char *title);
+/* from (may be NULL) names the files the page was drawn from in the footer. */
+void rp_page_end(rp_page *p, const char *from);
+
 /* ---- files.c: reading and writing whole files ---- */
 /* The parsed JSON object in run/file: TG_OK with *doc set, TG_ERR_IO when it is missing (unreadable), or
  * TG_ERR_FORMAT when it is not a JSON object; tg_last_error() says which. */

@@ -8,8 +8,7 @@
 
 static const char *FUTURE_NAMES[4] = {"tod_sin", "tod_cos", "dow_sin", "dow_cos"};
 
-/* Every --data path, concatenated and sorted by time. */
-static tg_status read_bars(const tg_train_config *c, tg_bars *all, FILE *log) {
+tg_status tg_train_read_bars(const tg_train_config *c, FILE *log, tg_bars *all) {
   tg_read_opts ro;
   memset(&ro, 0, sizeof ro);
   ro.tz = c->data_tz[0] ? c->data_tz : NULL;
@@ -176,7 +175,7 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
   tg_bars_init(&own);
   tg_status st = TG_OK;
   if (!bars) {
-    st = read_bars(c, &own, log);
+    st = tg_train_read_bars(c, log, &own);
     bars = &own;
   }
   if (st == TG_OK) st = build_dataset(d, c, bars);
