@@ -45,7 +45,7 @@ void rp_page_begin(rp_page *p, const char *title);
 /* from (may be NULL) names the files the page was drawn from in the footer. */
 void rp_page_end(rp_page *p, const char *from);
 
-/* ---- files.c: reading and writing whole files ---- */
+/* ---- run_folder.c: reading and writing whole files ---- */
 /* The parsed JSON object in run/file: TG_OK with *doc set, TG_ERR_IO when it is missing (unreadable), or
  * TG_ERR_FORMAT when it is not a JSON object; tg_last_error() says which. */
 tg_status rp_read_json(const char *run, const char *file, tg_json_doc **doc);
