@@ -1,4 +1,4 @@
-/* PPO's training loop: rollouts, GAE, epochs of minibatch updates, logging, checkpoints and resume; the trained policy. */
+/* PPO's training loop: rollouts, GAE, epochs of minibatch updates, logging, checkpoints and resume. */
 #include <math.h>
 #include <string.h>
 #include "base/clock.h"
@@ -252,71 +252,4 @@ tg_status tg_ppo_train(const tg_ppo_config *c, tg_env *env, const char *run_dir,
   run_free(r);
   tg_free(r);
   return st;
-}
-
-/* ---- the trained policy ---- */
-
-struct tg_ppo_policy {
-  rl_ppo_net net;
-  tg_env_spec spec;
-};
-
-/* The policy for observations of spec; env (may be NULL) says whether windows are gathered. */
-static tg_status policy_open(const char *run_dir, tg_env_spec spec, const tg_env *env, tg_device dev,
-                             tg_ppo_policy **out) {
-  char path[TG_PATH_MAX + 32];
-  if (!out) return tg_error(TG_ERR_INVALID, "ppo policy: out is NULL");
-  *out = NULL;
-  if (!run_dir) return tg_error(TG_ERR_INVALID, "ppo policy: the run folder is NULL");
-  tg_ppo_config c = tg_ppo_defaults();
-  pp_env_id id;
-  snprintf(path, sizeof path, "%s/config.json", run_dir);
-  tg_status st = pp_config_load(path, &c, &id);
-  if (st != TG_OK) return st;
-  if (spec.n < 1 || spec.obs_dim != id.obs_dim || spec.n_actions != id.n_actions || spec.n_actions < 0)
-    return tg_error(TG_ERR_INVALID, "ppo policy: %s was trained for obs_dim %d and %d actions; asked for n %d, obs_dim %d, "
-                    "%d actions", run_dir, id.obs_dim, id.n_actions, spec.n, spec.obs_dim, spec.n_actions);
-  c.device = dev;
-  tg_ppo_policy *p = tg_calloc(1, sizeof *p);
-  if (!p) return tg_error(TG_ERR_NOMEM, "ppo policy: out of host memory");
-  p->spec = spec;
-  rl_ppo_net_cfg nc = pp_net_cfg(&c, spec.obs_dim, spec.n_actions, spec.n, 2, 0);
-  nc.env = env;
-  st = rl_ppo_net_open(&p->net, &nc);
-  snprintf(path, sizeof path, "%s/weights.safetensors", run_dir);
-  if (st == TG_OK) st = tg_store_load(p->net.store, path);
-  if (st != TG_OK) {
-    tg_ppo_policy_free(p);
-    return st;
-  }
-  *out = p;
-  return TG_OK;
-}
-
-tg_status tg_ppo_policy_load(const char *run_dir, tg_env_spec spec, tg_device dev, tg_ppo_policy **out) {
-  return policy_open(run_dir, spec, NULL, dev, out);
-}
-
-tg_status tg_ppo_policy_load_env(const char *run_dir, const tg_env *env, tg_device dev, tg_ppo_policy **out) {
-  if (!env) return tg_error(TG_ERR_INVALID, "ppo policy: env is NULL");
-  return policy_open(run_dir, tg_env_spec_of(env), env, dev, out);
-}
-
-tg_status tg_ppo_policy_act(tg_ppo_policy *p, const float *obs, void *actions) {
-  if (!p || !obs || !actions) return tg_error(TG_ERR_INVALID, "ppo policy act: policy, obs and actions are required");
-  const float *pol;
-  tg_status st = rl_ppo_net_eval(&p->net, obs, &pol, NULL);
-  if (st != TG_OK) return st;
-  int A = p->spec.n_actions;
-  for (int i = 0; i < p->spec.n; i++) {
-    if (A == 0) ((float *)actions)[i] = pol[i]; /* the Gaussian's mean (the env clips it) */
-    else ((int32_t *)actions)[i] = rl_argmax(pol + (size_t)i * (size_t)A, A);
-  }
-  return TG_OK;
-}
-
-void tg_ppo_policy_free(tg_ppo_policy *p) {
-  if (!p) return;
-  rl_ppo_net_close(&p->net);
-  tg_free(p);
 }
