@@ -43,6 +43,16 @@ void tg_device_free(tg_device d, void *p);
  * CPU, and compares loss and gradients. TG_OK with a one-line summary in report, or the failure. */
 tg_status tg_device_self_test(tg_device d, char *report, size_t report_size);
 
+/* The host CPU as the CPU backend uses it: online cores, the widest SIMD level its kernels can use, the BLAS build
+ * and its own thread count, the OpenMP threads of its loops. */
+typedef struct tg_cpu_info {
+  long cores;
+  char simd[16];
+  char blas[160];
+  int blas_threads, threads;
+} tg_cpu_info;
+void tg_cpu_info_get(tg_cpu_info *out);
+
 /* Threads of the CPU backend's OpenMP loops; OpenBLAS runs single-threaded inside them (default:
  * OMP_NUM_THREADS, else all cores). */
 tg_status tg_set_threads(int n);

@@ -1,25 +1,8 @@
 /* `tickgrad devices` and `tickgrad ops`: what this build can run on, and which kernels it has. */
-#include <cblas.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include "cli/cli.h"
 #include "tickgrad/tickgrad.h"
-
-static const char *simd_level(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return "AVX-512";
-  if (__builtin_cpu_supports("avx2")) return "AVX2";
-  if (__builtin_cpu_supports("avx")) return "AVX";
-  if (__builtin_cpu_supports("sse4.2")) return "SSE4.2";
-  return "SSE2";
-#elif defined(__aarch64__)
-  return "NEON";
-#else
-  return "none detected";
-#endif
-}
 
 static void print_mib(const char *label, uint64_t bytes) { printf("  %-10s %.0f MiB\n", label, (double)bytes / 1048576.0); }
 
@@ -66,12 +49,13 @@ int tg_cmd_devices(int argc, char **argv) {
     }
     return tg_cli_usage_error("devices", "unexpected argument '%s'", argv[0]);
   }
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  tg_cpu_info cpu;
+  tg_cpu_info_get(&cpu);
   printf("cpu:0\n");
-  printf("  cores      %ld online\n", cores);
-  printf("  simd       %s\n", simd_level());
-  printf("  blas       %s, %d threads\n", openblas_get_config(), openblas_get_num_threads());
-  printf("  threads    %d (OpenMP loops)\n", tg_threads());
+  printf("  cores      %ld online\n", cpu.cores);
+  printf("  simd       %s\n", cpu.simd);
+  printf("  blas       %s, %d threads\n", cpu.blas, cpu.blas_threads);
+  printf("  threads    %d (OpenMP loops)\n", cpu.threads);
   return print_cuda_devices();
 }
 

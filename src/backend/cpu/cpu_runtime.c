@@ -1,6 +1,8 @@
-/* The CPU thread count of the OpenMP loops (OpenBLAS itself runs single-threaded). */
+/* The CPU thread count of the OpenMP loops (OpenBLAS itself runs single-threaded), and what the host CPU offers. */
 #include <cblas.h>
 #include <omp.h>
+#include <stdio.h>
+#include <unistd.h>
 #include "tickgrad/device.h"
 
 tg_status tg_set_threads(int n) {
@@ -13,3 +15,26 @@ tg_status tg_set_threads(int n) {
 }
 
 int tg_threads(void) { return omp_get_max_threads(); }
+
+static const char *simd_level(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return "AVX-512";
+  if (__builtin_cpu_supports("avx2")) return "AVX2";
+  if (__builtin_cpu_supports("avx")) return "AVX";
+  if (__builtin_cpu_supports("sse4.2")) return "SSE4.2";
+  return "SSE2";
+#elif defined(__aarch64__)
+  return "NEON";
+#else
+  return "none detected";
+#endif
+}
+
+void tg_cpu_info_get(tg_cpu_info *out) {
+  out->cores = sysconf(_SC_NPROCESSORS_ONLN);
+  snprintf(out->simd, sizeof out->simd, "%s", simd_level());
+  snprintf(out->blas, sizeof out->blas, "%s", openblas_get_config());
+  out->blas_threads = openblas_get_num_threads();
+  out->threads = tg_threads();
+}
