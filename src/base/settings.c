@@ -118,7 +118,8 @@ static tg_status set_list_text(const tg_settings *t, void *cfg, const tg_setting
       size_t len = strcspn(p, ",");
       snprintf(tok, sizeof tok, "%.*s", (int)(len < sizeof tok - 1 ? len : sizeof tok - 1), p);
       if (len >= sizeof tok - 1 || tg_parse_double(tok, -INFINITY, INFINITY, what, &v[n]) != TG_OK)
-        return tg_error(TG_ERR_INVALID, "%s: want numbers separated by commas", what);
+        return tg_error(TG_ERR_INVALID, "%s: want numbers separated by commas%s%s%s", what, s->help ? " (" : "",
+                        s->help ? s->help : "", s->help ? ")" : "");
       n++;
       if (!p[len]) break;
       p += len + 1;
