@@ -31,7 +31,12 @@ static void put_value(const tg_settings *t, const void *cfg, const tg_setting *s
     case TG_SET_UINT64: tg_json_buf_printf(b, "\"%" PRIu64 "\"", *(const uint64_t *)p); break;
     case TG_SET_BOOL: tg_json_buf_puts(b, *(const int *)p ? "true" : "false"); break;
     case TG_SET_STRING: tg_json_buf_append_string(b, p); break;
-    case TG_SET_ENUM: tg_json_buf_append_string(b, s->names[*(const int *)p]); break;
+    case TG_SET_ENUM: {
+      int k = 0, v = *(const int *)p;
+      while (s->names[k] && k < v) k++;
+      tg_json_buf_append_string(b, v >= 0 && s->names[k] ? s->names[k] : ""); /* "" for a value out of range */
+      break;
+    }
     case TG_SET_NUMS: case TG_SET_STRS:
       tg_json_buf_puts(b, "[");
       for (int k = 0; k < n; k++) {
