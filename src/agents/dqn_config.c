@@ -1,35 +1,36 @@
-/* DQN settings: CleanRL's defaults and the table of names and ranges behind checks, config.json and resume. */
+/* DQN settings: CleanRL's defaults and the settings engine's table of names and ranges (checks, config.json, resume). */
 #include <stddef.h>
 #include <string.h>
 #include "agents/dqn_internal.h"
 
-_Static_assert(TG_DQN_MAX_HIDDEN <= RL_MAX_HIDDEN, "the settings engine holds at most RL_MAX_HIDDEN widths");
-
 #define OFF(m) offsetof(tg_dqn_config, m)
-static const rl_setting SETTINGS[] = {
-    {"total_timesteps", RL_I64, OFF(total_timesteps), 1, 1e15, 0, "vector steps to train (CleanRL's global_step)"},
-    {"learning_rate", RL_F32, OFF(learning_rate), 1e-12, 10, 0, "Adam's learning rate"},
-    {"adam_eps", RL_F32, OFF(adam_eps), 1e-30, 1, 0, "Adam's epsilon"},
-    {"buffer_size", RL_I64, OFF(buffer_size), 1, 1e10, 0, "replay capacity in transitions"},
-    {"gamma", RL_F32, OFF(gamma), 0, 1, 0, "discount"},
-    {"tau", RL_F32, OFF(tau), 1e-9, 1, 0, "target update: 1 copies, < 1 is Polyak averaging"},
-    {"target_network_frequency", RL_I64, OFF(target_network_frequency), 1, 1e15, 0, "steps between target updates"},
-    {"batch_size", RL_INT, OFF(batch_size), 1, 1e7, 0, "transitions per gradient step"},
-    {"start_e", RL_F32, OFF(start_e), 0, 1, 0, "epsilon at step 0"},
-    {"end_e", RL_F32, OFF(end_e), 0, 1, 0, "final epsilon"},
-    {"exploration_fraction", RL_F32, OFF(exploration_fraction), 1e-9, 1, 0,
-     "fraction of total_timesteps over which epsilon falls linearly"},
-    {"learning_starts", RL_I64, OFF(learning_starts), 0, 1e15, 0, "steps before the first gradient step"},
-    {"train_frequency", RL_I64, OFF(train_frequency), 1, 1e15, 0, "steps between gradient steps"},
-    {"hidden", RL_HIDDEN, OFF(hidden), 0, 0, 0, "hidden layer widths, e.g. 120,84 (ReLU between)"},
-    {"double_q", RL_INT, OFF(double_q), 0, 1, 0, "1: Double DQN targets"},
-    {"huber", RL_INT, OFF(huber), 0, 1, 0, "1: Huber loss (delta 1); 0: MSE"},
-    {"max_grad_norm", RL_F32, OFF(max_grad_norm), 0, 1e30, 0, "global gradient-norm clip (0: none)"},
-    {"seed", RL_U64, OFF(seed), 0, 0, 0, "initialisation, exploration and replay draws"},
-    {"log_every", RL_I64, OFF(log_every), 1, 1e15, 1, "steps between log lines and metrics.csv rows"},
-    {"ckpt_every", RL_I64, OFF(ckpt_every), 0, 1e15, 1, "steps between checkpoints (0: only at the end)"},
+/* a number row: key (its flag --key-with-dashes), type, member, closed range, may change on resume, help */
+#define NUM(k, ty, m, l, h, resumable, hl) \
+  {.key = k, .type = ty, .off = OFF(m), .lo = l, .hi = h, .flags = (resumable) ? TG_SET_RESUMABLE : 0u, .help = hl}
+static const tg_setting SETTINGS[] = {
+    NUM("total_timesteps", TG_SET_INT64, total_timesteps, 1, 1e15, 0, "vector steps to train (CleanRL's global_step)"),
+    NUM("learning_rate", TG_SET_FLOAT, learning_rate, 1e-12, 10, 0, "Adam's learning rate"),
+    NUM("adam_eps", TG_SET_FLOAT, adam_eps, 1e-30, 1, 0, "Adam's epsilon"),
+    NUM("buffer_size", TG_SET_INT64, buffer_size, 1, 1e10, 0, "replay capacity in transitions"),
+    NUM("gamma", TG_SET_FLOAT, gamma, 0, 1, 0, "discount"),
+    NUM("tau", TG_SET_FLOAT, tau, 1e-9, 1, 0, "target update: 1 copies, < 1 is Polyak averaging"),
+    NUM("target_network_frequency", TG_SET_INT64, target_network_frequency, 1, 1e15, 0, "steps between target updates"),
+    NUM("batch_size", TG_SET_INT, batch_size, 1, 1e7, 0, "transitions per gradient step"),
+    NUM("start_e", TG_SET_FLOAT, start_e, 0, 1, 0, "epsilon at step 0"),
+    NUM("end_e", TG_SET_FLOAT, end_e, 0, 1, 0, "final epsilon"),
+    NUM("exploration_fraction", TG_SET_FLOAT, exploration_fraction, 1e-9, 1, 0,
+        "fraction of total_timesteps over which epsilon falls linearly"),
+    NUM("learning_starts", TG_SET_INT64, learning_starts, 0, 1e15, 0, "steps before the first gradient step"),
+    NUM("train_frequency", TG_SET_INT64, train_frequency, 1, 1e15, 0, "steps between gradient steps"),
+    {.key = "hidden", .type = TG_SET_NUMS, .off = OFF(hidden), .lo = 1, .hi = 1e6, .elem = TG_SET_INT,
+     .count_off = OFF(n_hidden), .max_n = TG_DQN_MAX_HIDDEN, .help = "hidden layer widths, e.g. 120,84 (ReLU between)"},
+    NUM("double_q", TG_SET_INT, double_q, 0, 1, 0, "1: Double DQN targets"),
+    NUM("huber", TG_SET_INT, huber, 0, 1, 0, "1: Huber loss (delta 1); 0: MSE"),
+    NUM("max_grad_norm", TG_SET_FLOAT, max_grad_norm, 0, 1e30, 0, "global gradient-norm clip (0: none)"),
+    {.key = "seed", .type = TG_SET_UINT64, .off = OFF(seed), .help = "initialisation, exploration and replay draws"},
+    NUM("log_every", TG_SET_INT64, log_every, 1, 1e15, 1, "steps between log lines and metrics.csv rows"),
+    NUM("ckpt_every", TG_SET_INT64, ckpt_every, 0, 1e15, 1, "steps between checkpoints (0: only at the end)"),
 };
-#define N_SETTINGS ((int)(sizeof SETTINGS / sizeof SETTINGS[0]))
 
 tg_dqn_config tg_dqn_defaults(void) {
   tg_dqn_config c;
@@ -57,16 +58,17 @@ tg_dqn_config tg_dqn_defaults(void) {
   return c;
 }
 
-static const rl_settings TABLE = {"dqn", "DQN", DQ_CONFIG_FORMAT, SETTINGS, N_SETTINGS, OFF(n_hidden), TG_DQN_MAX_HIDDEN,
-                                  "120,84", 0};
+static const tg_settings TABLE = {"dqn config", SETTINGS, (int)(sizeof SETTINGS / sizeof SETTINGS[0]), 0, 1,
+                                  RL_CONFIG_EXTRA};
+static const rl_config_file CONFIG_FILE = {&TABLE, "DQN", DQ_CONFIG_FORMAT};
 
 tg_status tg_dqn_config_set(tg_dqn_config *c, const char *key, const char *value) {
-  return rl_settings_set(&TABLE, c, key, value);
+  if (!c) return tg_error(TG_ERR_INVALID, "dqn config: NULL config");
+  return tg_settings_set(&TABLE, c, key, value);
 }
 
-
 tg_status tg_dqn_config_check(const tg_dqn_config *c) {
-  tg_status st = rl_settings_check(&TABLE, c);
+  tg_status st = tg_settings_check(&TABLE, c);
   if (st != TG_OK) return st;
   if (c->end_e > c->start_e)
     return tg_error(TG_ERR_INVALID, "dqn config: end_e %g is above start_e %g; epsilon only falls", (double)c->end_e,
@@ -78,10 +80,13 @@ tg_status tg_dqn_config_check(const tg_dqn_config *c) {
   return TG_OK;
 }
 
-tg_status tg_dqn_config_load(const char *run_dir, tg_dqn_config *c) { return rl_config_load_run(&TABLE, run_dir, c); }
+tg_status tg_dqn_config_load(const char *run_dir, tg_dqn_config *c) { return rl_config_load_run(&CONFIG_FILE, run_dir, c); }
 
-char *dq_config_json(const tg_dqn_config *c, const tg_env *env) { return rl_config_json(&TABLE, c, c->device, env); }
+char *dq_config_json(const tg_dqn_config *c, const tg_env *env) { return rl_config_json(&CONFIG_FILE, c, c->device, env); }
 
-tg_status dq_config_load(const char *path, tg_dqn_config *c, dq_env_id *env) { return rl_config_load(&TABLE, path, c, env); }
+tg_status dq_config_load(const char *path, tg_dqn_config *c, dq_env_id *env) { return rl_config_load(&CONFIG_FILE, path, c, env); }
 
-const char *dq_config_diff(const tg_dqn_config *a, const tg_dqn_config *b) { return rl_config_diff(&TABLE, a, b); }
+const char *dq_config_diff(const tg_dqn_config *a, const tg_dqn_config *b) {
+  const tg_setting *s = tg_settings_diff(&TABLE, a, b);
+  return s ? s->key : NULL;
+}

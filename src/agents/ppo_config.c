@@ -1,35 +1,36 @@
-/* PPO settings: CleanRL's CartPole defaults and the table of names and ranges behind checks, config.json and resume. */
+/* PPO settings: CleanRL's CartPole defaults and the settings engine's table of names and ranges (checks, config.json, resume). */
 #include <stddef.h>
 #include <string.h>
 #include "agents/ppo_internal.h"
 
-_Static_assert(TG_PPO_MAX_HIDDEN <= RL_MAX_HIDDEN, "the settings engine holds at most RL_MAX_HIDDEN widths");
-
 #define OFF(m) offsetof(tg_ppo_config, m)
-static const rl_setting SETTINGS[] = {
-    {"total_timesteps", RL_I64, OFF(total_timesteps), 1, 1e15, 0, "environment steps to train (CleanRL's global_step)"},
-    {"learning_rate", RL_F32, OFF(learning_rate), 1e-12, 10, 0, "Adam's learning rate"},
-    {"anneal_lr", RL_INT, OFF(anneal_lr), 0, 1, 0, "1: the learning rate falls linearly to 0 over the run"},
-    {"adam_eps", RL_F32, OFF(adam_eps), 1e-30, 1, 0, "Adam's epsilon"},
-    {"num_envs", RL_INT, OFF(num_envs), 1, 1e6, 0, "environment instances (the env's n)"},
-    {"num_steps", RL_INT, OFF(num_steps), 1, 1e7, 0, "vector steps per rollout"},
-    {"num_minibatches", RL_INT, OFF(num_minibatches), 1, 1e7, 0, "minibatches per epoch"},
-    {"update_epochs", RL_INT, OFF(update_epochs), 1, 1e4, 0, "passes over each rollout"},
-    {"gamma", RL_F32, OFF(gamma), 0, 1, 0, "discount"},
-    {"gae_lambda", RL_F32, OFF(gae_lambda), 0, 1, 0, "GAE lambda"},
-    {"norm_adv", RL_INT, OFF(norm_adv), 0, 1, 0, "1: normalise advantages per minibatch"},
-    {"clip_coef", RL_F32, OFF(clip_coef), 1e-9, 1e6, 0, "ratio clip epsilon (and the value clip)"},
-    {"clip_vloss", RL_INT, OFF(clip_vloss), 0, 1, 0, "1: clipped value loss"},
-    {"ent_coef", RL_F32, OFF(ent_coef), -1e6, 1e6, 0, "entropy bonus coefficient"},
-    {"vf_coef", RL_F32, OFF(vf_coef), 0, 1e6, 0, "value loss coefficient"},
-    {"max_grad_norm", RL_F32, OFF(max_grad_norm), 0, 1e30, 0, "global gradient-norm clip (0: none)"},
-    {"target_kl", RL_F32, OFF(target_kl), 0, 1e30, 0, "stop an iteration's epochs above this approx_kl (0: never)"},
-    {"hidden", RL_HIDDEN, OFF(hidden), 0, 0, 0, "hidden widths of the actor and the critic, e.g. 64,64 (tanh)"},
-    {"seed", RL_U64, OFF(seed), 0, 0, 0, "initialisation, actions and minibatch permutations"},
-    {"log_every", RL_I64, OFF(log_every), 1, 1e15, 1, "environment steps between log lines and metrics.csv rows"},
-    {"ckpt_every", RL_I64, OFF(ckpt_every), 0, 1e15, 1, "iterations between checkpoints (0: only at the end)"},
+/* a number row: key (its flag --key-with-dashes), type, member, closed range, may change on resume, help */
+#define NUM(k, ty, m, l, h, resumable, hl) \
+  {.key = k, .type = ty, .off = OFF(m), .lo = l, .hi = h, .flags = (resumable) ? TG_SET_RESUMABLE : 0u, .help = hl}
+static const tg_setting SETTINGS[] = {
+    NUM("total_timesteps", TG_SET_INT64, total_timesteps, 1, 1e15, 0, "environment steps to train (CleanRL's global_step)"),
+    NUM("learning_rate", TG_SET_FLOAT, learning_rate, 1e-12, 10, 0, "Adam's learning rate"),
+    NUM("anneal_lr", TG_SET_INT, anneal_lr, 0, 1, 0, "1: the learning rate falls linearly to 0 over the run"),
+    NUM("adam_eps", TG_SET_FLOAT, adam_eps, 1e-30, 1, 0, "Adam's epsilon"),
+    NUM("num_envs", TG_SET_INT, num_envs, 1, 1e6, 0, "environment instances (the env's n)"),
+    NUM("num_steps", TG_SET_INT, num_steps, 1, 1e7, 0, "vector steps per rollout"),
+    NUM("num_minibatches", TG_SET_INT, num_minibatches, 1, 1e7, 0, "minibatches per epoch"),
+    NUM("update_epochs", TG_SET_INT, update_epochs, 1, 1e4, 0, "passes over each rollout"),
+    NUM("gamma", TG_SET_FLOAT, gamma, 0, 1, 0, "discount"),
+    NUM("gae_lambda", TG_SET_FLOAT, gae_lambda, 0, 1, 0, "GAE lambda"),
+    NUM("norm_adv", TG_SET_INT, norm_adv, 0, 1, 0, "1: normalise advantages per minibatch"),
+    NUM("clip_coef", TG_SET_FLOAT, clip_coef, 1e-9, 1e6, 0, "ratio clip epsilon (and the value clip)"),
+    NUM("clip_vloss", TG_SET_INT, clip_vloss, 0, 1, 0, "1: clipped value loss"),
+    NUM("ent_coef", TG_SET_FLOAT, ent_coef, -1e6, 1e6, 0, "entropy bonus coefficient"),
+    NUM("vf_coef", TG_SET_FLOAT, vf_coef, 0, 1e6, 0, "value loss coefficient"),
+    NUM("max_grad_norm", TG_SET_FLOAT, max_grad_norm, 0, 1e30, 0, "global gradient-norm clip (0: none)"),
+    NUM("target_kl", TG_SET_FLOAT, target_kl, 0, 1e30, 0, "stop an iteration's epochs above this approx_kl (0: never)"),
+    {.key = "hidden", .type = TG_SET_NUMS, .off = OFF(hidden), .lo = 1, .hi = 1e6, .elem = TG_SET_INT,
+     .count_off = OFF(n_hidden), .max_n = TG_PPO_MAX_HIDDEN, .help = "hidden widths of the actor and the critic, e.g. 64,64 (tanh)"},
+    {.key = "seed", .type = TG_SET_UINT64, .off = OFF(seed), .help = "initialisation, actions and minibatch permutations"},
+    NUM("log_every", TG_SET_INT64, log_every, 1, 1e15, 1, "environment steps between log lines and metrics.csv rows"),
+    NUM("ckpt_every", TG_SET_INT64, ckpt_every, 0, 1e15, 1, "iterations between checkpoints (0: only at the end)"),
 };
-#define N_SETTINGS ((int)(sizeof SETTINGS / sizeof SETTINGS[0]))
 
 tg_ppo_config tg_ppo_defaults(void) {
   tg_ppo_config c;
@@ -61,16 +62,17 @@ tg_ppo_config tg_ppo_defaults(void) {
   return c;
 }
 
-static const rl_settings TABLE = {"ppo", "PPO", PP_CONFIG_FORMAT, SETTINGS, N_SETTINGS, OFF(n_hidden), TG_PPO_MAX_HIDDEN,
-                                  "64,64", 9};
+static const tg_settings TABLE = {"ppo config", SETTINGS, (int)(sizeof SETTINGS / sizeof SETTINGS[0]), 9, 1,
+                                  RL_CONFIG_EXTRA};
+static const rl_config_file CONFIG_FILE = {&TABLE, "PPO", PP_CONFIG_FORMAT};
 
 tg_status tg_ppo_config_set(tg_ppo_config *c, const char *key, const char *value) {
-  return rl_settings_set(&TABLE, c, key, value);
+  if (!c) return tg_error(TG_ERR_INVALID, "ppo config: NULL config");
+  return tg_settings_set(&TABLE, c, key, value);
 }
 
-
 tg_status tg_ppo_config_check(const tg_ppo_config *c) {
-  tg_status st = rl_settings_check(&TABLE, c);
+  tg_status st = tg_settings_check(&TABLE, c);
   if (st != TG_OK) return st;
   int64_t batch = (int64_t)c->num_envs * c->num_steps;
   if (batch % c->num_minibatches != 0 || batch / c->num_minibatches < 2)
@@ -85,13 +87,16 @@ tg_status tg_ppo_config_check(const tg_ppo_config *c) {
   return TG_OK;
 }
 
-tg_status tg_ppo_config_load(const char *run_dir, tg_ppo_config *c) { return rl_config_load_run(&TABLE, run_dir, c); }
+tg_status tg_ppo_config_load(const char *run_dir, tg_ppo_config *c) { return rl_config_load_run(&CONFIG_FILE, run_dir, c); }
 
-char *pp_config_json(const tg_ppo_config *c, const tg_env *env) { return rl_config_json(&TABLE, c, c->device, env); }
+char *pp_config_json(const tg_ppo_config *c, const tg_env *env) { return rl_config_json(&CONFIG_FILE, c, c->device, env); }
 
-tg_status pp_config_load(const char *path, tg_ppo_config *c, pp_env_id *env) { return rl_config_load(&TABLE, path, c, env); }
+tg_status pp_config_load(const char *path, tg_ppo_config *c, pp_env_id *env) { return rl_config_load(&CONFIG_FILE, path, c, env); }
 
-const char *pp_config_diff(const tg_ppo_config *a, const tg_ppo_config *b) { return rl_config_diff(&TABLE, a, b); }
+const char *pp_config_diff(const tg_ppo_config *a, const tg_ppo_config *b) {
+  const tg_setting *s = tg_settings_diff(&TABLE, a, b);
+  return s ? s->key : NULL;
+}
 
 rl_ppo_net_cfg pp_net_cfg(const tg_ppo_config *c, int obs_dim, int n_actions, int n_act, int mb, int64_t updates) {
   rl_ppo_net_cfg n;

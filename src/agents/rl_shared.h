@@ -1,4 +1,4 @@
-/* What DQN's and PPO's runs share: the settings engine, recent episodes and metrics.csv, the agent checkpoint file. */
+/* What DQN's and PPO's runs share: config.json, recent episodes and metrics.csv, the agent checkpoint file. */
 #ifndef TG_RL_SHARED_H
 #define TG_RL_SHARED_H
 
@@ -7,38 +7,20 @@
 #include <stdio.h>
 #include "agents/rl_internal.h"
 #include "base/files.h"
+#include "base/settings.h"
 #include "tickgrad/checkpoint.h"
-#include "base/files.h"
-#include "tickgrad/checkpoint.h"
 
-/* ---- rl_settings.c: one engine over an algorithm's table of settings ---- */
+/* ---- rl_config.c: an agent run's config.json: its format, its settings (base/settings.h), device and env ---- */
 
-typedef enum rl_type {
-  RL_I64, RL_INT, RL_F32, /* numbers in [lo, hi] (whole ones for the integer types) */
-  RL_U64,                 /* any unsigned 64-bit integer (a seed), a string of digits in config.json */
-  RL_HIDDEN               /* the hidden widths: int [max] at off, the count at the table's hidden_n_off */
-} rl_type;
+/* An algorithm's config.json. */
+typedef struct rl_config_file {
+  const tg_settings *settings; /* name "dqn config": errors say "dqn config: ..."; every setting in the file */
+  const char *title;           /* "DQN": "not a DQN run's config" */
+  const char *format;          /* config.json's "format" */
+} rl_config_file;
 
-typedef struct rl_setting {
-  const char *key; /* config.json name, also tg_*_config_set's */
-  rl_type type;
-  size_t off;      /* member of the config struct */
-  double lo, hi;   /* inclusive range of numbers (unused for RL_U64 and RL_HIDDEN: widths are 1..1e6) */
-  int resumable;   /* may differ when a run resumes */
-  const char *help;
-} rl_setting;
-
-typedef struct rl_settings {
-  const char *name;           /* "dqn": errors say "dqn config: ..." */
-  const char *title;          /* "DQN": "not a DQN run's config" */
-  const char *format;         /* config.json's "format" */
-  const rl_setting *rows;     /* in config.json's order */
-  int n;
-  size_t hidden_n_off;        /* int member counting the hidden layers */
-  int hidden_max;             /* at most this many (<= RL_MAX_HIDDEN) */
-  const char *hidden_example; /* "120,84" */
-  int float_digits;           /* floats as text: 0 the shortest decimal that reads back, else %.<digits>g */
-} rl_settings;
+/* The members of config.json that are not settings (the table's extra). */
+extern const char *const RL_CONFIG_EXTRA[];
 
 /* The environment a run was started with (config.json's "env"). */
 typedef struct rl_env_id {
@@ -46,19 +28,12 @@ typedef struct rl_env_id {
   int n, obs_dim, n_actions;
 } rl_env_id;
 
-const rl_setting *rl_settings_find(const rl_settings *t, const char *key); /* NULL if unknown */
-/* Sets one setting of the config c from text (tg_*_config_set). */
-tg_status rl_settings_set(const rl_settings *t, void *c, const char *key, const char *value);
-/* Every setting of c in its range (the algorithm checks how settings relate). */
-tg_status rl_settings_check(const rl_settings *t, const void *c);
 /* config.json of c, its device and env: tg_malloc'ed text, NULL when out of memory. */
-char *rl_config_json(const rl_settings *t, const void *c, tg_device dev, const tg_env *env);
+char *rl_config_json(const rl_config_file *f, const void *c, tg_device dev, const tg_env *env);
 /* Reads path into c's settings (the members the table does not name untouched) and the env it names. */
-tg_status rl_config_load(const rl_settings *t, const char *path, void *c, rl_env_id *env);
+tg_status rl_config_load(const rl_config_file *f, const char *path, void *c, rl_env_id *env);
 /* rl_config_load of RUN/config.json, the env ignored. */
-tg_status rl_config_load_run(const rl_settings *t, const char *run_dir, void *c);
-/* The key of the first setting that must match on resume and differs between a and b, or NULL. */
-const char *rl_config_diff(const rl_settings *t, const void *a, const void *b);
+tg_status rl_config_load_run(const rl_config_file *f, const char *run_dir, void *c);
 
 /* ---- rl_metrics.c: recently finished episodes and RUN/metrics.csv ---- */
 

@@ -33,7 +33,7 @@ static tg_status resolve_resume(tg_train_config *c) {
   tg_train_config saved = *c;
   tg_status st = tg_train_config_load(path, &saved);
   if (st != TG_OK) return tg_error(st, "resume: %s", tg_last_error());
-  const tr_setting *s = tr_config_diff(&saved, c);
+  const tg_setting *s = tr_config_diff(&saved, c);
   if (s)
     return tg_error(TG_ERR_INVALID, "resume: %s differs from %s; a resumed run keeps its settings (only device and "
                     "threads may change)", s->key, path);

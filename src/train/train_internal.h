@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "base/files.h"
+#include "base/settings.h"
 #include "tickgrad/dataset.h"
 #include "tickgrad/dist.h"
 #include "tickgrad/optim.h"
@@ -16,30 +17,10 @@
 static inline int tr_ranks(const tg_train_config *c) { return c->solo ? 1 : tg_dist_size(); }
 static inline int tr_rank(const tg_train_config *c) { return c->solo ? 0 : tg_dist_rank(); }
 
-/* ---- config.c: the settings table ---- */
-typedef enum tr_type { TR_INT, TR_LONG, TR_DBL, TR_FLT, TR_STR, TR_KIND, TR_SCHED, TR_QUANT, TR_DATA } tr_type;
-
-typedef struct tr_setting {
-  const char *key;   /* JSON name; "tft.hidden" lives in the "tft" object */
-  const char *flag;  /* command-line flag */
-  tr_type type;
-  size_t off, size;  /* member of tg_train_config (size: TR_STR capacity) */
-  double lo, hi;     /* inclusive range of numbers */
-  unsigned models;   /* bit (1 << kind) of the kinds the flag applies to; 0: every kind */
-  const char *help;
-} tr_setting;
-
-int tr_setting_count(void);
-const tr_setting *tr_setting_at(int i);
-const tr_setting *tr_setting_find(const char *key); /* by JSON name; NULL if unknown */
-/* Typed setters with range checks; where names the source in errors. */
-tg_status tr_set_number(tg_train_config *c, const tr_setting *s, double v, const char *where);
-tg_status tr_set_string(tg_train_config *c, const tr_setting *s, const char *v, const char *where); /* data: appends */
-tg_status tr_set_quantiles(tg_train_config *c, const double *v, int n, const char *where);
-/* Sets s from text (a flag's value); where names the source in errors. */
-tg_status tr_setting_set_text(tg_train_config *c, const tr_setting *s, const char *text, const char *where);
+/* ---- config.c: the settings table (the settings engine's, base/settings.h) ---- */
+extern const tg_settings TR_SETTINGS;
 /* The first setting (not device, threads, out) whose values differ, or NULL. */
-const tr_setting *tr_config_diff(const tg_train_config *a, const tg_train_config *b);
+const tg_setting *tr_config_diff(const tg_train_config *a, const tg_train_config *b);
 
 /* ---- data.c: bars -> dataset -> tables on the device ---- */
 typedef struct tr_qacc {
