@@ -206,16 +206,16 @@ static void test_json(void) {
   CHECK_STATUS(tg_json_parse(unterminated, 4, "j", 100, &d), TG_ERR_FORMAT);
   CHECK_MSG(strstr(tg_last_error(), "byte 104"), "%s", tg_last_error());
   /* builder escaping */
-  tg_json_buf b = {0};
-  tg_json_buf_append_string(&b, "a\"b\\c\n\x01\x7f\xc3\xa9");
+  tg_text b = {0};
+  tg_json_append_string(&b, "a\"b\\c\n\x01\x7f\xc3\xa9");
   CHECK(!b.oom && strcmp(b.data, "\"a\\\"b\\\\c\\n\\u0001\\u007f\xc3\xa9\"") == 0);
   CHECK_OK(tg_json_parse(b.data, b.len, "j", 0, &d));
   CHECK(strcmp(tg_json_root(d)->str, "a\"b\\c\n\x01\x7f\xc3\xa9") == 0);
   tg_json_free(d);
-  tg_json_buf_free(&b);
-  for (int i = 0; i < 100; i++) tg_json_buf_printf(&b, "%d,", i);
+  tg_text_free(&b);
+  for (int i = 0; i < 100; i++) tg_text_printf(&b, "%d,", i);
   CHECK(b.len == 290 && strncmp(b.data, "0,1,2,", 6) == 0);
-  tg_json_buf_free(&b);
+  tg_text_free(&b);
 }
 
 /* ---- safetensors ---- */

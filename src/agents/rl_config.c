@@ -7,17 +7,17 @@
 const char *const RL_CONFIG_EXTRA[] = {"format", "device", "env", NULL};
 
 char *rl_config_json(const rl_config_file *f, const void *c, tg_device dev, const tg_env *env) {
-  tg_json_buf b = {0};
+  tg_text b = {0};
   char ds[16];
   int first = 0;
   tg_env_spec sp = tg_env_spec_of(env);
-  tg_json_buf_printf(&b, "{\n  \"format\": \"%s\"", f->format);
+  tg_text_printf(&b, "{\n  \"format\": \"%s\"", f->format);
   tg_settings_json_members(f->settings, c, &b, &first);
-  tg_json_buf_printf(&b, ",\n  \"device\": \"%s\",\n  \"env\": {\"name\": ", tg_device_str(dev, ds, sizeof ds));
-  tg_json_buf_append_string(&b, tg_env_name(env));
-  tg_json_buf_printf(&b, ", \"n\": %d, \"obs_dim\": %d, \"n_actions\": %d}\n}\n", sp.n, sp.obs_dim, sp.n_actions);
+  tg_text_printf(&b, ",\n  \"device\": \"%s\",\n  \"env\": {\"name\": ", tg_device_str(dev, ds, sizeof ds));
+  tg_json_append_string(&b, tg_env_name(env));
+  tg_text_printf(&b, ", \"n\": %d, \"obs_dim\": %d, \"n_actions\": %d}\n}\n", sp.n, sp.obs_dim, sp.n_actions);
   if (b.oom) {
-    tg_json_buf_free(&b);
+    tg_text_free(&b);
     return NULL;
   }
   return b.data;

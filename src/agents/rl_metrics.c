@@ -37,21 +37,21 @@ static long long row_position(const char *line) {
 static tg_status metrics_trim(const char *path, const char *header, int64_t upto, const char *what) {
   char *text = NULL;
   size_t len = 0;
-  tg_json_buf keep = {0};
+  tg_text keep = {0};
   tg_status st = tg_file_exists(path) ? tg_read_file(path, &text, &len) : TG_OK;
   if (st != TG_OK) return st;
-  tg_json_buf_puts(&keep, header);
+  tg_text_puts(&keep, header);
   for (char *line = text; line && *line;) {
     char *nl = strchr(line, '\n');
     size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
     long long at = row_position(line);
-    if (at >= 0 && at <= upto) tg_json_buf_append(&keep, line, n);
+    if (at >= 0 && at <= upto) tg_text_append(&keep, line, n);
     line += n;
   }
   tg_free(text);
   st = keep.oom ? tg_error(TG_ERR_NOMEM, "%s: out of memory rewriting '%s'", what, path)
                 : tg_write_atomic(path, keep.data, keep.len);
-  tg_json_buf_free(&keep);
+  tg_text_free(&keep);
   return st;
 }
 

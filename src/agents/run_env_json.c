@@ -7,21 +7,21 @@
 #include "tickgrad/agents.h"
 
 tg_status tg_agent_env_write(const char *dir, const char *model, const tg_agent_env *e) {
-  tg_json_buf b = {0};
-  tg_json_buf_puts(&b, "{\n  \"model\": ");
-  tg_json_buf_append_string(&b, model);
-  tg_json_buf_puts(&b, ",\n  \"env\": ");
-  tg_json_buf_append_string(&b, e->kind);
-  tg_json_buf_printf(&b, ",\n  \"envs\": %d,\n  \"data\": [", e->n);
+  tg_text b = {0};
+  tg_text_puts(&b, "{\n  \"model\": ");
+  tg_json_append_string(&b, model);
+  tg_text_puts(&b, ",\n  \"env\": ");
+  tg_json_append_string(&b, e->kind);
+  tg_text_printf(&b, ",\n  \"envs\": %d,\n  \"data\": [", e->n);
   for (int i = 0; i < e->n_data; i++) {
-    if (i) tg_json_buf_puts(&b, ", ");
-    tg_json_buf_append_string(&b, e->data[i]);
+    if (i) tg_text_puts(&b, ", ");
+    tg_json_append_string(&b, e->data[i]);
   }
-  tg_json_buf_puts(&b, "],\n  \"data_tz\": ");
-  tg_json_buf_append_string(&b, e->data_tz);
-  tg_json_buf_puts(&b, ",\n  \"tz\": ");
-  tg_json_buf_append_string(&b, e->tz);
-  tg_json_buf_printf(&b,
+  tg_text_puts(&b, "],\n  \"data_tz\": ");
+  tg_json_append_string(&b, e->data_tz);
+  tg_text_puts(&b, ",\n  \"tz\": ");
+  tg_json_append_string(&b, e->tz);
+  tg_text_printf(&b,
                      ",\n  \"window\": %d,\n  \"episode_len\": %d,\n  \"cost_bps\": %.17g,\n  \"slippage\": %.17g,\n"
                      "  \"synth_signal\": %.17g,\n  \"synth_bars\": %ld,\n  \"synth_seed\": %ld,\n  \"env_seed\": %ld,\n"
                      "  \"copy_windows\": %d\n}\n",
@@ -32,7 +32,7 @@ tg_status tg_agent_env_write(const char *dir, const char *model, const tg_agent_
   tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "cannot write %s: out of memory", path)
                        : tg_write_atomic(path, b.data, b.len);
   if (st != TG_OK && !b.oom) st = tg_error(st, "cannot write %s: %s", path, tg_last_error());
-  tg_json_buf_free(&b);
+  tg_text_free(&b);
   return st;
 }
 

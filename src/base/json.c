@@ -466,81 +466,26 @@ const char *tg_json_type_name(tg_json_type t) {
 
 /* ---- builder ---- */
 
-static int json_buf_reserve(tg_json_buf *b, size_t extra) {
-  if (b->oom) return 0;
-  if (b->len + extra + 1 <= b->cap) return 1;
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap < b->len + extra + 1) cap *= 2;
-  char *p = tg_malloc(cap);
-  if (!p) {
-    b->oom = 1;
-    return 0;
-  }
-  if (b->len) memcpy(p, b->data, b->len);
-  p[b->len] = '\0';
-  tg_free(b->data);
-  b->data = p;
-  b->cap = cap;
-  return 1;
-}
-
-void tg_json_buf_append(tg_json_buf *b, const char *s, size_t n) {
-  if (!json_buf_reserve(b, n)) return;
-  memcpy(b->data + b->len, s, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-}
-
-void tg_json_buf_puts(tg_json_buf *b, const char *s) { tg_json_buf_append(b, s, strlen(s)); }
-
-void tg_json_buf_printf(tg_json_buf *b, const char *fmt, ...) {
-  char small[256];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
-  va_end(ap);
-  if (n < 0) {
-    b->oom = 1;
-    return;
-  }
-  if ((size_t)n < sizeof small) {
-    tg_json_buf_append(b, small, (size_t)n);
-    return;
-  }
-  if (!json_buf_reserve(b, (size_t)n)) return;
-  va_start(ap, fmt);
-  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->len += (size_t)n;
-}
-
-void tg_json_buf_append_string(tg_json_buf *b, const char *s) {
-  tg_json_buf_append(b, "\"", 1);
+void tg_json_append_string(tg_text *b, const char *s) {
+  tg_text_append(b, "\"", 1);
   for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
     char esc[8];
     switch (*u) {
-      case '"': tg_json_buf_append(b, "\\\"", 2); break;
-      case '\\': tg_json_buf_append(b, "\\\\", 2); break;
-      case '\b': tg_json_buf_append(b, "\\b", 2); break;
-      case '\f': tg_json_buf_append(b, "\\f", 2); break;
-      case '\n': tg_json_buf_append(b, "\\n", 2); break;
-      case '\r': tg_json_buf_append(b, "\\r", 2); break;
-      case '\t': tg_json_buf_append(b, "\\t", 2); break;
+      case '"': tg_text_append(b, "\\\"", 2); break;
+      case '\\': tg_text_append(b, "\\\\", 2); break;
+      case '\b': tg_text_append(b, "\\b", 2); break;
+      case '\f': tg_text_append(b, "\\f", 2); break;
+      case '\n': tg_text_append(b, "\\n", 2); break;
+      case '\r': tg_text_append(b, "\\r", 2); break;
+      case '\t': tg_text_append(b, "\\t", 2); break;
       default:
         if (*u < 0x20 || *u == 0x7f) {
           snprintf(esc, sizeof esc, "\\u%04x", *u);
-          tg_json_buf_append(b, esc, 6);
+          tg_text_append(b, esc, 6);
         } else {
-          tg_json_buf_append(b, (const char *)u, 1);
+          tg_text_append(b, (const char *)u, 1);
         }
     }
   }
-  tg_json_buf_append(b, "\"", 1);
-}
-
-void tg_json_buf_free(tg_json_buf *b) {
-  tg_free(b->data);
-  b->data = NULL;
-  b->len = b->cap = 0;
-  b->oom = 0;
+  tg_text_append(b, "\"", 1);
 }

@@ -3,6 +3,7 @@
 #define TG_IO_JSON_H
 
 #include <stddef.h>
+#include "base/text.h"
 #include <stdint.h>
 #include "tickgrad/status.h"
 
@@ -48,23 +49,8 @@ const char *tg_json_type_name(tg_json_type t);
 /* 1 if s[0..n) is well-formed UTF-8 (no overlong forms, no surrogates, <= U+10FFFF). */
 int tg_json_utf8_valid(const char *s, size_t n);
 
-/* A growing text buffer. Appends after an out-of-memory failure do nothing; check oom at the end. */
-typedef struct tg_json_buf {
-  char *data; /* NUL-terminated when len > 0 */
-  size_t len, cap;
-  int oom;
-} tg_json_buf;
-
-void tg_json_buf_append(tg_json_buf *b, const char *s, size_t n);
-void tg_json_buf_puts(tg_json_buf *b, const char *s);
-void tg_json_buf_printf(tg_json_buf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
 /* Appends s as a quoted JSON string: '"' and '\\' escaped, control characters as \n, \t, ... or
  * \u00XX; other bytes copied as they are (s should be UTF-8). */
-void tg_json_buf_append_string(tg_json_buf *b, const char *s);
-void tg_json_buf_free(tg_json_buf *b);
+void tg_json_append_string(tg_text *b, const char *s);
 
 #endif

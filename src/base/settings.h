@@ -76,7 +76,7 @@ void tg_settings_help(const tg_settings *t, FILE *f);
 /* Every setting as members of an open JSON object, each "\n<indent>"key": value" after a comma unless *first; keys
  * with a '.' go into nested objects, after the plain ones, in the order their sections first appear. Numbers are
  * written so that they read back bitwise. */
-void tg_settings_json_members(const tg_settings *t, const void *cfg, tg_json_buf *b, int *first);
+void tg_settings_json_members(const tg_settings *t, const void *cfg, tg_text *b, int *first);
 /* The object of every setting, "{...}\n": tg_malloc'ed, NULL when out of memory. */
 char *tg_settings_to_json(const tg_settings *t, const void *cfg);
 /* The members of the object obj over cfg (nested objects for sections); where names the file in errors, with each
@@ -85,6 +85,6 @@ tg_status tg_settings_apply_json(const tg_settings *t, void *cfg, const tg_json 
 /* text [len] parsed as JSON, then tg_settings_apply_json of its root object. */
 tg_status tg_settings_apply_text(const tg_settings *t, void *cfg, const char *text, size_t len, const char *where);
 /* The shortest of %.6g .. %.17g that reads back as v (as the float v when is_float), or %.<digits>g when digits > 0. */
-void tg_settings_put_real(tg_json_buf *b, double v, int is_float, int digits);
+void tg_settings_put_real(tg_text *b, double v, int is_float, int digits);
 
 #endif

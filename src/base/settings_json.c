@@ -8,7 +8,7 @@
 
 /* ---- writing ---- */
 
-void tg_settings_put_real(tg_json_buf *b, double v, int is_float, int digits) {
+void tg_settings_put_real(tg_text *b, double v, int is_float, int digits) {
   char buf[40];
   if (digits > 0) snprintf(buf, sizeof buf, "%.*g", digits, v);
   else
@@ -17,35 +17,35 @@ void tg_settings_put_real(tg_json_buf *b, double v, int is_float, int digits) {
       double back = strtod(buf, NULL);
       if (is_float ? (float)back == (float)v : back == v) break;
     }
-  tg_json_buf_puts(b, buf);
+  tg_text_puts(b, buf);
 }
 
-static void put_value(const tg_settings *t, const void *cfg, const tg_setting *s, tg_json_buf *b) {
+static void put_value(const tg_settings *t, const void *cfg, const tg_setting *s, tg_text *b) {
   const char *p = (const char *)cfg + s->off;
   int n = s->type == TG_SET_NUMS || s->type == TG_SET_STRS ? *(const int *)((const char *)cfg + s->count_off) : 0;
   switch (s->type) {
     case TG_SET_DOUBLE: tg_settings_put_real(b, *(const double *)p, 0, 0); break;
     case TG_SET_FLOAT: tg_settings_put_real(b, *(const float *)p, 1, t->float_digits); break;
-    case TG_SET_INT: tg_json_buf_printf(b, "%d", *(const int *)p); break;
-    case TG_SET_INT64: tg_json_buf_printf(b, "%" PRId64, *(const int64_t *)p); break;
-    case TG_SET_UINT64: tg_json_buf_printf(b, "\"%" PRIu64 "\"", *(const uint64_t *)p); break;
-    case TG_SET_BOOL: tg_json_buf_puts(b, *(const int *)p ? "true" : "false"); break;
-    case TG_SET_STRING: tg_json_buf_append_string(b, p); break;
+    case TG_SET_INT: tg_text_printf(b, "%d", *(const int *)p); break;
+    case TG_SET_INT64: tg_text_printf(b, "%" PRId64, *(const int64_t *)p); break;
+    case TG_SET_UINT64: tg_text_printf(b, "\"%" PRIu64 "\"", *(const uint64_t *)p); break;
+    case TG_SET_BOOL: tg_text_puts(b, *(const int *)p ? "true" : "false"); break;
+    case TG_SET_STRING: tg_json_append_string(b, p); break;
     case TG_SET_ENUM: {
       int k = 0, v = *(const int *)p;
       while (s->names[k] && k < v) k++;
-      tg_json_buf_append_string(b, v >= 0 && s->names[k] ? s->names[k] : ""); /* "" for a value out of range */
+      tg_json_append_string(b, v >= 0 && s->names[k] ? s->names[k] : ""); /* "" for a value out of range */
       break;
     }
     case TG_SET_NUMS: case TG_SET_STRS:
-      tg_json_buf_puts(b, "[");
+      tg_text_puts(b, "[");
       for (int k = 0; k < n; k++) {
-        if (k) tg_json_buf_puts(b, ", ");
-        if (s->type == TG_SET_STRS) tg_json_buf_append_string(b, p + (size_t)k * s->size);
+        if (k) tg_text_puts(b, ", ");
+        if (s->type == TG_SET_STRS) tg_json_append_string(b, p + (size_t)k * s->size);
         else if (s->elem == TG_SET_FLOAT) tg_settings_put_real(b, ((const float *)p)[k], 1, t->float_digits);
-        else tg_json_buf_printf(b, "%d", ((const int *)p)[k]);
+        else tg_text_printf(b, "%d", ((const int *)p)[k]);
       }
-      tg_json_buf_puts(b, "]");
+      tg_text_puts(b, "]");
       break;
   }
 }
@@ -60,20 +60,20 @@ static int in_section(const char *key, const char *sec, size_t len) {
   return section_len(key) == len && strncmp(key, sec, len) == 0;
 }
 
-static void put_members(const tg_settings *t, const void *cfg, tg_json_buf *b, const char *sec, size_t len,
+static void put_members(const tg_settings *t, const void *cfg, tg_text *b, const char *sec, size_t len,
                         const char *indent, int *first) {
   for (int i = 0; i < t->n; i++) {
     const tg_setting *s = &t->rows[i];
     if (!in_section(s->key, sec, len)) continue;
-    tg_json_buf_printf(b, "%s\n%s", *first ? "" : ",", indent);
-    tg_json_buf_append_string(b, len ? s->key + len + 1 : s->key);
-    tg_json_buf_puts(b, ": ");
+    tg_text_printf(b, "%s\n%s", *first ? "" : ",", indent);
+    tg_json_append_string(b, len ? s->key + len + 1 : s->key);
+    tg_text_puts(b, ": ");
     put_value(t, cfg, s, b);
     *first = 0;
   }
 }
 
-void tg_settings_json_members(const tg_settings *t, const void *cfg, tg_json_buf *b, int *first) {
+void tg_settings_json_members(const tg_settings *t, const void *cfg, tg_text *b, int *first) {
   put_members(t, cfg, b, "", 0, "  ", first);
   for (int i = 0; i < t->n; i++) {
     const char *key = t->rows[i].key;
@@ -82,21 +82,21 @@ void tg_settings_json_members(const tg_settings *t, const void *cfg, tg_json_buf
     for (int j = 0; len && j < i && !seen; j++) seen = in_section(t->rows[j].key, key, len);
     if (!len || seen) continue;
     int inner = 1;
-    tg_json_buf_printf(b, "%s\n  \"%.*s\": {", *first ? "" : ",", (int)len, key);
+    tg_text_printf(b, "%s\n  \"%.*s\": {", *first ? "" : ",", (int)len, key);
     put_members(t, cfg, b, key, len, "    ", &inner);
-    tg_json_buf_puts(b, "\n  }");
+    tg_text_puts(b, "\n  }");
     *first = 0;
   }
 }
 
 char *tg_settings_to_json(const tg_settings *t, const void *cfg) {
-  tg_json_buf b = {0};
+  tg_text b = {0};
   int first = 1;
-  tg_json_buf_puts(&b, "{");
+  tg_text_puts(&b, "{");
   tg_settings_json_members(t, cfg, &b, &first);
-  tg_json_buf_puts(&b, "\n}\n");
+  tg_text_puts(&b, "\n}\n");
   if (b.oom) {
-    tg_json_buf_free(&b);
+    tg_text_free(&b);
     return NULL;
   }
   return b.data;

@@ -53,10 +53,10 @@ tg_status tg_store_save(tg_store *s, const char *path) {
 }
 
 /* Appends "; <item>" to a problem list, keeping the first eight. */
-static void ckpt_note(tg_json_buf *b, int *count, const char *item) {
+static void ckpt_note(tg_text *b, int *count, const char *item) {
   if (++*count > 8) return;
-  if (*count > 1) tg_json_buf_puts(b, "; ");
-  tg_json_buf_puts(b, item);
+  if (*count > 1) tg_text_puts(b, "; ");
+  tg_text_puts(b, item);
 }
 
 static void ckpt_shape_of(const tg_param_info *p, char *buf, size_t n) {
@@ -69,7 +69,7 @@ static void ckpt_shape_of(const tg_param_info *p, char *buf, size_t n) {
 
 /* Every difference between the file's tensors and the store's parameters, in one message. */
 static tg_status ckpt_match_weights(tg_store *s, const tg_safetensors *f, const char *path) {
-  tg_json_buf b = {0};
+  tg_text b = {0};
   int problems = 0;
   char want[64], have[64], item[256];
   int n = tg_store_count(s);
@@ -102,13 +102,13 @@ static tg_status ckpt_match_weights(tg_store *s, const tg_safetensors *f, const 
     }
   }
   if (!problems) {
-    tg_json_buf_free(&b);
+    tg_text_free(&b);
     return TG_OK;
   }
   tg_status st = tg_error(TG_ERR_SHAPE, "%s: does not match the model (%d problem%s): %s%s; nothing was loaded",
                           path, problems, problems == 1 ? "" : "s", b.data ? b.data : "",
                           problems > 8 ? "; ..." : "");
-  tg_json_buf_free(&b);
+  tg_text_free(&b);
   return st;
 }
 

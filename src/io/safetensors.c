@@ -512,34 +512,34 @@ tg_status tg_safetensors_save(const char *path, int n, const tg_tensor *tensors,
   if (!order) return tg_error(TG_ERR_NOMEM, "%s: out of memory", path);
   st_layout_order(n, tensors, order);
 
-  tg_json_buf h = {0};
-  tg_json_buf_puts(&h, "{");
+  tg_text h = {0};
+  tg_text_puts(&h, "{");
   if (n_meta > 0) {
-    tg_json_buf_puts(&h, "\"__metadata__\":{");
+    tg_text_puts(&h, "\"__metadata__\":{");
     for (int i = 0; i < n_meta; i++) {
-      if (i) tg_json_buf_puts(&h, ",");
-      tg_json_buf_append_string(&h, meta[i].key);
-      tg_json_buf_puts(&h, ":");
-      tg_json_buf_append_string(&h, meta[i].value);
+      if (i) tg_text_puts(&h, ",");
+      tg_json_append_string(&h, meta[i].key);
+      tg_text_puts(&h, ":");
+      tg_json_append_string(&h, meta[i].value);
     }
-    tg_json_buf_puts(&h, "}");
+    tg_text_puts(&h, "}");
   }
   size_t at = 0;
   for (int k = 0; k < n; k++) {
     const tg_tensor *t = &tensors[order[k]];
-    if (k || n_meta > 0) tg_json_buf_puts(&h, ",");
-    tg_json_buf_append_string(&h, t->name);
-    tg_json_buf_printf(&h, ":{\"dtype\":\"%s\",\"shape\":[", st_dtype_name(t->dtype));
-    for (int d = 0; d < t->ndim; d++) tg_json_buf_printf(&h, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+    if (k || n_meta > 0) tg_text_puts(&h, ",");
+    tg_json_append_string(&h, t->name);
+    tg_text_printf(&h, ":{\"dtype\":\"%s\",\"shape\":[", st_dtype_name(t->dtype));
+    for (int d = 0; d < t->ndim; d++) tg_text_printf(&h, "%s%lld", d ? "," : "", (long long)t->shape[d]);
     size_t bytes = tg_nbytes(t);
-    tg_json_buf_printf(&h, "],\"data_offsets\":[%zu,%zu]}", at, at + bytes);
+    tg_text_printf(&h, "],\"data_offsets\":[%zu,%zu]}", at, at + bytes);
     at += bytes;
   }
-  tg_json_buf_puts(&h, "}");
-  while (h.len % 8) tg_json_buf_puts(&h, " ");
+  tg_text_puts(&h, "}");
+  while (h.len % 8) tg_text_puts(&h, " ");
   if (h.oom) {
     tg_free(order);
-    tg_json_buf_free(&h);
+    tg_text_free(&h);
     return tg_error(TG_ERR_NOMEM, "%s: out of memory building the header", path);
   }
 
@@ -547,7 +547,7 @@ tg_status tg_safetensors_save(const char *path, int n, const tg_tensor *tensors,
   char *tmp = tg_malloc(plen + 32);
   if (!tmp) {
     tg_free(order);
-    tg_json_buf_free(&h);
+    tg_text_free(&h);
     return tg_error(TG_ERR_NOMEM, "%s: out of memory", path);
   }
   snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
@@ -573,6 +573,6 @@ tg_status tg_safetensors_save(const char *path, int n, const tg_tensor *tensors,
   }
   tg_free(tmp);
   tg_free(order);
-  tg_json_buf_free(&h);
+  tg_text_free(&h);
   return st;
 }

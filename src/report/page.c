@@ -7,24 +7,13 @@
 #include <time.h>
 #include "report/report_internal.h"
 
-void rp_raw(rp_page *p, const char *html) { tg_json_buf_puts(&p->b, html); }
+void rp_raw(rp_page *p, const char *html) { tg_text_puts(&p->b, html); }
 
 void rp_rawf(rp_page *p, const char *fmt, ...) {
-  char small[512];
   va_list ap;
   va_start(ap, fmt);
-  int k = vsnprintf(small, sizeof small, fmt, ap);
+  tg_text_vprintf(&p->b, fmt, ap);
   va_end(ap);
-  if (k < 0) return;
-  if ((size_t)k < sizeof small) {
-    tg_json_buf_append(&p->b, small, (size_t)k);
-    return;
-  }
-  char big[8192];
-  va_start(ap, fmt);
-  vsnprintf(big, sizeof big, fmt, ap);
-  va_end(ap);
-  tg_json_buf_puts(&p->b, big);
 }
 
 void rp_text(rp_page *p, const char *s) {
@@ -39,11 +28,11 @@ void rp_text(rp_page *p, const char *s) {
     case '\'': rep = "&#39;"; break;
     default: continue;
     }
-    tg_json_buf_append(&p->b, run, (size_t)(s - run));
-    tg_json_buf_puts(&p->b, rep);
+    tg_text_append(&p->b, run, (size_t)(s - run));
+    tg_text_puts(&p->b, rep);
     run = s + 1;
   }
-  tg_json_buf_append(&p->b, run, (size_t)(s - run));
+  tg_text_append(&p->b, run, (size_t)(s - run));
 }
 
 static void vtext(rp_page *p, const char *fmt, va_list ap) {

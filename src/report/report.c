@@ -105,7 +105,7 @@ tg_status tg_report_write(const char *run_dir, FILE *log) {
   rp_page_end(&p, run_dir);
   tg_status st = p.b.oom ? tg_error(TG_ERR_NOMEM, "report: out of memory building %s", path)
                          : tg_write_atomic(path, p.b.data, p.b.len);
-  tg_json_buf_free(&p.b);
+  tg_text_free(&p.b);
   if (st == TG_OK && log) {
     fprintf(log, "report: %s (%d chart%s)\n", path, p.charts, p.charts == 1 ? "" : "s");
     fflush(log);

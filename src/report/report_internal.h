@@ -12,7 +12,7 @@
 
 /* ---- page.c: the HTML text being built ---- */
 typedef struct rp_page {
-  tg_json_buf b;    /* the page */
+  tg_text b;    /* the page */
   const char *run;  /* the run folder */
   int charts;       /* <svg class="chart"> elements written */
 } rp_page;

@@ -57,7 +57,7 @@ tg_status tg_report_table_write(const char *path, const tg_report_table *t, FILE
   rp_page_end(&p, NULL);
   tg_status st = p.b.oom ? tg_error(TG_ERR_NOMEM, "report: out of memory building %s", path)
                          : tg_write_atomic(path, p.b.data, p.b.len);
-  tg_json_buf_free(&p.b);
+  tg_text_free(&p.b);
   if (st == TG_OK && log) {
     fprintf(log, "report: %s\n", path);
     fflush(log);

@@ -31,39 +31,39 @@ void tr_progress_free(tr_progress *p) {
 
 static void path_in(char *buf, size_t n, const char *run, const char *file) { snprintf(buf, n, "%s/%s", run, file); }
 
-static void put_double(tg_json_buf *b, double v) {
-  if (isfinite(v)) tg_json_buf_printf(b, "%.17g", v);
-  else tg_json_buf_puts(b, "null");
+static void put_double(tg_text *b, double v) {
+  if (isfinite(v)) tg_text_printf(b, "%.17g", v);
+  else tg_text_puts(b, "null");
 }
 
 static tg_status write_trainer(const char *run, const tr_data *d, const tr_progress *p, const char *wh, const char *sh) {
-  tg_json_buf b = {0};
-  tg_json_buf_printf(&b, "{\n  \"format\": \"%s\",\n  \"epoch\": %d,\n  \"step\": %lld,\n  \"best_val\": ", TRAINER_FORMAT,
+  tg_text b = {0};
+  tg_text_printf(&b, "{\n  \"format\": \"%s\",\n  \"epoch\": %d,\n  \"step\": %lld,\n  \"best_val\": ", TRAINER_FORMAT,
                      p->epoch, (long long)p->step);
   put_double(&b, p->best_val);
-  tg_json_buf_printf(&b, ",\n  \"best_epoch\": %d,\n  \"bad_epochs\": %d,\n  \"finished\": %d,\n  \"stopped_early\": %d,\n"
+  tg_text_printf(&b, ",\n  \"best_epoch\": %d,\n  \"bad_epochs\": %d,\n  \"finished\": %d,\n  \"stopped_early\": %d,\n"
                      "  \"weights_fnv1a\": \"%s\",\n  \"state_fnv1a\": \"%s\",\n  \"target_scales\": [",
                      p->best_epoch, p->bad_epochs, p->finished, p->stopped_early, wh, sh);
   for (int h = 0; h < d->H; h++) {
-    if (h) tg_json_buf_puts(&b, ", ");
+    if (h) tg_text_puts(&b, ", ");
     put_double(&b, d->scale[h]);
   }
-  tg_json_buf_puts(&b, "],\n  \"metrics\": [");
+  tg_text_puts(&b, "],\n  \"metrics\": [");
   for (int r = 0; r < p->n_rows; r++) {
     double v[TR_METRIC_COLS];
     tr_metrics_to_array(&p->rows[r], v);
-    tg_json_buf_puts(&b, r ? ",\n    [" : "\n    [");
+    tg_text_puts(&b, r ? ",\n    [" : "\n    [");
     for (int i = 0; i < TR_METRIC_COLS; i++) {
-      if (i) tg_json_buf_puts(&b, ", ");
+      if (i) tg_text_puts(&b, ", ");
       put_double(&b, v[i]);
     }
-    tg_json_buf_puts(&b, "]");
+    tg_text_puts(&b, "]");
   }
-  tg_json_buf_puts(&b, "\n  ]\n}\n");
+  tg_text_puts(&b, "\n  ]\n}\n");
   char path[TG_PATH_MAX + 32];
   path_in(path, sizeof path, run, "trainer.json");
   tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "train: out of memory writing '%s'", path) : tg_write_atomic(path, b.data, b.len);
-  tg_json_buf_free(&b);
+  tg_text_free(&b);
   return st;
 }
 

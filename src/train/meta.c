@@ -26,41 +26,41 @@ tg_status tr_bar_interval(const tg_dataset *ds, const tg_bars *bars, int64_t *ou
   return TG_OK;
 }
 
-static void put_num(tg_json_buf *b, double v) {
-  if (isfinite(v)) tg_json_buf_printf(b, "%.17g", v);
-  else tg_json_buf_puts(b, "null");
+static void put_num(tg_text *b, double v) {
+  if (isfinite(v)) tg_text_printf(b, "%.17g", v);
+  else tg_text_puts(b, "null");
 }
 
 tg_status tr_meta_write(const char *run, const tr_data *d) {
   const tg_dataset *ds = &d->ds;
-  tg_json_buf b = {0};
-  tg_json_buf_printf(&b, "{\n  \"format\": \"%s\",\n  \"bar_ns\": %lld,\n  \"warmup\": %d,\n  \"features\": [",
+  tg_text b = {0};
+  tg_text_printf(&b, "{\n  \"format\": \"%s\",\n  \"bar_ns\": %lld,\n  \"warmup\": %d,\n  \"features\": [",
                      TR_META_FORMAT, (long long)d->bar_ns, ds->fx.warmup_max);
   for (int c = 0; c < ds->fx.f; c++) {
-    tg_json_buf_puts(&b, c ? ", " : "");
-    tg_json_buf_append_string(&b, ds->fx.names[c]);
+    tg_text_puts(&b, c ? ", " : "");
+    tg_json_append_string(&b, ds->fx.names[c]);
   }
-  tg_json_buf_puts(&b, "],\n  \"mean\": [");
+  tg_text_puts(&b, "],\n  \"mean\": [");
   for (int c = 0; c < ds->fx.f; c++) {
-    tg_json_buf_puts(&b, c ? ", " : "");
+    tg_text_puts(&b, c ? ", " : "");
     put_num(&b, ds->norm.f ? ds->norm.mean[c] : 0.0);
   }
-  tg_json_buf_puts(&b, "],\n  \"std\": [");
+  tg_text_puts(&b, "],\n  \"std\": [");
   for (int c = 0; c < ds->fx.f; c++) {
-    tg_json_buf_puts(&b, c ? ", " : "");
+    tg_text_puts(&b, c ? ", " : "");
     put_num(&b, ds->norm.f ? ds->norm.std[c] : 1.0);
   }
-  tg_json_buf_puts(&b, "],\n  \"target_scales\": [");
+  tg_text_puts(&b, "],\n  \"target_scales\": [");
   for (int h = 0; h < d->H; h++) {
-    tg_json_buf_puts(&b, h ? ", " : "");
+    tg_text_puts(&b, h ? ", " : "");
     put_num(&b, d->scale[h]);
   }
-  tg_json_buf_puts(&b, "],\n  \"instruments\": [");
-  for (int j = 0; j < ds->layout.k; j++) tg_json_buf_printf(&b, "%s%u", j ? ", " : "", ds->layout.ids[j]);
-  tg_json_buf_puts(&b, "]\n}\n");
+  tg_text_puts(&b, "],\n  \"instruments\": [");
+  for (int j = 0; j < ds->layout.k; j++) tg_text_printf(&b, "%s%u", j ? ", " : "", ds->layout.ids[j]);
+  tg_text_puts(&b, "]\n}\n");
   char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/inference.json", run);
   tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "train: out of memory writing %s", path) : tg_write_atomic(path, b.data, b.len);
-  tg_json_buf_free(&b);
+  tg_text_free(&b);
   return st;
 }

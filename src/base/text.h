@@ -1,0 +1,33 @@
+/* A growing text buffer: appends, printf, and out-of-memory recorded once (the caller checks oom at the end). */
+#ifndef TG_BASE_TEXT_H
+#define TG_BASE_TEXT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Zero-initialise; data is NUL-terminated once len > 0. Appends after an out-of-memory failure do nothing. */
+typedef struct tg_text {
+  char *data;
+  size_t len, cap;
+  int oom;
+} tg_text;
+
+void tg_text_append(tg_text *b, const char *s, size_t n);
+void tg_text_puts(tg_text *b, const char *s);
+/* Formats any length (no truncation). */
+void tg_text_printf(tg_text *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void tg_text_vprintf(tg_text *b, const char *fmt, va_list ap);
+void tg_text_free(tg_text *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
