@@ -26,8 +26,10 @@ int tg_cmd_sweep(int argc, char **argv);
 struct tg_train_config;
 int tg_cli_train_config(const char *cmd, int argc, char **argv, struct tg_train_config *c);
 
-/* Parses a whole positive integer flag value; prints a usage error and returns 0 on failure. */
+/* A flag's value as a whole number or a number in the closed range [lo, hi] (the library's one number parser,
+ * base/parse.h): 1 with *out set, or 0 after printing a usage error naming the flag, the text and the range. */
 int tg_cli_parse_long(const char *flag, const char *value, long lo, long hi, long *out);
+int tg_cli_number(const char *cmd, const char *flag, const char *value, double lo, double hi, double *out);
 /* Prints "tickgrad: <msg>" for a usage error and returns TG_EXIT_USAGE. */
 int tg_cli_usage_error(const char *cmd, const char *fmt, ...);
 

@@ -54,16 +54,6 @@ static void bt_usage(FILE *f) {
           "exit codes: 0 done, 1 failure (data, files), 2 usage\n");
 }
 
-/* A number in [lo, hi); 0 when it is, else the usage exit code (the message printed). */
-static int num(const char *flag, const char *v, double lo, double hi, double *out) {
-  char *end = NULL;
-  double x = strtod(v, &end);
-  if (end == v || *end || !(x >= lo && x < hi))
-    return tg_cli_usage_error("backtest", "%s '%s': want a number in [%g, %g)", flag, v, lo, hi);
-  *out = x;
-  return 0;
-}
-
 static int take_data(bt_args *a, int argc, char **argv, int *i) {
   int n0 = a->n_data;
   while (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0) {
@@ -82,7 +72,7 @@ static int flag_value(bt_args *a, const char *f, const char *v) {
   else if (!strcmp(f, "--out")) a->out = v;
   else if (!strcmp(f, "--run")) a->run = v;
   else if (!strcmp(f, "--weights")) a->weights = v;
-  else if (!strcmp(f, "--price-scale")) return num(f, v, 1e-300, 1e300, &a->price_scale);
+  else if (!strcmp(f, "--price-scale")) return tg_cli_number("backtest", f, v, 1e-300, 1e300, &a->price_scale) ? 0 : TG_EXIT_USAGE;
   else return tg_cli_usage_error("backtest", "unknown flag '%s'", f);
   return 0;
 }

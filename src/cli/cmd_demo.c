@@ -47,10 +47,7 @@ static int parse(int argc, char **argv, demo_opts *o) {
       if (!tg_cli_parse_long(f, v, 0, 2147483647L, &n)) return TG_EXIT_USAGE;
       o->seed = n;
     } else if (strcmp(f, "--lr") == 0) {
-      char *end;
-      o->lr = v ? strtod(v, &end) : 0;
-      if (!v || *end || !(o->lr > 0 && o->lr < 10))
-        return tg_cli_usage_error("demo", "--lr '%s': want a number in (0, 10)", v ? v : "");
+      if (!tg_cli_number("demo", f, v, 1e-9, 10, &o->lr)) return TG_EXIT_USAGE;
     } else if (strcmp(f, "--out") == 0) {
       if (!v) return tg_cli_usage_error("demo", "--out needs a folder");
       o->out = v;

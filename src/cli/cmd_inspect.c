@@ -76,9 +76,7 @@ int tg_cmd_inspect(int argc, char **argv) {
         if (tg_tz_check(v) != TG_OK) return tg_cli_usage_error("inspect", "%s", tg_last_error());
         ro.tz = rs.tz = v;
       } else if (!strcmp(f, "--price-scale")) {
-        char *end;
-        ro.price_scale = strtod(v, &end);
-        if (*end || !(ro.price_scale > 0)) return tg_cli_usage_error("inspect", "--price-scale '%s': want a positive number", v);
+        if (!tg_cli_number("inspect", f, v, 1e-300, 1e300, &ro.price_scale)) return TG_EXIT_USAGE;
       } else if (!strcmp(f, "--nulls")) {
         if (!strcmp(v, "nan")) ro.nulls = TG_NULLS_NAN;
         else if (!strcmp(v, "error")) ro.nulls = TG_NULLS_ERROR;

@@ -57,10 +57,7 @@ static int flag_value(pr_args *a, const char *f, const char *v) {
   else if (!strcmp(f, "--columns")) a->columns = v;
   else if (!strcmp(f, "--out")) a->out = v;
   else if (!strcmp(f, "--price-scale")) {
-    char *end = NULL;
-    a->price_scale = strtod(v, &end);
-    if (end == v || *end || !(a->price_scale > 0) || !isfinite(a->price_scale))
-      return tg_cli_usage_error("predict", "--price-scale '%s': want a positive number", v);
+    if (!tg_cli_number("predict", f, v, 1e-300, 1e300, &a->price_scale)) return TG_EXIT_USAGE;
   } else return tg_cli_usage_error("predict", "unknown flag '%s'", f);
   return 0;
 }

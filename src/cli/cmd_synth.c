@@ -24,23 +24,10 @@ static void usage(FILE *f) {
           "  --interval IVAL   bar length, whole seconds: 30s, 1m, 5m, 1h, 1d, ... (default 1m)\n"
           "  --seed N          random seed (default 1)\n"
           "  --instruments K   number of instruments, 1..1000 (default 1)\n"
-          "  --signal X        planted strength in (-1, 1) (default 0)\n"
-          "  --correlation X   share of shock variance common to all instruments, [0, 1) (default 0)\n"
+          "  --signal X        planted strength in [-0.999, 0.999] (default 0)\n"
+          "  --correlation X   share of shock variance common to all instruments, [0, 0.999] (default 0)\n"
           "  --start DATE      first trading day, YYYY-MM-DD (default 2020-01-02)\n"
           "  --out FILE        where to write the CSV (required)\n");
-}
-
-/* A number in (lo, hi) (lo_closed: [lo, hi)); prints a usage error and returns 0 otherwise. */
-static int parse_double(const char *flag, const char *v, double lo, int lo_closed, double hi, double *out) {
-  char *end;
-  double x = v ? strtod(v, &end) : 0.0;
-  int in_range = (lo_closed ? x >= lo : x > lo) && x < hi;
-  if (!v || end == v || *end || !in_range) {
-    tg_cli_usage_error("synth", "%s '%s': want a number in %s%g, %g)", flag, v ? v : "", lo_closed ? "[" : "(", lo, hi);
-    return 0;
-  }
-  *out = x;
-  return 1;
 }
 
 static int parse_date(const char *v, int64_t *ns) {
@@ -78,9 +65,9 @@ static int parse(int argc, char **argv, tg_synth_config *c, const char **out) {
       if (!tg_cli_parse_long(f, v, 1, 1000, &n)) return TG_EXIT_USAGE;
       c->instruments = (int)n;
     } else if (strcmp(f, "--signal") == 0) {
-      if (!parse_double(f, v, -1.0, 0, 1.0, &c->signal)) return TG_EXIT_USAGE;
+      if (!tg_cli_number("synth", f, v, -0.999, 0.999, &c->signal)) return TG_EXIT_USAGE;
     } else if (strcmp(f, "--correlation") == 0) {
-      if (!parse_double(f, v, 0.0, 1, 1.0, &c->correlation)) return TG_EXIT_USAGE;
+      if (!tg_cli_number("synth", f, v, 0.0, 0.999, &c->correlation)) return TG_EXIT_USAGE;
     } else if (strcmp(f, "--start") == 0) {
       if (!parse_date(v, &c->start_ns))
         return tg_cli_usage_error("synth", "--start '%s': want a date YYYY-MM-DD between 1700 and 2200", v ? v : "");

@@ -43,7 +43,7 @@ static void rl_usage(FILE *f) {
           "  --episode-len N      trading: decisions per training episode (default 256)\n"
           "  --copy-windows       trading: the env copies each feature window into the observation (default:\n"
           "                       the agent keeps the feature table on its device and gathers windows there)\n"
-          "  --synth-signal X     synthetic market: planted lag-1 signal in (-1, 1) (default 0.3)\n"
+          "  --synth-signal X     synthetic market: planted lag-1 signal in [-0.99, 0.99] (default 0.3)\n"
           "  --synth-bars N       synthetic market: bars (default 20000)\n"
           "  --synth-seed N       synthetic market: seed (default 1)\n"
           "  --env-seed N         the environment's own draws (default 1)\n"
@@ -68,16 +68,6 @@ int tg_cli_train_is_rl(int argc, char **argv) {
   return 0;
 }
 
-static int parse_double(const char *flag, const char *v, double lo, double hi, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double x = v ? strtod(v, &end) : NAN;
-  if (!v || *v == '\0' || *end != '\0' || errno || !(x >= lo && x <= hi))
-    return tg_cli_usage_error("train", "%s %s: want a number in [%g, %g]", flag, v ? v : "(missing)", lo, hi), 0;
-  *out = x;
-  return 1;
-}
-
 /* One env flag; 0 when flag is not one, 1 when taken, -1 on a bad value (already reported). */
 static int env_flag(tg_agent_env *e, const char *f, const char *v) {
   long n;
@@ -98,11 +88,11 @@ static int env_flag(tg_agent_env *e, const char *f, const char *v) {
     if (!tg_cli_parse_long(f, v, 2, 100000000, &n)) return -1;
     e->episode_len = (int)n;
   } else if (strcmp(f, "--cost-bps") == 0) {
-    if (!parse_double(f, v, 0, 10000, &e->cost_bps)) return -1;
+    if (!tg_cli_number("train", f, v, 0, 10000, &e->cost_bps)) return -1;
   } else if (strcmp(f, "--slippage") == 0) {
-    if (!parse_double(f, v, 0, 0.5, &e->slippage)) return -1;
+    if (!tg_cli_number("train", f, v, 0, 0.5, &e->slippage)) return -1;
   } else if (strcmp(f, "--synth-signal") == 0) {
-    if (!parse_double(f, v, -0.99, 0.99, &e->synth_signal)) return -1;
+    if (!tg_cli_number("train", f, v, -0.99, 0.99, &e->synth_signal)) return -1;
   } else if (strcmp(f, "--synth-bars") == 0) {
     if (!tg_cli_parse_long(f, v, 100, 100000000, &e->synth_bars)) return -1;
   } else if (strcmp(f, "--synth-seed") == 0) {

@@ -10,13 +10,9 @@ void cli_fc_flags_init(cli_fc_flags *f) {
   f->b.log = stdout;
 }
 
+/* 0, or the usage exit code after tg_cli_number printed why. */
 static int num(const char *cmd, const char *flag, const char *v, double lo, double hi, double *out) {
-  char *end = NULL;
-  double x = v ? strtod(v, &end) : 0;
-  if (!v || end == v || *end || !(x >= lo && x < hi))
-    return tg_cli_usage_error(cmd, "%s '%s': want a number in [%g, %g)", flag, v ? v : "", lo, hi);
-  *out = x;
-  return 0;
+  return tg_cli_number(cmd, flag, v, lo, hi, out) ? 0 : TG_EXIT_USAGE;
 }
 
 int cli_fc_flag(const char *cmd, cli_fc_flags *f, const char *flag, const char *v, int *rc) {

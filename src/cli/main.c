@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/parse.h"
 #include "cli/cli.h"
 #include "tickgrad/dist.h"
 #include "tickgrad/tickgrad.h"
@@ -49,13 +50,18 @@ int tg_cli_parse_long(const char *flag, const char *value, long lo, long hi, lon
     fprintf(stderr, "tickgrad: %s needs a value\n", flag);
     return 0;
   }
-  char *end;
-  long v = strtol(value, &end, 10);
-  if (end == value || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "tickgrad: %s '%s': want a whole number in [%ld, %ld]\n", flag, value, lo, hi);
+  int64_t v;
+  if (tg_parse_int64(value, lo, hi, flag, &v) != TG_OK) {
+    fprintf(stderr, "tickgrad: %s\n", tg_last_error());
     return 0;
   }
-  *out = v;
+  *out = (long)v;
+  return 1;
+}
+
+int tg_cli_number(const char *cmd, const char *flag, const char *value, double lo, double hi, double *out) {
+  if (!value) return tg_cli_usage_error(cmd, "%s needs a value", flag), 0;
+  if (tg_parse_double(value, lo, hi, flag, out) != TG_OK) return tg_cli_usage_error(cmd, "%s", tg_last_error()), 0;
   return 1;
 }
 
