@@ -20,19 +20,6 @@ tg_status dq_metrics_open(dq_run *r, int resumed) {
   return rl_metrics_open(r->run, METRICS_HEADER, resumed, r->step, "dqn", &r->metrics);
 }
 
-/* A CSV field: the shortest decimal that reads back as v (15 to 17 digits); empty when v is not
- * finite (no training step or finished episode in the interval). */
-static void csv_num(FILE *f, double v) {
-  char buf[40];
-  fputc(',', f);
-  if (!isfinite(v)) return;
-  for (int digits = 15; digits <= 17; digits++) {
-    snprintf(buf, sizeof buf, "%.*g", digits, v);
-    if (strtod(buf, NULL) == v) break;
-  }
-  fputs(buf, f);
-}
-
 void dq_log_interval(dq_run *r) {
   double now = tg_clock_seconds(), ret, len;
   double dt = now - r->t_interval, n = (double)r->sp.n;
@@ -50,12 +37,12 @@ void dq_log_interval(dq_run *r) {
   }
   if (r->metrics) {
     fprintf(r->metrics, "%lld,%lld,%lld", (long long)r->step, (long long)(r->step * r->sp.n), (long long)r->episodes);
-    csv_num(r->metrics, ret);
-    csv_num(r->metrics, len);
-    csv_num(r->metrics, loss);
-    csv_num(r->metrics, q);
-    csv_num(r->metrics, eps);
-    csv_num(r->metrics, gn);
+    rl_csv_num(r->metrics, ret, 0);
+    rl_csv_num(r->metrics, len, 0);
+    rl_csv_num(r->metrics, loss, 0);
+    rl_csv_num(r->metrics, q, 0);
+    rl_csv_num(r->metrics, eps, 0);
+    rl_csv_num(r->metrics, gn, 0);
     fprintf(r->metrics, ",%lld,", gsteps);
     if (isfinite(sps)) fprintf(r->metrics, "%.1f", sps);
     fputc('\n', r->metrics);

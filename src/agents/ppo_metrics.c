@@ -14,12 +14,6 @@ tg_status pp_metrics_open(pp_run *r, int resumed) {
   return rl_metrics_open(r->run, METRICS_HEADER, resumed, r->iter, "ppo", &r->metrics);
 }
 
-/* A CSV field: empty when the number is not finite (nothing to report yet). */
-static void csv_num(FILE *f, const char *fmt, double v) {
-  fputc(',', f);
-  if (isfinite(v)) fprintf(f, fmt, v);
-}
-
 void pp_log_interval(pp_run *r) {
   double now = tg_clock_seconds(), ret, len;
   double dt = now - r->t_interval;
@@ -39,13 +33,14 @@ void pp_log_interval(pp_run *r) {
   }
   if (r->metrics) {
     fprintf(r->metrics, "%lld,%lld,%lld", (long long)r->iter, (long long)steps, (long long)r->episodes);
-    csv_num(r->metrics, "%.17g", ret);
-    csv_num(r->metrics, "%.17g", len);
-    for (int k = 0; k < TG_PPO_NSTATS; k++) csv_num(r->metrics, "%.9g", p->stats[k]);
-    csv_num(r->metrics, "%.9g", p->mean_value);
-    csv_num(r->metrics, "%.9g", p->grad_norm);
-    csv_num(r->metrics, "%.9g", p->lr);
-    csv_num(r->metrics, "%.1f", sps);
+    rl_csv_num(r->metrics, ret, 0);
+    rl_csv_num(r->metrics, len, 0);
+    for (int k = 0; k < TG_PPO_NSTATS; k++) rl_csv_num(r->metrics, p->stats[k], 1);
+    rl_csv_num(r->metrics, p->mean_value, 0);
+    rl_csv_num(r->metrics, p->grad_norm, 1);
+    rl_csv_num(r->metrics, p->lr, 1);
+    fputc(',', r->metrics);
+    if (isfinite(sps)) fprintf(r->metrics, "%.1f", sps);
     fputc('\n', r->metrics);
     fflush(r->metrics);
   }

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/text.h"
 #include "base/alloc.h"
 #include "base/json.h"
 #include "agents/rl_shared.h"
@@ -63,4 +64,10 @@ tg_status rl_metrics_open(const char *run, const char *header, int resumed, int6
   *out = fopen(path, "a");
   if (!*out) return tg_error(TG_ERR_IO, "%s: cannot append to '%s'", what, path);
   return TG_OK;
+}
+
+void rl_csv_num(FILE *f, double v, int is_float) {
+  char buf[40];
+  fputc(',', f);
+  if (isfinite(v)) fputs(tg_format_real(buf, v, is_float), f);
 }

@@ -50,6 +50,9 @@ void rl_recent_push(rl_recent *r, double ret, int32_t len);
 void rl_recent_means(const rl_recent *r, double *ret, double *len);
 /* RUN/metrics.csv for appending: a fresh run writes the header; a resumed one keeps the rows whose first
  * field is at most upto (its checkpoint's step or iteration) and drops later ones. Errors start "<what>: ". */
+/* A metrics.csv field: a comma, then the shortest decimal that reads back as v (as a float when is_float), or
+ * nothing when v is not finite (nothing to report in the interval). DQN's and PPO's rows both use it. */
+void rl_csv_num(FILE *f, double v, int is_float);
 tg_status rl_metrics_open(const char *run, const char *header, int resumed, int64_t upto, const char *what, FILE **out);
 
 /* ---- rl_ckpt.c: RUN/agent.safetensors, an agent's position beside its weights ---- */

@@ -11,12 +11,7 @@
 void tg_settings_put_real(tg_text *b, double v, int is_float, int digits) {
   char buf[40];
   if (digits > 0) snprintf(buf, sizeof buf, "%.*g", digits, v);
-  else
-    for (digits = 6; digits <= 17; digits++) {
-      snprintf(buf, sizeof buf, "%.*g", digits, v);
-      double back = strtod(buf, NULL);
-      if (is_float ? (float)back == (float)v : back == v) break;
-    }
+  else tg_format_real(buf, v, is_float);
   tg_text_puts(b, buf);
 }
 

@@ -1,5 +1,6 @@
 /* The growing text buffer behind JSON writing, the report's pages and config files. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
 #include "base/text.h"
@@ -59,4 +60,13 @@ void tg_text_free(tg_text *b) {
   b->data = NULL;
   b->len = b->cap = 0;
   b->oom = 0;
+}
+
+const char *tg_format_real(char *buf, double v, int is_float) {
+  for (int digits = 6; digits <= 17; digits++) {
+    snprintf(buf, 40, "%.*g", digits, v);
+    double back = strtod(buf, NULL);
+    if (is_float ? (float)back == (float)v : back == v) break;
+  }
+  return buf;
 }

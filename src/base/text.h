@@ -27,6 +27,10 @@ void tg_text_printf(tg_text *b, const char *fmt, ...)
 void tg_text_vprintf(tg_text *b, const char *fmt, va_list ap);
 void tg_text_free(tg_text *b);
 
+/* The shortest decimal (6 to 17 significant digits, %g style) that reads back as v, or as the float v when is_float,
+ * into buf [40]; returns buf. The one way numbers are written where they must read back exactly. */
+const char *tg_format_real(char *buf, double v, int is_float);
+
 #ifdef __cplusplus
 }
 #endif
