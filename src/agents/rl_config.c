@@ -39,13 +39,8 @@ static tg_status read_env(const tg_json *root, const char *path, rl_env_id *id) 
 }
 
 tg_status rl_config_load(const rl_config_file *f, const char *path, void *c, rl_env_id *env) {
-  char *text = NULL;
-  size_t len = 0;
-  tg_status st = tg_read_file(path, &text, &len);
-  if (st != TG_OK) return st;
   tg_json_doc *doc = NULL;
-  st = tg_json_parse(text, len, path, 0, &doc);
-  tg_free(text);
+  tg_status st = tg_json_parse_file(path, &doc);
   if (st != TG_OK) return st;
   const tg_json *root = tg_json_root(doc), *fmt = tg_json_get(root, "format");
   if (!fmt || fmt->type != TG_JSON_STRING || strcmp(fmt->str, f->format) != 0)

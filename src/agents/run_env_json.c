@@ -78,13 +78,9 @@ static const char *members(const tg_json *r, char *model, size_t cap, tg_agent_e
 tg_status tg_agent_env_read(const char *dir, char *model, size_t cap, tg_agent_env *e) {
   char path[2048];
   snprintf(path, sizeof path, "%s/env.json", dir);
-  size_t len = 0;
-  char *text = NULL;
   tg_json_doc *doc = NULL;
   tg_agent_env_defaults(e);
-  tg_status st = tg_read_file(path, &text, &len);
-  if (st == TG_OK) st = tg_json_parse(text, len, path, 0, &doc);
-  tg_free(text);
+  tg_status st = tg_json_parse_file(path, &doc);
   if (st != TG_OK) return st;
   const char *bad = members(tg_json_root(doc), model, cap, e);
   tg_json_free(doc);

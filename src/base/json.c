@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/files.h"
 #include "base/json.h"
 
 #define JSON_BLOCK_NODES 256
@@ -488,4 +489,14 @@ void tg_json_append_string(tg_text *b, const char *s) {
     }
   }
   tg_text_append(b, "\"", 1);
+}
+
+tg_status tg_json_parse_file(const char *path, tg_json_doc **out) {
+  char *text = NULL;
+  size_t len = 0;
+  *out = NULL;
+  tg_status st = tg_read_file(path, &text, &len);
+  if (st == TG_OK) st = tg_json_parse(text, len, path, 0, out);
+  tg_free(text);
+  return st;
 }

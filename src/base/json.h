@@ -41,6 +41,8 @@ typedef struct tg_json_doc tg_json_doc;
  * at most TG_JSON_MAX_DEPTH. Errors are TG_ERR_FORMAT "<what>: byte <base+offset>: <reason>". */
 tg_status tg_json_parse(const char *text, size_t len, const char *what, size_t base,
                         tg_json_doc **out);
+/* The whole file at path, read and parsed (errors name the path: a missing file is TG_ERR_IO). */
+tg_status tg_json_parse_file(const char *path, tg_json_doc **out);
 const tg_json *tg_json_root(const tg_json_doc *d);
 void tg_json_free(tg_json_doc *d);
 /* Member of an object by key (NULL if absent or obj is not an object). */

@@ -90,18 +90,13 @@ tg_status pr_meta_read(const char *run, pr_meta *m) {
   memset(m, 0, sizeof *m);
   char path[1100];
   snprintf(path, sizeof path, "%s/inference.json", run);
-  char *text = NULL;
-  size_t len = 0;
   if (!tg_file_exists(path))
     return tg_error(TG_ERR_IO, "%s: no such file (a forecaster run trained by this version writes it at the start of "
                     "training)", path);
-  tg_status st = tg_read_file(path, &text, &len);
-  if (st != TG_OK) return st;
   tg_json_doc *doc = NULL;
-  st = tg_json_parse(text, len, path, 0, &doc);
+  tg_status st = tg_json_parse_file(path, &doc);
   if (st == TG_OK) st = parse(tg_json_root(doc), path, m);
   tg_json_free(doc);
-  tg_free(text);
   if (st != TG_OK) pr_meta_free(m);
   return st;
 }

@@ -9,14 +9,10 @@
 #include "report/report_internal.h"
 
 tg_status rp_read_json(const char *run, const char *file, tg_json_doc **doc) {
-  char path[RP_PATH_MAX], *text = NULL;
-  size_t len = 0;
+  char path[RP_PATH_MAX];
   *doc = NULL;
   if (!rp_path(path, sizeof path, run, file)) return tg_error(TG_ERR_IO, "report: path of %s is too long", file);
-  tg_status st = tg_read_file(path, &text, &len);
-  if (st != TG_OK) return st;
-  st = tg_json_parse(text, len, path, 0, doc);
-  tg_free(text);
+  tg_status st = tg_json_parse_file(path, doc);
   if (st == TG_OK && tg_json_root(*doc)->type != TG_JSON_OBJECT) {
     tg_json_free(*doc);
     *doc = NULL;

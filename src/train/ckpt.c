@@ -149,14 +149,10 @@ static tg_status read_scales(const tg_json *root, const char *path, const tr_dat
 }
 
 static tg_status read_trainer(const char *run, const tr_data *d, tr_progress *p) {
-  char path[TG_PATH_MAX + 32], *text = NULL;
-  size_t len = 0;
+  char path[TG_PATH_MAX + 32];
   path_in(path, sizeof path, run, "trainer.json");
-  tg_status st = tg_read_file(path, &text, &len);
-  if (st != TG_OK) return st;
   tg_json_doc *doc = NULL;
-  st = tg_json_parse(text, len, path, 0, &doc);
-  tg_free(text);
+  tg_status st = tg_json_parse_file(path, &doc);
   if (st != TG_OK) return st;
   const tg_json *root = tg_json_root(doc), *fmt = tg_json_get(root, "format");
   double v[7];
