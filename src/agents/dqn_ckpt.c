@@ -38,7 +38,7 @@ static tg_status save_agent(dq_run *r) {
 tg_status dq_ckpt_save(dq_run *r) {
   char path[3][TG_PATH_MAX + 32];
   other_paths(r, path);
-  tg_train_state ts = {r->step, r->c.seed, r->rb.draws, 0, 0};
+  tg_train_state ts = rl_train_state(r->step, r->c.seed, r->rb.draws);
   tg_status st = tg_store_save(r->net.online, path[0]);
   if (st == TG_OK) st = tg_store_save(r->net.target, path[1]);
   if (st == TG_OK) st = tg_train_state_save(path[2], r->net.opt, &ts);
@@ -100,9 +100,7 @@ tg_status dq_ckpt_load(dq_run *r) {
   if (st == TG_OK) st = tg_store_load(r->net.online, path[0]);
   if (st == TG_OK) st = tg_store_load(r->net.target, path[1]);
   if (st == TG_OK) st = tg_train_state_load(path[2], r->net.opt, &ts);
-  if (st == TG_OK && (ts.step != r->step || ts.rng_offset != r->rb.draws))
-    st = tg_error(TG_ERR_FORMAT, "%s holds step %lld, the agent step %lld: not one checkpoint", path[2], (long long)ts.step,
-                  (long long)r->step);
+  if (st == TG_OK) st = rl_train_state_check(path[2], &ts, r->step, r->rb.draws, "step");
   if (st == TG_OK) r->saved_step = r->step;
   return st;
 }

@@ -30,8 +30,7 @@ static tg_status save_agent(pp_run *r) {
 tg_status pp_ckpt_save(pp_run *r) {
   char path[2][TG_PATH_MAX + 32];
   other_paths(r, path);
-  /* epoch: iterations done; cursor: environment steps done */
-  tg_train_state ts = {tg_optim_steps(r->net.opt), r->c.seed, 0, r->iter, r->iter * r->B};
+  tg_train_state ts = rl_train_state(r->iter, r->c.seed, 0);
   tg_status st = tg_store_save(r->net.store, path[0]);
   if (st == TG_OK) st = tg_train_state_save(path[1], r->net.opt, &ts);
   if (st == TG_OK) st = save_agent(r);
@@ -88,9 +87,7 @@ tg_status pp_ckpt_load(pp_run *r) {
   tg_status st = load_agent(r);
   if (st == TG_OK) st = tg_store_load(r->net.store, path[0]);
   if (st == TG_OK) st = tg_train_state_load(path[1], r->net.opt, &ts);
-  if (st == TG_OK && ts.epoch != r->iter)
-    st = tg_error(TG_ERR_FORMAT, "%s holds iteration %lld, the agent iteration %lld: not one checkpoint", path[1],
-                  (long long)ts.epoch, (long long)r->iter);
+  if (st == TG_OK) st = rl_train_state_check(path[1], &ts, r->iter, 0, "iteration");
   if (st == TG_OK) r->saved_iter = r->iter;
   return st;
 }

@@ -193,3 +193,16 @@ tg_status rl_agent_env_load(const rl_agent_in *a, tg_env *env, int64_t bytes) {
   tg_status st = rl_agent_tensor(a, "env.state", TG_I64, 1, (bytes + 7) / 8, 0, &t);
   return st == TG_OK ? tg_env_load_state(env, t->data, (size_t)bytes) : st;
 }
+
+tg_train_state rl_train_state(int64_t position, uint64_t seed, uint64_t draws) {
+  tg_train_state ts = {position, seed, draws, 0, 0};
+  return ts;
+}
+
+tg_status rl_train_state_check(const char *path, const tg_train_state *ts, int64_t position, uint64_t draws,
+                               const char *unit) {
+  int64_t at = ts->epoch > 0 ? ts->epoch : ts->step; /* earlier PPO runs kept their iterations in epoch */
+  if (at == position && ts->rng_offset == draws) return TG_OK;
+  return tg_error(TG_ERR_FORMAT, "%s holds %s %lld, the agent %s %lld: not one checkpoint", path, unit, (long long)at,
+                  unit, (long long)position);
+}

@@ -122,4 +122,14 @@ tg_status rl_agent_env_bytes(const rl_agent_in *a, const tg_env *env, int requir
 /* Restores env from the tensor env.state of bytes (> 0). */
 tg_status rl_agent_env_load(const rl_agent_in *a, tg_env *env, int64_t bytes);
 
+/* ---- rl_ckpt.c: the training state beside the optimizer's moments, the same for every agent ----
+ * step: the agent's position (DQN: steps, PPO: iterations), which agent.safetensors also holds, so a resume can tell
+ * the files are one checkpoint; rng_seed: the config's seed; rng_offset: the replay draws (DQN; 0 for PPO); epoch and
+ * cursor: 0 (they are the forecasting trainer's). */
+tg_train_state rl_train_state(int64_t position, uint64_t seed, uint64_t draws);
+/* TG_ERR_FORMAT naming path unless ts was written at position with draws (also the layout earlier PPO runs wrote:
+ * iterations in epoch). unit names the position ("step", "iteration"). */
+tg_status rl_train_state_check(const char *path, const tg_train_state *ts, int64_t position, uint64_t draws,
+                               const char *unit);
+
 #endif
