@@ -1,5 +1,6 @@
 /* Staging a dataset on a device: zero-copy views on the host, resident or double-buffered streaming copies elsewhere, batches computed on the device, byte counters. */
 #include <string.h>
+#include "tickgrad/device.h"
 #include "graph/backend.h"
 #include "base/shuffle.h"
 #include "data/sampler_take.h"
@@ -100,7 +101,7 @@ tg_status tg_stage_new(tg_device dev, tg_stage_mode mode, int64_t max_batch, tg_
   st->dev = dev;
   st->mode = mode;
   st->be = be;
-  st->host = be->host_memory && dev.index == 0;
+  st->host = tg_device_is_host(dev);
   st->streaming = mode == TG_STAGE_STREAMING && !st->host;
   st->async = st->streaming && be->copy_async != NULL;
   st->max_batch = max_batch;
