@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake libopenblas-dev pkg-config libzstd-dev libsnappy-dev zlib1g-dev tzdata libomp-dev
-          clang libclang-rt-14-dev libopenmpi-dev openmpi-bin)
+          clang libclang-rt-14-dev libopenmpi-dev openmpi-bin libdnnl-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,14 +4,15 @@
 #   checks the SHA-256 of each output against tests/golden/outputs.sha256; --record rewrites that file.
 # A change that alters the numbers on purpose records again in the same commit and says why in its message.
 # Timing columns of metrics.csv (seconds, samples/s, time splits) are dropped before hashing; everything else is
-# hashed as written. OpenBLAS is pinned to its Haswell kernels and every command to fixed thread counts, so the
-# numbers do not depend on which x86-64 CPU (AVX2 or better) runs the test.
+# hashed as written. Every GEMM runs on OpenBLAS (TICKGRAD_GEMM=openblas: oneDNN picks its kernels by the CPU it
+# finds), pinned to its Haswell kernels, and every command to fixed thread counts, so the numbers do not depend on
+# which x86-64 CPU (AVX2 or better) runs the test.
 set -euo pipefail
 bin=$(realpath "$1")
 record=${2:-}
 src=$(cd "$(dirname "$0")/.." && pwd)
 golden=$src/tests/golden/outputs.sha256
-export OPENBLAS_CORETYPE=Haswell
+export OPENBLAS_CORETYPE=Haswell TICKGRAD_GEMM=openblas
 unset OPENBLAS_L2_SIZE OMP_NUM_THREADS
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

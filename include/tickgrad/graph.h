@@ -225,6 +225,10 @@ typedef struct tg_plan_opts {
   size_t guard_bytes;  /* debug: guard bytes after every arena buffer, checked by tg_graph_check_guards */
   int no_reuse;        /* debug: give every buffer its own memory (to test that reuse changes nothing) */
   FILE *log;           /* where the memory plan is printed; NULL: silent */
+  /* TG_F32 (the default) or TG_BF16: mixed precision, where the GEMM ops (matmul, linear, stacked_linear) round their
+   * operands to bf16 and accumulate in f32, and every other op (norms, softmax, losses, scans, elementwise) computes in
+   * f32; activations, parameters and gradients stay f32. The printed plan counts the nodes of each. */
+  tg_dtype precision;
 } tg_plan_opts;
 
 tg_plan_opts tg_plan_defaults(tg_device dev);

@@ -87,6 +87,12 @@ typedef struct tg_backend {
   /* ---- kernels: the op's kernel pair for dtype dt (the dtype its floats are computed in), NULL when none ---- */
   const tg_op_kernels *(*kernels)(int op, tg_dtype dt);
 
+  /* ---- planned kernels (NULL: kernels need nothing prepared) ---- */
+  /* Once at plan time, for a node whose args are built (shapes, attributes, compute dtype; data pointers may still be
+   * unbound): *state is what its kernels find in args.prepared (NULL: nothing to prepare for this op). */
+  tg_status (*prepare)(int op, const tg_kernel_args *a, void **state);
+  void (*unprepare)(void *state); /* NULL state: nothing */
+
   /* ---- memory and copies ---- */
   tg_status (*alloc)(tg_device d, size_t bytes, void **out);
   void (*free)(tg_device d, void *p);

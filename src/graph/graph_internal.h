@@ -27,6 +27,7 @@ typedef struct tg_node {
   int grad_ready;    /* backward: the root's gradient buffer has been zeroed this pass */
   tg_kernel_args args; /* built by plan; run and backward pass it to the kernels */
   const tg_op_kernels *kern; /* the plan's backend's kernels for the op (NULL for leaves) */
+  tg_dtype compute;          /* the dtype the plan chose for the op's kernels (see tg_plan_opts.precision) */
 } tg_node;
 
 /* One region of the activation arena. */

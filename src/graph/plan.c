@@ -22,6 +22,9 @@ static int bwd_time(const tg_graph *g, const tg_node *n) { return 2 * g->n_nodes
 
 static tg_status check_devices_and_kernels(tg_graph *g, const tg_plan_opts *o) {
   char want[16], have[16];
+  if (o->precision != TG_F32 && o->precision != TG_BF16)
+    return tg_error(TG_ERR_INVALID, "graph '%s': precision %s is not one of f32, bf16", g->name,
+                    tg_dtype_name(o->precision));
   tg_device_str(o->device, want, sizeof want);
   for (int i = 0; i < g->n_nodes; i++) {
     tg_node *n = g->nodes[i];
@@ -37,9 +40,12 @@ static tg_status check_devices_and_kernels(tg_graph *g, const tg_plan_opts *o) {
                         tg_device_str(tg_store_device(g->store), have, sizeof have), want, want,
                         have);
     }
-    /* every op computes in f32 today; a node's compute dtype picks its kernels once more dtypes exist */
     const tg_backend *be = tg_backend_for(o->device.kind);
-    n->kern = be ? be->kernels(n->op, TG_F32) : NULL;
+    n->compute = o->precision == TG_BF16 && tg_op_computes_bf16(n->op) ? TG_BF16 : TG_F32;
+    n->kern = be ? be->kernels(n->op, n->compute) : NULL;
+    if (n->compute == TG_BF16 && (!n->kern || !n->kern->fwd))
+      return tg_error(TG_ERR_UNSUPPORTED, "graph '%s': op '%s' (%s) has no bf16 %s kernel in this build; plan with "
+                      "precision f32", g->name, def->name, n->out.name, want);
     if (!n->kern || !n->kern->fwd)
       return tg_error(TG_ERR_UNSUPPORTED, "graph '%s': op '%s' (%s) has no %s kernel in this build",
                       g->name, def->name, n->out.name, want);
@@ -218,6 +224,19 @@ static void build_args(tg_graph *g, tg_node *n) {
   a->rng_stream = (uint64_t)n->id;
   a->rng_offset_dev = g->opts.device.kind == TG_CPU ? NULL : g->rng_ctr + 1;
   a->node_name = n->out.name;
+  a->compute = n->compute;
+}
+
+/* What the backend prepares per node once (GEMM primitives for their shapes), released with the plan. */
+static tg_status prepare_nodes(tg_graph *g, const tg_backend *be) {
+  if (!be->prepare) return TG_OK;
+  for (int i = 0; i < g->n_nodes; i++) {
+    tg_node *n = g->nodes[i];
+    if (tg_op_get(n->op)->flags & TG_OPF_LEAF) continue;
+    tg_status st = be->prepare(n->op, &n->args, &n->args.prepared);
+    if (st != TG_OK) return st;
+  }
+  return TG_OK;
 }
 
 /* One scratch region for every op that asks for one, as large as the largest request. */
@@ -327,7 +346,7 @@ tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
     if (n->op == TG_OP_DROPOUT) n->attr.i[0] = opts->training;
   }
   for (int i = 0; i < g->n_nodes; i++) build_args(g, g->nodes[i]);
-  if ((st = plan_workspace(g, be, opts)) != TG_OK) {
+  if ((st = plan_workspace(g, be, opts)) != TG_OK || (st = prepare_nodes(g, be)) != TG_OK) {
     tg_graph_release_plan(g);
     return st;
   }
@@ -391,5 +410,11 @@ void tg_graph_print_plan(const tg_graph *g, FILE *f) {
     fprintf(f, "  kernel workspace ");
     print_bytes(f, g->ws_bytes);
     fprintf(f, "\n");
+  }
+  if (g->opts.precision == TG_BF16) {
+    int bf16 = 0;
+    for (int i = 0; i < g->n_nodes; i++) bf16 += g->nodes[i]->kern && g->nodes[i]->compute == TG_BF16;
+    fprintf(f, "  precision bf16: %d GEMM ops with bf16 operands and f32 accumulation; the other %d ops in f32 (no "
+            "bf16 kernels by design: norms, softmax, losses, scans, elementwise)\n", bf16, ops - bf16);
   }
 }

@@ -8,8 +8,8 @@
 static const tg_op_def k_ops[TG_OP_COUNT] = {
     [TG_OP_PARAM] = {"param", 0, 0, TG_OPF_LEAF, 0},
     [TG_OP_INPUT] = {"input", 0, 0, TG_OPF_LEAF, 0},
-    [TG_OP_MATMUL] = {"matmul", 2, 2, 0, IN},
-    [TG_OP_LINEAR] = {"linear", 2, 3, 0, IN},
+    [TG_OP_MATMUL] = {"matmul", 2, 2, 0, IN, .workspace = tg_gemm_bf16_workspace},
+    [TG_OP_LINEAR] = {"linear", 2, 3, 0, IN, .workspace = tg_gemm_bf16_workspace},
     [TG_OP_ADD] = {"add", 2, 2, 0, 0},
     [TG_OP_SUB] = {"sub", 2, 2, 0, 0},
     [TG_OP_MUL] = {"mul", 2, 2, 0, IN},
@@ -49,7 +49,7 @@ static const tg_op_def k_ops[TG_OP_COUNT] = {
     [TG_OP_CONV1D_CAUSAL] = {"conv1d_causal", 2, 3, 0, IN},
     [TG_OP_LSTM] = {"lstm", 3, 6, 0, IN | OUT, .workspace = tg_lstm_workspace},
     [TG_OP_SSD_SCAN] = {"ssd_scan", 5, 6, 0, IN, .workspace = tg_ssd_workspace},
-    [TG_OP_STACKED_LINEAR] = {"stacked_linear", 2, 3, 0, IN},
+    [TG_OP_STACKED_LINEAR] = {"stacked_linear", 2, 3, 0, IN, .workspace = tg_gemm_bf16_workspace},
     [TG_OP_GATE_ADD_NORM] = {"gate_add_norm", 2, 4, 0, IN, .workspace = tg_gan_workspace},
     [TG_OP_PPO_LOSS] = {"ppo_loss", 7, 8, 0, IN},
     [TG_OP_WINDOW_ROWS] = {"window_rows", 1, 1, TG_OPF_NO_GRAD, 0},
@@ -58,6 +58,15 @@ static const tg_op_def k_ops[TG_OP_COUNT] = {
 const tg_op_def *tg_op_get(tg_op op) { return (op >= 0 && op < TG_OP_COUNT) ? &k_ops[op] : NULL; }
 
 int tg_op_count(void) { return TG_OP_COUNT; }
+
+int tg_op_computes_bf16(tg_op op) { return op == TG_OP_MATMUL || op == TG_OP_LINEAR || op == TG_OP_STACKED_LINEAR; }
+
+size_t tg_gemm_bf16_workspace(const tg_kernel_args *a) {
+  if (a->compute != TG_BF16) return 0;
+  /* the rounded copies of the two operands and, in backward, of the output's gradient (as f32: the widest form),
+   * each starting on a 64-byte boundary */
+  return sizeof(float) * (size_t)(tg_numel(a->in[0]) + tg_numel(a->in[1]) + tg_numel(a->out)) + 3 * 64;
+}
 const char *tg_op_name(int op) { return tg_op_get((tg_op)op) ? k_ops[op].name : "?"; }
 
 /* The kernel pair of op on backend k for dtype dt, NULL when the backend is not compiled in or lacks the op. */

@@ -96,6 +96,10 @@ typedef struct tg_kernel_args {
   const char *node_name; /* for error messages */
   void *ws;              /* scratch on the graph's device for this call only (ops with a workspace) */
   size_t ws_bytes;
+  /* The dtype the op computes in: TG_F32, or TG_BF16 for a GEMM op whose operands (inputs, and in backward the
+   * output's gradient) are rounded to bf16 before a product accumulated in f32 (tensors stay f32 either way). */
+  tg_dtype compute;
+  void *prepared; /* what the backend prepared for this node at plan time (a GEMM primitive); NULL: nothing */
 } tg_kernel_args;
 
 typedef tg_status (*tg_kernel_fn)(const tg_kernel_args *a);
@@ -120,6 +124,11 @@ typedef struct tg_op_def {
 } tg_op_def;
 
 const tg_op_def *tg_op_get(tg_op op);
+
+/* The ops that have a bf16 compute kernel on some backend (the GEMM ops: matmul, linear, stacked_linear). */
+int tg_op_computes_bf16(tg_op op);
+/* Workspace bytes of a GEMM op computing in bf16 (its rounded operands), 0 in f32. */
+size_t tg_gemm_bf16_workspace(const tg_kernel_args *a);
 
 /* Workspace sizes (bytes) of the sequence ops, the same for every backend (build_lstm.c, build_ssd.c). */
 size_t tg_lstm_workspace(const tg_kernel_args *a);

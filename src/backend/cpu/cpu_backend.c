@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "graph/backend.h"
+#include "backend/cpu/cpu_gemm_plan.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_optim.h"
 
@@ -68,6 +69,8 @@ const tg_backend tg_cpu_backend = {
     .use = cpu_use_or_sync,
     .sync = cpu_use_or_sync,
     .kernels = tg_cpu_op_kernels,
+    .prepare = tg_cpu_prepare,
+    .unprepare = tg_cpu_unprepare,
     .alloc = cpu_alloc,
     .free = cpu_free,
     .fill_f32 = cpu_fill_f32,

@@ -1,4 +1,5 @@
-/* The CPU backend's kernels per op and dtype (f32): the op kernel list expanded with the tg_cpu_ prefix. */
+/* The CPU backend's kernels per op and compute dtype: the op kernel list expanded with the tg_cpu_ prefix for f32;
+ * for bf16 the GEMM ops, whose kernels read the compute dtype and round their operands. */
 #include "graph/backend.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "ops/op_kernel_list.h"
@@ -7,6 +8,8 @@
 #define CPU_F(op, s) TG_OP_KERNEL_CASE_F_(tg_cpu, op, s)
 
 const tg_op_kernels *tg_cpu_op_kernels(int op, tg_dtype dt) {
+  if (dt == TG_BF16)
+    return tg_op_computes_bf16((tg_op)op) ? tg_cpu_op_kernels(op, TG_F32) : NULL;
   if (dt != TG_F32) return NULL;
   switch (op) {
     TG_OP_KERNEL_LIST(CPU_FB, CPU_F)

@@ -1,8 +1,11 @@
-/* CPU kernels for matmul, linear and stacked_linear: OpenBLAS GEMMs over row-major f32 with no allocation. */
+/* CPU kernels for matmul, linear and stacked_linear: the plan's oneDNN primitives or OpenBLAS GEMMs over row-major
+ * f32, with operands rounded to bf16 in the workspace when the node computes in bf16; no allocation. */
 #include <cblas.h>
 #include <omp.h>
 #include <string.h>
+#include "backend/cpu/cpu_gemm_plan.h"
 #include "backend/cpu/cpu_kernels.h"
+#include "base/bf16.h"
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
 #include "ops/matmul_dims.h"
@@ -56,6 +59,31 @@ void tg_cpu_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A
   });
 }
 
+/* Where a node computing in bf16 puts its rounded operands: the workspace, in 64-byte steps; packed: as bf16 for
+ * the plan's bf16 primitives, else as f32 holding bf16 values (for f32 primitives or OpenBLAS). */
+typedef struct bf16_ws {
+  char *next;
+  int packed;
+} bf16_ws;
+
+static bf16_ws ws_of(const tg_kernel_args *a) {
+  const tg_cpu_gemm_plan *p = a->prepared;
+  return (bf16_ws){(char *)a->ws, p && p->packed_bf16};
+}
+
+/* src [n] as the GEMM reads it: itself when the node computes in f32 (or src is NULL), else rounded to bf16 into
+ * the workspace (tg_gemm_bf16_workspace sized it for the two inputs and the output's gradient). */
+static const void *operand(const tg_kernel_args *a, bf16_ws *w, const float *src, int64_t n) {
+  if (a->compute != TG_BF16 || !src) return src;
+  void *dst = w->next;
+  if (w->packed) tg_bf16_pack(dst, src, (size_t)n);
+  else tg_f32_round_bf16(dst, src, (size_t)n);
+  w->next += ((size_t)(w->packed ? 2 : 4) * (size_t)n + 63) & ~(size_t)63;
+  return dst;
+}
+
+static const tg_cpu_gemm_plan *plan_of(const tg_kernel_args *a) { return a->prepared; }
+
 /* 1 when a batched product's batches should run on the OpenMP threads: many small products
  * (a large one is split inside tg_cpu_gemm instead). */
 static int mm_batches_parallel(const tg_mm_dims *d) {
@@ -68,9 +96,11 @@ tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a) {
   tg_mm_dims d;
   tg_status st = tg_mm_dims_of(a, &d);
   if (st != TG_OK) return st;
-  const float *A = (const float *)a->in[0]->data; /* [batch, M, K] or [batch, K, M] */
-  const float *B = (const float *)a->in[1]->data; /* [batch or 1, K, N] or [.., N, K] */
-  float *C = (float *)a->out->data;               /* [batch, M, N] */
+  bf16_ws w = ws_of(a);
+  const float *A = operand(a, &w, a->in[0]->data, tg_numel(a->in[0])); /* [batch, M, K] or [batch, K, M] */
+  const float *B = operand(a, &w, a->in[1]->data, tg_numel(a->in[1])); /* [batch or 1, K, N] or [.., N, K] */
+  float *C = (float *)a->out->data;                                    /* [batch, M, N] */
+  if (plan_of(a) && plan_of(a)->fwd) return tg_gemm_prim_run(plan_of(a)->fwd, A, B, NULL, C, a->node_name);
   if (d.sb == 0 && !d.ta) {
     /* shared b: one GEMM over all batch*M rows */
     tg_cpu_gemm(0, d.tb, d.batch * d.m, d.n, d.k, A, d.a1, B, d.b1, 0.0f, C, d.n);
@@ -105,11 +135,22 @@ tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a) {
   tg_mm_dims d;
   tg_status st = tg_mm_dims_of(a, &d);
   if (st != TG_OK) return st;
-  const float *A = (const float *)a->in[0]->data; /* [batch, M, K] or [batch, K, M] */
-  const float *B = (const float *)a->in[1]->data; /* [batch or 1, K, N] or [.., N, K] */
-  const float *dC = a->out_grad;                  /* [batch, M, N] */
-  float *dA = a->in_grad[0];                      /* like A, or NULL */
-  float *dB = a->in_grad[1];                      /* like B, or NULL */
+  float *dA = a->in_grad[0]; /* like A, or NULL */
+  float *dB = a->in_grad[1]; /* like B, or NULL */
+  if (!dA && !dB) return TG_OK;
+  bf16_ws w = ws_of(a);
+  const float *dC = operand(a, &w, a->out_grad, tg_numel(a->out));                    /* [batch, M, N] */
+  const float *A = operand(a, &w, a->in[0]->data, tg_numel(a->in[0])); /* [batch, M, K] or [batch, K, M] */
+  const float *B = operand(a, &w, a->in[1]->data, tg_numel(a->in[1])); /* [batch or 1, K, N] or [.., N, K] */
+  const tg_cpu_gemm_plan *p = plan_of(a);
+  if (p && p->d_a && dA) {
+    if ((st = tg_gemm_prim_run(p->d_a, dC, B, NULL, dA, a->node_name)) != TG_OK) return st;
+    dA = NULL;
+  }
+  if (p && p->d_b && dB) {
+    if ((st = tg_gemm_prim_run(p->d_b, A, dC, NULL, dB, a->node_name)) != TG_OK) return st;
+    dB = NULL;
+  }
   if (!dA && !dB) return TG_OK;
   if (d.sb == 0 && !d.ta) {
     /* shared b, untransposed a: the batches are just more rows, and dB sums over them */
@@ -128,12 +169,14 @@ tg_status tg_cpu_linear_fwd(const tg_kernel_args *a) {
   int64_t rows, nin, nout;
   tg_status st = tg_linear_dims(a, &rows, &nin, &nout);
   if (st != TG_OK) return st;
-  const float *x = (const float *)a->in[0]->data; /* [rows, in] */
-  const float *w = (const float *)a->in[1]->data; /* [out, in] */
-  float *y = (float *)a->out->data;               /* [rows, out] */
+  bf16_ws ws = ws_of(a);
+  const float *x = operand(a, &ws, a->in[0]->data, rows * nin);  /* [rows, in] */
+  const float *w = operand(a, &ws, a->in[1]->data, nout * nin);  /* [out, in] */
+  float *y = (float *)a->out->data;                              /* [rows, out] */
+  const float *bias = a->attr->i[0] && a->n_in > 2 ? (const float *)a->in[2]->data : NULL; /* [out] */
+  if (plan_of(a) && plan_of(a)->fwd) return tg_gemm_prim_run(plan_of(a)->fwd, x, w, bias, y, a->node_name);
   float beta = 0.0f;
-  if (a->attr->i[0] && a->n_in > 2) {
-    const float *bias = (const float *)a->in[2]->data; /* [out] */
+  if (bias) {
     for (int64_t r = 0; r < rows; r++) memcpy(y + r * nout, bias, sizeof(float) * (size_t)nout);
     beta = 1.0f;
   }
@@ -154,14 +197,26 @@ tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
   int64_t rows, nin, nout;
   tg_status st = tg_linear_dims(a, &rows, &nin, &nout);
   if (st != TG_OK) return st;
-  const float *x = (const float *)a->in[0]->data; /* [rows, in] */
-  const float *w = (const float *)a->in[1]->data; /* [out, in] */
-  const float *dy = a->out_grad;                  /* [rows, out] */
   float *dx = a->in_grad[0];                      /* [rows, in] or NULL */
   float *dw = a->in_grad[1];                      /* [out, in] or NULL */
   float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [out] or NULL */
-  if (dx) tg_cpu_gemm(0, 0, rows, nin, nout, dy, nout, w, nin, 1.0f, dx, nin);
-  if (dw) tg_cpu_gemm(1, 0, nout, nin, rows, dy, nout, x, nin, 1.0f, dw, nin);
+  bf16_ws ws = ws_of(a);
+  const float *dy_f32 = a->out_grad;                                      /* [rows, out] */
+  const float *dy = operand(a, &ws, (dx || dw) ? dy_f32 : NULL, rows * nout); /* [rows, out] as GEMMs read it */
+  const float *x = operand(a, &ws, dw ? a->in[0]->data : NULL, rows * nin);   /* [rows, in] */
+  const float *w = operand(a, &ws, dx ? a->in[1]->data : NULL, nout * nin);   /* [out, in] */
+  const tg_cpu_gemm_plan *p = plan_of(a);
+  if (dx && p && p->d_a) {
+    if ((st = tg_gemm_prim_run(p->d_a, dy, w, NULL, dx, a->node_name)) != TG_OK) return st;
+  } else if (dx) {
+    tg_cpu_gemm(0, 0, rows, nin, nout, dy, nout, w, nin, 1.0f, dx, nin);
+  }
+  if (dw && p && p->d_b) {
+    if ((st = tg_gemm_prim_run(p->d_b, dy, x, NULL, dw, a->node_name)) != TG_OK) return st;
+  } else if (dw) {
+    tg_cpu_gemm(1, 0, nout, nin, rows, dy, nout, x, nin, 1.0f, dw, nin);
+  }
+  dy = dy_f32; /* the bias gradient sums the unrounded gradient, in f32 */
   if (db) {
     int64_t nblk = (nout + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
     if (rows * nout >= TG_MM_PAR_MIN && nblk > 1) {
@@ -198,10 +253,12 @@ tg_status tg_cpu_stacked_linear_fwd(const tg_kernel_args *a) {
   int64_t rows, G, nin, nout;
   tg_status st = tg_stacked_dims(a, &rows, &G, &nin, &nout);
   if (st != TG_OK) return st;
-  const float *x = (const float *)a->in[0]->data; /* [rows, G, in] */
-  const float *w = (const float *)a->in[1]->data; /* [G, out, in] */
-  float *y = (float *)a->out->data;               /* [rows, G, out] */
+  bf16_ws ws = ws_of(a);
+  const float *x = operand(a, &ws, a->in[0]->data, rows * G * nin); /* [rows, G, in] */
+  const float *w = operand(a, &ws, a->in[1]->data, G * nout * nin); /* [G, out, in] */
+  float *y = (float *)a->out->data;                                 /* [rows, G, out] */
   const float *bias = a->attr->i[0] && a->n_in > 2 ? (const float *)a->in[2]->data : NULL; /* [G, out] */
+  if (plan_of(a) && plan_of(a)->fwd) return tg_gemm_prim_run(plan_of(a)->fwd, x, w, bias, y, a->node_name);
   if (bias) sl_fill_rows(y, G * nout, bias, rows, G * nout); /* every row of y = bias as [G out] */
   /* group j: y[:, j] [rows, out] (row stride G out) = x[:, j] [rows, in] (stride G in) w[j]^T (+ y) */
   TG_PAR_FOR(sl_groups_parallel(rows, G, nin, nout), schedule(static),
@@ -224,17 +281,40 @@ TG_CPU_CLONES static void sl_col_sums(const float *dy, float *db, int64_t rows, 
   }
 }
 
+/* db as [G out] += the column sums of dy as [rows, G out], column blocks on the OpenMP threads when large. */
+static void sl_bias_grad(const float *dy, float *db, int64_t rows, int64_t ncol) {
+  int64_t nblk = (ncol + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
+  if (rows * ncol >= TG_MM_PAR_MIN && nblk > 1) {
+    TG_PAR_FOR(1, schedule(static),
+    for (int64_t bi = 0; bi < nblk; bi++) {
+      int64_t c0 = bi * TG_MM_COL_BLOCK, c1 = c0 + TG_MM_COL_BLOCK < ncol ? c0 + TG_MM_COL_BLOCK : ncol;
+      sl_col_sums(dy, db, rows, ncol, c0, c1);
+    });
+  } else {
+    sl_col_sums(dy, db, rows, ncol, 0, ncol);
+  }
+}
+
 tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
   int64_t rows, G, nin, nout;
   tg_status st = tg_stacked_dims(a, &rows, &G, &nin, &nout);
   if (st != TG_OK) return st;
-  const float *x = (const float *)a->in[0]->data; /* [rows, G, in] */
-  const float *w = (const float *)a->in[1]->data; /* [G, out, in] */
-  const float *dy = a->out_grad;                  /* [rows, G, out] */
   float *dx = a->in_grad[0];                      /* [rows, G, in] or NULL */
   float *dw = a->in_grad[1];                      /* [G, out, in] or NULL */
   float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [G, out] or NULL */
+  bf16_ws ws = ws_of(a);
+  const float *dy_f32 = a->out_grad;                                              /* [rows, G, out] */
+  const float *dy = operand(a, &ws, dy_f32, rows * G * nout);        /* as the GEMMs read it */
+  const float *x = operand(a, &ws, a->in[0]->data, rows * G * nin); /* [rows, G, in] */
+  const float *w = operand(a, &ws, a->in[1]->data, G * nout * nin); /* [G, out, in] */
   int64_t ncol = G * nout;
+  const tg_cpu_gemm_plan *p = plan_of(a);
+  if (p) { /* the planned primitives hold every group; the bias gradient sums the unrounded dy in f32 */
+    if (dx && (st = tg_gemm_prim_run(p->d_a, dy, w, NULL, dx, a->node_name)) != TG_OK) return st;
+    if (dw && (st = tg_gemm_prim_run(p->d_b, dy, x, NULL, dw, a->node_name)) != TG_OK) return st;
+    if (db) sl_bias_grad(dy_f32, db, rows, ncol);
+    return TG_OK;
+  }
   int groups_par = sl_groups_parallel(rows, G, nin, nout);
   /* db as [G out] += column sums of dy as [rows, G out]: group j's columns right after its GEMMs
    * (dy[:, j] still cached) unless the groups run one after another on several threads, where a
@@ -248,19 +328,8 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
       tg_cpu_gemm(0, 0, rows, nin, nout, dyj, G * nout, wj, nin, 1.0f, dx + j * nin, G * nin);
     if (dw) /* dw[j] [out, in] += dy[:, j]^T x[:, j] */
       tg_cpu_gemm(1, 0, nout, nin, rows, dyj, G * nout, x + j * nin, G * nin, 1.0f, dw + j * nout * nin, nin);
-    if (sums_by_group) sl_col_sums(dy, db, rows, ncol, j * nout, (j + 1) * nout);
+    if (sums_by_group) sl_col_sums(dy_f32, db, rows, ncol, j * nout, (j + 1) * nout);
   });
-  if (db && !sums_by_group) {
-    int64_t nblk = (ncol + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
-    if (rows * ncol >= TG_MM_PAR_MIN && nblk > 1) {
-      TG_PAR_FOR(1, schedule(static),
-      for (int64_t bi = 0; bi < nblk; bi++) {
-        int64_t c0 = bi * TG_MM_COL_BLOCK, c1 = c0 + TG_MM_COL_BLOCK < ncol ? c0 + TG_MM_COL_BLOCK : ncol;
-        sl_col_sums(dy, db, rows, ncol, c0, c1);
-      });
-    } else {
-      sl_col_sums(dy, db, rows, ncol, 0, ncol);
-    }
-  }
+  if (db && !sums_by_group) sl_bias_grad(dy_f32, db, rows, ncol);
   return TG_OK;
 }

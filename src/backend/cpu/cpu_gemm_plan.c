@@ -1,0 +1,171 @@
+/* Plan-time GEMM preparation: each matmul, linear and stacked_linear node's products as oneDNN primitives. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/cpu/cpu_gemm_plan.h"
+#include "base/alloc.h"
+#include "ops/matmul_dims.h"
+
+typedef enum { GEMM_AUTO, GEMM_OPENBLAS, GEMM_ONEDNN } gemm_mode;
+
+/* TICKGRAD_GEMM: auto (default), openblas or onednn; -1 with the error set for anything else. */
+static int gemm_mode_get(void) {
+  const char *v = getenv("TICKGRAD_GEMM");
+  if (!v || !*v || strcmp(v, "auto") == 0) return GEMM_AUTO;
+  if (strcmp(v, "openblas") == 0) return GEMM_OPENBLAS;
+  if (strcmp(v, "onednn") == 0) return GEMM_ONEDNN;
+  tg_error(TG_ERR_INVALID, "TICKGRAD_GEMM=%s: expected auto, openblas or onednn", v);
+  return -1;
+}
+
+/* A shape with strides given as (batch, row, column) triples. */
+static tg_gemm_shape shape(int64_t batch, int64_t m, int64_t n, int64_t k, const int64_t *as, const int64_t *bs,
+                           const int64_t *cs, int accumulate) {
+  tg_gemm_shape s;
+  memset(&s, 0, sizeof s);
+  s.batch = batch, s.m = m, s.n = n, s.k = k;
+  memcpy(s.a_st, as, sizeof s.a_st);
+  memcpy(s.b_st, bs, sizeof s.b_st);
+  memcpy(s.c_st, cs, sizeof s.c_st);
+  s.accumulate = accumulate;
+  return s;
+}
+
+/* The products of one node: forward, and the gradients its backward computes (want_* 0: not needed). */
+typedef struct node_gemms {
+  tg_gemm_shape fwd, d_a, d_b;
+  int want_a, want_b, has_b; /* has_b 0: the second gradient cannot be one primitive (OpenBLAS does it) */
+} node_gemms;
+
+static void linear_gemms(const tg_kernel_args *a, int64_t rows, int64_t nin, int64_t nout, node_gemms *g) {
+  g->fwd = shape(1, rows, nout, nin, (int64_t[]){rows * nin, nin, 1}, (int64_t[]){nout * nin, 1, nin},
+                 (int64_t[]){rows * nout, nout, 1}, 0);
+  if (a->attr->i[0] && a->n_in > 2) {
+    g->fwd.bias = 1;
+    memcpy(g->fwd.bias_st, (int64_t[]){0, nout, 1}, sizeof g->fwd.bias_st);
+  }
+  /* dx [rows, in] += dy [rows, out] w [out, in]; dw [out, in] += dy^T x */
+  g->d_a = shape(1, rows, nin, nout, (int64_t[]){rows * nout, nout, 1}, (int64_t[]){nout * nin, nin, 1},
+                 (int64_t[]){rows * nin, nin, 1}, 1);
+  g->d_b = shape(1, nout, nin, rows, (int64_t[]){rows * nout, 1, nout}, (int64_t[]){rows * nin, nin, 1},
+                 (int64_t[]){nout * nin, nin, 1}, 1);
+  g->has_b = 1;
+}
+
+static void stacked_gemms(const tg_kernel_args *a, int64_t rows, int64_t G, int64_t nin, int64_t nout, node_gemms *g) {
+  /* group j: y[:, j] [rows, out] (row stride G out) = x[:, j] [rows, in] (row stride G in) w[j]^T + b[j] */
+  g->fwd = shape(G, rows, nout, nin, (int64_t[]){nin, G * nin, 1}, (int64_t[]){nout * nin, 1, nin},
+                 (int64_t[]){nout, G * nout, 1}, 0);
+  if (a->attr->i[0] && a->n_in > 2) {
+    g->fwd.bias = 1;
+    memcpy(g->fwd.bias_st, (int64_t[]){nout, nout, 1}, sizeof g->fwd.bias_st);
+  }
+  g->d_a = shape(G, rows, nin, nout, (int64_t[]){nout, G * nout, 1}, (int64_t[]){nout * nin, nin, 1},
+                 (int64_t[]){nin, G * nin, 1}, 1);
+  g->d_b = shape(G, nout, nin, rows, (int64_t[]){nout, 1, G * nout}, (int64_t[]){nin, G * nin, 1},
+                 (int64_t[]){nout * nin, nin, 1}, 1);
+  g->has_b = 1;
+}
+
+static void matmul_gemms(const tg_mm_dims *d, node_gemms *g) {
+  int flat = d->sb == 0 && !d->ta; /* shared b, untransposed a: the batches are just more rows */
+  int64_t batch = flat ? 1 : d->batch, m = flat ? d->batch * d->m : d->m;
+  /* op(A) [m, k], op(B) [k, n] as (batch, row, column) strides of the stored A and B */
+  int64_t opa[3] = {d->sa, d->ta ? 1 : d->a1, d->ta ? d->a1 : 1};
+  int64_t opb[3] = {d->sb, d->tb ? 1 : d->b1, d->tb ? d->b1 : 1};
+  int64_t c[3] = {d->sc, d->n, 1};
+  int64_t opa_t[3] = {opa[0], opa[2], opa[1]}, opb_t[3] = {opb[0], opb[2], opb[1]};
+  g->fwd = shape(batch, m, d->n, d->k, opa, opb, c, 0);
+  /* d op(A) [m, k] += dC op(B)^T, written where A is stored */
+  g->d_a = shape(batch, m, d->k, d->n, c, opb_t, opa, 1);
+  /* d op(B) [k, n] += op(A)^T dC; with a shared B that sums over the batches, one product only when flat */
+  g->has_b = d->sb != 0 || flat;
+  g->d_b = shape(batch, d->k, d->n, m, opa_t, c, opb, 1);
+}
+
+static tg_gemm_prim *prim_for(tg_gemm_shape s, int bf16) {
+  s.bf16 = bf16;
+  return tg_gemm_prim_new(&s);
+}
+
+void tg_cpu_unprepare(void *state) {
+  tg_cpu_gemm_plan *p = state;
+  if (!p) return;
+  tg_gemm_prim_free(p->fwd);
+  tg_gemm_prim_free(p->d_a);
+  tg_gemm_prim_free(p->d_b);
+  tg_free(p);
+}
+
+/* Every product g needs as primitives of one operand type; 0 when one is missing (the rest freed). */
+static int make_prims(const node_gemms *g, int bf16, tg_cpu_gemm_plan *p) {
+  p->fwd = prim_for(g->fwd, bf16);
+  p->d_a = g->want_a ? prim_for(g->d_a, bf16) : NULL;
+  p->d_b = g->want_b && g->has_b ? prim_for(g->d_b, bf16) : NULL;
+  int ok = p->fwd && (!g->want_a || p->d_a) && (!g->want_b || !g->has_b || p->d_b);
+  if (!ok) {
+    tg_gemm_prim_free(p->fwd), tg_gemm_prim_free(p->d_a), tg_gemm_prim_free(p->d_b);
+    p->fwd = p->d_a = p->d_b = NULL;
+  }
+  return ok;
+}
+
+tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state) {
+  *state = NULL;
+  if (op != TG_OP_MATMUL && op != TG_OP_LINEAR && op != TG_OP_STACKED_LINEAR) return TG_OK;
+  int mode = gemm_mode_get();
+  if (mode < 0) return TG_ERR_INVALID;
+  if (mode == GEMM_OPENBLAS) return TG_OK;
+  node_gemms g;
+  memset(&g, 0, sizeof g);
+  tg_status st;
+  int64_t rows, nin, nout, groups, macs;
+  if (op == TG_OP_LINEAR) {
+    if ((st = tg_linear_dims(a, &rows, &nin, &nout)) != TG_OK) return st;
+    linear_gemms(a, rows, nin, nout, &g);
+    macs = rows * nin * nout;
+  } else if (op == TG_OP_STACKED_LINEAR) {
+    if ((st = tg_stacked_dims(a, &rows, &groups, &nin, &nout)) != TG_OK) return st;
+    stacked_gemms(a, rows, groups, nin, nout, &g);
+    macs = rows * groups * nin * nout;
+  } else {
+    tg_mm_dims d;
+    if ((st = tg_mm_dims_of(a, &d)) != TG_OK) return st;
+    matmul_gemms(&d, &g);
+    macs = d.batch * d.m * d.n * d.k;
+  }
+  if (mode == GEMM_AUTO && macs < TG_GEMM_PRIM_MIN_MACS) return TG_OK;
+  g.want_a = a->in_grad[0] != NULL;
+  g.want_b = a->in_grad[1] != NULL;
+  tg_cpu_gemm_plan *p = tg_calloc(1, sizeof *p);
+  if (!p) return tg_error(TG_ERR_NOMEM, "%s: out of host memory planning its GEMMs", a->node_name);
+  /* bf16 operands where oneDNN has a bf16 matmul; else f32 primitives over the operands rounded to bf16 */
+  p->packed_bf16 = a->compute == TG_BF16 && make_prims(&g, 1, p);
+  if (!p->packed_bf16 && !make_prims(&g, 0, p)) {
+    tg_free(p); /* oneDNN absent or without a fast kernel for these shapes: OpenBLAS */
+    return TG_OK;
+  }
+  *state = p;
+  return TG_OK;
+}
+
+void tg_cpu_gemm_policy(char *buf, size_t n) {
+  int mode = gemm_mode_get();
+  const char *lib = tg_gemm_prim_library();
+  if (mode < 0) {
+    snprintf(buf, n, "OpenBLAS for every GEMM (%s)", tg_last_error());
+  } else if (!*lib) {
+    snprintf(buf, n, "OpenBLAS for every GEMM (no oneDNN in this build); bf16 GEMMs round their operands to bf16 "
+             "and run in f32");
+  } else if (mode == GEMM_OPENBLAS) {
+    snprintf(buf, n, "OpenBLAS for every GEMM (TICKGRAD_GEMM=openblas; %s available)", lib);
+  } else {
+    char least[48];
+    snprintf(least, sizeof least, "at least %d", TG_GEMM_PRIM_MIN_MACS);
+    snprintf(buf, n, "%s primitives planned per node for products of %s multiply-adds, OpenBLAS %s; bf16: %s", lib,
+             mode == GEMM_ONEDNN ? "any number of" : least,
+             mode == GEMM_ONEDNN ? "for the sequence ops' own GEMMs" : "below that and for the sequence ops' own GEMMs",
+             tg_gemm_prim_has_bf16() ? "bf16 operands on oneDNN (AVX-512 BF16 / AMX)"
+                                     : "no bf16 matmul on this CPU, so bf16 GEMMs round their operands and run in f32");
+  }
+}

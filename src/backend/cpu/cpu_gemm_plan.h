@@ -1,0 +1,26 @@
+/* What the CPU backend prepares for a GEMM node at plan time, and which library runs its products. */
+#ifndef TG_CPU_GEMM_PLAN_H
+#define TG_CPU_GEMM_PLAN_H
+
+#include <stddef.h>
+#include "backend/cpu/cpu_gemm_prim.h"
+#include "ops/ops.h"
+
+/* Products of at least this many multiply-adds run on a planned oneDNN primitive (TICKGRAD_GEMM=auto); smaller
+ * ones (batch-1 inference) stay on OpenBLAS, whose per-call cost is lower there. */
+#define TG_GEMM_PRIM_MIN_MACS 32768
+
+typedef struct tg_cpu_gemm_plan {
+  tg_gemm_prim *fwd;       /* the forward product; NULL: OpenBLAS */
+  tg_gemm_prim *d_a, *d_b; /* backward: the first and the second input's gradient; NULL: OpenBLAS */
+  int packed_bf16;         /* 1: the primitives take bf16 operands (kernels pack them); 0: f32 (rounded in bf16) */
+} tg_cpu_gemm_plan;
+
+/* The backend's prepare/unprepare entries: a tg_cpu_gemm_plan for matmul, linear and stacked_linear. */
+tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state);
+void tg_cpu_unprepare(void *state);
+
+/* One line on who runs GEMMs here (library, rule, bf16), for `tickgrad devices`. */
+void tg_cpu_gemm_policy(char *buf, size_t n);
+
+#endif
