@@ -13,7 +13,8 @@ extern "C" {
 #define TG_MAX_DIMS 6
 #define TG_NAME_MAX 64
 
-typedef enum tg_dtype { TG_F32 = 0, TG_I32, TG_I64, TG_DTYPE_COUNT } tg_dtype;
+/* Values are stable (appended only): TG_BF16 is storage only (bfloat16, raw uint16); no op computes in it yet. */
+typedef enum tg_dtype { TG_F32 = 0, TG_I32, TG_I64, TG_BF16, TG_DTYPE_COUNT } tg_dtype;
 
 typedef enum tg_device_kind { TG_CPU = 0, TG_CUDA, TG_DEVICE_KIND_COUNT } tg_device_kind;
 
@@ -43,7 +44,7 @@ const char *tg_device_str(tg_device d, char *buf, size_t n);
 tg_status tg_device_parse(const char *s, tg_device *out);
 
 size_t tg_dtype_size(tg_dtype t);
-const char *tg_dtype_name(tg_dtype t); /* "f32", "i32", "i64" */
+const char *tg_dtype_name(tg_dtype t); /* "f32", "i32", "i64", "bf16" */
 
 int64_t tg_numel(const tg_tensor *t);
 size_t tg_nbytes(const tg_tensor *t);

@@ -46,6 +46,7 @@ size_t tg_dtype_size(tg_dtype t) {
     case TG_F32: return 4;
     case TG_I32: return 4;
     case TG_I64: return 8;
+    case TG_BF16: return 2;
     default: return 0;
   }
 }
@@ -55,6 +56,7 @@ const char *tg_dtype_name(tg_dtype t) {
     case TG_F32: return "f32";
     case TG_I32: return "i32";
     case TG_I64: return "i64";
+    case TG_BF16: return "bf16";
     default: return "?";
   }
 }
