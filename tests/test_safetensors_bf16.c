@@ -1,5 +1,5 @@
 /* BF16 in safetensors files: bitwise round trips, malformed entries, exact widening into f32 weights and
- * optimizer state. */
+ * optimizer state, a file PyTorch wrote (reference/data/torch_bf16.safetensors), and a file for PyTorch to read. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
@@ -13,16 +13,24 @@
 
 static char g_dir[256]; /* the test's temporary folder */
 
-/* f32 inputs as bit patterns: ties both ways and signs, overflow, infinities, NaNs, subnormals, -0, 0, pi, 0.1 */
+/* f32 inputs as bit patterns: BF16_INPUT_BITS in reference/safetensors_interop.py (keep them in step) */
 static const uint32_t k_input_bits[25] = {
     0x3F800000u, 0x3F808000u, 0x3F818000u, 0x3F808001u, 0x3F807FFFu, 0xBF818000u, 0xBF808000u, 0x7F7FFFFFu,
     0x7F7F8000u, 0x7F7F7FFFu, 0xFF7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u, 0x7F800001u,
     0x00000001u, 0x00008000u, 0x00018000u, 0x00010000u, 0x807FFFFFu, 0x80000000u, 0x00000000u, 0x40490FDBu,
     0x3DCCCCCDu,
 };
-/* bf16 patterns stored as they are: NaN payloads and signs, infinities, subnormals, -0, extremes, 1.0 */
+/* bf16 patterns stored as they are: BF16_RAW_BITS there */
 static const uint16_t k_raw_bits[12] = {0x7FC1u, 0xFFC0u, 0x7F81u, 0xFFFFu, 0x7F80u, 0xFF80u,
                                         0x0001u, 0x8001u, 0x8000u, 0x7F7Fu, 0x0080u, 0x3F80u};
+/* torch's narrowing of k_input_bits (tensor "narrowed" of the torch file) as float64; NAN where torch made a NaN
+ * (torch picks its own NaN pattern, so only NaN-ness is compared there) */
+static const double k_torch_narrowed[25] = {
+    0x1p+0,    0x1p+0, 0x1.04p+0, 0x1.02p+0,  0x1p+0,   -0x1.04p+0, -0x1p+0,   INFINITY, INFINITY,
+    0x1.fep+127, -INFINITY, INFINITY, -INFINITY, NAN, NAN, NAN, 0.0, 0.0, 0x1p-132, 0x1p-133, -0x1p-126,
+    -0.0,      0.0,    0x1.92p+1, 0x1.9ap-4,
+};
+
 static const char *tmp_path(const char *name) {
   static char buf[4][512];
   static int k;
@@ -38,6 +46,12 @@ static uint32_t bits_of(float x) {
 }
 
 static void inputs(float *x) { memcpy(x, k_input_bits, sizeof k_input_bits); } /* x [25] */
+
+/* Whether float x is the double want: the same value and sign, or both NaN. */
+static int same_value(float x, double want) {
+  if (isnan(want)) return isnan(x);
+  return (double)x == want && !signbit(x) == !signbit(want);
+}
 
 /* ---- round trip ---- */
 
@@ -270,6 +284,86 @@ static void test_state_widening(void) {
   unlink(np);
 }
 
+/* ---- PyTorch's file ---- */
+
+static void test_torch_file(void) {
+  /* ctest sets TG_SOURCE_DIR; run by hand from a build folder inside the checkout, ".." works */
+  const char *src = getenv("TG_SOURCE_DIR");
+  if (!src) src = access("reference/data", F_OK) == 0 ? "." : "..";
+  char path[1024];
+  snprintf(path, sizeof path, "%s/reference/data/torch_bf16.safetensors", src);
+  tg_safetensors *f = NULL;
+  CHECK_OK(tg_safetensors_load(path, &f));
+  if (!f) return;
+  const tg_tensor *x = tg_safetensors_find(f, "src"), *h = tg_safetensors_find(f, "narrowed");
+  const tg_tensor *raw = tg_safetensors_find(f, "raw");
+  CHECK(tg_safetensors_count(f) == 3 && strcmp(tg_safetensors_meta(f, "source"), "torch") == 0);
+  CHECK(x && x->dtype == TG_F32 && x->ndim == 1 && x->shape[0] == 25);
+  CHECK(h && h->dtype == TG_BF16 && h->ndim == 1 && h->shape[0] == 25);
+  CHECK(raw && raw->dtype == TG_BF16 && raw->ndim == 2 && raw->shape[0] == 3 && raw->shape[1] == 4);
+  if (!x || !h || !raw || x->shape[0] != 25 || h->shape[0] != 25 || tg_numel(raw) != 12) {
+    tg_safetensors_free(f);
+    return;
+  }
+  CHECK(memcmp(x->data, k_input_bits, sizeof k_input_bits) == 0);
+  CHECK(memcmp(raw->data, k_raw_bits, sizeof k_raw_bits) == 0);
+  const float *xs = x->data;
+  const uint16_t *hs = h->data;
+  for (int k = 0; k < 25; k++) {
+    float wide = tg_f32_from_bf16(hs[k]);
+    CHECK_MSG(same_value(wide, k_torch_narrowed[k]), "narrowed[%d] = 0x%04X = %a, want %a", k, hs[k], wide,
+              k_torch_narrowed[k]);
+    /* tickgrad narrows as torch does; NaNs are NaN in both (the patterns differ by design) */
+    uint16_t ours = tg_bf16_from_f32(xs[k]);
+    if (isnan(k_torch_narrowed[k]))
+      CHECK_MSG(isnan(tg_f32_from_bf16(ours)), "src[%d] = 0x%08X narrowed to 0x%04X", k, k_input_bits[k], ours);
+    else
+      CHECK_MSG(ours == hs[k], "src[%d] = 0x%08X: tickgrad 0x%04X, torch 0x%04X", k, k_input_bits[k], ours, hs[k]);
+  }
+  tg_safetensors_free(f);
+  /* into f32 parameters of the same names: F32 as it is, BF16 widened exactly */
+  tg_store *s = tg_store_new(tg_cpu(0), 1);
+  tg_graph *g = tg_graph_new(s, "torch");
+  int64_t s25[1] = {25}, s34[2] = {3, 4};
+  tg_init init = {TG_INIT_NORMAL, 0.0f, 1.0f};
+  CHECK(tg_param(g, "src", 1, s25, init) && tg_param(g, "narrowed", 1, s25, init) && tg_param(g, "raw", 2, s34, init));
+  CHECK_OK(tg_store_finalize(s));
+  CHECK_OK(tg_store_load(s, path));
+  int bad = 0;
+  for (int k = 0; k < 25; k++) {
+    bad += bits_of(param(s, "src")[k]) != k_input_bits[k];
+    bad += !same_value(param(s, "narrowed")[k], k_torch_narrowed[k]);
+  }
+  for (int k = 0; k < 12; k++) bad += bits_of(param(s, "raw")[k]) != (uint32_t)k_raw_bits[k] << 16;
+  CHECK_MSG(bad == 0, "%d values of the torch file differ once loaded into f32 parameters", bad);
+  tg_graph_free(g);
+  tg_store_free(s);
+}
+
+/* With TG_INTEROP_DIR set, writes tickgrad_bf16.safetensors there for reference/safetensors_interop.py:
+ * "packed" [25] = tg_bf16_pack of the inputs, "rounded" [25] = tg_f32_round_bf16 of them, "raw" [3, 4] as they
+ * are and "widened" [12] = tg_bf16_unpack of raw. */
+static void interop_write(void) {
+  const char *dir = getenv("TG_INTEROP_DIR");
+  if (!dir) return;
+  float x[25], rounded[25], widened[12];
+  uint16_t packed[25];
+  inputs(x);
+  tg_bf16_pack(packed, x, 25);
+  tg_f32_round_bf16(rounded, x, 25);
+  tg_bf16_unpack(widened, k_raw_bits, 12);
+  int64_t s25[1] = {25}, s34[2] = {3, 4}, s12[1] = {12};
+  tg_tensor t[4];
+  tg_tensor_view(&t[0], "packed", tg_cpu(0), TG_BF16, 1, s25, packed);
+  tg_tensor_view(&t[1], "rounded", tg_cpu(0), TG_F32, 1, s25, rounded);
+  tg_tensor_view(&t[2], "raw", tg_cpu(0), TG_BF16, 2, s34, (void *)k_raw_bits);
+  tg_tensor_view(&t[3], "widened", tg_cpu(0), TG_F32, 1, s12, widened);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tickgrad_bf16.safetensors", dir);
+  CHECK_OK(tg_safetensors_save(path, 4, t, 0, NULL));
+  printf("interop file written to %s\n", path);
+}
+
 int main(void) {
   snprintf(g_dir, sizeof g_dir, "/tmp/tg_st_bf16_XXXXXX");
   if (!mkdtemp(g_dir)) return tg_test_skip("cannot create a temporary folder");
@@ -277,6 +371,8 @@ int main(void) {
   test_malformed();
   test_store_widening();
   test_state_widening();
+  test_torch_file();
+  interop_write();
   CHECK_MSG(rmdir(g_dir) == 0, "files left in %s", g_dir);
   return tg_test_finish();
 }
