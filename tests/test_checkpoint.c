@@ -442,7 +442,7 @@ static void test_format_errors(void) {
       {"{\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4, TG_ERR_UNSUPPORTED, {"'h'", "F16"}},
       {"{\"x\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
        "\"d\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[4,12]}}", 12, TG_ERR_UNSUPPORTED, {"'d'", "F64"}},
-      {"{\"b\":{\"dtype\":\"BF16\",\"shape\":[3],\"data_offsets\":[0,6]}}", 6, TG_ERR_UNSUPPORTED, {"'b'", "BF16"}},
+      {"{\"b\":{\"dtype\":\"U16\",\"shape\":[3],\"data_offsets\":[0,6]}}", 6, TG_ERR_UNSUPPORTED, {"'b'", "U16"}},
       {"{\"q\":{\"dtype\":\"Q7\",\"shape\":[3],\"data_offsets\":[0,6]}}", 6, TG_ERR_UNSUPPORTED, {"'q'", "Q7"}},
       /* a format error beats an unsupported dtype */
       {"{\"h\":{\"dtype\":\"F16\",\"shape\":[3],\"data_offsets\":[0,4]}}", 4, TG_ERR_FORMAT, {"'h'", "needs 6 bytes"}},

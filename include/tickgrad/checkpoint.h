@@ -14,13 +14,15 @@ typedef struct tg_kv {
   const char *value;
 } tg_kv;
 
-/* Writes tensors (data on the host) and string metadata to path: a temporary file in the same
+/* Writes tensors (data on the host; f32, i32, i64, or bf16 as raw uint16 bits, stored as safetensors' "BF16")
+ * and string metadata to path: a temporary file in the same
  * folder is written, flushed (fsync) and renamed over path, so path is either the old file or the
  * complete new one. Names must be unique. */
 tg_status tg_safetensors_save(const char *path, int n, const tg_tensor *tensors, int n_meta,
                               const tg_kv *meta);
 
-/* A parsed file: owns its bytes; tensors point into them (device cpu:0). */
+/* A parsed file: owns its bytes; tensors point into them (device cpu:0). F32, I32, I64 and BF16 (dtype TG_BF16,
+ * raw uint16 bits) are read; any other dtype is TG_ERR_UNSUPPORTED naming the tensor. */
 typedef struct tg_safetensors tg_safetensors;
 
 tg_status tg_safetensors_load(const char *path, tg_safetensors **out);
@@ -33,8 +35,9 @@ const tg_tensor *tg_safetensors_find(const tg_safetensors *f, const char *name);
 const char *tg_safetensors_meta(const tg_safetensors *f, const char *key); /* NULL if absent */
 void tg_safetensors_free(tg_safetensors *f);
 
-/* Weights: every parameter of the store by name. Load requires the same names, shapes and dtype
- * (missing, extra or mis-shaped tensors are errors naming them) and changes nothing on error. */
+/* Weights: every parameter of the store by name, saved as f32. Load requires the same names and shapes, each
+ * tensor F32 or BF16 (widened to f32 exactly; missing, extra, mis-shaped or other-typed tensors are errors
+ * naming them) and changes nothing on error. */
 tg_status tg_store_save(tg_store *s, const char *path);
 tg_status tg_store_load(tg_store *s, const char *path);
 
@@ -45,8 +48,8 @@ typedef struct tg_train_state {
   int64_t epoch, cursor; /* data position */
 } tg_train_state;
 
-/* Optimizer moments, step and cursor. Load checks the optimizer kind and buffer sizes and changes
- * nothing on error. */
+/* Optimizer moments, step and cursor. Load checks the optimizer kind and buffer sizes (moments F32, or BF16
+ * widened exactly) and changes nothing on error. */
 tg_status tg_train_state_save(const char *path, tg_optim *o, const tg_train_state *st);
 tg_status tg_train_state_load(const char *path, tg_optim *o, tg_train_state *st);
 

@@ -182,6 +182,10 @@ tg_tensor *tg_input(tg_graph *g, const char *name, tg_dtype dtype, int ndim, con
     return tg_graph_fail(g, TG_ERR_INVALID, "input '%s': the graph is already planned", name);
   if (dtype < 0 || dtype >= TG_DTYPE_COUNT)
     return tg_graph_fail(g, TG_ERR_INVALID, "input '%s': unknown dtype", name);
+  if (dtype == TG_BF16)
+    return tg_graph_fail(g, TG_ERR_UNSUPPORTED,
+                         "input '%s': bf16 is a storage dtype only; no op computes in bf16 yet (widen it to f32 "
+                         "before binding)", name);
   for (int i = 0; i < g->n_nodes; i++)
     if (g->nodes[i]->op == TG_OP_INPUT && strcmp(g->nodes[i]->out.name, name) == 0)
       return tg_graph_fail(g, TG_ERR_INVALID, "input '%s': declared twice", name);

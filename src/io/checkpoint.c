@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "graph/backend.h"
+#include "base/bf16.h"
 #include "base/json.h"
 #include "tickgrad/checkpoint.h"
 
@@ -52,6 +53,15 @@ tg_status tg_store_save(tg_store *s, const char *path) {
   return st;
 }
 
+/* Whether a file tensor can fill an f32 buffer: F32 as it is, BF16 widened exactly. */
+static int ckpt_is_f32_source(const tg_tensor *t) { return t->dtype == TG_F32 || t->dtype == TG_BF16; }
+
+/* dst [n] = the file tensor t's n values as f32 (t is F32 or BF16). */
+static void ckpt_to_f32(float *dst, const tg_tensor *t, size_t n) {
+  if (t->dtype == TG_BF16) tg_bf16_unpack(dst, t->data, n);
+  else if (n) memcpy(dst, t->data, n * sizeof(float));
+}
+
 /* Appends "; <item>" to a problem list, keeping the first eight. */
 static void ckpt_note(tg_text *b, int *count, const char *item) {
   if (++*count > 8) return;
@@ -83,9 +93,9 @@ static tg_status ckpt_match_weights(tg_store *s, const tg_safetensors *f, const 
     }
     ckpt_shape_of(&p, want, sizeof want);
     tg_shape_str(t, have, sizeof have);
-    if (t->dtype != TG_F32) {
-      snprintf(item, sizeof item, "tensor '%s' is %s, parameters are f32", p.name,
-               tg_dtype_name(t->dtype));
+    if (!ckpt_is_f32_source(t)) {
+      snprintf(item, sizeof item, "tensor '%s' is %s, parameters are f32 (read from f32, or from bf16 widened exactly)",
+               p.name, tg_dtype_name(t->dtype));
       ckpt_note(&b, &problems, item);
     } else if (t->ndim != p.ndim ||
                memcmp(t->shape, p.shape, (size_t)p.ndim * sizeof *p.shape) != 0) {
@@ -142,7 +152,7 @@ tg_status tg_store_load(tg_store *s, const char *path) {
     for (int i = 0; i < tg_store_count(s); i++) {
       tg_param_info p = tg_store_param(s, i);
       const tg_tensor *t = tg_safetensors_find(f, p.name);
-      if (p.numel) memcpy(host + p.offset, t->data, p.numel * sizeof(float));
+      ckpt_to_f32(host + p.offset, t, p.numel);
     }
     if (numel) st = tg_backend_for(dev.kind)->from_host(dev, tg_store_values(s), host, numel * sizeof(float));
   }
@@ -246,10 +256,10 @@ static tg_status ckpt_match_state(tg_optim *o, const tg_safetensors *f, const ch
     const tg_tensor *t = tg_safetensors_find(f, name);
     char have[64];
     if (!t) return tg_error(TG_ERR_FORMAT, "%s: optimizer state tensor '%s' is missing", path, name);
-    if (t->dtype != TG_F32 || t->ndim != 1 || (uint64_t)t->shape[0] != (uint64_t)numel)
+    if (!ckpt_is_f32_source(t) || t->ndim != 1 || (uint64_t)t->shape[0] != (uint64_t)numel)
       return tg_error(TG_ERR_SHAPE,
-                      "%s: optimizer state '%s' is %s %s, the optimizer needs f32 [%zu] (a different "
-                      "model?)",
+                      "%s: optimizer state '%s' is %s %s, the optimizer needs f32 [%zu] (or bf16, widened "
+                      "exactly; a different model?)",
                       path, name, tg_dtype_name(t->dtype), tg_shape_str(t, have, sizeof have), numel);
   }
   for (int i = 0; i < tg_safetensors_count(f); i++) {
@@ -296,11 +306,27 @@ tg_status tg_train_state_load(const char *path, tg_optim *o, tg_train_state *st_
     tg_device dev = tg_store_device(tg_optim_store(o));
     const tg_backend *be = tg_backend_for(dev.kind);
     size_t numel = tg_store_numel(tg_optim_store(o));
-    for (int i = 0; i < tg_optim_state_count(o) && st == TG_OK && numel; i++) {
+    int k = tg_optim_state_count(o), any_bf16 = 0;
+    for (int i = 0; i < k; i++) {
+      const char *name = NULL;
+      tg_optim_state(o, i, &name);
+      any_bf16 |= tg_safetensors_find(f, name)->dtype == TG_BF16;
+    }
+    float *wide = NULL; /* [numel] a bf16 moment widened to f32, allocated before any buffer changes */
+    if (any_bf16 && numel && !(wide = tg_malloc(numel * sizeof(float))))
+      st = tg_error(TG_ERR_NOMEM, "%s: out of host memory for %zu floats to widen bf16 moments", path, numel);
+    for (int i = 0; i < k && st == TG_OK && numel; i++) {
       const char *name = NULL;
       float *buf = tg_optim_state(o, i, &name);
-      st = be->from_host(dev, buf, tg_safetensors_find(f, name)->data, numel * sizeof(float));
+      const tg_tensor *t = tg_safetensors_find(f, name);
+      const void *src = t->data;
+      if (t->dtype == TG_BF16) {
+        ckpt_to_f32(wide, t, numel);
+        src = wide;
+      }
+      st = be->from_host(dev, buf, src, numel * sizeof(float));
     }
+    tg_free(wide);
   }
   if (st == TG_OK) st = tg_optim_set_steps(o, optim_step);
   if (st == TG_OK && st_out) *st_out = ts;

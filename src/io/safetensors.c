@@ -21,10 +21,10 @@ typedef struct st_dtype {
   tg_dtype dtype;
 } st_dtype;
 
-/* Every dtype the safetensors format defines with a whole-byte size; tickgrad reads three. */
+/* Every dtype the safetensors format defines with a whole-byte size; tickgrad reads four (BF16 as raw uint16). */
 static const st_dtype st_dtypes[] = {
     {"F32", 4, 1, TG_F32},  {"I32", 4, 1, TG_I32},  {"I64", 8, 1, TG_I64},
-    {"F64", 8, 0, TG_F32},  {"F16", 2, 0, TG_F32},  {"BF16", 2, 0, TG_F32},
+    {"F64", 8, 0, TG_F32},  {"F16", 2, 0, TG_F32},  {"BF16", 2, 1, TG_BF16},
     {"I8", 1, 0, TG_F32},   {"U8", 1, 0, TG_F32},   {"I16", 2, 0, TG_F32},
     {"U16", 2, 0, TG_F32},  {"U32", 4, 0, TG_F32},  {"U64", 8, 0, TG_F32},
     {"BOOL", 1, 0, TG_F32}, {"F8_E4M3", 1, 0, TG_F32}, {"F8_E5M2", 1, 0, TG_F32},
@@ -60,6 +60,7 @@ static const char *st_dtype_name(tg_dtype t) {
     case TG_F32: return "F32";
     case TG_I32: return "I32";
     case TG_I64: return "I64";
+    case TG_BF16: return "BF16";
     default: return NULL;
   }
 }
@@ -308,7 +309,7 @@ static tg_status st_build(const char *what, const char *header, size_t header_le
   if ((st = st_check_layout(what, es, n, data_len)) != TG_OK) goto fail;
   if (unsupported) {
     st = tg_error(TG_ERR_UNSUPPORTED,
-                  "%s: tensor '%s' has dtype %s; tickgrad reads F32, I32 and I64 (convert it to "
+                  "%s: tensor '%s' has dtype %s; tickgrad reads F32, BF16, I32 and I64 (convert it to "
                   "F32 first)",
                   what, uname, udtype);
     goto fail;
