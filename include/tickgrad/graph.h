@@ -218,6 +218,13 @@ tg_tensor *tg_ppo_loss_gaussian(tg_graph *g, tg_tensor *mean, tg_tensor *log_std
 
 /* ---- plan, run, backward ---- */
 
+/* A run's precision setting ("fp32", "bf16"): bf16 is mixed precision, tg_plan_opts.precision TG_BF16. */
+typedef enum tg_precision { TG_PRECISION_FP32 = 0, TG_PRECISION_BF16 } tg_precision;
+static inline tg_dtype tg_precision_dtype(tg_precision p) { return p == TG_PRECISION_BF16 ? TG_BF16 : TG_F32; }
+static inline const char *tg_precision_name(tg_precision p) { return p == TG_PRECISION_BF16 ? "bf16" : "fp32"; }
+/* {"fp32", "bf16", NULL}: the names in tg_precision order, for settings tables. */
+extern const char *const tg_precision_names[3];
+
 typedef struct tg_plan_opts {
   tg_device device;
   int training;        /* keep what backward needs, allocate gradients; dropout active */

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include "tickgrad/graph.h"
 #include "tickgrad/rl.h"
 #include "tickgrad/status.h"
 #include "tickgrad/tensor.h"
@@ -55,6 +56,7 @@ typedef struct tg_dqn_config {
   int huber;                        /* 0: MSE as dqn.py (default); 1: Huber, delta 1 (SB3) */
   float max_grad_norm;              /* 0: no clipping (dqn.py); > 0: global grad-norm clip */
   uint64_t seed;                    /* 1: initialisation, exploration and replay draws */
+  tg_precision precision;           /* fp32 (default) or bf16: the networks' GEMM operands in bf16, f32 accumulation */
   tg_device device;                 /* cpu:0; where the networks, their steps and updates run */
   int64_t log_every;                /* 10000 steps: one log line and metrics.csv row (and at the end) */
   int64_t ckpt_every;               /* 100000 steps (and at the end; 0: only at the end) */
@@ -155,6 +157,7 @@ typedef struct tg_ppo_config {
   int n_hidden;                  /* 2 */
   int hidden[TG_PPO_MAX_HIDDEN]; /* 64, 64 (tanh) for the actor and the critic each */
   uint64_t seed;                 /* 1: initialisation, actions and minibatch permutations */
+  tg_precision precision;        /* fp32 (default) or bf16: the networks' GEMM operands in bf16, f32 accumulation */
   tg_device device;              /* cpu:0; where the networks and their updates run */
   int64_t log_every;             /* 10000 environment steps between log lines (and at the end) */
   int64_t ckpt_every;            /* 0: checkpoint only at the end; > 0: every this many iterations */

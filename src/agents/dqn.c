@@ -85,6 +85,7 @@ static rl_dqn_net_cfg net_config(const dq_run *r) {
   nc.optim.eps = c->adam_eps;
   nc.optim.clip_norm = c->max_grad_norm;
   nc.seed = c->seed;
+  nc.precision = c->precision;
   nc.env = r->env;
   return nc;
 }

@@ -81,10 +81,10 @@ static tg_status build_graphs(rl_dqn_net *n) {
   if (c->double_q) n->next = q_graph(n, n->online, "dqn_next", "s2", c->batch, &n->q_next);
   if (!n->train || !n->tgt || !n->act || (c->double_q && !n->next))
     return tg_error(TG_ERR_NOMEM, "dqn: out of memory building the graphs");
-  tg_status st = rl_plan(n->train, c->dev, 1);
-  if (st == TG_OK) st = rl_plan(n->tgt, c->dev, 0);
-  if (st == TG_OK) st = rl_plan(n->act, c->dev, 0);
-  if (st == TG_OK && n->next) st = rl_plan(n->next, c->dev, 0);
+  tg_status st = rl_plan(n->train, c->dev, 1, c->precision);
+  if (st == TG_OK) st = rl_plan(n->tgt, c->dev, 0, c->precision);
+  if (st == TG_OK) st = rl_plan(n->act, c->dev, 0, c->precision);
+  if (st == TG_OK && n->next) st = rl_plan(n->next, c->dev, 0, c->precision);
   return st;
 }
 

@@ -52,7 +52,7 @@ static tg_status policy_graph(tg_dqn_policy *p, const tg_dqn_config *c, const ch
   p->g = p->store ? tg_graph_new(p->store, "dqn_policy") : NULL;
   if (!p->g) return tg_error(TG_ERR_NOMEM, "dqn policy: out of memory");
   p->q = rl_mlp(p->g, rl_obs_input(p->g, &p->src, tg_input(p->g, "obs", TG_F32, 2, xs)), &ms); /* [n, A] */
-  tg_status st = rl_plan(p->g, p->dev, 0); /* inference: no gradient buffers */
+  tg_status st = rl_plan(p->g, p->dev, 0, c->precision); /* inference: no gradient buffers */
   if (st == TG_OK) st = rl_obs_bind(p->g, &p->src);
   snprintf(path, sizeof path, "%s/weights.safetensors", run_dir);
   if (st == TG_OK) st = tg_store_load(p->store, path);

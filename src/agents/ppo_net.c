@@ -154,8 +154,8 @@ tg_status rl_ppo_net_open(rl_ppo_net *n, const rl_ppo_net_cfg *c) {
     n->train = train_graph(n);
     if (!n->act || !n->train) st = tg_error(TG_ERR_NOMEM, "ppo: out of memory building the graphs");
   }
-  if (st == TG_OK) st = rl_plan(n->act, c->dev, 0);
-  if (st == TG_OK) st = rl_plan(n->train, c->dev, 1);
+  if (st == TG_OK) st = rl_plan(n->act, c->dev, 0, c->precision);
+  if (st == TG_OK) st = rl_plan(n->train, c->dev, 1, c->precision);
   if (st == TG_OK) st = bind_train(n);
   if (st == TG_OK) st = tg_optim_new(n->store, &c->optim, &n->opt);
   if (st == TG_OK) st = tg_step_new(n->train, n->loss, n->opt, &n->step);

@@ -18,11 +18,12 @@ tg_status rl_hidden_check(const char *what, int n_hidden, const int *hidden) {
   return TG_OK;
 }
 
-tg_status rl_plan(tg_graph *g, tg_device dev, int training) {
+tg_status rl_plan(tg_graph *g, tg_device dev, int training, tg_precision precision) {
   tg_status st = tg_graph_status(g);
   if (st != TG_OK) return st;
   tg_plan_opts po = tg_plan_defaults(dev);
   po.training = training;
+  po.precision = tg_precision_dtype(precision);
   return tg_graph_plan(g, &po);
 }
 

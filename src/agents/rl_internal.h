@@ -79,7 +79,7 @@ tg_status rl_backend_check(const char *what, tg_device dev);
 /* n_hidden in 0..RL_MAX_HIDDEN and every width >= 1; errors start "<what>: ". */
 tg_status rl_hidden_check(const char *what, int n_hidden, const int *hidden);
 /* The graph's sticky status, else its plan on dev (for training or inference). */
-tg_status rl_plan(tg_graph *g, tg_device dev, int training);
+tg_status rl_plan(tg_graph *g, tg_device dev, int training, tg_precision precision);
 /* Binds data [shape] of dtype dt on dev as the graph's input name. */
 tg_status rl_bind(tg_graph *g, const char *name, tg_device dev, tg_dtype dt, int ndim, const int64_t *shape, void *data);
 /* A host view of count floats of the output t: its arena memory when host, else a copy into copy. */
@@ -143,6 +143,7 @@ typedef struct rl_dqn_net_cfg {
   float gamma;
   tg_optim_config optim;
   uint64_t seed;  /* initialisation (the target starts as a copy of the online net) */
+  tg_precision precision;
   const tg_env *env; /* NULL, or the env: a trading env with omit_window has its windows gathered (rl_obs.c) */
 } rl_dqn_net_cfg;
 
@@ -243,6 +244,7 @@ typedef struct rl_ppo_net_cfg {
   tg_ppo_coefs coefs;
   tg_optim_config optim;
   uint64_t seed;     /* initialisation */
+  tg_precision precision;
   const tg_env *env; /* NULL, or the env: a trading env with omit_window has its windows gathered (rl_obs.c) */
 } rl_ppo_net_cfg;
 

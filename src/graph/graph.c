@@ -43,6 +43,8 @@ void tg_graph_free(tg_graph *g) {
   tg_free(g);
 }
 
+const char *const tg_precision_names[3] = {"fp32", "bf16", NULL};
+
 tg_status tg_graph_status(const tg_graph *g) { return g ? g->status : TG_ERR_INVALID; }
 
 tg_status tg_graph_set_seed(tg_graph *g, uint64_t seed, uint64_t offset) {

@@ -27,10 +27,11 @@ static tg_status bind_host(tg_graph *g, const char *name, tg_dtype dt, int ndim,
   return st == TG_OK ? tg_graph_bind(g, name, &t) : st;
 }
 
-/* An inference plan on the host: no dropout, no gradients. */
-static tg_status plan(tg_graph *g) {
+/* An inference plan on the host in the run's precision: no dropout, no gradients. */
+static tg_status plan(const pr_net *n, tg_graph *g) {
   tg_plan_opts po = tg_plan_defaults((tg_device){TG_CPU, 0});
   po.training = 0;
+  po.precision = tg_precision_dtype(n->precision);
   tg_status st = tg_graph_status(g);
   return st == TG_OK ? tg_graph_plan(g, &po) : st;
 }
@@ -46,8 +47,8 @@ static tg_status open_tft(pr_net *n, const tg_forecast_cfg *c) {
   tg_tensor *future = tg_input(n->g, "future", TG_F32, 3, s_fut);
   inst = tg_input(n->g, "inst", TG_I64, 1, s_inst);
   n->pred = tg_tft_build_after_past(n->g, c, tg_input(n->g, "x_past", TG_F32, 3, s_win), future, inst);
-  tg_status st = plan(n->g_bar);
-  if (st == TG_OK) st = plan(n->g);
+  tg_status st = plan(n, n->g_bar);
+  if (st == TG_OK) st = plan(n, n->g);
   if (st == TG_OK) st = bind_host(n->g_bar, "bar", TG_F32, 3, s_bar, n->bar);
   if (st == TG_OK) st = bind_host(n->g_bar, "inst", TG_I64, 1, s_inst, n->inst);
   if (st == TG_OK) st = bind_host(n->g, "x_past", TG_F32, 3, s_win, n->past);
@@ -61,12 +62,13 @@ static tg_status open_window(pr_net *n, const tg_forecast_cfg *c) {
   int64_t s_past[3] = {1, past_len(c), c->n_past};
   tg_forecast_inputs in = {tg_input(n->g, "past", TG_F32, 3, s_past), NULL, NULL};
   n->pred = tg_forecast_build(n->g, c, &in); /* [1, H, nq] */
-  tg_status st = plan(n->g);
+  tg_status st = plan(n, n->g);
   return st == TG_OK ? bind_host(n->g, "past", TG_F32, 3, s_past, n->past) : st;
 }
 
-tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_path) {
+tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_path, tg_precision p) {
   memset(n, 0, sizeof *n);
+  n->precision = p;
   int tft = c->kind == TG_MODEL_TFT;
   n->row = tft ? c->tft.hidden : c->n_past;
   n->store = tg_store_new((tg_device){TG_CPU, 0}, 1);

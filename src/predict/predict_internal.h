@@ -40,10 +40,11 @@ typedef struct pr_net {
   float *bar;         /* tft: [F] one bar's normalised features */
   float *future;      /* [dec, 4] tft: tod_sin, tod_cos, dow_sin, dow_cos of the decoder steps */
   int64_t *inst;      /* [1] tft: the instrument's dense index */
+  tg_precision precision; /* the run's: forecasts use the GEMM precision the model was trained and validated in */
 } pr_net;
 
-/* Builds the graphs for c, plans them on the host and loads weights_path. */
-tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_path);
+/* Builds the graphs for c, plans them on the host in precision p and loads weights_path. */
+tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_path, tg_precision p);
 /* tft: the window row of one bar: n->bar -> row [d]. */
 tg_status pr_net_bar(pr_net *n, float *row);
 /* Runs the window in n->past (and future, inst); pred [H, nq] in the model's scaled units. */

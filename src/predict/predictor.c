@@ -69,7 +69,7 @@ static tg_status open_model(tg_predictor *p, const char *weights) {
   char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/%s.safetensors", p->info.run, weights);
   if (!tg_file_exists(path)) return tg_error(TG_ERR_IO, "predict: %s: no such file (has the run finished an epoch?)", path);
-  tg_status st = pr_net_open(&p->net, &p->cfg.model, path);
+  tg_status st = pr_net_open(&p->net, &p->cfg.model, path, p->cfg.precision);
   if (st != TG_OK || p->cfg.model.kind != TG_MODEL_MAMBA2) return st;
   p->steppers = tg_calloc((size_t)p->meta.k, sizeof *p->steppers);
   if (!p->steppers) return tg_error(TG_ERR_NOMEM, "predict: out of memory");

@@ -14,7 +14,8 @@
 #define STR(k, m, fl, hl) {.key = k, .type = TG_SET_STRING, .off = OFF(m), .size = SZ(m), .flags = fl, .help = hl}
 
 _Static_assert(sizeof(long) == sizeof(int64_t), "seed (a long) is an int64 setting");
-_Static_assert(sizeof(tg_model_kind) == sizeof(int) && sizeof(tg_train_schedule) == sizeof(int), "enums are int settings");
+_Static_assert(sizeof(tg_model_kind) == sizeof(int) && sizeof(tg_train_schedule) == sizeof(int) &&
+                   sizeof(tg_precision) == sizeof(int), "enums are int settings");
 
 static const char *const KIND_NAMES[] = {"tft", "mamba2", "mlp", NULL};
 static const char *const SCHEDULES[] = {"cosine", "constant", NULL}; /* TG_TRAIN_COSINE, TG_TRAIN_CONSTANT */
@@ -46,6 +47,8 @@ static const tg_setting SETTINGS[] = {
     NUM("min_delta", NULL, TG_SET_DOUBLE, min_delta, 0, 1e9, 0, "validation-loss improvement that counts (default 1e-4)"),
     NUM("ckpt_every", NULL, TG_SET_INT, ckpt_every, 1, 1e6, 0, "checkpoint every N epochs and at the end (default 1)"),
     NUM("seed", NULL, TG_SET_INT64, seed, 0, 2147483647.0, 0, "parameters, shuffles, dropout (default 1)"),
+    {.key = "precision", .type = TG_SET_ENUM, .off = OFF(precision), .names = tg_precision_names,
+     .help = "fp32 (default) or bf16: GEMM operands in bf16 with f32 accumulation, f32 weights and Adam state"},
     {.key = "threads", .type = TG_SET_INT, .off = OFF(threads), .lo = 0, .hi = 4096, .flags = TG_SET_RESUMABLE,
      .help = "CPU threads (default 0: as set globally)"},
     STR("device", device, TG_SET_RESUMABLE, "auto, cpu, cuda or cuda:N (default auto)"),

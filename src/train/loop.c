@@ -77,6 +77,9 @@ static void print_header(tr_run *r) {
           "%g improvement\n", c->epochs, (long long)steps, c->batch, (long long)drop, c->lr,
           (long long)oc.schedule.warmup_steps, c->schedule == TG_TRAIN_COSINE ? "cosine decay" : "constant",
           c->clip_norm, c->patience, c->min_delta);
+  if (c->precision == TG_PRECISION_BF16)
+    fprintf(r->log, "  precision bf16: GEMM operands rounded to bf16 with f32 accumulation; f32 master weights, Adam "
+            "state, norms, softmax, losses, LSTM and scan states\n");
   if (tr_ranks(c) > 1)
     fprintf(r->log, "  data-parallel over %d ranks: each takes %d windows of every global batch of %d; gradients "
             "averaged by one all-reduce per step; rank 0 writes the run\n", tr_ranks(c), c->batch / tr_ranks(c),
@@ -150,7 +153,7 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   } else if (r->root && (st = write_config(c)) != TG_OK) {
     return st;
   }
-  if (r->root && (st = tr_meta_write(c->out, &r->d)) != TG_OK) return st;
+  if (r->root && (st = tr_meta_write(c->out, &r->d, c->precision)) != TG_OK) return st;
   if (r->root && (st = tr_metrics_rewrite(c->out, &r->p, &r->metrics)) != TG_OK) return st;
   print_header(r);
   tr_memplan_print(r->log, &r->m, &r->d, c->batch);
@@ -237,7 +240,7 @@ static tg_status epochs(tr_run *r) {
     p->epoch = e;
     if ((st = tr_progress_push(p, &t)) != TG_OK) return st;
     if (r->log) {
-      tr_metrics_print(r->log, &t, c->epochs, r->dev);
+      tr_metrics_print(r->log, &t, c->epochs, r->dev, c->precision);
       fflush(r->log); /* a line per epoch also when the log is a pipe or a file */
     }
     if (r->metrics) {

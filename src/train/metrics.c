@@ -95,7 +95,7 @@ static void bytes_str(char *buf, size_t n, double b) {
   else snprintf(buf, n, "%.1f MiB", b / 1048576.0);
 }
 
-void tr_metrics_print(FILE *f, const tg_train_metrics *m, int epochs, tg_device dev) {
+void tr_metrics_print(FILE *f, const tg_train_metrics *m, int epochs, tg_device dev, tg_precision precision) {
   char h2d[32], d2h[32];
   bytes_str(h2d, sizeof h2d, m->h2d_bytes);
   bytes_str(d2h, sizeof d2h, m->d2h_bytes);
@@ -108,6 +108,6 @@ void tr_metrics_print(FILE *f, const tg_train_metrics *m, int epochs, tg_device 
   else
     fprintf(f, "data %.2f fwd %.2f bwd %.2f opt %.2f val %.2f s  mem -", m->data_s, m->forward_s, m->backward_s,
             m->optimizer_s, m->val_s);
-  fprintf(f, "  h2d %s  d2h %s\n", h2d, d2h);
+  fprintf(f, "  h2d %s  d2h %s  %s\n", h2d, d2h, tg_precision_name(precision));
   fflush(f);
 }

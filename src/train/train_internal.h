@@ -62,7 +62,7 @@ void tr_data_close(tr_data *d);
 #define TR_META_FORMAT "tickgrad-forecast-inference-1"
 /* Feature names, the normalisation (mean, std per column), the target scales, the instrument ids, the feature
  * warm-up and the median bar interval (bar_ns) of the data d was opened on. */
-tg_status tr_meta_write(const char *run, const tr_data *d);
+tg_status tr_meta_write(const char *run, const tr_data *d, tg_precision precision);
 /* The median positive step between consecutive bars of one instrument (0 when there is none). */
 tg_status tr_bar_interval(const tg_dataset *ds, const tg_bars *bars, int64_t *out);
 
@@ -99,7 +99,7 @@ double tr_qacc_qrisk(const tr_qacc *a, const tg_forecast_cfg *m, float q);
 double tr_qacc_loss(const tr_qacc *a, int H, int nq);
 void tr_metrics_header(FILE *f);
 void tr_metrics_row(FILE *f, const tg_train_metrics *m);
-void tr_metrics_print(FILE *f, const tg_train_metrics *m, int epochs, tg_device dev);
+void tr_metrics_print(FILE *f, const tg_train_metrics *m, int epochs, tg_device dev, tg_precision precision);
 /* metrics as doubles in the CSV's column order (and back); trainer.json rows of runs from before
  * grad_norm have TR_METRIC_COLS_V1 numbers (no grad_norm, which comes after lr) */
 #define TR_METRIC_COLS 21
