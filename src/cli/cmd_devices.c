@@ -69,7 +69,6 @@ int tg_cmd_ops(int argc, char **argv) {
   }
   /* a column per compiled backend and compute dtype that has any kernel */
   int kinds[16], dts[16], cols = 0;
-  static const char *dt_names[TG_DTYPE_COUNT] = {"f32", "i32", "i64"};
   for (int b = 0; b < tg_backend_count(); b++)
     for (int dt = 0; dt < TG_DTYPE_COUNT && cols < 16; dt++) {
       int any = 0;
@@ -79,7 +78,7 @@ int tg_cmd_ops(int argc, char **argv) {
   printf("%-24s", "op");
   for (int c = 0; c < cols; c++) {
     char head[32];
-    snprintf(head, sizeof head, "%s %s", tg_backend_name(kinds[c]), dt_names[dts[c]]);
+    snprintf(head, sizeof head, "%s %s", tg_backend_name(kinds[c]), tg_dtype_name((tg_dtype)dts[c]));
     printf(" %-10s", head);
   }
   printf("\n");
