@@ -22,6 +22,7 @@ expect_out "simd" "devices lists SIMD" -- "$bin" devices
 expect_out "blas" "devices lists BLAS" -- "$bin" devices
 expect 0 "ops" -- "$bin" ops
 expect_out "layernorm" "ops lists layernorm" -- "$bin" ops
+expect_out "cpu bf16" "ops names the bf16 column" -- "$bin" ops
 expect 2 "unknown command" -- "$bin" frobnicate
 expect_out "unknown command 'frobnicate'" "unknown command named" -- "$bin" frobnicate
 expect 2 "unknown global flag" -- "$bin" --frob

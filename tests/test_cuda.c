@@ -1,10 +1,12 @@
 /* CUDA: the documented errors without a device (always), and with one: every op forward and backward
- * against the CPU, a captured MLP training step against the CPU, kernel faults, device mismatch. */
+ * against the CPU, the GEMM ops in bf16 against the CPU's bf16, a captured MLP training step against the CPU (f32 and
+ * bf16), kernel faults, device mismatch. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "graph/backend.h"
+#include "ops/ops.h"
 #include "support/check.h"
 #include "tickgrad/tickgrad.h"
 
@@ -272,10 +274,13 @@ typedef struct pc_result {
   int64_t n_out;
   float *grads;   /* [store numel] host copy of the parameter gradients (NULL: none) */
   size_t n_grads;
+  size_t g_off[PC_MAX_LEAVES], g_n[PC_MAX_LEAVES]; /* leaf k's gradient: grads[g_off[k] ..) (g_n 0: not a param) */
 } pc_result;
 
-/* Builds, plans (training, poisoned), runs and back-propagates a random seed on dev. */
-static int pc_run(const pc_case *c, tg_device dev, pc_result *r) {
+/* Builds, plans (training, poisoned, precision f32 or bf16), runs and back-propagates a random seed on dev.
+ * magnitudes (host-memory devices only): every parameter, input and the seed replaced by its absolute value, so a
+ * bilinear op's output and gradients are the sums of |terms| behind each element (the bf16 bounds below). */
+static int pc_run_as(const pc_case *c, tg_device dev, tg_dtype precision, int magnitudes, pc_result *r) {
   const tg_backend *be = tg_backend_for(dev.kind);
   memset(r, 0, sizeof *r);
   tg_store *s = tg_store_new(dev, 5);
@@ -291,14 +296,25 @@ static int pc_run(const pc_case *c, tg_device dev, pc_result *r) {
   tg_plan_opts o = tg_plan_defaults(dev);
   o.training = 1;
   o.poison = 1;
-  int ok = y != NULL && tg_graph_plan(g, &o) == TG_OK;
+  o.precision = precision;
+  int ok = y != NULL && (!magnitudes || be->host_memory) && tg_graph_plan(g, &o) == TG_OK;
+  if (ok && magnitudes)
+    for (size_t i = 0; i < tg_store_numel(s); i++) tg_store_values(s)[i] = fabsf(tg_store_values(s)[i]);
   void *dev_in[PC_MAX_LEAVES] = {0};
   for (int k = 0; ok && k < c->n; k++) {
     const pc_leaf *l = &c->leaf[k];
+    int at = tg_store_find(s, l->name);
+    if (l->param && at >= 0) {
+      tg_param_info pi = tg_store_param(s, at);
+      r->g_off[k] = pi.offset;
+      r->g_n[k] = pi.numel;
+    }
     if (l->param) continue;
     size_t bytes = (size_t)leaf_numel(l) * tg_dtype_size(l->dtype);
     void *host = malloc(bytes);
     fill_leaf(l, host, 100 + (uint64_t)k);
+    for (int64_t i = 0; magnitudes && l->dtype == TG_F32 && i < leaf_numel(l); i++)
+      ((float *)host)[i] = fabsf(((float *)host)[i]);
     ok = be->alloc(dev, bytes, &dev_in[k]) == TG_OK && be->from_host(dev, dev_in[k], host, bytes) == TG_OK;
     free(host);
     tg_tensor t;
@@ -316,6 +332,7 @@ static int pc_run(const pc_case *c, tg_device dev, pc_result *r) {
     size_t nb = (size_t)r->n_out * sizeof(float);
     float *seed = malloc(nb);
     for (int64_t i = 0; i < r->n_out; i++) seed[i] = 2.0f * tg_rng_uniform(78, 1, (uint64_t)i) - 1.0f;
+    for (int64_t i = 0; magnitudes && i < r->n_out; i++) seed[i] = fabsf(seed[i]);
     void *dseed = NULL;
     ok = be->alloc(dev, nb, &dseed) == TG_OK && be->from_host(dev, dseed, seed, nb) == TG_OK &&
          tg_store_zero_grads(s) == TG_OK && tg_graph_backward_seeded(g, y, dseed) == TG_OK;
@@ -325,13 +342,17 @@ static int pc_run(const pc_case *c, tg_device dev, pc_result *r) {
     if (dseed) be->free(dev, dseed);
     free(seed);
   }
-  if (!ok) fprintf(stderr, "parity case '%s' on %s failed: %s\n", c->op, dev.kind == TG_CPU ? "cpu" : "cuda", tg_last_error());
+  if (!ok)
+    fprintf(stderr, "parity case '%s' on %s (%s%s) failed: %s\n", c->op, dev.kind == TG_CPU ? "cpu" : "cuda",
+            tg_dtype_name(precision), magnitudes ? ", magnitudes" : "", tg_last_error());
   for (int k = 0; k < c->n; k++)
     if (dev_in[k]) be->free(dev, dev_in[k]);
   tg_graph_free(g);
   tg_store_free(s);
   return ok;
 }
+
+static int pc_run(const pc_case *c, tg_device dev, pc_result *r) { return pc_run_as(c, dev, TG_F32, 0, r); }
 
 /* The worst |got - want| / (1 + |want|) over n floats; NaN anywhere gives NaN. */
 static double worst_err(const float *got, const float *want, int64_t n, int64_t *at) {
@@ -394,14 +415,150 @@ static void check_parity(void) {
          worst_bc >= 0 ? k_cases[worst_bc].op : "-", PC_TOL);
 }
 
+/* ---- bf16 compute: the GEMM ops planned with precision bf16 on cuda:0 against the same plan on the CPU ----
+ *
+ * Both backends round every GEMM operand (both inputs; in backward the output's gradient and the inputs the wanted
+ * gradients read) to bf16, to nearest even, and accumulate in f32 or wider; the bias and its gradient stay f32 on the
+ * unrounded values. So they compute the same sums s = t_1 + ... + t_T of the same terms: each t_p a product of two
+ * bf16 values, exact in f32 (8-bit significands give a 16-bit product), or a bias, or (beta 1) the zero a gradient
+ * starts from. They differ only in how they add them:
+ *   - the CPU (OpenBLAS on f32 copies of the bf16 values, or oneDNN's bf16 matmul) adds in f32 in some order, with or
+ *     without FMA: |cpu - s| <= (T - 1) 2^-24 sum|t_p| (to first order; every partial sum is rounded once);
+ *   - cuBLAS's 32F compute type adds in f32 too, in another order; tensor cores are reported to truncate rather
+ *     than round inside their adders, which doubles the unit: |gpu - s| <= T 2^-23 sum|t_p|; the emulator's
+ *     reference GEMM sums in double and rounds once, well inside that.
+ * Hence |cuda - cpu| <= 1.5 T 2^-23 sum|t_p|. Rounding to bf16 moves each operand by at most 2^-9 of itself, so the
+ * sum |t_p| of the rounded terms is at most (1 + 2^-8)^2 < 1.01 times M, the same op on the absolute values of the
+ * unrounded leaves and seed (computed in f32 on the CPU: pc_run_as with magnitudes). The test asserts, per element,
+ *   |cuda_bf16 - cpu_bf16| <= T 2^-22 M        (BF16_BOUND; 2^-22 = 2 * 2^-23 covers 1.5 * 1.01 with room),
+ * with T per case the longest sum behind any output or gradient element (counting the bias and beta terms). It also
+ * asserts that rounding happened: the bf16 results differ from the f32 plan's by more than that bound on most
+ * elements of the output and of every GEMM-fed gradient (bf16 rounding moves a term by ~2^-9 of itself, and a sum by
+ * ~2^-9 sqrt(T) of its typical term, far above T 2^-22 M for these T). The bias gradient sums the unrounded gradient
+ * in f32 in the plan's fixed order, so on CUDA it equals the f32 plan's bitwise. */
+#define BF16_BOUND(terms, mag) ((double)(terms) * 0x1p-22 * (double)(mag))
+
+typedef struct bf_case {
+  pc_case c;
+  int terms; /* T: the longest sum behind any output or gradient element */
+} bf_case;
+
+static tg_tensor *b_matmul_tn(tg_graph *g, tg_tensor **x) { return tg_matmul(g, x[0], x[1], 1, 0); }
+static tg_tensor *b_matmul_nt(tg_graph *g, tg_tensor **x) { return tg_matmul(g, x[0], x[1], 0, 1); }
+static tg_tensor *b_linear_nobias(tg_graph *g, tg_tensor **x) { return tg_linear(g, x[0], x[1], NULL); }
+static tg_tensor *b_stacked_nobias(tg_graph *g, tg_tensor **x) { return tg_stacked_linear(g, x[0], x[1], NULL); }
+
+static const bf_case k_bf_cases[] = {
+    /* matmul, every ta/tb: a [batch, M, K] or [batch, K, M], b [batch, K, N] or [batch, N, K], or shared [K, N] */
+    /* shared b, untransposed: one GEMM over batch*M rows (41472 multiply-adds: the CPU's oneDNN path);
+     * sums: K = 72 (out), N = 24 (da), batch*M = 24 (db) */
+    {{"matmul", 2, {F32P("a", 3, 3, 8, 72), F32P("b", 2, 72, 24)}, b_matmul}, 73},
+    /* batched, neither transposed: K = 40, N = 5, M = 6 */
+    {{"matmul", 2, {F32P("a", 3, 2, 6, 40), F32P("b", 3, 2, 40, 5)}, b_matmul}, 41},
+    /* batched, both transposed */
+    {{"matmul", 2, {F32P("a", 3, 2, 40, 6), F32P("b", 3, 2, 5, 40)}, b_matmul_tt}, 41},
+    /* shared b, transposed a: db sums the batches' products one GEMM after another (3 * 6 terms) */
+    {{"matmul", 2, {F32P("a", 3, 3, 40, 6), F32P("b", 2, 40, 5)}, b_matmul_tn}, 41},
+    /* batched, transposed b */
+    {{"matmul", 2, {F32P("a", 3, 2, 6, 40), F32P("b", 3, 2, 5, 40)}, b_matmul_nt}, 41},
+    /* linear with bias (294912 multiply-adds: oneDNN on the CPU): in 96 + bias (out), out 48 (dx), rows 64 (dw, db) */
+    {{"linear", 3, {F32P("x", 2, 64, 96), F32P("w", 2, 48, 96), F32P("bias", 1, 48)}, b_linear}, 97},
+    /* linear without bias, 3-d x: in 40, out 6, rows 14 */
+    {{"linear", 2, {F32P("x", 3, 2, 7, 40), F32P("w", 2, 6, 40)}, b_linear_nobias}, 41},
+    /* stacked_linear with bias: rows 10, G 3, in 40 + bias, out 6 */
+    {{"stacked_linear", 3, {F32P("x", 4, 2, 5, 3, 40), F32P("w", 3, 3, 6, 40), F32P("bias", 2, 3, 6)},
+      b_stacked_linear}, 41},
+    /* stacked_linear without bias: rows 64, G 2, in 48, out 32 (196608 multiply-adds: oneDNN on the CPU) */
+    {{"stacked_linear", 2, {F32P("x", 4, 4, 16, 2, 48), F32P("w", 3, 2, 32, 48)}, b_stacked_nobias}, 65},
+};
+#define N_BF_CASES ((int)(sizeof k_bf_cases / sizeof k_bf_cases[0]))
+
+/* Over n elements: the worst |got - want| / BF16_BOUND(terms, mag) (NaN anywhere gives NaN), and into *above the
+ * number of elements where |got - f32| exceeds that bound. */
+static double bf_worst(const float *got, const float *want, const float *f32, const float *mag, int64_t n, int terms,
+                       int64_t *above) {
+  double worst = 0.0;
+  *above = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double bound = BF16_BOUND(terms, mag[i]);
+    double e = fabs((double)got[i] - (double)want[i]) / bound;
+    if (!(e <= worst)) worst = e;
+    *above += fabs((double)got[i] - (double)f32[i]) > bound;
+  }
+  return worst;
+}
+
+/* The GEMM ops have bf16 kernels on CUDA (forward and backward) and no other op has (checked without a device too). */
+static void check_bf16_kernels_listed(void) {
+  if (!tg_backend_compiled(TG_CUDA)) return;
+  for (int op = 0; op < tg_op_count(); op++) {
+    if (tg_op_is_leaf(op)) continue;
+    int want = tg_op_computes_bf16((tg_op)op);
+    CHECK_MSG(tg_op_has_kernel(op, TG_CUDA, TG_BF16, 0) == want && tg_op_has_kernel(op, TG_CUDA, TG_BF16, 1) == want,
+              "op '%s': CUDA bf16 kernels %s expected", tg_op_name(op), want ? "are" : "are not");
+  }
+}
+
+static void check_bf16_parity(void) {
+  double worst_all = 0.0;
+  int compared = 0;
+  for (int ci = 0; ci < N_BF_CASES; ci++) {
+    const pc_case *c = &k_bf_cases[ci].c;
+    int T = k_bf_cases[ci].terms;
+    pc_result f32c, bfc, bfg, f32g, mag;
+    int ok = pc_run_as(c, tg_cpu(0), TG_F32, 0, &f32c) & pc_run_as(c, tg_cpu(0), TG_BF16, 0, &bfc) &
+             pc_run_as(c, tg_cuda(0), TG_BF16, 0, &bfg) & pc_run_as(c, tg_cuda(0), TG_F32, 0, &f32g) &
+             pc_run_as(c, tg_cpu(0), TG_F32, 1, &mag);
+    CHECK_MSG(ok, "bf16 case %d '%s' did not run everywhere", ci, c->op);
+    if (ok) {
+      int64_t above, n = bfc.n_out;
+      double e = bf_worst(bfg.out, bfc.out, f32c.out, mag.out, n, T, &above);
+      CHECK_MSG(e <= 1.0, "bf16 case %d '%s' forward: |cuda - cpu| reaches %.3g of the bound", ci, c->op, e);
+      CHECK_MSG(2 * above > n, "bf16 case %d '%s' forward: only %lld of %lld elements differ from f32 by more than "
+                "the bound: were the operands rounded?", ci, c->op, (long long)above, (long long)n);
+      if (!(e <= worst_all)) worst_all = e;
+      compared++;
+      for (int k = 0; k < c->n; k++) {
+        int64_t gn = (int64_t)bfc.g_n[k];
+        if (gn == 0) continue; /* an input, not a parameter: no gradient kept */
+        const float *got = bfg.grads + bfg.g_off[k], *want = bfc.grads + bfc.g_off[k];
+        e = bf_worst(got, want, f32c.grads + f32c.g_off[k], mag.grads + mag.g_off[k], gn, T, &above);
+        CHECK_MSG(e <= 1.0, "bf16 case %d '%s' gradient of %s: |cuda - cpu| reaches %.3g of the bound", ci, c->op,
+                  c->leaf[k].name, e);
+        if (!(e <= worst_all)) worst_all = e;
+        compared++;
+        if (strcmp(c->leaf[k].name, "bias") == 0) /* f32 on the unrounded gradient: as the f32 plan, bitwise */
+          CHECK_MSG(memcmp(got, f32g.grads + f32g.g_off[k], sizeof(float) * (size_t)gn) == 0,
+                    "bf16 case %d '%s': the CUDA bias gradient differs from the f32 plan's", ci, c->op);
+        else
+          CHECK_MSG(2 * above > gn, "bf16 case %d '%s' gradient of %s: only %lld of %lld elements differ from f32 by "
+                    "more than the bound", ci, c->op, c->leaf[k].name, (long long)above, (long long)gn);
+      }
+    }
+    pc_free(&f32c);
+    pc_free(&bfc);
+    pc_free(&bfg);
+    pc_free(&f32g);
+    pc_free(&mag);
+  }
+  printf("cuda bf16 parity: %d cases, %d outputs and gradients within T 2^-22 sum|terms| of the CPU's bf16 (worst "
+         "%.2g of the bound), each rounded (differs from f32 by more than the bound)\n",
+         N_BF_CASES, compared, worst_all);
+}
+
 /* ---- a whole MLP training step, captured on CUDA, against the CPU ---- */
 
 #define MLP_B 64
 #define MLP_F 16
 #define MLP_STEPS 12
+/* bf16 losses, CUDA against the CPU (relative): f32's 1e-4. Where the backends' f32 activations differ in the last
+ * bit (another summation order), rounding to bf16 can turn that into a whole bf16 step (2^-8) of one operand of the
+ * next GEMM; one such element among the 64 x 32 hidden activations moves the loss by about 2^-8 / 2048 ~ 2e-6 of
+ * itself, so even a few of them stay well inside (the emulator matches the CPU exactly here) */
+#define MLP_BF16_TOL 1e-4
 
-/* Losses of MLP_STEPS AdamW steps on dev (capture on or off); 0 on failure. */
-static int mlp_losses(tg_device dev, int capture, float *loss, int *captured) {
+/* Losses of MLP_STEPS AdamW steps on dev (capture on or off, precision f32 or bf16); 0 on failure. */
+static int mlp_losses(tg_device dev, tg_dtype precision, int capture, float *loss, int *captured) {
   const tg_backend *be = tg_backend_for(dev.kind);
   const int64_t xs[2] = {MLP_B, MLP_F}, ys[2] = {MLP_B, 1}, w1[2] = {32, MLP_F}, b1[1] = {32}, w2[2] = {1, 32}, b2[1] = {1};
   tg_init fan = {TG_INIT_FAN_IN, 0, 0};
@@ -412,6 +569,7 @@ static int mlp_losses(tg_device dev, int capture, float *loss, int *captured) {
   tg_tensor *l = tg_mse_loss(g, tg_linear(g, h, tg_param(g, "w2", 2, w2, fan), tg_param(g, "b2", 1, b2, fan)), y);
   tg_plan_opts o = tg_plan_defaults(dev);
   o.training = 1;
+  o.precision = precision;
   tg_optim_config oc = tg_optim_defaults(TG_ADAMW);
   oc.clip_norm = 0.5f;
   oc.schedule = (tg_lr_schedule){TG_LR_COSINE, 3, MLP_STEPS, 0.1f};
@@ -431,7 +589,8 @@ static int mlp_losses(tg_device dev, int capture, float *loss, int *captured) {
     ok = be->from_host(dev, dx, hx, sizeof hx) == TG_OK && be->from_host(dev, dy, hy, sizeof hy) == TG_OK &&
          tg_step_run(step, &loss[t]) == TG_OK;
   }
-  if (!ok) fprintf(stderr, "mlp on %s: %s\n", dev.kind == TG_CPU ? "cpu" : "cuda", tg_last_error());
+  if (!ok) fprintf(stderr, "mlp on %s (%s): %s\n", dev.kind == TG_CPU ? "cpu" : "cuda", tg_dtype_name(precision),
+                   tg_last_error());
   *captured = ok && step && tg_step_captured(step);
   tg_step_free(step);
   if (dx) be->free(dev, dx);
@@ -445,9 +604,9 @@ static int mlp_losses(tg_device dev, int capture, float *loss, int *captured) {
 static void check_mlp_steps(void) {
   float cpu[MLP_STEPS], eager[MLP_STEPS], graph[MLP_STEPS];
   int cap_cpu = 0, cap_eager = 0, cap_graph = 0;
-  CHECK(mlp_losses(tg_cpu(0), 1, cpu, &cap_cpu));
-  CHECK(mlp_losses(tg_cuda(0), 0, eager, &cap_eager));
-  CHECK(mlp_losses(tg_cuda(0), 1, graph, &cap_graph));
+  CHECK(mlp_losses(tg_cpu(0), TG_F32, 1, cpu, &cap_cpu));
+  CHECK(mlp_losses(tg_cuda(0), TG_F32, 0, eager, &cap_eager));
+  CHECK(mlp_losses(tg_cuda(0), TG_F32, 1, graph, &cap_graph));
   CHECK(!cap_cpu && !cap_eager);
   CHECK_MSG(cap_graph, "the CUDA training step was not captured");
   /* capture changes nothing: the same kernels in the same order */
@@ -458,6 +617,33 @@ static void check_mlp_steps(void) {
   }
   printf("mlp: %d AdamW steps, cpu loss %.6f -> %.6f, cuda (captured) %.6f -> %.6f\n", MLP_STEPS, (double)cpu[0],
          (double)cpu[MLP_STEPS - 1], (double)graph[0], (double)graph[MLP_STEPS - 1]);
+}
+
+/* The same steps planned in bf16: the rounding kernels and typed GEMMs stay on the stream without synchronising or
+ * allocating, so the step is captured and its replays equal eager steps bitwise; the losses follow the CPU's bf16
+ * plan and differ from the f32 plan's. */
+static void check_mlp_steps_bf16(void) {
+  float cpu[MLP_STEPS], eager[MLP_STEPS], graph[MLP_STEPS], f32[MLP_STEPS];
+  int cap_cpu = 0, cap_eager = 0, cap_graph = 0, cap_f32 = 0;
+  CHECK(mlp_losses(tg_cpu(0), TG_BF16, 1, cpu, &cap_cpu));
+  CHECK(mlp_losses(tg_cuda(0), TG_BF16, 0, eager, &cap_eager));
+  CHECK(mlp_losses(tg_cuda(0), TG_BF16, 1, graph, &cap_graph));
+  CHECK(mlp_losses(tg_cuda(0), TG_F32, 1, f32, &cap_f32));
+  CHECK_MSG(cap_graph, "the CUDA bf16 training step was not captured");
+  CHECK_MSG(memcmp(eager, graph, sizeof eager) == 0, "captured and eager CUDA bf16 losses differ");
+  int differ = 0;
+  double worst = 0.0;
+  for (int t = 0; t < MLP_STEPS; t++) {
+    double e = fabs((double)graph[t] - (double)cpu[t]) / (1e-6 + fabs((double)cpu[t]));
+    CHECK_MSG(e <= MLP_BF16_TOL, "bf16 step %d: cuda loss %.9g, cpu %.9g (rel %.2e)", t, (double)graph[t], (double)cpu[t],
+              e);
+    if (!(e <= worst)) worst = e;
+    differ += graph[t] != f32[t];
+  }
+  CHECK_MSG(differ == MLP_STEPS, "only %d of %d bf16 losses differ from the f32 plan's", differ, MLP_STEPS);
+  printf("mlp bf16: %d AdamW steps, cpu loss %.6f -> %.6f, cuda (captured) %.6f -> %.6f (worst relative difference "
+         "%.2g, tolerance %g); f32 plan %.6f -> %.6f\n", MLP_STEPS, (double)cpu[0], (double)cpu[MLP_STEPS - 1],
+         (double)graph[0], (double)graph[MLP_STEPS - 1], worst, MLP_BF16_TOL, (double)f32[0], (double)f32[MLP_STEPS - 1]);
 }
 
 /* ---- errors on a device ---- */
@@ -530,6 +716,7 @@ static void check_checkpoint_across_devices(void) {
 
 int main(void) {
   check_cases_cover_ops();
+  check_bf16_kernels_listed();
   check_plan_out_of_memory();
   if (tg_cuda_count() == 0) {
     const char *want = getenv("TG_EXPECT_CUDA_DEVICE"); /* set for the emulated-CUDA build, which has one */
@@ -537,12 +724,14 @@ int main(void) {
     check_missing_device();
     int rc = tg_test_finish();
     if (rc != 0) return rc;
-    printf("skipped: no CUDA device (%s); checked only the no-device errors and that every op has a parity case\n",
-           tg_cuda_why_none());
+    printf("skipped: no CUDA device (%s); checked only the no-device errors, that every op has a parity case and "
+           "which ops have CUDA bf16 kernels\n", tg_cuda_why_none());
     return 77;
   }
   check_parity();
+  check_bf16_parity();
   check_mlp_steps();
+  check_mlp_steps_bf16();
   check_device_errors();
   check_checkpoint_across_devices();
   return tg_test_finish();

@@ -1,6 +1,8 @@
-/* Every op has a forward kernel and (unless declared non-differentiable) a backward on every compiled backend. */
+/* Every op has a forward kernel and (unless declared non-differentiable) a backward on every compiled backend, and
+ * the GEMM ops (only they) have bf16 compute kernels, forward and backward, on each. */
 #include <stdio.h>
 #include <stdlib.h>
+#include "ops/ops.h"
 #include "support/check.h"
 #include "tickgrad/tickgrad.h"
 
@@ -14,6 +16,10 @@ int main(void) {
                 tg_op_name(op), k);
       CHECK_MSG(tg_op_has_backward(op, (tg_device_kind)k), "op '%s' has no backward kernel on backend %d",
                 tg_op_name(op), k);
+      int bf16 = !tg_op_is_leaf(op) && tg_op_computes_bf16((tg_op)op);
+      CHECK_MSG(tg_op_has_kernel(op, (tg_device_kind)k, TG_BF16, 0) == bf16 &&
+                    tg_op_has_kernel(op, (tg_device_kind)k, TG_BF16, 1) == bf16,
+                "op '%s': bf16 kernels on backend %d %s expected", tg_op_name(op), k, bf16 ? "are" : "are not");
     }
   }
   CHECK(backends >= 1);

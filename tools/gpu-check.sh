@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One check of tickgrad on a machine with an NVIDIA GPU (written for a lent H200: 16 cores, CUDA
 # driver, no network), within a time budget (GPU_CHECK_BUDGET seconds, default 450):
-#   build (build-gpu, sm_90, -Werror), `tickgrad devices` (self-test), the CUDA tests, the full
+#   build (build-gpu, sm_90, -Werror), `tickgrad devices` (self-test), the CUDA tests, the bf16
+#   GEMMs (test_cuda's bf16 lines: cuBLAS on the tensor cores against the CPU's bf16 plan), the full
 #   test suite, `tickgrad demo` on cuda (GPU-busy figure from its telemetry.csv), `tickgrad train`
 #   of the TFT and Mamba-2 on cuda (2 short epochs on a synthetic market), the GPU benchmark
 #   cases against PyTorch on cuda when a python with torch + CUDA is there.
@@ -168,6 +169,20 @@ if [ "$have_gpu" = 1 ]; then
   else result FAIL ctest-cuda "$counts; $(why_failed $rc "$log"); failed: $(grep -o '[0-9]* - [a-z_0-9]* ([A-Za-z ]*)' "$log" | grep -v Skipped | tr '\n' ' ')"; fi
 else
   skip_gpu ctest-cuda
+fi
+# ---- 3b. the bf16 GEMMs on the tensor cores: test_cuda again, for its bf16 lines (how close cuBLAS's bf16 GEMMs
+# came to the CPU's bf16 plan, as a share of the derived bound, and the bf16 MLP step captured); seconds on a GPU
+log=$OUT/04b-bf16.log
+if [ "$have_gpu" = 1 ]; then
+  run_step bf16 60 "$log" env TG_EXPECT_CUDA_DEVICE=1 "./$BUILD/test_cuda"
+  rc=$?
+  par=$(grep -m1 '^cuda bf16 parity:' "$log" | sed 's/^cuda bf16 parity: //')
+  mlp=$(grep -m1 '^mlp bf16:' "$log" | sed 's/^mlp bf16: //')
+  first=$(grep -m1 'CHECK failed' "$log" | sed 's/^.*CHECK failed: //' | cut -c1-200)
+  if [ "$rc" = 0 ] && [ -n "$par" ] && [ -n "$mlp" ]; then result PASS bf16 "$par; mlp $mlp"
+  else result FAIL bf16 "$(why_failed $rc "$log"); ${first:+first failure: $first; }${par:-no bf16 parity line}; mlp ${mlp:-line missing}"; fi
+else
+  skip_gpu bf16
 fi
 log=$OUT/05-ctest.log
 if [ "$built" = 1 ]; then

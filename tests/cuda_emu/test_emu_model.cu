@@ -1,5 +1,6 @@
-/* The CUDA emulator's own launch model: barriers, shared memory, shuffles, votes, atomics, misuse detection, capture and replay, the reference GEMM. */
+/* The CUDA emulator's own launch model: barriers, shared memory, shuffles, votes, atomics, misuse detection, capture and replay, the reference GEMM, bf16 rounding and the typed GEMM. */
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -81,6 +82,12 @@ __global__ void k_dims(int *out) { /* block (4, 3, 2), grid (2, 2) */
   int b = (int)(blockIdx.y * gridDim.x + blockIdx.x);
   int t = (int)((threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x);
   out[b * 24 + t] = (int)(threadIdx.x + 10 * threadIdx.y + 100 * threadIdx.z + 1000 * blockIdx.x + 10000 * blockIdx.y);
+}
+
+/* out[i] = in[i] rounded to bf16, on the device. */
+__global__ void k_to_bf16(__nv_bfloat16 *out, const float *in, int n) {
+  int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) out[i] = __float2bfloat16_rn(in[i]);
 }
 
 template <typename T> __global__ void k_axpb(T *x, T a, T b, int64_t n) {
@@ -302,6 +309,140 @@ static void gemm(void) {
   cublasDestroy(hb);
 }
 
+static float f_of(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* The nearest bfloat16 to the finite float with bits u, ties to the even one, found without bit tricks: of the two
+ * bfloat16 values around it (u with its low half cleared, and one step further from zero), the nearer by the
+ * difference in double. Past the largest finite bfloat16 the step further is 2^128 as if the exponent went on
+ * (IEEE's rule for overflow), and choosing it means infinity. */
+static unsigned short bf16_nearest(uint32_t u) {
+  uint32_t lo = u & 0xffff0000u, hi = lo + 0x10000u;
+  double x = (double)f_of(u), dl = fabs(x - (double)f_of(lo));
+  double dh = (hi & 0x7fffffffu) == 0x7f800000u ? fabs(x - copysign(ldexp(1.0, 128), x)) : fabs(x - (double)f_of(hi));
+  if (dl < dh) return (unsigned short)(lo >> 16);
+  if (dh < dl) return (unsigned short)(hi >> 16);
+  return (unsigned short)(((lo >> 16) & 1u) ? hi >> 16 : lo >> 16);
+}
+
+static unsigned short bf16_bits(float f) { return __float2bfloat16_rn(f).__x; }
+
+static void bf16_rounding(void) {
+  /* ties to even, below and above a tie, signs, overflow, infinities, NaN, zeros and subnormals */
+  const struct {
+    uint32_t in;
+    unsigned short out;
+  } k[] = {{0x3f800000u, 0x3f80}, {0x3f808000u, 0x3f80}, {0x3f818000u, 0x3f82}, {0x3f808001u, 0x3f81},
+           {0x3f807fffu, 0x3f80}, {0xbf808001u, 0xbf81}, {0xbf818000u, 0xbf82}, {0x7f7fffffu, 0x7f80},
+           {0x7f7f7fffu, 0x7f7f}, {0x7f7f8000u, 0x7f80}, {0xff7fffffu, 0xff80}, {0x7f800000u, 0x7f80},
+           {0xff800000u, 0xff80}, {0x7fc00001u, 0x7fff}, {0xffc00000u, 0x7fff}, {0x7f800001u, 0x7fff},
+           {0x00000000u, 0x0000}, {0x80000000u, 0x8000}, {0x00000001u, 0x0000}, {0x00008000u, 0x0000},
+           {0x00018000u, 0x0002}, {0x807fffffu, 0x8080}};
+  int bad = 0;
+  for (const auto &c : k) {
+    unsigned short got = bf16_bits(f_of(c.in));
+    if (got != c.out) fprintf(stderr, "bf16(0x%08x) = 0x%04x, want 0x%04x\n", c.in, got, c.out);
+    bad += got != c.out;
+  }
+  EXPECT(bad == 0, "%d listed bf16 roundings wrong", bad);
+  /* a million finite bit patterns (every exponent) against the nearest-even search */
+  uint32_t u = 12345u;
+  bad = 0;
+  for (int i = 0; i < 1000000; i++) {
+    u = u * 1664525u + 1013904223u;
+    uint32_t x = u ^ (u >> 13);
+    if ((x & 0x7f800000u) == 0x7f800000u) continue; /* infinities and NaN: listed above */
+    bad += bf16_bits(f_of(x)) != bf16_nearest(x);
+  }
+  EXPECT(bad == 0, "%d of a million bf16 roundings differ from the nearest-even search", bad);
+  __nv_bfloat16 h;
+  h.__x = 0x3f81;
+  EXPECT(__bfloat162float(h) == 1.0078125f, "bf16 0x3f81 reads as %g", (double)__bfloat162float(h));
+  /* the same rounding in a kernel, writing bf16 device memory */
+  float in[4] = {1.00390625f, 1.01171875f, -3.0e38f, NAN};
+  float *din;
+  __nv_bfloat16 *dout, out[4];
+  cudaMalloc(&din, sizeof in);
+  cudaMalloc(&dout, sizeof out);
+  cudaMemcpy(din, in, sizeof in, cudaMemcpyHostToDevice);
+  k_to_bf16<<<1, 32>>>(dout, din, 4);
+  cudaMemcpy(out, dout, sizeof out, cudaMemcpyDeviceToHost);
+  EXPECT(out[0].__x == 0x3f80 && out[1].__x == 0x3f82 && out[2].__x == 0xff62 && out[3].__x == 0x7fff,
+         "kernel bf16: %04x %04x %04x %04x", out[0].__x, out[1].__x, out[2].__x, out[3].__x);
+  cudaFree(din);
+  cudaFree(dout);
+}
+
+/* cublasGemmEx and cublasGemmStridedBatchedEx with bf16 A and B, f32 C: the exact products of the bf16 values
+ * summed in double and rounded once; beta 1 adds C; the calls' checks. */
+static void gemm_bf16(void) {
+  cublasHandle_t hb;
+  cublasCreate(&hb);
+  const int m = 5, n = 4, k = 7, batch = 3;
+  __nv_bfloat16 A[batch * m * k], B[k * n]; /* A: batch products of [m, k] (lda m, column-major); B shared */
+  float Af[batch * m * k], Bf[k * n], C[batch * m * n], ref[batch * m * n];
+  for (int i = 0; i < batch * m * k; i++) A[i] = __float2bfloat16_rn(sinf(0.7f * (float)i)), Af[i] = __bfloat162float(A[i]);
+  for (int i = 0; i < k * n; i++) B[i] = __float2bfloat16_rn(cosf(1.3f * (float)i)), Bf[i] = __bfloat162float(B[i]);
+  __nv_bfloat16 *dA, *dB;
+  float *dC;
+  cudaMalloc(&dA, sizeof A);
+  cudaMalloc(&dB, sizeof B);
+  cudaMalloc(&dC, sizeof C);
+  cudaMemcpy(dA, A, sizeof A, cudaMemcpyHostToDevice);
+  cudaMemcpy(dB, B, sizeof B, cudaMemcpyHostToDevice);
+  float alpha = 1.0f, beta = 1.0f;
+  for (int i = 0; i < batch * m * n; i++) C[i] = 0.25f * (float)i; /* beta 1: added */
+  cudaMemcpy(dC, C, sizeof C, cudaMemcpyHostToDevice);
+  for (int b = 0; b < batch; b++)
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < m; i++) {
+        double acc = 0.0;
+        for (int p = 0; p < k; p++) acc += (double)Af[b * m * k + p * m + i] * (double)Bf[j * k + p];
+        ref[b * m * n + j * m + i] = (float)(acc + (double)C[b * m * n + j * m + i]);
+      }
+  cublasStatus_t st = cublasGemmStridedBatchedEx(hb, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA, CUDA_R_16BF, m,
+                                                 (long long)m * k, dB, CUDA_R_16BF, k, 0, &beta, dC, CUDA_R_32F, m,
+                                                 (long long)m * n, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  cudaMemcpy(C, dC, sizeof C, cudaMemcpyDeviceToHost);
+  EXPECT(st == CUBLAS_STATUS_SUCCESS && memcmp(C, ref, sizeof C) == 0, "strided batched bf16 GEMM, B shared");
+  /* one product, transposed operands: C [m, n] = A0^T B^T with A0 read as [k, m] (lda k) and B as [n, k] (ldb n) */
+  beta = 0.0f;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < m; i++) {
+      double acc = 0.0;
+      for (int p = 0; p < k; p++) acc += (double)Af[i * k + p] * (double)Bf[p * n + j];
+      ref[j * m + i] = (float)acc;
+    }
+  st = cublasGemmEx(hb, CUBLAS_OP_T, CUBLAS_OP_T, m, n, k, &alpha, dA, CUDA_R_16BF, k, dB, CUDA_R_16BF, n, &beta, dC,
+                    CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+  cudaMemcpy(C, dC, sizeof C, cudaMemcpyDeviceToHost);
+  EXPECT(st == CUBLAS_STATUS_SUCCESS && memcmp(C, ref, sizeof(float) * m * n) == 0, "bf16 GEMM, both transposed");
+  /* the checks */
+  EXPECT(cublasGemmEx(hb, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA, CUDA_R_16BF, m, dB, CUDA_R_32F, k, &beta, dC,
+                      CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_NOT_SUPPORTED,
+         "bf16 A with f32 B is not a modelled combination");
+  EXPECT(cublasGemmEx(hb, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA, CUDA_R_16BF, m, dB, CUDA_R_16BF, k, &beta, dC,
+                      CUDA_R_16BF, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_NOT_SUPPORTED,
+         "a bf16 C is not modelled");
+  EXPECT(cublasGemmEx(hb, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA, CUDA_R_16BF, m, dB, CUDA_R_16BF, k, &beta, dC,
+                      CUDA_R_32F, m, (cublasComputeType_t)12345, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE,
+         "an unknown compute type is refused");
+  EXPECT(cublasGemmEx(hb, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA, CUDA_R_16BF, m - 1, dB, CUDA_R_16BF, k, &beta,
+                      dC, CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE,
+         "lda < m is refused");
+  EXPECT(cublasGemmStridedBatchedEx(hb, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA, CUDA_R_16BF, m, 0, dB,
+                                    CUDA_R_16BF, k, 0, &beta, dC, CUDA_R_32F, m, 0, -1, CUBLAS_COMPUTE_32F,
+                                    CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE,
+         "a negative batch count is refused");
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dC);
+  cublasDestroy(hb);
+}
+
 int main(void) {
   int n = 0;
   EXPECT(cudaGetDeviceCount(&n) == cudaSuccess && n == 1, "one device");
@@ -314,6 +455,8 @@ int main(void) {
   misuse();
   capture();
   gemm();
+  bf16_rounding();
+  gemm_bf16();
   printf("%d passed, %d failed\n", g_pass, g_fail);
   return g_fail ? 1 : 0;
 }

@@ -1,4 +1,6 @@
-/* CUDA kernels for matmul, linear and stacked_linear: cuBLAS GEMMs on row-major f32, a deterministic bias-gradient sum. */
+/* CUDA kernels for matmul, linear and stacked_linear: cuBLAS GEMMs on row-major f32 (or, when the node computes in
+ * bf16, on bf16 copies of the operands in the workspace, accumulated in f32), a deterministic bias-gradient sum. */
+#include <cuda_bf16.h>
 #include "backend/cuda/cuda_internal.h"
 #include "ops/matmul_dims.h"
 extern "C" { /* the kernel declarations are called from C (the op table) */
@@ -12,11 +14,14 @@ extern "C" { /* the kernel declarations are called from C (the op table) */
 #define COLSUM_MIN_ROWS 256
 #define COLSUM_MAX_CHUNKS 128
 
-/* Where one kernel call's GEMMs run. */
+/* Where one kernel call's GEMMs run, and what their operands are: f32 tensors, or (bf16: the node computes in bf16)
+ * __nv_bfloat16 copies rounded into the workspace, with the same shapes, leading dimensions and strides. */
 typedef struct mm_ctx {
   const tg_kernel_args *a;
   cublasHandle_t h;
   cudaStream_t s;
+  int bf16;
+  size_t ws_used; /* bytes of a->ws taken by the rounded operands so far */
 } mm_ctx;
 
 static tg_status mm_ctx_of(const tg_kernel_args *a, mm_ctx *c) {
@@ -24,14 +29,47 @@ static tg_status mm_ctx_of(const tg_kernel_args *a, mm_ctx *c) {
   c->a = a;
   c->s = tg_cuda_stream(dev);
   c->h = tg_cuda_blas(dev);
+  c->bf16 = a->compute == TG_BF16;
+  c->ws_used = 0;
   return c->h ? TG_OK : TG_ERR_DEVICE; /* tg_cuda_blas has set the message */
 }
 
+/* dst[e] = src[e] rounded to bf16: to nearest, ties to even; NaN stays NaN. */
+static __global__ void k_round_bf16(__nv_bfloat16 *dst, const float *src, int64_t n) {
+  for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x)
+    dst[e] = __float2bfloat16_rn(src[e]);
+}
+
+/* src [n] as the GEMMs read it: src itself in f32 (or when NULL); in bf16 a rounded copy placed at the next 64-byte
+ * step of the workspace (tg_gemm_bf16_workspace sized it for both inputs and the output's gradient at 4 bytes per
+ * element, so their 2-byte copies always fit), written by a kernel on the stream. */
+static tg_status mm_operand(mm_ctx *c, const float *src, int64_t n, const void **out) {
+  *out = src;
+  if (!c->bf16 || !src) return TG_OK;
+  size_t bytes = sizeof(__nv_bfloat16) * (size_t)n;
+  if (!c->a->ws || c->ws_used + bytes > c->a->ws_bytes)
+    return tg_error(TG_ERR_INVALID, "%s: the bf16 GEMM operands need %zu bytes of workspace past %zu, the plan "
+                    "gave %zu", c->a->node_name, bytes, c->ws_used, c->a->ws ? c->a->ws_bytes : (size_t)0);
+  __nv_bfloat16 *dst = (__nv_bfloat16 *)((char *)c->a->ws + c->ws_used); /* [n] */
+  c->ws_used += (bytes + 63) & ~(size_t)63;
+  *out = dst;
+  if (n == 0) return TG_OK;
+  k_round_bf16<<<tg_cuda_blocks(n), TG_CUDA_THREADS, 0, c->s>>>(dst, src, n);
+  return tg_cuda_launched("k_round_bf16", c->a->node_name);
+}
+
+/* p advanced by n elements of the GEMM operand type (f32 or bf16). */
+static const void *mm_at(const mm_ctx *c, const void *p, int64_t n) {
+  return (const char *)p + n * (int64_t)(c->bf16 ? sizeof(__nv_bfloat16) : sizeof(float));
+}
+
 /* C[m, n] = op(A) op(B) + beta * C, op(A) [m, k], op(B) [k, n], for batch products strided by
- * sa, sb, sc floats (sb = 0: B shared). Empty sizes as on the CPU: nothing for m, n or batch 0;
- * for k 0, zeros when beta is 0 (every beta-0 C here is a contiguous forward output, ldc = n). */
+ * sa, sb, sc elements (sb = 0: B shared). A and B are f32, or bf16 when the node computes in bf16 (then the product
+ * is accumulated in f32: cuBLAS's 32F compute type, tensor cores on the GPU); C is f32 either way. Empty sizes as on
+ * the CPU: nothing for m, n or batch 0; for k 0, zeros when beta is 0 (every beta-0 C here is a contiguous forward
+ * output, ldc = n). */
 static tg_status mm_gemm(const mm_ctx *c, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                         const float *A, int64_t lda, int64_t sa, const float *B, int64_t ldb,
+                         const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb,
                          int64_t sb, float beta, float *C, int64_t ldc, int64_t sc, int64_t batch) {
   if (m == 0 || n == 0 || batch == 0) return TG_OK;
   if (k == 0) {
@@ -43,14 +81,26 @@ static tg_status mm_gemm(const mm_ctx *c, int ta, int tb, int64_t m, int64_t n, 
   const float one = 1.0f;
   cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasStatus_t st;
-  if (batch == 1)
-    st = cublasSgemm(c->h, ob, oa, (int)n, (int)m, (int)k, &one, B, (int)ldb, A, (int)lda, &beta, C,
-                     (int)ldc);
-  else
-    st = cublasSgemmStridedBatched(c->h, ob, oa, (int)n, (int)m, (int)k, &one, B, (int)ldb, sb, A,
-                                   (int)lda, sa, &beta, C, (int)ldc, sc, (int)batch);
-  return tg_cuda_blas_fail(st, batch == 1 ? "cublasSgemm" : "cublasSgemmStridedBatched",
-                           c->a->node_name);
+  const char *what;
+  if (c->bf16 && batch == 1) {
+    what = "cublasGemmEx";
+    st = cublasGemmEx(c->h, ob, oa, (int)n, (int)m, (int)k, &one, B, CUDA_R_16BF, (int)ldb, A, CUDA_R_16BF, (int)lda,
+                      &beta, C, CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  } else if (c->bf16) {
+    what = "cublasGemmStridedBatchedEx";
+    st = cublasGemmStridedBatchedEx(c->h, ob, oa, (int)n, (int)m, (int)k, &one, B, CUDA_R_16BF, (int)ldb, sb, A,
+                                    CUDA_R_16BF, (int)lda, sa, &beta, C, CUDA_R_32F, (int)ldc, sc, (int)batch,
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  } else if (batch == 1) {
+    what = "cublasSgemm";
+    st = cublasSgemm(c->h, ob, oa, (int)n, (int)m, (int)k, &one, (const float *)B, (int)ldb, (const float *)A,
+                     (int)lda, &beta, C, (int)ldc);
+  } else {
+    what = "cublasSgemmStridedBatched";
+    st = cublasSgemmStridedBatched(c->h, ob, oa, (int)n, (int)m, (int)k, &one, (const float *)B, (int)ldb, sb,
+                                   (const float *)A, (int)lda, sa, &beta, C, (int)ldc, sc, (int)batch);
+  }
+  return tg_cuda_blas_fail(st, what, c->a->node_name);
 }
 
 tg_status tg_cuda_matmul_fwd(const tg_kernel_args *a) {
@@ -59,9 +109,13 @@ tg_status tg_cuda_matmul_fwd(const tg_kernel_args *a) {
   if (st != TG_OK) return st;
   mm_ctx c;
   if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
-  const float *A = (const float *)a->in[0]->data; /* [batch, M, K] or [batch, K, M] */
-  const float *B = (const float *)a->in[1]->data; /* [batch or 1, K, N] or [.., N, K] */
-  float *C = (float *)a->out->data;               /* [batch, M, N] */
+  /* as the GEMMs read them (f32, or bf16 copies): A [batch, M, K] or [batch, K, M], B [batch or 1, K, N] or
+   * [.., N, K] */
+  const void *A, *B;
+  float *C = (float *)a->out->data; /* [batch, M, N] */
+  if ((st = mm_operand(&c, (const float *)a->in[0]->data, tg_numel(a->in[0]), &A)) != TG_OK ||
+      (st = mm_operand(&c, (const float *)a->in[1]->data, tg_numel(a->in[1]), &B)) != TG_OK)
+    return st;
   if (d.sb == 0 && !d.ta) /* shared b: one GEMM over all batch*M rows */
     return mm_gemm(&c, 0, d.tb, d.batch * d.m, d.n, d.k, A, d.a1, 0, B, d.b1, 0, 0.0f, C, d.n, 0, 1);
   return mm_gemm(&c, d.ta, d.tb, d.m, d.n, d.k, A, d.a1, d.sa, B, d.b1, d.sb, 0.0f, C, d.n, d.sc,
@@ -70,7 +124,7 @@ tg_status tg_cuda_matmul_fwd(const tg_kernel_args *a) {
 
 /* dA += gradient of C = op(A) op(B) for batch products of m rows each (strides from d). */
 static tg_status mm_grad_a(const mm_ctx *c, const tg_mm_dims *d, int64_t m, int64_t batch,
-                           const float *B, const float *dC, float *dA) {
+                           const void *B, const void *dC, float *dA) {
   if (!d->ta) /* dA [m, k] = dC op(B)^T */
     return mm_gemm(c, 0, !d->tb, m, d->k, d->n, dC, d->n, d->sc, B, d->b1, d->sb, 1.0f, dA, d->k,
                    d->sa, batch);
@@ -82,7 +136,7 @@ static tg_status mm_grad_a(const mm_ctx *c, const tg_mm_dims *d, int64_t m, int6
 /* dB += gradient of C = op(A) op(B) for batch products of m rows each (strides from d; dB is
  * strided like B, so with batch > 1 b must not be shared). */
 static tg_status mm_grad_b(const mm_ctx *c, const tg_mm_dims *d, int64_t m, int64_t batch,
-                           const float *A, const float *dC, float *dB) {
+                           const void *A, const void *dC, float *dB) {
   if (!d->tb) /* dB [k, n] = op(A)^T dC */
     return mm_gemm(c, !d->ta, 0, d->k, d->n, m, A, d->a1, d->sa, dC, d->n, d->sc, 1.0f, dB, d->n,
                    d->sb, batch);
@@ -95,14 +149,18 @@ tg_status tg_cuda_matmul_bwd(const tg_kernel_args *a) {
   tg_mm_dims d;
   tg_status st = tg_mm_dims_of(a, &d);
   if (st != TG_OK) return st;
-  const float *A = (const float *)a->in[0]->data; /* [batch, M, K] or [batch, K, M] */
-  const float *B = (const float *)a->in[1]->data; /* [batch or 1, K, N] or [.., N, K] */
-  const float *dC = a->out_grad;                  /* [batch, M, N] */
-  float *dA = a->in_grad[0];                      /* like A, or NULL */
-  float *dB = a->in_grad[1];                      /* like B, or NULL */
+  float *dA = a->in_grad[0]; /* like A, or NULL */
+  float *dB = a->in_grad[1]; /* like B, or NULL */
   if (!dA && !dB) return TG_OK;
   mm_ctx c;
   if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
+  /* as the GEMMs read them (f32, or bf16 copies of what the wanted gradients read): dC [batch, M, N],
+   * A [batch, M, K] or [batch, K, M] (for dB), B [batch or 1, K, N] or [.., N, K] (for dA) */
+  const void *dC, *A, *B;
+  if ((st = mm_operand(&c, a->out_grad, tg_numel(a->out), &dC)) != TG_OK ||
+      (st = mm_operand(&c, dB ? (const float *)a->in[0]->data : NULL, tg_numel(a->in[0]), &A)) != TG_OK ||
+      (st = mm_operand(&c, dA ? (const float *)a->in[1]->data : NULL, tg_numel(a->in[1]), &B)) != TG_OK)
+    return st;
   if (d.sb == 0 && !d.ta) {
     /* shared b, untransposed a: the batches are just more rows, and dB sums over them */
     if (dA && (st = mm_grad_a(&c, &d, d.batch * d.m, 1, B, dC, dA)) != TG_OK) return st;
@@ -113,7 +171,7 @@ tg_status tg_cuda_matmul_bwd(const tg_kernel_args *a) {
   if (d.sb != 0) return mm_grad_b(&c, &d, d.m, d.batch, A, dC, dB);
   /* shared b, transposed a: dB sums the batches' products, one GEMM after another in order */
   for (int64_t i = 0; i < d.batch; i++)
-    if ((st = mm_grad_b(&c, &d, d.m, 1, A + i * d.sa, dC + i * d.sc, dB)) != TG_OK) return st;
+    if ((st = mm_grad_b(&c, &d, d.m, 1, mm_at(&c, A, i * d.sa), mm_at(&c, dC, i * d.sc), dB)) != TG_OK) return st;
   return TG_OK;
 }
 
@@ -131,11 +189,13 @@ tg_status tg_cuda_linear_fwd(const tg_kernel_args *a) {
   if (st != TG_OK) return st;
   mm_ctx c;
   if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
-  const float *x = (const float *)a->in[0]->data; /* [rows, in] */
-  const float *w = (const float *)a->in[1]->data; /* [out, in] */
-  float *y = (float *)a->out->data;               /* [rows, out] */
+  const void *x, *w;                /* as the GEMM reads them (f32, or bf16 copies) */
+  float *y = (float *)a->out->data; /* [rows, out] */
+  if ((st = mm_operand(&c, (const float *)a->in[0]->data, rows * nin, &x)) != TG_OK || /* [rows, in] */
+      (st = mm_operand(&c, (const float *)a->in[1]->data, nout * nin, &w)) != TG_OK)   /* [out, in] */
+    return st;
   float beta = 0.0f;
-  if (a->attr->i[0] && a->n_in > 2) {
+  if (a->attr->i[0] && a->n_in > 2) { /* the bias stays f32: y starts as it, and the GEMM adds to it */
     const float *bias = (const float *)a->in[2]->data; /* [out] */
     if (rows * nout > 0) {
       k_bias_rows<<<tg_cuda_blocks(rows * nout), TG_CUDA_THREADS, 0, c.s>>>(y, bias, rows, nout);
@@ -197,20 +257,24 @@ tg_status tg_cuda_linear_bwd(const tg_kernel_args *a) {
   int64_t rows, nin, nout;
   tg_status st = tg_linear_dims(a, &rows, &nin, &nout);
   if (st != TG_OK) return st;
-  const float *x = (const float *)a->in[0]->data; /* [rows, in] */
-  const float *w = (const float *)a->in[1]->data; /* [out, in] */
-  const float *dy = a->out_grad;                  /* [rows, out] */
   float *dx = a->in_grad[0];                      /* [rows, in] or NULL */
   float *dw = a->in_grad[1];                      /* [out, in] or NULL */
   float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [out] or NULL */
   if (!dx && !dw && !db) return TG_OK;
   mm_ctx c;
   if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
+  /* as the GEMMs read them (f32, or bf16 copies of what the wanted gradients read) */
+  const void *dy, *x, *w;
+  if ((st = mm_operand(&c, dx || dw ? a->out_grad : NULL, rows * nout, &dy)) != TG_OK ||     /* [rows, out] */
+      (st = mm_operand(&c, dw ? (const float *)a->in[0]->data : NULL, rows * nin, &x)) != TG_OK || /* [rows, in] */
+      (st = mm_operand(&c, dx ? (const float *)a->in[1]->data : NULL, nout * nin, &w)) != TG_OK)   /* [out, in] */
+    return st;
   if (dx && (st = mm_gemm(&c, 0, 0, rows, nin, nout, dy, nout, 0, w, nin, 0, 1.0f, dx, nin, 0, 1)) != TG_OK)
     return st;
   if (dw && (st = mm_gemm(&c, 1, 0, nout, nin, rows, dy, nout, 0, x, nin, 0, 1.0f, dw, nin, 0, 1)) != TG_OK)
     return st;
-  return db ? mm_bias_grad(&c, dy, db, rows, nout) : TG_OK;
+  /* the bias gradient sums the unrounded gradient, in f32 */
+  return db ? mm_bias_grad(&c, a->out_grad, db, rows, nout) : TG_OK;
 }
 
 /* ---- stacked_linear: x [rows, G, in], w [G, out, in], bias [G, out] -> y [rows, G, out] ----
@@ -223,11 +287,13 @@ tg_status tg_cuda_stacked_linear_fwd(const tg_kernel_args *a) {
   if (st != TG_OK) return st;
   mm_ctx c;
   if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
-  const float *x = (const float *)a->in[0]->data; /* [rows, G, in] */
-  const float *w = (const float *)a->in[1]->data; /* [G, out, in] */
-  float *y = (float *)a->out->data;               /* [rows, G, out] */
+  const void *x, *w;                /* as the GEMM reads them (f32, or bf16 copies) */
+  float *y = (float *)a->out->data; /* [rows, G, out] */
+  if ((st = mm_operand(&c, (const float *)a->in[0]->data, rows * G * nin, &x)) != TG_OK || /* [rows, G, in] */
+      (st = mm_operand(&c, (const float *)a->in[1]->data, G * nout * nin, &w)) != TG_OK)   /* [G, out, in] */
+    return st;
   float beta = 0.0f;
-  if (a->attr->i[0] && a->n_in > 2) {
+  if (a->attr->i[0] && a->n_in > 2) { /* the bias stays f32: y starts as it, and the GEMMs add to it */
     const float *bias = (const float *)a->in[2]->data; /* [G, out]: one row of y */
     if (rows * G * nout > 0) {
       k_bias_rows<<<tg_cuda_blocks(rows * G * nout), TG_CUDA_THREADS, 0, c.s>>>(y, bias, rows, G * nout);
@@ -243,15 +309,18 @@ tg_status tg_cuda_stacked_linear_bwd(const tg_kernel_args *a) {
   int64_t rows, G, nin, nout;
   tg_status st = tg_stacked_dims(a, &rows, &G, &nin, &nout);
   if (st != TG_OK) return st;
-  const float *x = (const float *)a->in[0]->data; /* [rows, G, in] */
-  const float *w = (const float *)a->in[1]->data; /* [G, out, in] */
-  const float *dy = a->out_grad;                  /* [rows, G, out] */
   float *dx = a->in_grad[0];                      /* [rows, G, in] or NULL */
   float *dw = a->in_grad[1];                      /* [G, out, in] or NULL */
   float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [G, out] or NULL */
   if (!dx && !dw && !db) return TG_OK;
   mm_ctx c;
   if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
+  /* as the GEMMs read them (f32, or bf16 copies of what the wanted gradients read) */
+  const void *dy, *x, *w;
+  if ((st = mm_operand(&c, dx || dw ? a->out_grad : NULL, rows * G * nout, &dy)) != TG_OK ||  /* [rows, G, out] */
+      (st = mm_operand(&c, dw ? (const float *)a->in[0]->data : NULL, rows * G * nin, &x)) != TG_OK || /* [rows,G,in] */
+      (st = mm_operand(&c, dx ? (const float *)a->in[1]->data : NULL, G * nout * nin, &w)) != TG_OK) /* [G, out, in] */
+    return st;
   /* dx[:, j] [rows, in] += dy[:, j] w[j] */
   if (dx && (st = mm_gemm(&c, 0, 0, rows, nin, nout, dy, G * nout, nout, w, nin, nout * nin, 1.0f, dx, G * nin,
                           nin, G)) != TG_OK)
@@ -260,6 +329,6 @@ tg_status tg_cuda_stacked_linear_bwd(const tg_kernel_args *a) {
   if (dw && (st = mm_gemm(&c, 1, 0, nout, nin, rows, dy, G * nout, nout, x, G * nin, nin, 1.0f, dw, nin,
                           nout * nin, G)) != TG_OK)
     return st;
-  /* db as [G out] += column sums of dy as [rows, G out] */
-  return db ? mm_bias_grad(&c, dy, db, rows, G * nout) : TG_OK;
+  /* db as [G out] += column sums of dy as [rows, G out]: the unrounded gradient, in f32 */
+  return db ? mm_bias_grad(&c, a->out_grad, db, rows, G * nout) : TG_OK;
 }

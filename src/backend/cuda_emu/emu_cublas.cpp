@@ -1,7 +1,8 @@
-/* Emulated cuBLAS: SGEMM as a reference GEMM (column-major, cuBLAS's op/ld/alpha/beta rules, each dot product accumulated in double and rounded once), queued on the handle's stream like any kernel. */
+/* Emulated cuBLAS: SGEMM and GemmEx (f32 or bf16 operands, f32 C) as a reference GEMM (column-major, cuBLAS's op/ld/alpha/beta rules, each dot product accumulated in double and rounded once), queued on the handle's stream like any kernel. */
 #include <stdio.h>
 #include <string>
 #include "cublas_v2.h"
+#include "cuda_bf16.h"
 #include "emu_internal.h"
 #include "emu_launch.h"
 
@@ -14,23 +15,30 @@ struct tg_emu_blas {
 
 namespace {
 
+/* Element e of an operand of type t (CUDA_R_32F or CUDA_R_16BF), exactly, as a double. */
+double elem(const void *p, cudaDataType t, long long e) {
+  if (t == CUDA_R_16BF) return (double)__bfloat162float(((const __nv_bfloat16 *)p)[e]);
+  return (double)((const float *)p)[e];
+}
+
 struct gemm_task final : tg_emu_task {
   bool ta, tb;
   int m, n, k, lda, ldb, ldc, batch;
   float alpha, beta; /* read from the host pointers when the call is made, as cuBLAS does */
-  const float *A, *B;
+  const void *A, *B;  /* of type at, bt; strides in elements */
+  cudaDataType at, bt;
   float *C;
   long long sa, sb, sc;
   void run() override {
     for (int b = 0; b < batch; b++) {
-      const float *a = A + (long long)b * sa, *bm = B + (long long)b * sb;
+      long long a0 = (long long)b * sa, b0 = (long long)b * sb; /* this product's first elements of A and B */
       float *c = C + (long long)b * sc;
       for (int j = 0; j < n; j++)
         for (int i = 0; i < m; i++) {
-          double acc = 0.0;
+          double acc = 0.0; /* the products of f32 or bf16 values are exact in double */
           for (int p = 0; p < k; p++) {
-            double x = ta ? a[(long long)i * lda + p] : a[(long long)p * lda + i];  /* op(A)[i, p] */
-            double y = tb ? bm[(long long)p * ldb + j] : bm[(long long)j * ldb + p]; /* op(B)[p, j] */
+            double x = elem(A, at, a0 + (ta ? (long long)i * lda + p : (long long)p * lda + i)); /* op(A)[i, p] */
+            double y = elem(B, bt, b0 + (tb ? (long long)p * ldb + j : (long long)j * ldb + p)); /* op(B)[p, j] */
             acc += x * y;
           }
           float *cij = &c[(long long)j * ldc + i];
@@ -42,9 +50,11 @@ struct gemm_task final : tg_emu_task {
   }
 };
 
+/* One GEMM call of any entry point, after its type checks: A of a_type, B of b_type, C f32. */
 cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                    const float *alpha, const float *A, int lda, long long sa, const float *B, int ldb, long long sb,
-                    const float *beta, float *C, int ldc, long long sc, int batch, const char *name) {
+                    const float *alpha, const void *A, cudaDataType a_type, int lda, long long sa, const void *B,
+                    cudaDataType b_type, int ldb, long long sb, const float *beta, float *C, int ldc, long long sc,
+                    int batch, const char *name) {
   if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (ta == CUBLAS_OP_C) ta = CUBLAS_OP_T; /* real matrices */
   if (tb == CUBLAS_OP_C) tb = CUBLAS_OP_T;
@@ -58,8 +68,7 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
   }
   if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
   if (k > 0 && (tg_emu_mem_of(A) == TG_EMU_NOT_OURS || tg_emu_mem_of(B) == TG_EMU_NOT_OURS)) {
-    fprintf(stderr, "tickgrad CUDA emulator: %s: A (%p) or B (%p) is not device memory\n", name, (const void *)A,
-            (const void *)B);
+    fprintf(stderr, "tickgrad CUDA emulator: %s: A (%p) or B (%p) is not device memory\n", name, A, B);
     return CUBLAS_STATUS_INVALID_VALUE;
   }
   if (tg_emu_mem_of(C) == TG_EMU_NOT_OURS) {
@@ -69,8 +78,38 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
   gemm_task *t = new gemm_task;
   t->ta = at, t->tb = bt, t->m = m, t->n = n, t->k = k, t->lda = lda, t->ldb = ldb, t->ldc = ldc, t->batch = batch;
   t->alpha = *alpha, t->beta = *beta, t->A = A, t->B = B, t->C = C, t->sa = sa, t->sb = sb, t->sc = sc;
+  t->at = a_type, t->bt = b_type;
   tg_emu_submit(h->stream, t);
   return CUBLAS_STATUS_SUCCESS;
+}
+
+/* The typed entry points' own checks, as cuBLAS makes them: a computeType or algo that is no value of its enum is
+ * INVALID_VALUE; a combination of types this emulator does not model is NOT_SUPPORTED (cuBLAS supports more, e.g. a
+ * bf16 C: a test that needs one extends the reference GEMM first). Then the common GEMM. */
+cublasStatus_t gemm_ex(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                       const void *alpha, const void *A, cudaDataType at, int lda, long long sa, const void *B,
+                       cudaDataType bt, int ldb, long long sb, const void *beta, void *C, cudaDataType ct, int ldc,
+                       long long sc, int batch, cublasComputeType_t compute, cublasGemmAlgo_t algo,
+                       const char *name) {
+  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+  bool known_compute = (compute >= CUBLAS_COMPUTE_16F && compute <= CUBLAS_COMPUTE_32F_FAST_16BF) ||
+                       compute == CUBLAS_COMPUTE_32F_FAST_TF32;
+  bool known_algo = (algo >= CUBLAS_GEMM_DEFAULT && algo <= CUBLAS_GEMM_ALGO23) ||
+                    (algo >= CUBLAS_GEMM_DEFAULT_TENSOR_OP && algo <= CUBLAS_GEMM_ALGO15_TENSOR_OP);
+  if (!known_compute || !known_algo) {
+    fprintf(stderr, "tickgrad CUDA emulator: %s: invalid value (computeType %d, algo %d)\n", name, (int)compute,
+            (int)algo);
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  bool modelled = compute == CUBLAS_COMPUTE_32F && ct == CUDA_R_32F && at == bt &&
+                  (at == CUDA_R_32F || at == CUDA_R_16BF);
+  if (!modelled) {
+    fprintf(stderr, "tickgrad CUDA emulator: %s: Atype %d, Btype %d, Ctype %d with computeType %d is not modelled\n",
+            name, (int)at, (int)bt, (int)ct, (int)compute);
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  return gemm(h, ta, tb, m, n, k, (const float *)alpha, A, at, lda, sa, B, bt, ldb, sb, (const float *)beta,
+              (float *)C, ldc, sc, batch, name);
 }
 
 }  // namespace
@@ -138,12 +177,31 @@ const char *cublasGetStatusString(cublasStatus_t s) {
 cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                            const float *alpha, const float *A, int lda, const float *B, int ldb, const float *beta,
                            float *C, int ldc) {
-  return gemm(h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, "cublasSgemm");
+  return gemm(h, ta, tb, m, n, k, alpha, A, CUDA_R_32F, lda, 0, B, CUDA_R_32F, ldb, 0, beta, C, ldc, 0, 1,
+              "cublasSgemm");
 }
 
 cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                                          int k, const float *alpha, const float *A, int lda, long long sa,
                                          const float *B, int ldb, long long sb, const float *beta, float *C, int ldc,
                                          long long sc, int batch) {
-  return gemm(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch, "cublasSgemmStridedBatched");
+  return gemm(h, ta, tb, m, n, k, alpha, A, CUDA_R_32F, lda, sa, B, CUDA_R_32F, ldb, sb, beta, C, ldc, sc, batch,
+              "cublasSgemmStridedBatched");
+}
+
+cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                            const void *alpha, const void *A, cudaDataType Atype, int lda, const void *B,
+                            cudaDataType Btype, int ldb, const void *beta, void *C, cudaDataType Ctype, int ldc,
+                            cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  return gemm_ex(h, ta, tb, m, n, k, alpha, A, Atype, lda, 0, B, Btype, ldb, 0, beta, C, Ctype, ldc, 0, 1,
+                 computeType, algo, "cublasGemmEx");
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                          int k, const void *alpha, const void *A, cudaDataType Atype, int lda,
+                                          long long sa, const void *B, cudaDataType Btype, int ldb, long long sb,
+                                          const void *beta, void *C, cudaDataType Ctype, int ldc, long long sc,
+                                          int batch, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  return gemm_ex(h, ta, tb, m, n, k, alpha, A, Atype, lda, sa, B, Btype, ldb, sb, beta, C, Ctype, ldc, sc, batch,
+                 computeType, algo, "cublasGemmStridedBatchedEx");
 }

@@ -5,5 +5,6 @@
 #include "emu_api.h"
 #include "emu_device.h"
 #include "emu_launch.h"
+#include "library_types.h" /* the toolkit's cuda_runtime.h includes it too */
 
 #endif
