@@ -22,9 +22,12 @@ static int bwd_time(const tg_graph *g, const tg_node *n) { return 2 * g->n_nodes
 
 static tg_status check_devices_and_kernels(tg_graph *g, const tg_plan_opts *o) {
   char want[16], have[16];
-  if (o->precision != TG_F32 && o->precision != TG_BF16)
+  if (o->precision != TG_F32 && o->precision != TG_BF16) { /* a value that is no dtype at all shows as its number */
+    char prec[16];
+    snprintf(prec, sizeof prec, "%d", (int)o->precision);
     return tg_error(TG_ERR_INVALID, "graph '%s': precision %s is not one of f32, bf16", g->name,
-                    tg_dtype_name(o->precision));
+                    (int)o->precision >= 0 && o->precision < TG_DTYPE_COUNT ? tg_dtype_name(o->precision) : prec);
+  }
   tg_device_str(o->device, want, sizeof want);
   for (int i = 0; i < g->n_nodes; i++) {
     tg_node *n = g->nodes[i];

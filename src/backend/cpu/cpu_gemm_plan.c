@@ -53,13 +53,10 @@ static void linear_gemms(const tg_kernel_args *a, int64_t rows, int64_t nin, int
 }
 
 static void stacked_gemms(const tg_kernel_args *a, int64_t rows, int64_t G, int64_t nin, int64_t nout, node_gemms *g) {
-  /* group j: y[:, j] [rows, out] (row stride G out) = x[:, j] [rows, in] (row stride G in) w[j]^T + b[j] */
+  /* group j: y[:, j] [rows, out] (row stride G out) = x[:, j] [rows, in] (row stride G in) w[j]^T, added to b[j]
+   * where the kernel wrote it first (oneDNN has only a reference matmul for a bias that differs per batch) */
   g->fwd = shape(G, rows, nout, nin, (int64_t[]){nin, G * nin, 1}, (int64_t[]){nout * nin, 1, nin},
-                 (int64_t[]){nout, G * nout, 1}, 0);
-  if (a->attr->i[0] && a->n_in > 2) {
-    g->fwd.bias = 1;
-    memcpy(g->fwd.bias_st, (int64_t[]){nout, nout, 1}, sizeof g->fwd.bias_st);
-  }
+                 (int64_t[]){nout, G * nout, 1}, a->attr->i[0] && a->n_in > 2);
   g->d_a = shape(G, rows, nin, nout, (int64_t[]){nout, G * nout, 1}, (int64_t[]){nout * nin, nin, 1},
                  (int64_t[]){nin, G * nin, 1}, 1);
   g->d_b = shape(G, nout, nin, rows, (int64_t[]){nout, 1, G * nout}, (int64_t[]){nin, G * nin, 1},

@@ -12,6 +12,7 @@ struct tg_gemm_prim {
   dnnl_primitive_t prim;
   dnnl_memory_t src, wei, dst, bias, scratch; /* bias, scratch: NULL when unused */
   void *scratch_buf;
+  int swap; /* 1: runs as the transposed product, C^T = B^T A^T (tg_gemm_prim_new), so A and B trade places */
 };
 
 static struct {
@@ -49,8 +50,9 @@ static dnnl_status_t md3(dnnl_memory_desc_t *md, int64_t d0, int64_t d1, int64_t
 static dnnl_primitive_desc_t prim_desc(const tg_gemm_shape *s) {
   dnnl_data_type_t in = s->bf16 ? dnnl_bf16 : dnnl_f32;
   dnnl_memory_desc_t a, b, c, bias;
-  int64_t b_batch = s->b_st[0] == 0 ? 1 : s->batch, bias_batch = s->bias_st[0] == 0 ? 1 : s->batch;
-  if (md3(&a, s->batch, s->m, s->k, s->a_st, in) != dnnl_success ||
+  int64_t a_batch = s->a_st[0] == 0 ? 1 : s->batch, b_batch = s->b_st[0] == 0 ? 1 : s->batch;
+  int64_t bias_batch = s->bias_st[0] == 0 ? 1 : s->batch;
+  if (md3(&a, a_batch, s->m, s->k, s->a_st, in) != dnnl_success ||
       md3(&b, b_batch, s->k, s->n, s->b_st, in) != dnnl_success ||
       md3(&c, s->batch, s->m, s->n, s->c_st, dnnl_f32) != dnnl_success ||
       (s->bias && md3(&bias, bias_batch, 1, s->n, s->bias_st, dnnl_f32) != dnnl_success))
@@ -88,9 +90,20 @@ static int query_mem(dnnl_primitive_desc_t pd, dnnl_query_t q, int idx, dnnl_mem
 
 tg_gemm_prim *tg_gemm_prim_new(const tg_gemm_shape *s) {
   if (!dnnl_ready() || s->batch <= 0 || s->m <= 0 || s->n <= 0 || s->k <= 0) return NULL;
-  dnnl_primitive_desc_t pd = prim_desc(s);
+  /* oneDNN has only a reference matmul for a destination whose columns are strided (the gradient of a transposed
+   * matmul operand), but reads strided sources at full speed: such a product runs as its transpose, C^T = B^T A^T */
+  int swap = s->c_st[2] != 1 && !s->bias;
+  tg_gemm_shape t = *s;
+  if (swap) {
+    t.m = s->n, t.n = s->m;
+    t.a_st[0] = s->b_st[0], t.a_st[1] = s->b_st[2], t.a_st[2] = s->b_st[1];
+    t.b_st[0] = s->a_st[0], t.b_st[1] = s->a_st[2], t.b_st[2] = s->a_st[1];
+    t.c_st[1] = s->c_st[2], t.c_st[2] = s->c_st[1];
+  }
+  dnnl_primitive_desc_t pd = prim_desc(&t);
   if (!pd) return NULL;
   tg_gemm_prim *p = tg_calloc(1, sizeof *p);
+  if (p) p->swap = swap;
   int ok = p && dnnl_primitive_create(&p->prim, pd) == dnnl_success && query_mem(pd, dnnl_query_src_md, 0, &p->src) &&
            query_mem(pd, dnnl_query_weights_md, 0, &p->wei) && query_mem(pd, dnnl_query_dst_md, 0, &p->dst) &&
            (!s->bias || query_mem(pd, dnnl_query_weights_md, 1, &p->bias));
@@ -122,6 +135,10 @@ tg_status tg_gemm_prim_run(tg_gemm_prim *p, const void *A, const void *B, const 
                            const char *where) {
   dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, p->src}, {DNNL_ARG_WEIGHTS, p->wei}, {DNNL_ARG_DST, p->dst}};
   int n = 3;
+  if (p->swap) {
+    const void *t = A;
+    A = B, B = t;
+  }
   dnnl_status_t st = dnnl_memory_set_data_handle(p->src, (void *)A);
   if (st == dnnl_success) st = dnnl_memory_set_data_handle(p->wei, (void *)B);
   if (st == dnnl_success) st = dnnl_memory_set_data_handle(p->dst, C);

@@ -258,8 +258,8 @@ tg_status tg_cpu_stacked_linear_fwd(const tg_kernel_args *a) {
   const float *w = operand(a, &ws, a->in[1]->data, G * nout * nin); /* [G, out, in] */
   float *y = (float *)a->out->data;                                 /* [rows, G, out] */
   const float *bias = a->attr->i[0] && a->n_in > 2 ? (const float *)a->in[2]->data : NULL; /* [G, out] */
-  if (plan_of(a) && plan_of(a)->fwd) return tg_gemm_prim_run(plan_of(a)->fwd, x, w, bias, y, a->node_name);
-  if (bias) sl_fill_rows(y, G * nout, bias, rows, G * nout); /* every row of y = bias as [G out] */
+  if (bias) sl_fill_rows(y, G * nout, bias, rows, G * nout); /* every row of y = bias as [G out]; the GEMMs add */
+  if (plan_of(a) && plan_of(a)->fwd) return tg_gemm_prim_run(plan_of(a)->fwd, x, w, NULL, y, a->node_name);
   /* group j: y[:, j] [rows, out] (row stride G out) = x[:, j] [rows, in] (stride G in) w[j]^T (+ y) */
   TG_PAR_FOR(sl_groups_parallel(rows, G, nin, nout), schedule(static),
   for (int64_t j = 0; j < G; j++)
