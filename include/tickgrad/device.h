@@ -49,6 +49,7 @@ typedef struct tg_cpu_info {
   long cores;
   char simd[16];
   char blas[160];
+  char gemm[400]; /* which library runs the GEMM ops (oneDNN primitives or OpenBLAS) and how bf16 GEMMs run */
   int blas_threads, threads;
 } tg_cpu_info;
 void tg_cpu_info_get(tg_cpu_info *out);

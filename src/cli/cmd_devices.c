@@ -55,6 +55,7 @@ int tg_cmd_devices(int argc, char **argv) {
   printf("  cores      %ld online\n", cpu.cores);
   printf("  simd       %s\n", cpu.simd);
   printf("  blas       %s, %d threads\n", cpu.blas, cpu.blas_threads);
+  printf("  gemm       %s\n", cpu.gemm);
   printf("  threads    %d (OpenMP loops)\n", cpu.threads);
   return print_cuda_devices();
 }

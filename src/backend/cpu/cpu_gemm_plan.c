@@ -80,8 +80,9 @@ static void matmul_gemms(const tg_mm_dims *d, node_gemms *g) {
   g->d_b = shape(batch, d->k, d->n, m, opa_t, c, opb, 1);
 }
 
-static tg_gemm_prim *prim_for(tg_gemm_shape s, int bf16) {
+static tg_gemm_prim *prim_for(tg_gemm_shape s, int bf16, int brgemm_only) {
   s.bf16 = bf16;
+  s.brgemm_only = brgemm_only;
   return tg_gemm_prim_new(&s);
 }
 
@@ -95,10 +96,10 @@ void tg_cpu_unprepare(void *state) {
 }
 
 /* Every product g needs as primitives of one operand type; 0 when one is missing (the rest freed). */
-static int make_prims(const node_gemms *g, int bf16, tg_cpu_gemm_plan *p) {
-  p->fwd = prim_for(g->fwd, bf16);
-  p->d_a = g->want_a ? prim_for(g->d_a, bf16) : NULL;
-  p->d_b = g->want_b && g->has_b ? prim_for(g->d_b, bf16) : NULL;
+static int make_prims(const node_gemms *g, int bf16, int brgemm_only, tg_cpu_gemm_plan *p) {
+  p->fwd = prim_for(g->fwd, bf16, brgemm_only);
+  p->d_a = g->want_a ? prim_for(g->d_a, bf16, brgemm_only) : NULL;
+  p->d_b = g->want_b && g->has_b ? prim_for(g->d_b, bf16, brgemm_only) : NULL;
   int ok = p->fwd && (!g->want_a || p->d_a) && (!g->want_b || !g->has_b || p->d_b);
   if (!ok) {
     tg_gemm_prim_free(p->fwd), tg_gemm_prim_free(p->d_a), tg_gemm_prim_free(p->d_b);
@@ -137,8 +138,9 @@ tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state) {
   tg_cpu_gemm_plan *p = tg_calloc(1, sizeof *p);
   if (!p) return tg_error(TG_ERR_NOMEM, "%s: out of host memory planning its GEMMs", a->node_name);
   /* bf16 operands where oneDNN has a bf16 matmul; else f32 primitives over the operands rounded to bf16 */
-  p->packed_bf16 = a->compute == TG_BF16 && make_prims(&g, 1, p);
-  if (!p->packed_bf16 && !make_prims(&g, 0, p)) {
+  int brgemm_only = mode == GEMM_AUTO; /* auto: only the kernels that beat OpenBLAS without allocating */
+  p->packed_bf16 = a->compute == TG_BF16 && make_prims(&g, 1, brgemm_only, p);
+  if (!p->packed_bf16 && !make_prims(&g, 0, brgemm_only, p)) {
     tg_free(p); /* oneDNN absent or without a fast kernel for these shapes: OpenBLAS */
     return TG_OK;
   }
@@ -149,20 +151,22 @@ tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state) {
 void tg_cpu_gemm_policy(char *buf, size_t n) {
   int mode = gemm_mode_get();
   const char *lib = tg_gemm_prim_library();
+  const char *bf16 = tg_gemm_prim_has_bf16() ? "bf16 GEMMs take bf16 operands on oneDNN"
+                                             : "bf16 GEMMs round their operands to bf16 and run in f32";
   if (mode < 0) {
     snprintf(buf, n, "OpenBLAS for every GEMM (%s)", tg_last_error());
   } else if (!*lib) {
-    snprintf(buf, n, "OpenBLAS for every GEMM (no oneDNN in this build); bf16 GEMMs round their operands to bf16 "
-             "and run in f32");
+    snprintf(buf, n, "OpenBLAS for every GEMM (no oneDNN in this build); %s", bf16);
   } else if (mode == GEMM_OPENBLAS) {
-    snprintf(buf, n, "OpenBLAS for every GEMM (TICKGRAD_GEMM=openblas; %s available)", lib);
+    snprintf(buf, n, "OpenBLAS for every GEMM (TICKGRAD_GEMM=openblas; %s present); %s", lib, bf16);
+  } else if (mode == GEMM_ONEDNN) {
+    snprintf(buf, n, "%s primitives planned per node for every GEMM op (TICKGRAD_GEMM=onednn), OpenBLAS for the "
+             "sequence ops' own GEMMs; %s", lib, bf16);
+  } else if (tg_gemm_prim_has_brgemm()) {
+    snprintf(buf, n, "%s brgemm primitives planned per node for GEMM ops of at least %d multiply-adds, OpenBLAS below "
+             "that and for the sequence ops' own GEMMs; %s", lib, TG_GEMM_PRIM_MIN_MACS, bf16);
   } else {
-    char least[48];
-    snprintf(least, sizeof least, "at least %d", TG_GEMM_PRIM_MIN_MACS);
-    snprintf(buf, n, "%s primitives planned per node for products of %s multiply-adds, OpenBLAS %s; bf16: %s", lib,
-             mode == GEMM_ONEDNN ? "any number of" : least,
-             mode == GEMM_ONEDNN ? "for the sequence ops' own GEMMs" : "below that and for the sequence ops' own GEMMs",
-             tg_gemm_prim_has_bf16() ? "bf16 operands on oneDNN (AVX-512 BF16 / AMX)"
-                                     : "no bf16 matmul on this CPU, so bf16 GEMMs round their operands and run in f32");
+    snprintf(buf, n, "OpenBLAS for every GEMM: %s has no brgemm kernels on this CPU (AVX-512 and up), and its "
+             "AVX2 GEMM was slower here (TICKGRAD_GEMM=onednn forces it); %s", lib, bf16);
   }
 }

@@ -19,9 +19,9 @@ static struct {
   pthread_once_t once;
   dnnl_engine_t engine;
   dnnl_stream_t stream;
-  int bf16; /* -1: not probed */
+  int bf16, brgemm; /* -1: not probed */
   char library[32];
-} g_dnnl = {PTHREAD_ONCE_INIT, NULL, NULL, -1, ""};
+} g_dnnl = {PTHREAD_ONCE_INIT, NULL, NULL, -1, -1, ""};
 
 static void dnnl_start(void) {
   if (dnnl_engine_create(&g_dnnl.engine, dnnl_cpu, 0) != dnnl_success) return;
@@ -72,7 +72,7 @@ static dnnl_primitive_desc_t prim_desc(const tg_gemm_shape *s) {
   dnnl_primitive_attr_destroy(attr);
   const char *impl = NULL;
   if (pd && (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
-             strstr(impl, "ref"))) {
+             strstr(impl, "ref") || (s->brgemm_only && !strstr(impl, "brg")))) {
     dnnl_primitive_desc_destroy(pd); /* a reference loop is far slower than OpenBLAS */
     pd = NULL;
   }
@@ -156,14 +156,22 @@ tg_status tg_gemm_prim_run(tg_gemm_prim *p, const void *A, const void *B, const 
 
 const char *tg_gemm_prim_library(void) { return dnnl_ready() ? g_dnnl.library : ""; }
 
+/* 1 when a 64-cube product of the given kind has a primitive. */
+static int probe(int bf16, int brgemm_only) {
+  tg_gemm_shape s = {1, 64, 64, 64, {4096, 64, 1}, {4096, 64, 1}, {4096, 64, 1}, 0, {0, 0, 0}, 0, bf16, brgemm_only};
+  tg_gemm_prim *p = tg_gemm_prim_new(&s);
+  tg_gemm_prim_free(p);
+  return p != NULL;
+}
+
 int tg_gemm_prim_has_bf16(void) {
-  if (g_dnnl.bf16 < 0) {
-    tg_gemm_shape s = {1, 32, 32, 32, {1024, 32, 1}, {1024, 32, 1}, {1024, 32, 1}, 0, {0, 0, 0}, 0, 1};
-    tg_gemm_prim *p = tg_gemm_prim_new(&s);
-    g_dnnl.bf16 = p != NULL;
-    tg_gemm_prim_free(p);
-  }
+  if (g_dnnl.bf16 < 0) g_dnnl.bf16 = probe(1, 0);
   return g_dnnl.bf16;
+}
+
+int tg_gemm_prim_has_brgemm(void) {
+  if (g_dnnl.brgemm < 0) g_dnnl.brgemm = probe(0, 1);
+  return g_dnnl.brgemm;
 }
 
 #else /* no oneDNN in this build: every GEMM runs on OpenBLAS */
@@ -180,4 +188,5 @@ tg_status tg_gemm_prim_run(tg_gemm_prim *p, const void *A, const void *B, const 
 }
 const char *tg_gemm_prim_library(void) { return ""; }
 int tg_gemm_prim_has_bf16(void) { return 0; }
+int tg_gemm_prim_has_brgemm(void) { return 0; }
 #endif

@@ -14,6 +14,8 @@ typedef struct tg_gemm_shape {
   int64_t bias_st[3];
   int accumulate; /* 1: C += A B (+ bias); 0: C = A B (+ bias) */
   int bf16;       /* 1: A and B are bf16 (C and the bias f32), 0: everything f32 */
+  int brgemm_only; /* 1: only oneDNN's brgemm kernels (AVX-512, AMX), which work in the primitive's scratchpad; its
+                      AVX2 gemm:jit allocates packing buffers on every call and lost to OpenBLAS (BENCHMARKS.md) */
 } tg_gemm_shape;
 
 typedef struct tg_gemm_prim tg_gemm_prim;
@@ -30,5 +32,7 @@ tg_status tg_gemm_prim_run(tg_gemm_prim *p, const void *A, const void *B, const 
 const char *tg_gemm_prim_library(void);
 /* 1 when oneDNN has a bf16 matmul (AVX-512 BF16 or AMX) on this CPU, else 0. */
 int tg_gemm_prim_has_bf16(void);
+/* 1 when oneDNN has brgemm f32 matmul kernels (AVX-512 and up) on this CPU, else 0. */
+int tg_gemm_prim_has_brgemm(void);
 
 #endif

@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <unistd.h>
+#include "backend/cpu/cpu_gemm_plan.h"
 #include "tickgrad/device.h"
 
 tg_status tg_set_threads(int n) {
@@ -36,5 +37,6 @@ void tg_cpu_info_get(tg_cpu_info *out) {
   snprintf(out->simd, sizeof out->simd, "%s", simd_level());
   snprintf(out->blas, sizeof out->blas, "%s", openblas_get_config());
   out->blas_threads = openblas_get_num_threads();
+  tg_cpu_gemm_policy(out->gemm, sizeof out->gemm);
   out->threads = tg_threads();
 }
