@@ -7,39 +7,10 @@
 #include <unistd.h>
 #include "support/check.h"
 #include "support/files.h"
+#include "support/train_cfg.h"
 #include "tickgrad/tickgrad.h"
 
 static char g_tmp[256];
-
-/* Seeded synthetic minute bars with the planted AR(1) signal of strength `signal`. */
-static int make_bars(tg_bars *b, int64_t n, double signal, uint64_t seed) {
-  tg_synth_config s = tg_synth_defaults();
-  s.bars = n;
-  s.signal = signal;
-  s.seed = seed;
-  return tg_synth_generate(&s, b) == TG_OK;
-}
-
-/* A small config of each kind: 2 horizons, a few epochs, silent, into g_tmp/name. */
-static tg_train_config small_config(tg_model_kind kind, const char *name, int epochs) {
-  tg_train_config c = tg_train_defaults(kind);
-  c.horizons = 2;
-  c.epochs = epochs;
-  snprintf(c.device, sizeof c.device, "cpu");
-  c.threads = 1; /* tiny models: threads cost more than they give */
-  snprintf(c.out, sizeof c.out, "%s/%s", g_tmp, name);
-  if (kind == TG_MODEL_TFT) {
-    c.model.tft.hidden = 16;
-    c.model.tft.heads = 2;
-    c.model.tft.enc_len = 16;
-    c.batch = 32;
-  } else if (kind == TG_MODEL_MAMBA2) {
-    c.model.mamba = (tg_mamba2_cfg){.d_model = 16, .n_layers = 1, .d_state = 8, .headdim = 8, .expand = 2,
-                                    .d_conv = 4, .ngroups = 1, .chunk = 16, .seq_len = 16};
-    c.batch = 32;
-  }
-  return c;
-}
 
 /* 1 when kind's builder has not landed yet (tg_forecast_build fails with "not implemented"). */
 static int not_built(tg_status st, tg_model_kind kind) {
@@ -52,10 +23,10 @@ static int not_built(tg_status st, tg_model_kind kind) {
  * (measured for mlp, signal 0.5, 20000 bars, 6 epochs: 0.893 against 1.000), and P90 as well. */
 static void test_planted_signal(tg_model_kind kind) {
   tg_bars bars;
-  CHECK(make_bars(&bars, kind == TG_MODEL_MLP ? 20000 : 8000, 0.5, 3));
+  CHECK(tg_test_synth_bars(&bars, kind == TG_MODEL_MLP ? 20000 : 8000, 0.5, 3));
   char name[64];
   snprintf(name, sizeof name, "signal-%s", tg_train_model_name(kind));
-  tg_train_config c = small_config(kind, name, kind == TG_MODEL_MLP ? 6 : 4);
+  tg_train_config c = tg_test_small_config(kind, g_tmp, name, kind == TG_MODEL_MLP ? 6 : 4);
   tg_train_result r;
   tg_status st = tg_train_run(&c, &bars, &r);
   if (!not_built(st, kind)) {
@@ -74,10 +45,10 @@ static void test_planted_signal(tg_model_kind kind) {
  * predictable (volatility clustering), which is why P90 is not asserted here. */
 static void test_random_walk(tg_model_kind kind) {
   tg_bars bars;
-  CHECK(make_bars(&bars, kind == TG_MODEL_MLP ? 20000 : 8000, 0.0, 4));
+  CHECK(tg_test_synth_bars(&bars, kind == TG_MODEL_MLP ? 20000 : 8000, 0.0, 4));
   char name[64];
   snprintf(name, sizeof name, "walk-%s", tg_train_model_name(kind));
-  tg_train_config c = small_config(kind, name, kind == TG_MODEL_MLP ? 6 : 4);
+  tg_train_config c = tg_test_small_config(kind, g_tmp, name, kind == TG_MODEL_MLP ? 6 : 4);
   tg_train_result r;
   tg_status st = tg_train_run(&c, &bars, &r);
   if (!not_built(st, kind)) {
@@ -107,8 +78,9 @@ static int same_tensors(const char *a, const char *b) {
  * losses of every epoch bitwise (dropout 0.1 is on, so the RNG position is part of it). */
 static void test_resume(void) {
   tg_bars bars;
-  CHECK(make_bars(&bars, 6000, 0.5, 5));
-  tg_train_config full = small_config(TG_MODEL_MLP, "full", 4), part = small_config(TG_MODEL_MLP, "part", 4);
+  CHECK(tg_test_synth_bars(&bars, 6000, 0.5, 5));
+  tg_train_config full = tg_test_small_config(TG_MODEL_MLP, g_tmp, "full", 4);
+  tg_train_config part = tg_test_small_config(TG_MODEL_MLP, g_tmp, "part", 4);
   tg_train_result rf, rp, rr;
   CHECK_OK(tg_train_run(&full, &bars, &rf));
   part.stop_after = 2;
@@ -180,8 +152,8 @@ static int drop_grad_norm(const char *path) {
  * its old epochs blank in the grad_norm column; a run folder also gets telemetry.csv and report.html. */
 static void test_grad_norm_and_files(void) {
   tg_bars bars;
-  CHECK(make_bars(&bars, 6000, 0.5, 5));
-  tg_train_config part = small_config(TG_MODEL_MLP, "old", 4);
+  CHECK(tg_test_synth_bars(&bars, 6000, 0.5, 5));
+  tg_train_config part = tg_test_small_config(TG_MODEL_MLP, g_tmp, "old", 4);
   tg_train_result rp, rr;
   part.stop_after = 2;
   CHECK_OK(tg_train_run(&part, &bars, &rp));
@@ -240,9 +212,9 @@ static int poison(void *vctx, const tg_train_metrics *m, tg_store *store) {
 
 static void test_nan(void) {
   tg_bars bars;
-  CHECK(make_bars(&bars, 4000, 0.5, 6));
+  CHECK(tg_test_synth_bars(&bars, 4000, 0.5, 6));
   /* a huge learning rate: Inf or NaN within the first epoch, and no checkpoint written */
-  tg_train_config c = small_config(TG_MODEL_MLP, "nan-lr", 3);
+  tg_train_config c = tg_test_small_config(TG_MODEL_MLP, g_tmp, "nan-lr", 3);
   c.lr = 1e30;
   tg_train_result r;
   CHECK_STATUS(tg_train_run(&c, &bars, &r), TG_ERR_NUMERIC);
@@ -252,7 +224,7 @@ static void test_nan(void) {
   snprintf(path, sizeof path, "%s/weights.safetensors", c.out);
   CHECK(access(path, F_OK) != 0);
   /* NaN weights in epoch 2: the error names epoch 2 step 1, the epoch-1 checkpoint stays as it was */
-  c = small_config(TG_MODEL_MLP, "nan-w", 3);
+  c = tg_test_small_config(TG_MODEL_MLP, g_tmp, "nan-w", 3);
   poison_ctx x = {{0}, NULL, 0};
   snprintf(x.path, sizeof x.path, "%s/weights.safetensors", c.out);
   c.on_epoch = poison;
@@ -342,20 +314,20 @@ static void test_config(void) {
 /* Too little data for one batch of windows, and a missing file, are errors naming what. */
 static void test_bad_data(void) {
   tg_bars bars;
-  CHECK(make_bars(&bars, 120, 0.0, 7));
-  tg_train_config c = small_config(TG_MODEL_MLP, "tiny", 1);
+  CHECK(tg_test_synth_bars(&bars, 120, 0.0, 7));
+  tg_train_config c = tg_test_small_config(TG_MODEL_MLP, g_tmp, "tiny", 1);
   tg_train_result r;
   CHECK(tg_train_run(&c, &bars, &r) != TG_OK);
   CHECK_MSG(strstr(tg_last_error(), "window") != NULL, "%s", tg_last_error());
-  c = small_config(TG_MODEL_MLP, "missing", 1);
+  c = tg_test_small_config(TG_MODEL_MLP, g_tmp, "missing", 1);
   CHECK_OK(tg_train_config_set(&c, "data", "/nonexistent/bars.csv"));
   CHECK(tg_train_run(&c, NULL, &r) != TG_OK);
   CHECK_MSG(strstr(tg_last_error(), "/nonexistent/bars.csv") != NULL, "%s", tg_last_error());
   /* tft needs the known-future columns */
-  c = small_config(TG_MODEL_TFT, "tft-features", 1);
+  c = tg_test_small_config(TG_MODEL_TFT, g_tmp, "tft-features", 1);
   snprintf(c.features, sizeof c.features, "logret,range");
   tg_bars_free(&bars);
-  CHECK(make_bars(&bars, 3000, 0.0, 7));
+  CHECK(tg_test_synth_bars(&bars, 3000, 0.0, 7));
   CHECK(tg_train_run(&c, &bars, &r) != TG_OK);
   CHECK_MSG(strstr(tg_last_error(), "tod_sin") != NULL, "%s", tg_last_error());
   tg_bars_free(&bars);

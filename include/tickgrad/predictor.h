@@ -3,6 +3,7 @@
 #define TICKGRAD_PREDICTOR_H
 
 #include <stdint.h>
+#include "tickgrad/graph.h"
 #include "tickgrad/models.h"
 #include "tickgrad/status.h"
 
@@ -55,6 +56,7 @@ typedef struct tg_predictor_info {
   int window;           /* feature rows one forecast reads (mamba2: 1, the state holds the rest) */
   int64_t first_bar;    /* 0-based bar of an instrument that gets the first forecast: warmup + window - 1 */
   int64_t bar_ns;       /* the training data's median bar interval */
+  tg_precision precision; /* the run's: forecasts run its GEMMs in the precision it trained and validated in */
   int k;                /* instruments */
   const uint32_t *ids;  /* [k] their ids */
   char run[1024];

@@ -90,6 +90,7 @@ static tg_status open_buffers(tg_predictor *p) {
 
 static void fill_info(tg_predictor *p) {
   tg_predictor_info *i = &p->info;
+  i->precision = p->cfg.precision;
   const tg_forecast_cfg *m = &p->cfg.model;
   i->kind = m->kind;
   i->horizons = p->H = m->horizons;

@@ -1,0 +1,31 @@
+/* Small forecasting runs shared by the trainer tests: seeded synthetic bars and a small config of each model. */
+#include <stdio.h>
+#include "support/train_cfg.h"
+
+int tg_test_synth_bars(tg_bars *b, int64_t n, double signal, uint64_t seed) {
+  tg_synth_config s = tg_synth_defaults();
+  s.bars = n;
+  s.signal = signal;
+  s.seed = seed;
+  return tg_synth_generate(&s, b) == TG_OK;
+}
+
+tg_train_config tg_test_small_config(tg_model_kind kind, const char *dir, const char *name, int epochs) {
+  tg_train_config c = tg_train_defaults(kind);
+  c.horizons = 2;
+  c.epochs = epochs;
+  snprintf(c.device, sizeof c.device, "cpu");
+  c.threads = 1; /* tiny models: threads cost more than they give */
+  snprintf(c.out, sizeof c.out, "%s/%s", dir, name);
+  if (kind == TG_MODEL_TFT) {
+    c.model.tft.hidden = 16;
+    c.model.tft.heads = 2;
+    c.model.tft.enc_len = 16;
+    c.batch = 32;
+  } else if (kind == TG_MODEL_MAMBA2) {
+    c.model.mamba = (tg_mamba2_cfg){.d_model = 16, .n_layers = 1, .d_state = 8, .headdim = 8, .expand = 2,
+                                    .d_conv = 4, .ngroups = 1, .chunk = 16, .seq_len = 16};
+    c.batch = 32;
+  }
+  return c;
+}

@@ -1,0 +1,121 @@
+/* Mixed precision end to end: bf16 training of each forecaster within 2% of fp32's best validation loss on the planted-signal market, bitwise resume in bf16, the precision in config.json, inference.json and the predictor. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "support/check.h"
+#include "support/files.h"
+#include "support/train_cfg.h"
+
+static char g_tmp[256];
+
+/* fp32 and bf16 runs of kind on the same bars and seed: bf16's best validation loss within 2% of fp32's, and the
+ * two runs really differ (the bf16 GEMMs ran). */
+static void test_close_to_fp32(tg_model_kind kind, const tg_bars *bars) {
+  char name[64];
+  tg_train_result r[2];
+  for (int p = 0; p < 2; p++) {
+    snprintf(name, sizeof name, "close-%s-%s", tg_train_model_name(kind), tg_precision_name((tg_precision)p));
+    tg_train_config c = tg_test_small_config(kind, g_tmp, name, 3);
+    c.precision = (tg_precision)p;
+    CHECK_OK(tg_train_run(&c, bars, &r[p]));
+  }
+  double f = r[0].best.val_loss, b = r[1].best.val_loss;
+  printf("%s best validation loss: fp32 %.6f (epoch %d), bf16 %.6f (epoch %d): %+.3f%%\n", tg_train_model_name(kind),
+         f, r[0].best_epoch, b, r[1].best_epoch, 100.0 * (b - f) / f);
+  CHECK_MSG(isfinite(b) && fabs(b - f) <= 0.02 * f, "%s: bf16 %.6f vs fp32 %.6f", tg_train_model_name(kind), b, f);
+  CHECK_MSG(r[0].last.train_loss != r[1].last.train_loss, "%s: the bf16 run equals the fp32 run: nothing was rounded",
+            tg_train_model_name(kind));
+}
+
+/* 1 when every tensor of two safetensors files is bitwise equal. */
+static int same_tensors(const char *a, const char *b) {
+  tg_safetensors *fa = NULL, *fb = NULL;
+  int same = tg_safetensors_load(a, &fa) == TG_OK && tg_safetensors_load(b, &fb) == TG_OK &&
+             tg_safetensors_count(fa) == tg_safetensors_count(fb) && tg_safetensors_count(fa) > 0;
+  for (int i = 0; same && i < tg_safetensors_count(fa); i++) {
+    const tg_tensor *ta = tg_safetensors_at(fa, i), *tb = tg_safetensors_find(fb, ta->name);
+    same = tb && tg_nbytes(ta) == tg_nbytes(tb) && memcmp(ta->data, tb->data, tg_nbytes(ta)) == 0;
+  }
+  tg_safetensors_free(fa);
+  tg_safetensors_free(fb);
+  return same;
+}
+
+/* 1 when the file at dir/name contains text. */
+static int file_has(const char *dir, const char *name, const char *text) {
+  char path[TG_TRAIN_PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  size_t len = 0;
+  char *s = (char *)tg_test_read_file(path, &len);
+  int has = s && strstr(s, text) != NULL;
+  free(s);
+  return has;
+}
+
+/* A bf16 TFT stopped after epoch 2 of 3 and resumed equals the uninterrupted run bitwise (dropout on); the run keeps
+ * its precision on resume and refuses another; config.json and inference.json say bf16. */
+static void test_resume_bf16(const tg_bars *bars) {
+  tg_train_config full = tg_test_small_config(TG_MODEL_TFT, g_tmp, "bf16-full", 3);
+  full.precision = TG_PRECISION_BF16;
+  tg_train_config part = full;
+  snprintf(part.out, sizeof part.out, "%s/bf16-part", g_tmp);
+  part.stop_after = 2;
+  tg_train_result rf, rp, rr;
+  CHECK_OK(tg_train_run(&full, bars, &rf));
+  CHECK_OK(tg_train_run(&part, bars, &rp));
+  CHECK(rp.epochs_run == 2);
+  tg_train_config again = part;
+  again.stop_after = 0;
+  snprintf(again.resume, sizeof again.resume, "%s", part.out);
+  CHECK_OK(tg_train_run(&again, bars, &rr));
+  CHECK(rr.epochs_run == 3 && rr.steps == rf.steps);
+  const char *files[3] = {"weights.safetensors", "state.safetensors", "best.safetensors"};
+  char a[TG_TRAIN_PATH_MAX + 64], b[TG_TRAIN_PATH_MAX + 64];
+  for (int i = 0; i < 3; i++) {
+    snprintf(a, sizeof a, "%s/%s", full.out, files[i]);
+    snprintf(b, sizeof b, "%s/%s", part.out, files[i]);
+    CHECK_MSG(same_tensors(a, b), "bf16: %s differs after resume", files[i]);
+  }
+  CHECK(rr.last.train_loss == rf.last.train_loss && rr.last.val_loss == rf.last.val_loss);
+  CHECK_MSG(file_has(part.out, "config.json", "\"precision\": \"bf16\""), "config.json names the precision");
+  CHECK_MSG(file_has(part.out, "inference.json", "\"precision\": \"bf16\""), "inference.json names the precision");
+  /* resuming with another precision is refused, naming the setting */
+  tg_train_config other = part;
+  other.stop_after = 0;
+  other.precision = TG_PRECISION_FP32;
+  snprintf(other.resume, sizeof other.resume, "%s", part.out);
+  CHECK_STATUS(tg_train_run(&other, bars, NULL), TG_ERR_INVALID);
+  CHECK_MSG(strstr(tg_last_error(), "precision") != NULL, "the refusal names precision: %s", tg_last_error());
+}
+
+/* The predictor of a bf16 run plans its GEMMs in bf16, as the run validated. */
+static void test_predict_precision(const tg_bars *bars) {
+  tg_train_config c = tg_test_small_config(TG_MODEL_MLP, g_tmp, "bf16-predict", 2);
+  c.precision = TG_PRECISION_BF16;
+  CHECK_OK(tg_train_run(&c, bars, NULL));
+  tg_predictor *p = NULL;
+  CHECK_OK(tg_predictor_open(c.out, NULL, &p));
+  if (p) CHECK_MSG(tg_predictor_get_info(p)->precision == TG_PRECISION_BF16, "the predictor plans in the run's precision");
+  tg_predictor_free(p);
+}
+
+int main(void) {
+  snprintf(g_tmp, sizeof g_tmp, "/tmp/tg_mixed_XXXXXX");
+  if (!mkdtemp(g_tmp)) return tg_test_skip("cannot make a temporary folder");
+  tg_bars bars;
+  CHECK(tg_test_synth_bars(&bars, 5000, 0.5, 3));
+  /* under the sanitizers the MLP alone (the TFT and Mamba-2 comparisons are numbers, checked in Release) */
+  const char *san = getenv("TG_SANITIZED");
+  int n_kinds = san && strcmp(san, "1") == 0 ? 1 : 3;
+  const tg_model_kind kinds[3] = {TG_MODEL_MLP, TG_MODEL_TFT, TG_MODEL_MAMBA2};
+  for (int k = 0; k < n_kinds; k++) test_close_to_fp32(kinds[k], &bars);
+  test_resume_bf16(&bars);
+  test_predict_precision(&bars);
+  tg_bars_free(&bars);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_tmp);
+  return tg_test_finish();
+}
