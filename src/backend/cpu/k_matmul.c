@@ -59,6 +59,9 @@ void tg_cpu_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A
   });
 }
 
+/* Operands are rounded in blocks of this many elements, split across the OpenMP threads. */
+#define TG_BF16_BLOCK (1 << 16)
+
 /* Where a node computing in bf16 puts its rounded operands: the workspace, in 64-byte steps; packed: as bf16 for
  * the plan's bf16 primitives, else as f32 holding bf16 values (for f32 primitives or OpenBLAS). */
 typedef struct bf16_ws {
@@ -76,8 +79,13 @@ static bf16_ws ws_of(const tg_kernel_args *a) {
 static const void *operand(const tg_kernel_args *a, bf16_ws *w, const float *src, int64_t n) {
   if (a->compute != TG_BF16 || !src) return src;
   void *dst = w->next;
-  if (w->packed) tg_bf16_pack(dst, src, (size_t)n);
-  else tg_f32_round_bf16(dst, src, (size_t)n);
+  int64_t nblk = (n + TG_BF16_BLOCK - 1) / TG_BF16_BLOCK; /* blocks on the OpenMP threads when there are several */
+  TG_PAR_FOR(nblk > 1, schedule(static),
+  for (int64_t b = 0; b < nblk; b++) {
+    int64_t lo = b * TG_BF16_BLOCK, len = n - lo < TG_BF16_BLOCK ? n - lo : TG_BF16_BLOCK;
+    if (w->packed) tg_bf16_pack((uint16_t *)dst + lo, src + lo, (size_t)len);
+    else tg_f32_round_bf16((float *)dst + lo, src + lo, (size_t)len);
+  });
   w->next += ((size_t)(w->packed ? 2 : 4) * (size_t)n + 63) & ~(size_t)63;
   return dst;
 }
