@@ -149,11 +149,43 @@ static int order_cmp(const void *pa, const void *pb) {
   return a->index - b->index;
 }
 
-typedef struct { size_t lo, hi; } span;
+/* Offsets a buffer may not take: at in (lo, hi) is forbidden. */
+typedef struct { int64_t lo, hi; } span;
 
 static int span_cmp(const void *pa, const void *pb) {
   const span *a = pa, *b = pb;
   return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* The offsets at which [at + a, at + a + len) would overlap [lo, hi). */
+static span forbid(size_t lo, size_t hi, size_t a, size_t len) {
+  return (span){(int64_t)lo - (int64_t)a - (int64_t)len, (int64_t)hi - (int64_t)a};
+}
+
+/* What placed buffer o forbids b: with overlapping lifetimes (or no reuse) b's bytes and guard may not touch o's; at
+ * other times they may share memory, but no buffer's bytes may lie on another's guard (guards are checked after the
+ * whole run; two guards may coincide). Returns the spans added to out. */
+static int forbidden_by(const tg_buffer *o, const tg_buffer *b, size_t guard, int no_reuse, span *out) {
+  size_t o_end = o->offset + o->bytes, o_hi = o_end + guard;
+  if (no_reuse || (o->first <= b->last && b->first <= o->last)) {
+    out[0] = forbid(o->offset, o_hi, 0, b->bytes + guard);
+    return 1;
+  }
+  if (!guard) return 0;
+  out[0] = forbid(o->offset, o_end, b->bytes, guard); /* b's guard on o's bytes */
+  out[1] = forbid(o_end, o_hi, 0, b->bytes);          /* b's bytes on o's guard */
+  return 2;
+}
+
+/* The lowest offset outside every forbidden span. */
+static size_t first_fit(span *busy, int nb) {
+  qsort(busy, (size_t)nb, sizeof *busy, span_cmp);
+  int64_t at = 0;
+  for (int j = 0; j < nb; j++) {
+    if (busy[j].lo >= at) break;
+    if (busy[j].hi > at) at = busy[j].hi;
+  }
+  return (size_t)at;
 }
 
 /* Greedy first fit, largest first: each buffer takes the lowest offset free over its lifetime. */
@@ -161,8 +193,9 @@ static tg_status layout(tg_graph *g, size_t guard, int no_reuse) {
   int n = g->n_bufs;
   g->arena_bytes = g->unshared_bytes = 0;
   if (n == 0) return TG_OK;
+  guard = guard ? align_up(guard) : 0;
   order_item *order = tg_malloc((size_t)n * sizeof *order);
-  span *busy = tg_malloc((size_t)n * sizeof *busy);
+  span *busy = tg_malloc(2 * (size_t)n * sizeof *busy);
   int *placed = tg_malloc((size_t)n * sizeof *placed);
   if (!order || !busy || !placed) {
     tg_free(order);
@@ -176,27 +209,15 @@ static tg_status layout(tg_graph *g, size_t guard, int no_reuse) {
     g->unshared_bytes += g->bufs[i].bytes;
   }
   qsort(order, (size_t)n, sizeof *order, order_cmp);
-  int n_placed = 0;
   for (int oi = 0; oi < n; oi++) {
     tg_buffer *b = &g->bufs[order[oi].index];
-    size_t need = b->bytes + align_up(guard);
     int nb = 0;
-    for (int j = 0; j < n_placed; j++) {
-      const tg_buffer *o = &g->bufs[placed[j]];
-      if (no_reuse || (o->first <= b->last && b->first <= o->last))
-        busy[nb++] = (span){o->offset, o->offset + o->bytes + align_up(guard)};
-    }
-    qsort(busy, (size_t)nb, sizeof *busy, span_cmp);
-    size_t at = 0;
-    for (int j = 0; j < nb; j++) {
-      if (busy[j].lo >= at + need) break;
-      if (busy[j].hi > at) at = busy[j].hi;
-    }
-    b->offset = at;
-    if (at + need > g->arena_bytes) g->arena_bytes = at + need;
-    placed[n_placed++] = order[oi].index;
+    for (int j = 0; j < oi; j++) nb += forbidden_by(&g->bufs[placed[j]], b, guard, no_reuse, busy + nb);
+    b->offset = first_fit(busy, nb);
+    if (b->offset + b->bytes + guard > g->arena_bytes) g->arena_bytes = b->offset + b->bytes + guard;
+    placed[oi] = order[oi].index;
   }
-  g->unshared_bytes += (size_t)n * align_up(guard);
+  g->unshared_bytes += (size_t)n * guard;
   tg_free(order);
   tg_free(busy);
   tg_free(placed);
