@@ -1,0 +1,252 @@
+/* Activation recomputation: bitwise the same losses, outputs and gradients with recompute none, blocks and all (dropout
+ * active, guard bytes, poisoned activations, a backward that starts inside the graph), for a graph of most ops; the
+ * block markers' misuse errors. */
+#include <stdio.h>
+#include <string.h>
+#include "support/check.h"
+#include "tickgrad/tickgrad.h"
+
+#define B 4
+#define L 6
+#define D 8
+#define H 16
+#define V 10
+#define N_MODES 3
+
+static const tg_init FAN = {TG_INIT_FAN_IN, 0, 0}, ONE = {TG_INIT_ONES, 0, 0}, ZERO = {TG_INIT_ZEROS, 0, 0};
+
+/* ---- a graph of most ops, with every case the planner tells apart ---- */
+
+typedef struct net {
+  tg_store *store;
+  tg_graph *g;
+  tg_tensor *loss, *probs, *side, *mix, *h;
+} net;
+
+/* "ffn": dropout inside (its value recomputed), a view, an i64 argmax read by gather_rows, a graph output (side) kept
+ * inside the block. x [B, L, D] -> [B, L, D]; side [B*L]. */
+static tg_tensor *ffn_block(tg_graph *g, tg_tensor *h, tg_tensor **side) {
+  int64_t sw1[2] = {H, D}, sh[1] = {H}, sw2[2] = {D, H}, se[2] = {H, D}, flat[2] = {B * L, H}, back[3] = {B, L, D};
+  tg_graph_block_begin(g, "ffn");
+  tg_tensor *u = tg_silu(g, tg_linear(g, h, tg_param(g, "w1", 2, sw1, FAN), tg_param(g, "b1", 1, sh, FAN)));
+  u = tg_dropout(g, u, 0.25f);                                      /* [B, L, H] */
+  tg_tensor *uf = tg_reshape(g, u, 2, flat);                        /* a view, read inside only */
+  *side = tg_tanh(g, tg_sum_last(g, uf));                           /* no consumer: a graph output */
+  tg_tensor *rows = tg_gather_rows(g, tg_param(g, "pick", 2, se, FAN), tg_argmax_last(g, u)); /* [B, L, D] */
+  tg_tensor *v = tg_reshape(g, tg_linear(g, uf, tg_param(g, "w2", 2, sw2, FAN), NULL), 3, back);
+  tg_tensor *out = tg_add(g, h, tg_add(g, tg_scale(g, v, 0.5f), rows));
+  tg_graph_block_end(g);
+  return out;
+}
+
+/* "head": transposes, slices, a concat, rmsnorm and a view to [B*L, D]. mix [B, L, D] -> c [B, L, D], logits. */
+static tg_tensor *head_block(tg_graph *g, tg_tensor *mix, tg_tensor **logits) {
+  int64_t sd[1] = {D}, sq[2] = {D, D}, flat[2] = {B * L, D};
+  tg_graph_block_begin(g, "head");
+  tg_tensor *t = tg_transpose(g, mix, 1, 2); /* [B, D, L] */
+  tg_tensor *parts[2] = {tg_slice(g, t, 1, 0, D / 2), tg_tanh(g, tg_slice(g, t, 1, D / 2, D / 2))};
+  tg_tensor *c = tg_transpose(g, tg_concat(g, 2, parts, 1), 1, 2);
+  c = tg_rmsnorm(g, c, tg_param(g, "rms.w", 1, sd, ONE), 1e-6f);
+  *logits = tg_matmul(g, tg_reshape(g, c, 2, flat), tg_param(g, "proj", 2, sq, FAN), 0, 0);
+  tg_graph_block_end(g);
+  return c;
+}
+
+static tg_tensor *build(net *n) {
+  tg_graph *g = n->g;
+  int64_t sx[3] = {B, L, D}, st[2] = {B, L}, sc[1] = {B * L}, se[2] = {V, D}, sd[1] = {D};
+  tg_tensor *x = tg_input(g, "x", TG_F32, 3, sx), *tok = tg_input(g, "tok", TG_I32, 2, st);
+  tg_tensor *cls = tg_input(g, "cls", TG_I64, 1, sc), *y = tg_input(g, "y", TG_F32, 2, st);
+  tg_graph_block_begin(g, "embed");
+  tg_tensor *h = tg_add(g, x, tg_gather_rows(g, tg_param(g, "emb", 2, se, FAN), tok));
+  h = tg_layernorm(g, h, tg_param(g, "ln.g", 1, sd, ONE), tg_param(g, "ln.b", 1, sd, ZERO), 1e-5f);
+  tg_graph_block_end(g);
+  n->h = h = ffn_block(g, h, &n->side);
+  tg_tensor *att = tg_softmax(g, tg_matmul(g, h, h, 0, 1)); /* unmarked: a segment of its own with all */
+  n->mix = tg_matmul(g, att, h, 0, 0);
+  tg_tensor *logits = NULL, *c = head_block(g, n->mix, &logits);
+  n->probs = tg_exp(g, tg_log_softmax(g, logits));
+  tg_tensor *xent = tg_softmax_cross_entropy(g, logits, cls);
+  tg_tensor *reg = tg_huber_loss(g, tg_mean_last(g, tg_sigmoid(g, c)), y, 0.5f);
+  return tg_add(g, xent, reg);
+}
+
+static void *g_data[4];
+
+static int make(net *n, int training, int mode, int debug) {
+  memset(n, 0, sizeof *n);
+  n->store = tg_store_new(tg_cpu(0), 11);
+  n->g = tg_graph_new(n->store, "recompute");
+  n->loss = build(n);
+  tg_plan_opts o = tg_plan_defaults(tg_cpu(0));
+  o.training = training;
+  o.recompute = mode;
+  o.poison = debug;
+  o.guard_bytes = debug ? 32 : 0;
+  if (!n->loss || tg_graph_plan(n->g, &o) != TG_OK) return 0;
+  int64_t sx[3] = {B, L, D}, st[2] = {B, L}, sc[1] = {B * L};
+  tg_tensor t[4];
+  tg_tensor_view(&t[0], "x", tg_cpu(0), TG_F32, 3, sx, g_data[0]);
+  tg_tensor_view(&t[1], "tok", tg_cpu(0), TG_I32, 2, st, g_data[1]);
+  tg_tensor_view(&t[2], "cls", tg_cpu(0), TG_I64, 1, sc, g_data[2]);
+  tg_tensor_view(&t[3], "y", tg_cpu(0), TG_F32, 2, st, g_data[3]);
+  const char *names[4] = {"x", "tok", "cls", "y"};
+  for (int i = 0; i < 4; i++)
+    if (tg_graph_bind(n->g, names[i], &t[i]) != TG_OK) return 0;
+  return 1;
+}
+
+static void net_free(net *n) {
+  tg_graph_free(n->g);
+  tg_store_free(n->store);
+}
+
+static int same(const tg_tensor *a, const tg_tensor *b) { return memcmp(a->data, b->data, tg_nbytes(a)) == 0; }
+
+static int same_grads(tg_store *a, tg_store *b) {
+  return memcmp(tg_store_grads(a), tg_store_grads(b), tg_store_numel(a) * sizeof(float)) == 0;
+}
+
+/* Three training steps in each mode (debug plans for blocks and all): loss, outputs and gradients equal to none's. */
+static void check_modes(void) {
+  net n[N_MODES];
+  for (int m = 0; m < N_MODES; m++) CHECK_MSG(make(&n[m], 1, m, 1), "%s", tg_last_error());
+  tg_plan_stats s[N_MODES];
+  for (int m = 0; m < N_MODES; m++) s[m] = tg_graph_stats(n[m].g);
+  printf("graph: arena none %zu, blocks %zu (%d ops of %d segments again), all %zu (%d ops of %d segments)\n",
+         s[0].arena_bytes, s[1].arena_bytes, s[1].recomputed, s[1].segments, s[2].arena_bytes, s[2].recomputed,
+         s[2].segments);
+  CHECK(s[0].recompute == TG_RECOMPUTE_NONE && s[0].recomputed == 0 && s[0].arena_bytes_no_recompute == s[0].arena_bytes);
+  CHECK(s[1].recompute == TG_RECOMPUTE_BLOCKS && s[1].segments == 3 && s[1].recomputed > 0);
+  CHECK(s[2].recompute == TG_RECOMPUTE_ALL && s[2].segments == 4 && s[2].recomputed > s[1].recomputed);
+  for (int step = 0; step < 3; step++) { /* the dropout mask changes every step */
+    for (int m = 0; m < N_MODES; m++) CHECK_OK(tg_graph_run(n[m].g));
+    for (int m = 1; m < N_MODES; m++) {
+      CHECK_MSG(same(n[0].loss, n[m].loss), "%s: loss differs at step %d", tg_recompute_name(m), step);
+      CHECK(same(n[0].probs, n[m].probs));
+    }
+    for (int m = 0; m < N_MODES; m++) CHECK_OK(tg_graph_backward(n[m].g, n[m].loss));
+    CHECK_OK(tg_graph_check_guards(n[0].g));
+    for (int m = 1; m < N_MODES; m++) {
+      CHECK_MSG(same_grads(n[0].store, n[m].store), "%s: gradients differ at step %d", tg_recompute_name(m), step);
+      CHECK_MSG(same(n[0].side, n[m].side), "%s: the output inside a block changed", tg_recompute_name(m));
+      CHECK(same(n[0].probs, n[m].probs));
+      CHECK_OK(tg_graph_check_guards(n[m].g));
+    }
+  }
+  for (int m = 0; m < N_MODES; m++) net_free(&n[m]);
+}
+
+/* A backward seeded at mix (inside all's implicit segment; below the head block): the same gradients. */
+static void check_seeded(void) {
+  net n[N_MODES];
+  static float seed[B * L * D];
+  for (int i = 0; i < B * L * D; i++) seed[i] = tg_rng_uniform(21, 0, (uint64_t)i) - 0.5f;
+  for (int m = 0; m < N_MODES; m++) {
+    CHECK_MSG(make(&n[m], 1, m, 1), "%s", tg_last_error());
+    CHECK_OK(tg_graph_run(n[m].g));
+    CHECK_OK(tg_store_zero_grads(n[m].store));
+    CHECK_OK(tg_graph_backward_seeded(n[m].g, n[m].mix, seed));
+    CHECK_OK(tg_graph_check_guards(n[m].g));
+  }
+  for (int m = 1; m < N_MODES; m++) {
+    CHECK_MSG(same_grads(n[0].store, n[m].store), "%s: seeded gradients differ", tg_recompute_name(m));
+    CHECK(memcmp(tg_graph_grad(n[0].g, n[0].h), tg_graph_grad(n[m].g, n[m].h), sizeof(float) * B * L * D) == 0);
+  }
+  for (int m = 0; m < N_MODES; m++) net_free(&n[m]);
+}
+
+/* Inference plans never recompute: the option is ignored and the numbers are none's. */
+static void check_inference(void) {
+  net a, b;
+  CHECK(make(&a, 0, TG_RECOMPUTE_NONE, 0) && make(&b, 0, TG_RECOMPUTE_ALL, 0));
+  tg_plan_stats s = tg_graph_stats(b.g);
+  CHECK(s.recompute == TG_RECOMPUTE_NONE && s.recomputed == 0 && s.arena_bytes == tg_graph_stats(a.g).arena_bytes);
+  CHECK_OK(tg_graph_run(a.g));
+  CHECK_OK(tg_graph_run(b.g));
+  CHECK(same(a.probs, b.probs) && same(a.loss, b.loss));
+  net_free(&a);
+  net_free(&b);
+}
+
+/* ---- misuse of the markers: sticky errors naming the block ---- */
+
+static tg_graph *small_graph(tg_store **s) {
+  int64_t sx[2] = {2, 3};
+  *s = tg_store_new(tg_cpu(0), 1);
+  tg_graph *g = tg_graph_new(*s, "misuse");
+  tg_relu(g, tg_input(g, "x", TG_F32, 2, sx));
+  return g;
+}
+
+static void expect_sticky(tg_graph *g, const char *needle) {
+  CHECK(tg_graph_status(g) == TG_ERR_INVALID);
+  int64_t sx[2] = {2, 3};
+  CHECK(tg_input(g, "late", TG_F32, 2, sx) == NULL); /* builders stop */
+  tg_plan_opts o = tg_plan_defaults(tg_cpu(0));
+  CHECK_STATUS(tg_graph_plan(g, &o), TG_ERR_INVALID);
+  CHECK_MSG(strstr(tg_last_error(), needle) != NULL, "'%s' not in: %s", needle, tg_last_error());
+}
+
+static void check_misuse(void) {
+  tg_store *s;
+  tg_graph *g = small_graph(&s);
+  CHECK_OK(tg_graph_block_begin(g, "outer"));
+  CHECK_STATUS(tg_graph_block_begin(g, "inner"), TG_ERR_INVALID);
+  expect_sticky(g, "block 'outer' is still open");
+  CHECK_STATUS(tg_graph_block_end(g), TG_ERR_INVALID); /* the first error stays */
+  CHECK(strstr(tg_last_error(), "'outer'") != NULL);
+  tg_graph_free(g);
+  tg_store_free(s);
+
+  g = small_graph(&s);
+  CHECK_STATUS(tg_graph_block_end(g), TG_ERR_INVALID);
+  expect_sticky(g, "no block is open");
+  tg_graph_free(g);
+  tg_store_free(s);
+
+  g = small_graph(&s);
+  CHECK_OK(tg_graph_block_begin(g, "left.open"));
+  tg_plan_opts po = tg_plan_defaults(tg_cpu(0));
+  CHECK_STATUS(tg_graph_plan(g, &po), TG_ERR_INVALID); /* found at plan, then sticky */
+  expect_sticky(g, "block 'left.open' was begun but never ended");
+  tg_graph_free(g);
+  tg_store_free(s);
+
+  g = small_graph(&s);
+  CHECK_STATUS(tg_graph_block_begin(g, NULL), TG_ERR_INVALID);
+  expect_sticky(g, "needs a name");
+  tg_graph_free(g);
+  tg_store_free(s);
+
+  g = small_graph(&s);
+  tg_plan_opts o = tg_plan_defaults(tg_cpu(0));
+  o.recompute = TG_RECOMPUTE_COUNT;
+  CHECK_STATUS(tg_graph_plan(g, &o), TG_ERR_INVALID); /* a bad option is the call's error, not the graph's */
+  CHECK(strstr(tg_last_error(), "recompute") != NULL && tg_graph_status(g) == TG_OK);
+  o.recompute = TG_RECOMPUTE_BLOCKS;
+  CHECK_OK(tg_graph_plan(g, &o));
+  CHECK_STATUS(tg_graph_block_begin(g, "late"), TG_ERR_INVALID);
+  CHECK(strstr(tg_last_error(), "already planned") != NULL && tg_graph_status(g) == TG_ERR_INVALID);
+  tg_graph_free(g);
+  tg_store_free(s);
+  CHECK(strcmp(tg_recompute_name(TG_RECOMPUTE_BLOCKS), "blocks") == 0 && tg_recompute_name(-1) == NULL);
+}
+
+int main(void) {
+  static float x[B * L * D], y[B * L];
+  static int32_t tok[B * L];
+  static int64_t cls[B * L];
+  for (int i = 0; i < B * L * D; i++) x[i] = 2.0f * tg_rng_uniform(3, 1, (uint64_t)i) - 1.0f;
+  for (int i = 0; i < B * L; i++) {
+    y[i] = tg_rng_uniform(3, 2, (uint64_t)i);
+    tok[i] = (int32_t)(tg_rng_uniform(3, 3, (uint64_t)i) * V) % V;
+    cls[i] = (int64_t)(tg_rng_uniform(3, 4, (uint64_t)i) * D) % D;
+  }
+  g_data[0] = x, g_data[1] = tok, g_data[2] = cls, g_data[3] = y;
+  check_modes();
+  check_seeded();
+  check_inference();
+  check_misuse();
+  return tg_test_finish();
+}
