@@ -1,6 +1,7 @@
 /* Activation recomputation: bitwise the same losses, outputs and gradients with recompute none, blocks and all (dropout
  * active, guard bytes, poisoned activations, a backward that starts inside the graph), for a graph of most ops; the
  * block markers' misuse errors. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "support/check.h"
@@ -169,6 +170,40 @@ static void check_inference(void) {
   net_free(&b);
 }
 
+/* A seed set after plan reaches backward and the recompute: with y = dropout(x) in a block that recomputes it and
+ * loss = sum(y * y), the gradient is 2 y * mask / (1 - p) = 2 y^2 / x. */
+static void check_seed_after_plan(void) {
+  for (int m = 0; m < N_MODES; m++) {
+    int64_t s[2] = {8, 16};
+    tg_store *st = tg_store_new(tg_cpu(0), 2);
+    tg_graph *g = tg_graph_new(st, "seeded");
+    tg_tensor *x = tg_param(g, "x", 2, s, (tg_init){TG_INIT_UNIFORM, 0.5f, 1.5f});
+    tg_graph_block_begin(g, "drop");
+    tg_tensor *y = tg_dropout(g, x, 0.5f);
+    tg_tensor *sq = tg_mul(g, y, y); /* reads y in backward: y is recomputed */
+    tg_graph_block_end(g);
+    tg_tensor *loss = tg_sum(g, sq);
+    tg_plan_opts o = tg_plan_defaults(tg_cpu(0));
+    o.recompute = m;
+    CHECK_OK(tg_graph_plan(g, &o));
+    CHECK_OK(tg_graph_set_seed(g, 1234, 77));
+    CHECK_OK(tg_graph_run(g));
+    float y2[8 * 16];
+    memcpy(y2, sq->data, sizeof y2); /* before backward, which may reuse its memory */
+    CHECK_OK(tg_graph_backward(g, loss));
+    const float *xv = x->data, *gx = tg_store_grads(st);
+    int ok = 1, dropped = 0;
+    for (int i = 0; i < 8 * 16; i++) {
+      ok &= fabsf(gx[i] - 2.0f * y2[i] / xv[i]) <= 1e-5f * (1.0f + fabsf(gx[i]));
+      dropped += y2[i] == 0.0f;
+    }
+    CHECK(dropped > 0 && dropped < 8 * 16);
+    CHECK_MSG(ok, "%s: the backward's dropout mask is not the forward's", tg_recompute_name(m));
+    tg_graph_free(g);
+    tg_store_free(st);
+  }
+}
+
 /* ---- misuse of the markers: sticky errors naming the block ---- */
 
 static tg_graph *small_graph(tg_store **s) {
@@ -247,6 +282,7 @@ int main(void) {
   check_modes();
   check_seeded();
   check_inference();
+  check_seed_after_plan();
   check_misuse();
   return tg_test_finish();
 }

@@ -49,7 +49,7 @@ tg_status tg_graph_set_seed(tg_graph *g, uint64_t seed, uint64_t offset) {
   g->seed = seed;
   g->rng_offset = offset;
   if (!g->planned) return TG_OK;
-  for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->args.seed = seed;
+  for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->args.seed = g->nodes[i]->bargs.seed = seed;
   uint64_t c[2] = {offset, offset};
   return g->backend->from_host(g->opts.device, g->rng_ctr, c, sizeof c);
 }
