@@ -1,8 +1,9 @@
 /* Activation recomputation: bitwise the same losses, outputs and gradients with recompute none, blocks and all (dropout
- * active, guard bytes, poisoned activations, a backward that starts inside the graph), for a graph of most ops; the
- * block markers' misuse errors. */
+ * active, guard bytes, poisoned activations, a backward that starts inside the graph), for a graph of most ops and for
+ * the TFT, Mamba-2 and MLP forecasters; a smaller TFT arena; the block markers' misuse errors. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "support/check.h"
 #include "tickgrad/tickgrad.h"
@@ -268,6 +269,151 @@ static void check_misuse(void) {
   CHECK(strcmp(tg_recompute_name(TG_RECOMPUTE_BLOCKS), "blocks") == 0 && tg_recompute_name(-1) == NULL);
 }
 
+/* ---- the forecasters ---- */
+
+typedef struct fc {
+  tg_store *store;
+  tg_graph *g;
+  tg_tensor *pred, *loss;
+  tg_tensor in[4]; /* past, future, inst, target: views of host data */
+} fc;
+
+/* Random inputs for c at batch b: past, future (TFT), inst (TFT), target; freed by the caller. */
+static void fc_data(const tg_forecast_cfg *c, int64_t b, int64_t lp, float **past, float **fut, int64_t **inst,
+                    float **tgt) {
+  int64_t np = b * lp * c->n_past, nf = b * c->tft.dec_len * c->n_future;
+  *past = malloc((size_t)np * sizeof **past);
+  *fut = malloc((size_t)(nf > 0 ? nf : 1) * sizeof **fut);
+  *inst = malloc((size_t)b * sizeof **inst);
+  *tgt = malloc((size_t)(b * c->horizons) * sizeof **tgt);
+  for (int64_t i = 0; i < np; i++) (*past)[i] = 2.0f * tg_rng_uniform(31, 0, (uint64_t)i) - 1.0f;
+  for (int64_t i = 0; i < nf; i++) (*fut)[i] = 2.0f * tg_rng_uniform(31, 1, (uint64_t)i) - 1.0f;
+  for (int64_t i = 0; i < b; i++) (*inst)[i] = i % c->n_static;
+  for (int64_t i = 0; i < b * c->horizons; i++) (*tgt)[i] = tg_rng_uniform(31, 2, (uint64_t)i) - 0.5f;
+}
+
+static int64_t past_len(const tg_forecast_cfg *c) {
+  return c->kind == TG_MODEL_TFT ? c->tft.enc_len : c->kind == TG_MODEL_MAMBA2 ? c->mamba.seq_len : c->mlp.window;
+}
+
+/* The forecaster c with its pinball loss on inputs bound to data, planned for training in mode. */
+static int fc_make(fc *f, const tg_forecast_cfg *c, int64_t b, int mode, int debug, void *const *data) {
+  memset(f, 0, sizeof *f);
+  f->store = tg_store_new(tg_cpu(0), 5);
+  f->g = tg_graph_new(f->store, "forecaster");
+  int tft = c->kind == TG_MODEL_TFT;
+  int64_t ps[3] = {b, past_len(c), c->n_past}, fs[3] = {b, c->tft.dec_len, c->n_future}, is[1] = {b};
+  int64_t ts[2] = {b, c->horizons};
+  tg_forecast_inputs in = {tg_input(f->g, "past", TG_F32, 3, ps), tft ? tg_input(f->g, "future", TG_F32, 3, fs) : NULL,
+                           tft ? tg_input(f->g, "inst", TG_I64, 1, is) : NULL};
+  f->pred = tg_forecast_build(f->g, c, &in);
+  f->loss = f->pred ? tg_pinball_loss(f->g, f->pred, tg_input(f->g, "target", TG_F32, 2, ts), c->nq, c->q) : NULL;
+  tg_plan_opts o = tg_plan_defaults(tg_cpu(0));
+  o.recompute = mode;
+  o.poison = debug;
+  o.guard_bytes = debug ? 64 : 0;
+  if (!f->loss || tg_graph_plan(f->g, &o) != TG_OK) return 0;
+  tg_tensor_view(&f->in[0], "past", tg_cpu(0), TG_F32, 3, ps, data[0]);
+  tg_tensor_view(&f->in[1], "future", tg_cpu(0), TG_F32, 3, fs, data[1]);
+  tg_tensor_view(&f->in[2], "inst", tg_cpu(0), TG_I64, 1, is, data[2]);
+  tg_tensor_view(&f->in[3], "target", tg_cpu(0), TG_F32, 2, ts, data[3]);
+  const char *names[4] = {"past", "future", "inst", "target"};
+  for (int i = 0; i < 4; i++)
+    if ((tft || i == 0 || i == 3) && tg_graph_bind(f->g, names[i], &f->in[i]) != TG_OK) return 0;
+  return 1;
+}
+
+static void fc_free(fc *f) {
+  tg_graph_free(f->g);
+  tg_store_free(f->store);
+}
+
+/* Two training steps of c at batch b: with blocks and all (guard bytes, poison) bitwise none's. */
+static void check_forecaster(const char *what, const tg_forecast_cfg *c, int64_t b) {
+  float *past, *fut, *tgt;
+  int64_t *inst;
+  fc_data(c, b, past_len(c), &past, &fut, &inst, &tgt);
+  void *data[4] = {past, fut, inst, tgt};
+  fc f[N_MODES];
+  for (int m = 0; m < N_MODES; m++) CHECK_MSG(fc_make(&f[m], c, b, m, m > 0, data), "%s: %s", what, tg_last_error());
+  tg_plan_stats s = tg_graph_stats(f[TG_RECOMPUTE_BLOCKS].g);
+  printf("%s: %d ops of %d segments recomputed with blocks, arena %zu bytes (%zu without)\n", what, s.recomputed,
+         s.segments, s.arena_bytes, s.arena_bytes_no_recompute);
+  CHECK_MSG(s.recomputed > 0, "%s: its blocks recompute nothing", what);
+  for (int step = 0; step < 2; step++) {
+    for (int m = 0; m < N_MODES; m++) CHECK_OK(tg_graph_run(f[m].g));
+    for (int m = 1; m < N_MODES; m++) { /* the forecast before backward: its buffer is reused after */
+      CHECK_MSG(same(f[0].pred, f[m].pred), "%s %s: forecast differs at step %d", what, tg_recompute_name(m), step);
+      CHECK_MSG(same(f[0].loss, f[m].loss), "%s %s: loss differs at step %d", what, tg_recompute_name(m), step);
+    }
+    for (int m = 0; m < N_MODES; m++) CHECK_OK(tg_graph_backward(f[m].g, f[m].loss));
+    for (int m = 1; m < N_MODES; m++) {
+      CHECK_MSG(same_grads(f[0].store, f[m].store), "%s %s: gradients differ at step %d", what, tg_recompute_name(m), step);
+      CHECK_OK(tg_graph_check_guards(f[m].g));
+    }
+  }
+  for (int m = 0; m < N_MODES; m++) fc_free(&f[m]);
+  free(past);
+  free(fut);
+  free(inst);
+  free(tgt);
+}
+
+static tg_forecast_cfg tft_cfg(int hidden, int enc, int dec, int n_past) {
+  tg_forecast_cfg c = tg_forecast_defaults(TG_MODEL_TFT);
+  c.n_past = n_past;
+  c.n_future = 2;
+  c.n_static = 2;
+  c.horizons = dec;
+  c.dropout = 0.2f;
+  c.tft = (tg_tft_cfg){.hidden = hidden, .heads = 2, .enc_len = enc, .dec_len = dec};
+  return c;
+}
+
+static void check_forecasters(void) {
+  tg_forecast_cfg t = tft_cfg(8, 6, 3, 3);
+  check_forecaster("tft", &t, 3);
+  tg_forecast_cfg m = tg_forecast_defaults(TG_MODEL_MAMBA2);
+  m.n_past = 3;
+  m.horizons = 2;
+  m.dropout = 0.2f;
+  m.mamba = (tg_mamba2_cfg){.d_model = 8, .n_layers = 2, .d_state = 4, .headdim = 4, .expand = 2, .d_conv = 3,
+                            .ngroups = 1, .chunk = 4, .seq_len = 6};
+  check_forecaster("mamba2", &m, 2);
+  tg_forecast_cfg p = tg_forecast_defaults(TG_MODEL_MLP);
+  p.n_past = 3;
+  p.horizons = 2;
+  p.dropout = 0.3f;
+  p.mlp = (tg_mlp_cfg){.window = 4, .hidden = 8};
+  check_forecaster("mlp", &p, 5);
+}
+
+/* The TFT at a moderate size: recomputing its blocks needs a smaller arena. */
+static void check_tft_arena(void) {
+  tg_forecast_cfg c = tft_cfg(16, 32, 4, 8);
+  float *past, *fut, *tgt;
+  int64_t *inst;
+  fc_data(&c, 16, c.tft.enc_len, &past, &fut, &inst, &tgt);
+  void *data[4] = {past, fut, inst, tgt};
+  size_t bytes[N_MODES];
+  for (int m = 0; m < N_MODES; m++) {
+    fc f;
+    CHECK_MSG(fc_make(&f, &c, 16, m, 0, data), "%s", tg_last_error());
+    bytes[m] = tg_graph_stats(f.g).arena_bytes;
+    CHECK(tg_graph_stats(f.g).arena_bytes_no_recompute == bytes[0]);
+    fc_free(&f);
+  }
+  printf("tft (hidden 16, enc 32, 8 past features, batch 16): arena none %zu, blocks %zu (%.0f%%), all %zu (%.0f%%)\n",
+         bytes[0], bytes[1], 100.0 * (double)bytes[1] / (double)bytes[0], bytes[2],
+         100.0 * (double)bytes[2] / (double)bytes[0]);
+  CHECK_MSG(bytes[1] < bytes[0], "blocks: %zu bytes, none %zu", bytes[1], bytes[0]);
+  CHECK(bytes[2] <= bytes[1]);
+  free(past);
+  free(fut);
+  free(inst);
+  free(tgt);
+}
+
 int main(void) {
   static float x[B * L * D], y[B * L];
   static int32_t tok[B * L];
@@ -284,5 +430,7 @@ int main(void) {
   check_inference();
   check_seed_after_plan();
   check_misuse();
+  check_forecasters();
+  check_tft_arena();
   return tg_test_finish();
 }
