@@ -123,6 +123,9 @@ static tg_status ready_grad(tg_graph *g, tg_node *n) {
 /* A segment's recomputed values: its nodes' forward kernels again, in order, reading and writing the recomputed
  * buffers, with the forward's dropout offset (the counters are not advanced, so every backend draws the same). */
 static tg_status recompute_segment(tg_graph *g, const tg_segment *s, int trace) {
+  if (trace)
+    fprintf(stderr, "trace: graph '%s' recompute %s '%s' (nodes %d..%d)\n", g->name, s->block >= 0 ? "block" : "segment",
+            s->block >= 0 ? g->block_names[s->block] : "between blocks", s->lo, s->hi);
   for (int j = s->lo; j <= s->hi; j++) {
     tg_node *n = g->nodes[j];
     if (!n->recompute) continue;

@@ -60,11 +60,10 @@ static void fit_line(FILE *f, const tr_model *m, const tr_data *d, const tg_plan
     fprintf(f, "  free memory unknown: no estimate of the largest batch\n");
     return;
   }
-  fprintf(f, "  %s %s: a batch of about %.0f windows would fit", what, mem_str(a, sizeof a, avail),
+  fprintf(f, "  %s %s: a batch of about %.0f windows would fit (", what, mem_str(a, sizeof a, avail),
           (double)batch + avail / per_window);
-  if (tr->recompute != TG_RECOMPUTE_NONE)
-    fprintf(f, " (about %.0f without recompute)", (double)batch + avail / per_plain);
-  fprintf(f, " (activations grow with the batch)\n");
+  if (tr->recompute != TG_RECOMPUTE_NONE) fprintf(f, "%.0f without recompute; ", (double)batch + avail / per_plain);
+  fprintf(f, "activations grow with the batch)\n");
 }
 
 void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batch) {
