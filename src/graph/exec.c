@@ -150,15 +150,29 @@ static tg_status backward_node(tg_graph *g, tg_node *n, int trace) {
   return TG_OK;
 }
 
+/* Start's gradient: zeroed, then the seed (1 for a scalar loss). */
+static tg_status write_seed(tg_graph *g, tg_node *start, const float *seed) {
+  tg_status st = ready_grad(g, start);
+  if (st != TG_OK) return st;
+  size_t n_out = (size_t)tg_numel(&start->out);
+  if (seed) return g->backend->copy(g->opts.device, start->grad, seed, n_out * sizeof(float));
+  return g->backend->fill_f32(g->opts.device, start->grad, 1, 1.0f);
+}
+
+/* When the seed may be written: where start's gradient buffer becomes live on the timeline (from the start of
+ * backward for graph outputs and gradients outside the arena; else at its latest consumer's backward, after what
+ * is recomputed before it, which may share its memory). */
+static int seed_time(const tg_graph *g, const tg_node *start) {
+  int b = start->root->grad_buf;
+  return b >= 0 ? g->bufs[b].first : g->n_nodes;
+}
+
 /* The walk follows the plan's timeline from the last node down, so each segment is recomputed exactly where its
  * buffers were laid out (also when backward starts below it; a segment wholly above the start is skipped). */
 static tg_status backward_from(tg_graph *g, tg_node *start, const float *seed) {
   for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->grad_ready = 0;
-  tg_status st = ready_grad(g, start);
-  if (st != TG_OK) return st;
-  size_t n_out = (size_t)tg_numel(&start->out);
-  if (seed) st = g->backend->copy(g->opts.device, start->grad, seed, n_out * sizeof(float));
-  else st = g->backend->fill_f32(g->opts.device, start->grad, 1, 1.0f);
+  int t_seed = seed_time(g, start), seeded = t_seed <= g->n_nodes;
+  tg_status st = seeded ? write_seed(g, start, seed) : TG_OK;
   if (st != TG_OK) return st;
   int trace = !(g->traced & 2) && trace_wanted();
   g->traced |= 2;
@@ -167,6 +181,10 @@ static tg_status backward_from(tg_graph *g, tg_node *start, const float *seed) {
     if (s >= 0 && g->segs[s].hi == i) {
       if (g->segs[s].lo <= start->id && (st = recompute_segment(g, &g->segs[s], trace)) != TG_OK) return st;
       s--;
+    }
+    if (!seeded && g->nodes[i]->t_bwd >= t_seed) {
+      if ((st = write_seed(g, start, seed)) != TG_OK) return st;
+      seeded = 1;
     }
     if (i <= start->id && (st = backward_node(g, g->nodes[i], trace)) != TG_OK) return st;
   }
