@@ -1,6 +1,4 @@
-/* Activation recomputation: bitwise the same losses, outputs and gradients with recompute none, blocks and all (dropout
- * active, guard bytes, poisoned activations, a backward that starts inside the graph), for a graph of most ops and for
- * the TFT, Mamba-2 and MLP forecasters; a smaller TFT arena; the block markers' misuse errors. */
+/* Activation recomputation: bitwise the same results in every mode (dropout, guards, poison, seeded backward; a graph of most ops and the three forecasters), a smaller TFT arena, the markers' misuse errors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

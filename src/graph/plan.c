@@ -101,9 +101,10 @@ static tg_status value_buffers(tg_graph *g, int *cap) {
     n->buf = n->grad_buf = n->rbuf = -1;
     if (tg_op_get(n->op)->flags & TG_OPF_LEAF || n->root != n) continue;
     size_t bytes = align_up(tg_nbytes(&n->out));
+    int again = n->dropped && n->recompute;
     n->buf = add_buffer(g, cap, bytes, i, i, n->out.name, 0);
-    if (n->buf >= 0 && n->dropped && n->recompute) n->rbuf = add_buffer(g, cap, bytes, n->t_rc, n->t_rc, n->out.name, 0);
-    if (n->buf < 0 || (n->dropped && n->recompute && n->rbuf < 0)) return tg_error(TG_ERR_NOMEM, "plan: out of host memory");
+    if (n->buf >= 0 && again) n->rbuf = add_buffer(g, cap, bytes, n->t_rc, n->t_rc, n->out.name, 0);
+    if (n->buf < 0 || (again && n->rbuf < 0)) return tg_error(TG_ERR_NOMEM, "plan: out of host memory");
   }
   return TG_OK;
 }
