@@ -1,5 +1,6 @@
 /* Benchmark cases tft_step and mamba2_step: one full training step (forward, pinball loss, backward,
- * Adam) of each forecaster at the issue's default sizes, on the CPU, from fixed random inputs. */
+ * Adam) of each forecaster at the issue's default sizes, on the CPU, from fixed random inputs; the _recompute
+ * cases plan the same step with recompute = blocks. */
 #include <stdlib.h>
 #include "bench.h"
 #include "tickgrad/tickgrad.h"
@@ -11,8 +12,8 @@ static void fill_normal(float *x, int64_t n, uint64_t stream) {
   for (int64_t i = 0; i < n; i++) x[i] = tg_rng_normal(7, stream, (uint64_t)i);
 }
 
-/* Builds the model's training graph at batch b, binds random inputs, times reps steps. */
-static int forecast_step(tg_model_kind kind, int64_t b, int warmup, int reps, double *median_us) {
+/* Builds the model's training graph at batch b (recompute: a tg_recompute), binds random inputs, times reps steps. */
+static int forecast_step(tg_model_kind kind, int64_t b, int recompute, int warmup, int reps, double *median_us) {
   tg_forecast_cfg c = tg_forecast_defaults(kind);
   c.n_past = N_PAST;
   c.n_future = N_FUTURE;
@@ -31,6 +32,7 @@ static int forecast_step(tg_model_kind kind, int64_t b, int warmup, int reps, do
   tg_tensor *loss = tg_pinball_loss(g, tg_forecast_build(g, &c, &in), y, c.nq, c.q);
   tg_plan_opts po = tg_plan_defaults(tg_cpu(0));
   po.training = 1;
+  po.recompute = recompute;
   if (!loss || tg_graph_plan(g, &po) != TG_OK) return 1;
   float *past = malloc(sizeof(float) * (size_t)(b * L * N_PAST)), *fut = malloc(sizeof(float) * (size_t)(b * D * N_FUTURE));
   float *tgt = malloc(sizeof(float) * (size_t)(b * c.horizons));
@@ -68,9 +70,17 @@ static int forecast_step(tg_model_kind kind, int64_t b, int warmup, int reps, do
 }
 
 int bench_tft_step(int warmup, int reps, double *median_us) {
-  return forecast_step(TG_MODEL_TFT, 32, warmup, reps, median_us);
+  return forecast_step(TG_MODEL_TFT, 32, TG_RECOMPUTE_NONE, warmup, reps, median_us);
 }
 
 int bench_mamba2_step(int warmup, int reps, double *median_us) {
-  return forecast_step(TG_MODEL_MAMBA2, 8, warmup, reps, median_us);
+  return forecast_step(TG_MODEL_MAMBA2, 8, TG_RECOMPUTE_NONE, warmup, reps, median_us);
+}
+
+int bench_tft_step_recompute(int warmup, int reps, double *median_us) {
+  return forecast_step(TG_MODEL_TFT, 32, TG_RECOMPUTE_BLOCKS, warmup, reps, median_us);
+}
+
+int bench_mamba2_step_recompute(int warmup, int reps, double *median_us) {
+  return forecast_step(TG_MODEL_MAMBA2, 8, TG_RECOMPUTE_BLOCKS, warmup, reps, median_us);
 }

@@ -15,6 +15,8 @@ typedef struct bench_case {
 
 int bench_mlp_step(int warmup, int reps, double *median_us);
 int bench_tft_step(int warmup, int reps, double *median_us);
+int bench_tft_step_recompute(int warmup, int reps, double *median_us);
+int bench_mamba2_step_recompute(int warmup, int reps, double *median_us);
 int bench_mamba2_step(int warmup, int reps, double *median_us);
 int bench_dqn_step(int warmup, int reps, double *median_us);
 int bench_ppo_update(int warmup, int reps, double *median_us);
@@ -37,6 +39,8 @@ static const bench_case CASES[] = {
      bench_tft_step},
     {"mamba2_step", "Mamba-2 d_model 128, 2 layers, d_state 64, headdim 32, seq 128, batch 8, pinball, Adam: one step",
      bench_mamba2_step},
+    {"tft_step_recompute", "tft_step planned with recompute = blocks", bench_tft_step_recompute},
+    {"mamba2_step_recompute", "mamba2_step planned with recompute = blocks", bench_mamba2_step_recompute},
     {"dqn_step", "Double DQN, Q-network 64-256-256-256-3 ReLU, batch 64 from a 10,000-transition replay, target network, "
      "Huber, Adam: one step", bench_dqn_step},
     {"ppo_update", "PPO minibatch update: actor and critic 64-256-64-64 tanh, 3 actions, minibatch 256, clipped "

@@ -1,6 +1,6 @@
 /* CUDA: the documented errors without a device (always), and with one: every op forward and backward
  * against the CPU, the GEMM ops in bf16 against the CPU's bf16, a captured MLP training step against the CPU (f32 and
- * bf16), kernel faults, device mismatch. */
+ * bf16, and with its block recomputed), kernel faults, device mismatch. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -557,19 +557,24 @@ static void check_bf16_parity(void) {
  * itself, so even a few of them stay well inside (the emulator matches the CPU exactly here) */
 #define MLP_BF16_TOL 1e-4
 
-/* Losses of MLP_STEPS AdamW steps on dev (capture on or off, precision f32 or bf16); 0 on failure. */
-static int mlp_losses(tg_device dev, tg_dtype precision, int capture, float *loss, int *captured) {
+/* Losses of MLP_STEPS AdamW steps on dev (precision f32 or bf16, capture on or off, recompute a tg_recompute: the
+ * hidden layer and the output linear are a block, so the dropout is recomputed in backward); 0 on failure. */
+static int mlp_losses(tg_device dev, tg_dtype precision, int capture, int recompute, float *loss, int *captured) {
   const tg_backend *be = tg_backend_for(dev.kind);
   const int64_t xs[2] = {MLP_B, MLP_F}, ys[2] = {MLP_B, 1}, w1[2] = {32, MLP_F}, b1[1] = {32}, w2[2] = {1, 32}, b2[1] = {1};
   tg_init fan = {TG_INIT_FAN_IN, 0, 0};
   tg_store *s = tg_store_new(dev, 9);
   tg_graph *g = tg_graph_new(s, "mlp");
   tg_tensor *x = tg_input(g, "x", TG_F32, 2, xs), *y = tg_input(g, "y", TG_F32, 2, ys);
+  tg_graph_block_begin(g, "mlp");
   tg_tensor *h = tg_dropout(g, tg_silu(g, tg_linear(g, x, tg_param(g, "w1", 2, w1, fan), tg_param(g, "b1", 1, b1, fan))), 0.1f);
-  tg_tensor *l = tg_mse_loss(g, tg_linear(g, h, tg_param(g, "w2", 2, w2, fan), tg_param(g, "b2", 1, b2, fan)), y);
+  tg_tensor *p = tg_linear(g, h, tg_param(g, "w2", 2, w2, fan), tg_param(g, "b2", 1, b2, fan));
+  tg_graph_block_end(g);
+  tg_tensor *l = tg_mse_loss(g, p, y);
   tg_plan_opts o = tg_plan_defaults(dev);
   o.training = 1;
   o.precision = precision;
+  o.recompute = recompute;
   tg_optim_config oc = tg_optim_defaults(TG_ADAMW);
   oc.clip_norm = 0.5f;
   oc.schedule = (tg_lr_schedule){TG_LR_COSINE, 3, MLP_STEPS, 0.1f};
@@ -602,15 +607,20 @@ static int mlp_losses(tg_device dev, tg_dtype precision, int capture, float *los
 }
 
 static void check_mlp_steps(void) {
-  float cpu[MLP_STEPS], eager[MLP_STEPS], graph[MLP_STEPS];
-  int cap_cpu = 0, cap_eager = 0, cap_graph = 0;
-  CHECK(mlp_losses(tg_cpu(0), TG_F32, 1, cpu, &cap_cpu));
-  CHECK(mlp_losses(tg_cuda(0), TG_F32, 0, eager, &cap_eager));
-  CHECK(mlp_losses(tg_cuda(0), TG_F32, 1, graph, &cap_graph));
-  CHECK(!cap_cpu && !cap_eager);
-  CHECK_MSG(cap_graph, "the CUDA training step was not captured");
+  float cpu[MLP_STEPS], eager[MLP_STEPS], graph[MLP_STEPS], eager_rc[MLP_STEPS], graph_rc[MLP_STEPS];
+  int cap_cpu = 0, cap_eager = 0, cap_graph = 0, cap_eager_rc = 0, cap_graph_rc = 0;
+  CHECK(mlp_losses(tg_cpu(0), TG_F32, 1, TG_RECOMPUTE_NONE, cpu, &cap_cpu));
+  CHECK(mlp_losses(tg_cuda(0), TG_F32, 0, TG_RECOMPUTE_NONE, eager, &cap_eager));
+  CHECK(mlp_losses(tg_cuda(0), TG_F32, 1, TG_RECOMPUTE_NONE, graph, &cap_graph));
+  CHECK(mlp_losses(tg_cuda(0), TG_F32, 0, TG_RECOMPUTE_BLOCKS, eager_rc, &cap_eager_rc));
+  CHECK(mlp_losses(tg_cuda(0), TG_F32, 1, TG_RECOMPUTE_BLOCKS, graph_rc, &cap_graph_rc));
+  CHECK(!cap_cpu && !cap_eager && !cap_eager_rc);
+  CHECK_MSG(cap_graph && cap_graph_rc, "the CUDA training step was not captured");
   /* capture changes nothing: the same kernels in the same order */
   CHECK_MSG(memcmp(eager, graph, sizeof eager) == 0, "captured and eager CUDA losses differ");
+  /* nor does recomputing the block (its dropout reads the run counter from device memory, eager and replayed) */
+  CHECK_MSG(memcmp(eager, eager_rc, sizeof eager) == 0, "eager CUDA losses differ with recompute");
+  CHECK_MSG(memcmp(graph, graph_rc, sizeof graph) == 0, "captured CUDA losses differ with recompute");
   for (int t = 0; t < MLP_STEPS; t++) {
     double e = fabs((double)graph[t] - (double)cpu[t]) / (1e-6 + fabs((double)cpu[t]));
     CHECK_MSG(e <= 1e-4, "step %d: cuda loss %.9g, cpu %.9g (rel %.2e)", t, (double)graph[t], (double)cpu[t], e);
@@ -625,10 +635,10 @@ static void check_mlp_steps(void) {
 static void check_mlp_steps_bf16(void) {
   float cpu[MLP_STEPS], eager[MLP_STEPS], graph[MLP_STEPS], f32[MLP_STEPS];
   int cap_cpu = 0, cap_eager = 0, cap_graph = 0, cap_f32 = 0;
-  CHECK(mlp_losses(tg_cpu(0), TG_BF16, 1, cpu, &cap_cpu));
-  CHECK(mlp_losses(tg_cuda(0), TG_BF16, 0, eager, &cap_eager));
-  CHECK(mlp_losses(tg_cuda(0), TG_BF16, 1, graph, &cap_graph));
-  CHECK(mlp_losses(tg_cuda(0), TG_F32, 1, f32, &cap_f32));
+  CHECK(mlp_losses(tg_cpu(0), TG_BF16, 1, TG_RECOMPUTE_NONE, cpu, &cap_cpu));
+  CHECK(mlp_losses(tg_cuda(0), TG_BF16, 0, TG_RECOMPUTE_NONE, eager, &cap_eager));
+  CHECK(mlp_losses(tg_cuda(0), TG_BF16, 1, TG_RECOMPUTE_NONE, graph, &cap_graph));
+  CHECK(mlp_losses(tg_cuda(0), TG_F32, 1, TG_RECOMPUTE_NONE, f32, &cap_f32));
   CHECK_MSG(cap_graph, "the CUDA bf16 training step was not captured");
   CHECK_MSG(memcmp(eager, graph, sizeof eager) == 0, "captured and eager CUDA bf16 losses differ");
   int differ = 0;

@@ -1,5 +1,6 @@
 /* Arena reuse is invisible: a graph using most ops gives bitwise the same outputs and gradients
- * with liveness-based reuse as with every buffer in its own memory, in training and inference. */
+ * with liveness-based reuse as with every buffer in its own memory, in training and inference; guard bytes stay
+ * intact in both layouts. */
 #include <string.h>
 #include "support/check.h"
 #include "tickgrad/tickgrad.h"
@@ -52,6 +53,7 @@ static int make(net *n, int training, int no_reuse, uint64_t seed, void *const *
   o.training = training;
   o.no_reuse = no_reuse;
   o.poison = 1;
+  o.guard_bytes = 32; /* also with reuse: no buffer may write into another's guard, at any time */
   if (!n->loss || tg_graph_plan(n->g, &o) != TG_OK) return 0;
   int64_t sx[3] = {B, L, D}, st[2] = {B, L}, sc[1] = {B * L};
   tg_tensor t[4];
@@ -81,6 +83,8 @@ static void compare(int training, uint64_t seed, void *const *data) {
     if (!training) continue;
     CHECK_OK(tg_graph_backward(a.g, a.loss));
     CHECK_OK(tg_graph_backward(b.g, b.loss));
+    CHECK_OK(tg_graph_check_guards(a.g));
+    CHECK_OK(tg_graph_check_guards(b.g));
     size_t bytes = tg_store_numel(a.store) * sizeof(float);
     CHECK_MSG(memcmp(tg_store_grads(a.store), tg_store_grads(b.store), bytes) == 0, "gradients differ at step %d", step);
     int nonzero = 0;

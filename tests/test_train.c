@@ -75,12 +75,14 @@ static int same_tensors(const char *a, const char *b) {
 }
 
 /* Stopped after epoch 2 of 4 and resumed = 4 epochs in one go: weights, optimizer state and the
- * losses of every epoch bitwise (dropout 0.1 is on, so the RNG position is part of it). */
+ * losses of every epoch bitwise (dropout 0.1 is on, so the RNG position is part of it). The stopped run
+ * recomputes its blocks, the uninterrupted one does not: the same numbers, and the resume keeps the setting. */
 static void test_resume(void) {
   tg_bars bars;
   CHECK(tg_test_synth_bars(&bars, 6000, 0.5, 5));
   tg_train_config full = tg_test_small_config(TG_MODEL_MLP, g_tmp, "full", 4);
   tg_train_config part = tg_test_small_config(TG_MODEL_MLP, g_tmp, "part", 4);
+  part.recompute = TG_RECOMPUTE_BLOCKS;
   tg_train_result rf, rp, rr;
   CHECK_OK(tg_train_run(&full, &bars, &rf));
   part.stop_after = 2;
@@ -108,11 +110,19 @@ static void test_resume(void) {
   for (size_t i = 0; csv && i < len; i++) lines += csv[i] == '\n';
   CHECK(csv && strncmp(csv, "epoch,train_loss,val_loss,", 26) == 0 && lines == 5);
   free(csv);
-  /* a resumed run keeps its settings */
+  /* a resumed run keeps its settings: config.json holds recompute, and changing it is refused like lr */
+  snprintf(a, sizeof a, "%s/config.json", part.out);
+  char *cfg = (char *)tg_test_read_file(a, &len);
+  CHECK(cfg && strstr(cfg, "\"recompute\": \"blocks\""));
+  free(cfg);
   tg_train_config changed = again;
   changed.lr = 0.01;
   CHECK_STATUS(tg_train_run(&changed, &bars, &rr), TG_ERR_INVALID);
   CHECK(strstr(tg_last_error(), "lr") != NULL);
+  changed = again;
+  changed.recompute = TG_RECOMPUTE_NONE;
+  CHECK_STATUS(tg_train_run(&changed, &bars, &rr), TG_ERR_INVALID);
+  CHECK(strstr(tg_last_error(), "recompute") != NULL);
   /* resuming a finished run does nothing */
   CHECK_OK(tg_train_run(&again, &bars, &rr));
   CHECK(rr.epochs_run == 4 && rr.steps == rf.steps);
@@ -265,6 +275,8 @@ static void test_config(void) {
   CHECK_OK(tg_train_config_set(&c, "schedule", "constant"));
   CHECK_OK(tg_train_config_set(&c, "features", "logret,vol:20,\"quoted\""));
   CHECK_OK(tg_train_config_set(&c, "dropout", "0.2"));
+  CHECK(c.recompute == TG_RECOMPUTE_NONE);
+  CHECK_OK(tg_train_config_set(&c, "recompute", "all"));
   char *j1 = tg_train_config_to_json(&c);
   d = tg_train_defaults(TG_MODEL_TFT);
   CHECK_OK(tg_train_config_apply_json(&d, j1, strlen(j1), "round trip"));
@@ -273,6 +285,7 @@ static void test_config(void) {
   CHECK(d.model.kind == TG_MODEL_MLP && d.lr == 0.003 && d.n_data == 2 && strcmp(d.data[1], "b dir/*.parquet") == 0);
   CHECK(d.model.nq == 3 && d.model.q[0] == 0.05f && d.model.tft.hidden == 32 && d.schedule == TG_TRAIN_CONSTANT);
   CHECK(d.model.dropout == 0.2f && strcmp(d.features, "logret,vol:20,\"quoted\"") == 0);
+  CHECK(d.recompute == TG_RECOMPUTE_ALL);
   free(j1);
   free(j2);
   /* a file, then flags over it */
@@ -297,6 +310,10 @@ static void test_config(void) {
   CHECK_STATUS(tg_train_config_set(&c, "quantiles", "0.5,0.1"), TG_ERR_INVALID);
   CHECK_STATUS(tg_train_config_set(&c, "lr", "fast"), TG_ERR_INVALID);
   CHECK_STATUS(tg_train_config_set(&c, "model", "lstm"), TG_ERR_INVALID);
+  CHECK_OK(tg_train_config_set_flag(&c, "--recompute", "blocks"));
+  CHECK(c.recompute == TG_RECOMPUTE_BLOCKS);
+  CHECK_STATUS(tg_train_config_set_flag(&c, "--recompute", "some"), TG_ERR_INVALID);
+  CHECK(strstr(tg_last_error(), "recompute") != NULL);
   const char *bad[] = {"{\"lr\": \"fast\"}", "{\"epochs\": 2.5}", "{\"frob\": 1}", "{\"tft\": {\"frob\": 1}}",
                        "{\"horizons\": 9}", "[1]", "{\"lr\": 0.1,}"};
   const char *names[] = {"lr", "epochs", "frob", "tft.frob", "horizons", "object", "byte"};

@@ -74,6 +74,15 @@ tg_status tg_graph_set_seed(tg_graph *g, uint64_t seed, uint64_t offset);
 uint64_t tg_graph_rng_seed(const tg_graph *g);
 uint64_t tg_graph_rng_offset(const tg_graph *g);
 
+/* Recomputation blocks (activation checkpointing). Nodes built between begin and end belong to one block; a
+ * plan with recompute = TG_RECOMPUTE_BLOCKS keeps of each block only what enters it until backward, frees what
+ * the block computes after its last forward use and runs the block's forward kernels again just before its
+ * backward (same results, bitwise; dropout draws the same masks). Blocks do not nest. Misuse (begin while a
+ * block is open, end with none open, either after plan, a block still open at plan) is a sticky graph error.
+ * Both return the graph's status. */
+tg_status tg_graph_block_begin(tg_graph *g, const char *name);
+tg_status tg_graph_block_end(tg_graph *g);
+
 /* A parameter from the graph's store: declared on first use, shared by name afterwards (a second
  * declaration must have the same shape). */
 tg_tensor *tg_param(tg_graph *g, const char *name, int ndim, const int64_t *shape, tg_init init);
@@ -225,9 +234,23 @@ static inline const char *tg_precision_name(tg_precision p) { return p == TG_PRE
 /* {"fp32", "bf16", NULL}: the names in tg_precision order, for settings tables. */
 extern const char *const tg_precision_names[3];
 
+/* What a training plan recomputes in backward instead of keeping from the forward (tg_plan_opts.recompute). */
+typedef enum tg_recompute {
+  TG_RECOMPUTE_NONE = 0, /* keep every activation backward reads */
+  TG_RECOMPUTE_BLOCKS,   /* the marked blocks (tg_graph_block_begin/end) */
+  TG_RECOMPUTE_ALL,      /* the marked blocks, and every run of unmarked nodes before a marked block as a segment of
+                            its own; the run after the last marked block (the head and the loss, which backward
+                            needs first) is kept. Without marked blocks the same as NONE. */
+  TG_RECOMPUTE_COUNT
+} tg_recompute;
+
+/* "none", "blocks", "all"; NULL outside the enum. */
+const char *tg_recompute_name(int mode);
+
 typedef struct tg_plan_opts {
   tg_device device;
   int training;        /* keep what backward needs, allocate gradients; dropout active */
+  int recompute;       /* tg_recompute (training plans only; inference plans never recompute) */
   int poison;          /* debug: fill activations with NaN before each run */
   size_t guard_bytes;  /* debug: guard bytes after every arena buffer, checked by tg_graph_check_guards */
   int no_reuse;        /* debug: give every buffer its own memory (to test that reuse changes nothing) */
@@ -247,6 +270,10 @@ typedef struct tg_plan_stats {
   size_t workspace_bytes; /* one scratch region shared by the ops that need one (LSTM, SSD scan) */
   int nodes;
   int buffers;
+  int recompute;          /* the plan's tg_recompute (TG_RECOMPUTE_NONE for inference plans) */
+  int segments;           /* segments with something to recompute */
+  int recomputed;         /* ops whose forward kernel runs again in backward */
+  size_t arena_bytes_no_recompute; /* arena_bytes of the same plan without recomputation (= arena_bytes with none) */
 } tg_plan_stats;
 
 /* Binds the graph to one device: checks every operand's device, that every op has a kernel (and a

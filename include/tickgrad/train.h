@@ -55,6 +55,7 @@ struct tg_train_config {
   /* ---- the loop ---- */
   int epochs;            /* default 20 */
   int batch;             /* default 32 (tft), 8 (mamba2), 64 (mlp) */
+  tg_recompute recompute; /* activations the training plan recomputes in backward (default none; the same numbers) */
   double lr;             /* Adam, default 1e-3 */
   double weight_decay;   /* Adam's L2 term, default 0 */
   int warmup_steps;      /* linear warm-up; -1: 5% of the first epoch's steps (at least 1) */

@@ -120,25 +120,73 @@ static tg_status ready_grad(tg_graph *g, tg_node *n) {
   return g->backend->fill_f32(g->opts.device, r->grad, (size_t)tg_numel(&r->out), 0.0f);
 }
 
-static tg_status backward_from(tg_graph *g, tg_node *start, const float *seed) {
-  for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->grad_ready = 0;
+/* A segment's recomputed values: its nodes' forward kernels again, in order, reading and writing the recomputed
+ * buffers, with the forward's dropout offset (the counters are not advanced, so every backend draws the same). */
+static tg_status recompute_segment(tg_graph *g, const tg_segment *s, int trace) {
+  if (trace)
+    fprintf(stderr, "trace: graph '%s' recompute %s '%s' (nodes %d..%d)\n", g->name, s->block >= 0 ? "block" : "segment",
+            s->block >= 0 ? g->block_names[s->block] : "between blocks", s->lo, s->hi);
+  for (int j = s->lo; j <= s->hi; j++) {
+    tg_node *n = g->nodes[j];
+    if (!n->recompute) continue;
+    if (trace) trace_op(g, n, "recompute");
+    n->bargs.rng_offset = g->fwd_offset;
+    tg_status st = n->kern->fwd(&n->bargs);
+    if (st != TG_OK) return kernel_failed(g, st);
+  }
+  return TG_OK;
+}
+
+/* Node n's backward kernel, once its gradient has been written this pass. */
+static tg_status backward_node(tg_graph *g, tg_node *n, int trace) {
+  const tg_op_def *def = tg_op_get(n->op);
+  if ((def->flags & TG_OPF_LEAF) || !n->requires_grad || !n->root->grad_ready) return TG_OK;
+  tg_status st;
+  for (int k = 0; k < n->n_in; k++)
+    if (n->in[k]->requires_grad && (st = ready_grad(g, n->in[k])) != TG_OK) return st;
+  if (trace) trace_op(g, n, "backward");
+  n->bargs.rng_offset = g->fwd_offset;
+  if ((st = n->kern->bwd(&n->bargs)) != TG_OK) return kernel_failed(g, st);
+  return TG_OK;
+}
+
+/* Start's gradient: zeroed, then the seed (1 for a scalar loss). */
+static tg_status write_seed(tg_graph *g, tg_node *start, const float *seed) {
   tg_status st = ready_grad(g, start);
   if (st != TG_OK) return st;
   size_t n_out = (size_t)tg_numel(&start->out);
-  if (seed) st = g->backend->copy(g->opts.device, start->grad, seed, n_out * sizeof(float));
-  else st = g->backend->fill_f32(g->opts.device, start->grad, 1, 1.0f);
+  if (seed) return g->backend->copy(g->opts.device, start->grad, seed, n_out * sizeof(float));
+  return g->backend->fill_f32(g->opts.device, start->grad, 1, 1.0f);
+}
+
+/* When the seed may be written: where start's gradient buffer becomes live on the timeline (from the start of
+ * backward for graph outputs and gradients outside the arena; else at its latest consumer's backward, after what
+ * is recomputed before it, which may share its memory). */
+static int seed_time(const tg_graph *g, const tg_node *start) {
+  int b = start->root->grad_buf;
+  return b >= 0 ? g->bufs[b].first : g->n_nodes;
+}
+
+/* The walk follows the plan's timeline from the last node down, so each segment is recomputed exactly where its
+ * buffers were laid out (also when backward starts below it; a segment wholly above the start is skipped). */
+static tg_status backward_from(tg_graph *g, tg_node *start, const float *seed) {
+  for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->grad_ready = 0;
+  int t_seed = seed_time(g, start), seeded = t_seed <= g->n_nodes;
+  tg_status st = seeded ? write_seed(g, start, seed) : TG_OK;
   if (st != TG_OK) return st;
   int trace = !(g->traced & 2) && trace_wanted();
   g->traced |= 2;
-  for (int i = start->id; i >= 0; i--) {
-    tg_node *n = g->nodes[i];
-    const tg_op_def *def = tg_op_get(n->op);
-    if ((def->flags & TG_OPF_LEAF) || !n->requires_grad || !n->root->grad_ready) continue;
-    for (int k = 0; k < n->n_in; k++)
-      if (n->in[k]->requires_grad && (st = ready_grad(g, n->in[k])) != TG_OK) return st;
-    if (trace) trace_op(g, n, "backward");
-    n->args.rng_offset = g->fwd_offset;
-    if ((st = n->kern->bwd(&n->args)) != TG_OK) return kernel_failed(g, st);
+  int s = g->n_segs - 1;
+  for (int i = g->n_nodes - 1; i >= 0; i--) {
+    if (s >= 0 && g->segs[s].hi == i) {
+      if (g->segs[s].lo <= start->id && (st = recompute_segment(g, &g->segs[s], trace)) != TG_OK) return st;
+      s--;
+    }
+    if (!seeded && g->nodes[i]->t_bwd >= t_seed) {
+      if ((st = write_seed(g, start, seed)) != TG_OK) return st;
+      seeded = 1;
+    }
+    if (i <= start->id && (st = backward_node(g, g->nodes[i], trace)) != TG_OK) return st;
   }
   return TG_OK;
 }

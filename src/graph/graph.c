@@ -32,6 +32,9 @@ void tg_graph_release_plan(tg_graph *g) {
   tg_free(g->bufs);
   g->bufs = NULL;
   g->n_bufs = 0;
+  tg_free(g->segs);
+  g->segs = NULL;
+  g->n_segs = 0;
   g->planned = 0;
 }
 
@@ -40,6 +43,7 @@ void tg_graph_free(tg_graph *g) {
   tg_graph_release_plan(g);
   for (int i = 0; i < g->n_nodes; i++) tg_free(g->nodes[i]);
   tg_free(g->nodes);
+  tg_free(g->block_names);
   tg_free(g);
 }
 
@@ -51,7 +55,7 @@ tg_status tg_graph_set_seed(tg_graph *g, uint64_t seed, uint64_t offset) {
   g->seed = seed;
   g->rng_offset = offset;
   if (!g->planned) return TG_OK;
-  for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->args.seed = seed;
+  for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->args.seed = g->nodes[i]->bargs.seed = seed;
   uint64_t c[2] = {offset, offset};
   return g->backend->from_host(g->opts.device, g->rng_ctr, c, sizeof c);
 }
@@ -127,7 +131,8 @@ static tg_node *new_node(tg_graph *g, tg_op op, tg_dtype dtype, int ndim, const 
   }
   n->op = op;
   n->id = g->n_nodes;
-  n->buf = n->grad_buf = -1;
+  n->block = g->in_block ? g->n_blocks - 1 : -1;
+  n->buf = n->grad_buf = n->rbuf = -1;
   n->param_index = -1;
   n->out.dtype = dtype;
   n->out.ndim = ndim;
@@ -197,4 +202,58 @@ tg_tensor *tg_input(tg_graph *g, const char *name, tg_dtype dtype, int ndim, con
   if (!n) return NULL;
   snprintf(n->out.name, sizeof n->out.name, "%s", name);
   return &n->out;
+}
+
+/* ---- recomputation blocks ---- */
+
+/* The misuse checks both markers share: a previous error, a planned graph. */
+static int block_usable(tg_graph *g, const char *what) {
+  if (g->status != TG_OK) return 0;
+  if (g->planned) {
+    tg_graph_fail(g, TG_ERR_INVALID, "%s: the graph is already planned; mark blocks while building", what);
+    return 0;
+  }
+  return 1;
+}
+
+/* Room for one more block name. */
+static int grow_block_names(tg_graph *g) {
+  char (*names)[TG_NAME_MAX] = tg_malloc((size_t)(g->n_blocks + 1) * sizeof *names);
+  if (!names) {
+    tg_graph_fail(g, TG_ERR_NOMEM, "block_begin: out of host memory for %d blocks", g->n_blocks + 1);
+    return 0;
+  }
+  if (g->n_blocks) memcpy(names, g->block_names, (size_t)g->n_blocks * sizeof *names);
+  tg_free(g->block_names);
+  g->block_names = names;
+  return 1;
+}
+
+tg_status tg_graph_block_begin(tg_graph *g, const char *name) {
+  if (!g) return tg_error(TG_ERR_INVALID, "block_begin: NULL graph");
+  if (!block_usable(g, "block_begin")) return g->status;
+  if (!name || !name[0] || strlen(name) >= TG_NAME_MAX) {
+    tg_graph_fail(g, TG_ERR_INVALID, "block_begin: a block needs a name of 1 to %d bytes", TG_NAME_MAX - 1);
+    return g->status;
+  }
+  if (g->in_block) {
+    tg_graph_fail(g, TG_ERR_INVALID, "block_begin('%s'): block '%s' is still open (blocks do not nest; end it first)",
+                  name, g->block_names[g->n_blocks - 1]);
+    return g->status;
+  }
+  if (!grow_block_names(g)) return g->status;
+  snprintf(g->block_names[g->n_blocks++], TG_NAME_MAX, "%s", name);
+  g->in_block = 1;
+  return TG_OK;
+}
+
+tg_status tg_graph_block_end(tg_graph *g) {
+  if (!g) return tg_error(TG_ERR_INVALID, "block_end: NULL graph");
+  if (!block_usable(g, "block_end")) return g->status;
+  if (!g->in_block) {
+    tg_graph_fail(g, TG_ERR_INVALID, "block_end: no block is open (tg_graph_block_begin first)");
+    return g->status;
+  }
+  g->in_block = 0;
+  return TG_OK;
 }

@@ -25,10 +25,26 @@ typedef struct tg_node {
   struct tg_node *root; /* storage owner: self, or the node a chain of views aliases */
   int n_consumers;
   int grad_ready;    /* backward: the root's gradient buffer has been zeroed this pass */
-  tg_kernel_args args; /* built by plan; run and backward pass it to the kernels */
+  /* recomputation (plan_recompute.c) */
+  int block;         /* the marked block it was built in, -1: none */
+  int seg;           /* plan: the segment it is recomputed with, -1: none */
+  int dropped;       /* plan, storage owners: freed after the last forward use, read again from rbuf */
+  int recompute;     /* plan: its forward kernel runs again just before its segment's backward */
+  int rbuf;          /* arena buffer index of the recomputed value (owners), -1 if none */
+  int t_bwd, t_rc;   /* plan: times of its backward and of its recompute (-1: none) on the timeline */
+  tg_tensor rout;    /* out with its data in the recomputed buffer (nodes whose owner is dropped) */
+  tg_kernel_args args; /* built by plan; run passes it to the forward kernels */
+  tg_kernel_args bargs; /* the same reading recomputed values: backward and the recompute pass it */
   const tg_op_kernels *kern; /* the plan's backend's kernels for the op (NULL for leaves) */
   tg_dtype compute;          /* the dtype the plan chose for the op's kernels (see tg_plan_opts.precision) */
 } tg_node;
+
+/* A run of nodes [lo, hi] recomputed together, just before the backward of node hi. */
+typedef struct tg_segment {
+  int lo, hi;
+  int n_rc;     /* nodes with recompute set */
+  int block;    /* the marked block, -1 for an implicit segment of TG_RECOMPUTE_ALL */
+} tg_segment;
 
 /* One region of the activation arena. */
 typedef struct tg_buffer {
@@ -46,6 +62,8 @@ struct tg_graph {
   char error[1024]; /* message of the sticky build error */
   int n_nodes, cap_nodes;
   tg_node **nodes;
+  int n_blocks, in_block;           /* blocks begun; 1 while the last one is open */
+  char (*block_names)[TG_NAME_MAX]; /* [n_blocks] */
   /* after plan */
   int planned;
   tg_plan_opts opts;
@@ -54,6 +72,11 @@ struct tg_graph {
   tg_buffer *bufs;
   void *arena;
   size_t arena_bytes, unshared_bytes;
+  size_t arena_plain;  /* arena_bytes of the same plan without recomputation */
+  int recompute;       /* the plan's effective tg_recompute */
+  int n_segs;
+  tg_segment *segs;    /* [n_segs] in node order, only those with something to recompute */
+  int t_end;           /* the timeline's end: graph outputs live to it */
   void *ws;          /* shared kernel workspace (ops with a workspace), ws_bytes long */
   size_t ws_bytes;
   uint64_t seed, rng_offset;
@@ -77,6 +100,16 @@ tg_tensor *tg_graph_add(tg_graph *g, tg_op op, int n_in, tg_tensor *const *in, t
                         int ndim, const int64_t *shape, const tg_attr *attr);
 
 void tg_graph_release_plan(tg_graph *g);
+
+/* plan_recompute.c: marks segments, dropped owners and recomputed nodes for mode (NONE clears them), then the
+ * times of every backward and recompute (node k's forward runs at time k; backward from time N on, node k's
+ * recompute events of a segment just before the backward of its last node). */
+tg_status tg_plan_recompute(tg_graph *g, int mode);
+/* The tensor a backward or recompute kernel reads for n's value (its recomputed copy when its owner is dropped). */
+const tg_tensor *tg_node_bwd_value(const tg_node *n);
+/* 1 when n's backward reads its inputs' (outputs') data: a training plan and n needs a gradient. */
+int tg_node_bwd_reads_inputs(const tg_node *n, int training);
+int tg_node_bwd_reads_output(const tg_node *n, int training);
 
 static inline tg_node *tg_node_of(const tg_tensor *t) { return (tg_node *)(void *)t; }
 

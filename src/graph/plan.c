@@ -17,9 +17,6 @@ tg_plan_opts tg_plan_defaults(tg_device dev) {
 
 static size_t align_up(size_t x) { return (x + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1); }
 
-/* Backward of node k runs at time 2N-1-k; forward of node k at time k. */
-static int bwd_time(const tg_graph *g, const tg_node *n) { return 2 * g->n_nodes - 1 - n->id; }
-
 static tg_status check_devices_and_kernels(tg_graph *g, const tg_plan_opts *o) {
   char want[16], have[16];
   if (o->precision != TG_F32 && o->precision != TG_BF16) { /* a value that is no dtype at all shows as its number */
@@ -83,55 +80,72 @@ static int add_buffer(tg_graph *g, int *cap, size_t bytes, int first, int last, 
 }
 
 static void extend(tg_buffer *b, int t) {
+  if (!b) return;
   if (t < b->first) b->first = t;
   if (t > b->last) b->last = t;
 }
 
-/* Liveness of every activation and activation gradient on the forward+backward timeline. */
-static tg_status compute_buffers(tg_graph *g, int training) {
-  int cap = 0, end = 2 * g->n_nodes;
+/* Storage owners (a view's is its input's) and consumer counts. */
+static void link_nodes(tg_graph *g) {
   for (int i = 0; i < g->n_nodes; i++) {
     tg_node *n = g->nodes[i];
-    const tg_op_def *def = tg_op_get(n->op);
     n->n_consumers = 0;
-    n->root = (def->flags & TG_OPF_VIEW) ? n->in[0]->root : n;
-    n->buf = n->grad_buf = -1;
+    n->root = (tg_op_get(n->op)->flags & TG_OPF_VIEW) ? n->in[0]->root : n;
   }
   for (int i = 0; i < g->n_nodes; i++)
     for (int k = 0; k < g->nodes[i]->n_in; k++) g->nodes[i]->in[k]->n_consumers++;
-  /* value buffers */
+}
+
+/* The buffer holding n's value when backward and recompute read it, NULL for leaves. */
+static tg_buffer *value_buf(tg_graph *g, const tg_node *n) {
+  const tg_node *r = n->root;
+  int b = r->dropped && r->rbuf >= 0 ? r->rbuf : r->buf;
+  return b >= 0 ? &g->bufs[b] : NULL;
+}
+
+/* A value buffer per storage owner from its forward, and a second from its recompute when it is dropped. */
+static tg_status value_buffers(tg_graph *g, int *cap) {
   for (int i = 0; i < g->n_nodes; i++) {
     tg_node *n = g->nodes[i];
+    n->buf = n->grad_buf = n->rbuf = -1;
     if (tg_op_get(n->op)->flags & TG_OPF_LEAF || n->root != n) continue;
-    n->buf = add_buffer(g, &cap, align_up(tg_nbytes(&n->out)), i, i, n->out.name, 0);
-    if (n->buf < 0) return tg_error(TG_ERR_NOMEM, "plan: out of host memory");
+    size_t bytes = align_up(tg_nbytes(&n->out));
+    int again = n->dropped && n->recompute;
+    n->buf = add_buffer(g, cap, bytes, i, i, n->out.name, 0);
+    if (n->buf >= 0 && again) n->rbuf = add_buffer(g, cap, bytes, n->t_rc, n->t_rc, n->out.name, 0);
+    if (n->buf < 0 || (again && n->rbuf < 0)) return tg_error(TG_ERR_NOMEM, "plan: out of host memory");
   }
+  return TG_OK;
+}
+
+/* Each value lives from its write to its last reader: forward consumers, backward steps whose op reads its inputs or
+ * its output, recomputes that read it; graph outputs to the end. */
+static void value_liveness(tg_graph *g, int training) {
   for (int i = 0; i < g->n_nodes; i++) {
     tg_node *n = g->nodes[i];
-    const tg_op_def *def = tg_op_get(n->op);
     if (n->root->buf >= 0) {
-      tg_buffer *b = &g->bufs[n->root->buf];
-      if (n->n_consumers == 0) extend(b, end); /* graph outputs stay readable */
-      if (training && n->requires_grad && (def->bwd_needs & TG_BWD_NEEDS_OUTPUT))
-        extend(b, bwd_time(g, n));
+      if (n->n_consumers == 0) extend(&g->bufs[n->root->buf], g->t_end); /* graph outputs stay readable */
+      if (tg_node_bwd_reads_output(n, training)) extend(value_buf(g, n), n->t_bwd);
+      if (n->recompute) extend(value_buf(g, n), n->t_rc);
     }
+    int reads = tg_node_bwd_reads_inputs(n, training);
     for (int k = 0; k < n->n_in; k++) {
       tg_node *in = n->in[k];
       if (in->root->buf < 0) continue;
-      tg_buffer *b = &g->bufs[in->root->buf];
-      extend(b, i);
-      if (training && n->requires_grad && (def->bwd_needs & TG_BWD_NEEDS_INPUTS))
-        extend(b, bwd_time(g, n));
+      extend(&g->bufs[in->root->buf], i);
+      if (reads) extend(value_buf(g, in), n->t_bwd);
+      if (n->recompute) extend(value_buf(g, in), n->t_rc);
     }
   }
-  if (!training) return TG_OK;
-  /* gradient buffers: written first by the latest consumer's backward, read by the node's own */
+}
+
+/* Gradient buffers: written first by the latest consumer's backward, read by the node's own. */
+static tg_status grad_buffers(tg_graph *g, int *cap) {
   for (int i = 0; i < g->n_nodes; i++) {
     tg_node *n = g->nodes[i];
     if (!n->requires_grad || n->op == TG_OP_PARAM || n->root != n) continue;
-    int first = n->n_consumers == 0 ? g->n_nodes : bwd_time(g, n);
-    n->grad_buf = add_buffer(g, &cap, align_up(tg_nbytes(&n->out)), first, bwd_time(g, n),
-                             n->out.name, 1);
+    int first = n->n_consumers == 0 ? g->n_nodes : n->t_bwd;
+    n->grad_buf = add_buffer(g, cap, align_up(tg_nbytes(&n->out)), first, n->t_bwd, n->out.name, 1);
     if (n->grad_buf < 0) return tg_error(TG_ERR_NOMEM, "plan: out of host memory");
   }
   for (int i = 0; i < g->n_nodes; i++) {
@@ -141,14 +155,24 @@ static tg_status compute_buffers(tg_graph *g, int training) {
       extend(&g->bufs[n->root->grad_buf], g->n_nodes); /* a seed may be written at the start */
     for (int k = 0; k < n->n_in; k++) {
       tg_node *in = n->in[k];
-      if (in->requires_grad && in->root->grad_buf >= 0)
-        extend(&g->bufs[in->root->grad_buf], bwd_time(g, n));
+      if (in->requires_grad && in->root->grad_buf >= 0) extend(&g->bufs[in->root->grad_buf], n->t_bwd);
     }
-    if (n->root != n && n->root->grad_buf >= 0) extend(&g->bufs[n->root->grad_buf], bwd_time(g, n));
+    if (n->root != n && n->root->grad_buf >= 0) extend(&g->bufs[n->root->grad_buf], n->t_bwd);
   }
   return TG_OK;
 }
 
+/* Liveness of every activation and activation gradient on the timeline tg_plan_recompute laid out. */
+static tg_status compute_buffers(tg_graph *g, int training) {
+  int cap = 0;
+  tg_free(g->bufs);
+  g->bufs = NULL;
+  g->n_bufs = 0;
+  tg_status st = value_buffers(g, &cap);
+  if (st != TG_OK) return st;
+  value_liveness(g, training);
+  return training ? grad_buffers(g, &cap) : TG_OK;
+}
 
 typedef struct { int index; size_t bytes; } order_item;
 
@@ -158,11 +182,43 @@ static int order_cmp(const void *pa, const void *pb) {
   return a->index - b->index;
 }
 
-typedef struct { size_t lo, hi; } span;
+/* Offsets a buffer may not take: at in (lo, hi) is forbidden. */
+typedef struct { int64_t lo, hi; } span;
 
 static int span_cmp(const void *pa, const void *pb) {
   const span *a = pa, *b = pb;
   return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* The offsets at which [at + a, at + a + len) would overlap [lo, hi). */
+static span forbid(size_t lo, size_t hi, size_t a, size_t len) {
+  return (span){(int64_t)lo - (int64_t)a - (int64_t)len, (int64_t)hi - (int64_t)a};
+}
+
+/* What placed buffer o forbids b: with overlapping lifetimes (or no reuse) b's bytes and guard may not touch o's; at
+ * other times they may share memory, but no buffer's bytes may lie on another's guard (guards are checked after the
+ * whole run; two guards may coincide). Returns the spans added to out. */
+static int forbidden_by(const tg_buffer *o, const tg_buffer *b, size_t guard, int no_reuse, span *out) {
+  size_t o_end = o->offset + o->bytes, o_hi = o_end + guard;
+  if (no_reuse || (o->first <= b->last && b->first <= o->last)) {
+    out[0] = forbid(o->offset, o_hi, 0, b->bytes + guard);
+    return 1;
+  }
+  if (!guard) return 0;
+  out[0] = forbid(o->offset, o_end, b->bytes, guard); /* b's guard on o's bytes */
+  out[1] = forbid(o_end, o_hi, 0, b->bytes);          /* b's bytes on o's guard */
+  return 2;
+}
+
+/* The lowest offset outside every forbidden span. */
+static size_t first_fit(span *busy, int nb) {
+  qsort(busy, (size_t)nb, sizeof *busy, span_cmp);
+  int64_t at = 0;
+  for (int j = 0; j < nb; j++) {
+    if (busy[j].lo >= at) break;
+    if (busy[j].hi > at) at = busy[j].hi;
+  }
+  return (size_t)at;
 }
 
 /* Greedy first fit, largest first: each buffer takes the lowest offset free over its lifetime. */
@@ -170,8 +226,9 @@ static tg_status layout(tg_graph *g, size_t guard, int no_reuse) {
   int n = g->n_bufs;
   g->arena_bytes = g->unshared_bytes = 0;
   if (n == 0) return TG_OK;
+  guard = guard ? align_up(guard) : 0;
   order_item *order = tg_malloc((size_t)n * sizeof *order);
-  span *busy = tg_malloc((size_t)n * sizeof *busy);
+  span *busy = tg_malloc(2 * (size_t)n * sizeof *busy);
   int *placed = tg_malloc((size_t)n * sizeof *placed);
   if (!order || !busy || !placed) {
     tg_free(order);
@@ -185,42 +242,31 @@ static tg_status layout(tg_graph *g, size_t guard, int no_reuse) {
     g->unshared_bytes += g->bufs[i].bytes;
   }
   qsort(order, (size_t)n, sizeof *order, order_cmp);
-  int n_placed = 0;
   for (int oi = 0; oi < n; oi++) {
     tg_buffer *b = &g->bufs[order[oi].index];
-    size_t need = b->bytes + align_up(guard);
     int nb = 0;
-    for (int j = 0; j < n_placed; j++) {
-      const tg_buffer *o = &g->bufs[placed[j]];
-      if (no_reuse || (o->first <= b->last && b->first <= o->last))
-        busy[nb++] = (span){o->offset, o->offset + o->bytes + align_up(guard)};
-    }
-    qsort(busy, (size_t)nb, sizeof *busy, span_cmp);
-    size_t at = 0;
-    for (int j = 0; j < nb; j++) {
-      if (busy[j].lo >= at + need) break;
-      if (busy[j].hi > at) at = busy[j].hi;
-    }
-    b->offset = at;
-    if (at + need > g->arena_bytes) g->arena_bytes = at + need;
-    placed[n_placed++] = order[oi].index;
+    for (int j = 0; j < oi; j++) nb += forbidden_by(&g->bufs[placed[j]], b, guard, no_reuse, busy + nb);
+    b->offset = first_fit(busy, nb);
+    if (b->offset + b->bytes + guard > g->arena_bytes) g->arena_bytes = b->offset + b->bytes + guard;
+    placed[oi] = order[oi].index;
   }
-  g->unshared_bytes += (size_t)n * align_up(guard);
+  g->unshared_bytes += (size_t)n * guard;
   tg_free(order);
   tg_free(busy);
   tg_free(placed);
   return TG_OK;
 }
 
-static void build_args(tg_graph *g, tg_node *n) {
-  tg_kernel_args *a = &n->args;
+/* n's kernel arguments; with bwd, reading the recomputed values of dropped owners (backward and recompute). */
+static void build_args(tg_graph *g, tg_node *n, int bwd) {
+  tg_kernel_args *a = bwd ? &n->bargs : &n->args;
   memset(a, 0, sizeof *a);
   a->n_in = n->n_in;
   for (int k = 0; k < n->n_in; k++) {
-    a->in[k] = &n->in[k]->out;
+    a->in[k] = bwd ? tg_node_bwd_value(n->in[k]) : &n->in[k]->out;
     a->in_grad[k] = n->in[k]->requires_grad ? n->in[k]->grad : NULL;
   }
-  a->out = &n->out;
+  a->out = bwd ? tg_node_bwd_value(n) : &n->out;
   a->out_grad = n->grad;
   a->attr = &n->attr;
   a->seed = g->seed;
@@ -263,8 +309,8 @@ static tg_status plan_workspace(tg_graph *g, const tg_backend *be, const tg_plan
   g->ws_bytes = need;
   for (int i = 0; i < g->n_nodes; i++)
     if (tg_op_get(g->nodes[i]->op)->workspace) {
-      g->nodes[i]->args.ws = g->ws;
-      g->nodes[i]->args.ws_bytes = need;
+      g->nodes[i]->args.ws = g->nodes[i]->bargs.ws = g->ws;
+      g->nodes[i]->args.ws_bytes = g->nodes[i]->bargs.ws_bytes = need;
     }
   return TG_OK;
 }
@@ -293,15 +339,53 @@ static tg_status arena_failed(tg_graph *g, const tg_plan_opts *opts, tg_status s
              "(dim 0 of input '%s' = %lld) a batch of about %lld would fit", (double)info.free_bytes / mib, input,
              (long long)batch, (long long)(rows < batch ? rows : batch - 1));
   }
+  char rc[96] = "";
+  if (g->recompute != TG_RECOMPUTE_NONE)
+    snprintf(rc, sizeof rc, "; recompute %s, %.1f MiB without", tg_recompute_name(g->recompute),
+             (double)g->arena_plain / mib);
   return tg_error(st, "graph '%s': out of memory on %s for the %.1f MiB activation arena (plan: parameters %.1f "
-                  "MiB%s, activations %.1f MiB in %d buffers, %.1f MiB without reuse)%s: %s",
+                  "MiB%s, activations %.1f MiB in %d buffers, %.1f MiB without reuse%s)%s: %s",
                   g->name, dev, (double)g->arena_bytes / mib, pbytes / mib, opts->training ? " + the same for gradients" : "",
-                  (double)g->arena_bytes / mib, g->n_bufs, (double)g->unshared_bytes / mib, fit, why);
+                  (double)g->arena_bytes / mib, g->n_bufs, (double)g->unshared_bytes / mib, rc, fit, why);
+}
+
+/* The arena of the same plan without recomputation, for the numbers that compare the two. */
+static tg_status plain_arena(tg_graph *g, const tg_plan_opts *opts) {
+  tg_status st = tg_plan_recompute(g, TG_RECOMPUTE_NONE);
+  if (st == TG_OK) st = compute_buffers(g, opts->training);
+  if (st == TG_OK) st = layout(g, opts->guard_bytes, opts->no_reuse);
+  g->arena_plain = g->arena_bytes;
+  return st;
+}
+
+/* Timeline, buffers and layout for the plan's recompute mode (and the arena without it). */
+static tg_status plan_memory(tg_graph *g, const tg_plan_opts *opts) {
+  int mode = opts->training ? opts->recompute : TG_RECOMPUTE_NONE;
+  link_nodes(g);
+  tg_status st = mode != TG_RECOMPUTE_NONE ? plain_arena(g, opts) : TG_OK;
+  if (st == TG_OK) st = tg_plan_recompute(g, mode);
+  if (st == TG_OK) st = compute_buffers(g, opts->training);
+  if (st == TG_OK) st = layout(g, opts->guard_bytes, opts->no_reuse);
+  if (mode == TG_RECOMPUTE_NONE) g->arena_plain = g->arena_bytes;
+  return st;
+}
+
+/* Misuse the plan itself finds: a block left open, an unknown recompute mode. */
+static tg_status check_plan_args(tg_graph *g, const tg_plan_opts *opts) {
+  if (g->status == TG_OK && g->in_block)
+    tg_graph_fail(g, TG_ERR_INVALID, "plan: block '%s' was begun but never ended (tg_graph_block_end)",
+                  g->block_names[g->n_blocks - 1]);
+  if (g->status != TG_OK) return tg_error(g->status, "%s", g->error);
+  if (!tg_recompute_name(opts->recompute))
+    return tg_error(TG_ERR_INVALID, "graph '%s': plan: recompute %d is not one of none, blocks, all", g->name,
+                    opts->recompute);
+  return TG_OK;
 }
 
 tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
   if (!g || !opts) return tg_error(TG_ERR_INVALID, "plan: NULL graph or options");
-  if (g->status != TG_OK) return tg_error(g->status, "%s", g->error);
+  tg_status st = check_plan_args(g, opts);
+  if (st != TG_OK) return st;
   char dev[16];
   const tg_backend *be = tg_backend_for(opts->device.kind);
   if (!be)
@@ -310,11 +394,9 @@ tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
                     "(see `tickgrad devices`)",
                     g->name, tg_device_str(opts->device, dev, sizeof dev));
   tg_graph_release_plan(g);
-  tg_status st = check_devices_and_kernels(g, opts);
-  if (st != TG_OK) return st;
+  if ((st = check_devices_and_kernels(g, opts)) != TG_OK) return st;
   if (g->store && (st = tg_store_finalize(g->store)) != TG_OK) return st;
-  if ((st = compute_buffers(g, opts->training)) != TG_OK) return st;
-  if ((st = layout(g, opts->guard_bytes, opts->no_reuse)) != TG_OK) return st;
+  if ((st = plan_memory(g, opts)) != TG_OK) return st;
   if (g->arena_bytes && (st = be->alloc(opts->device, g->arena_bytes, &g->arena)) != TG_OK) {
     tg_graph_release_plan(g);
     return arena_failed(g, opts, st);
@@ -346,9 +428,14 @@ tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
       n->out.data = arena + g->bufs[n->root->buf].offset;
       if (n->root->grad_buf >= 0) n->grad = (float *)(arena + g->bufs[n->root->grad_buf].offset);
     }
+    n->rout = n->out;
+    if (n->root->rbuf >= 0) n->rout.data = arena + g->bufs[n->root->rbuf].offset;
     if (n->op == TG_OP_DROPOUT) n->attr.i[0] = opts->training;
   }
-  for (int i = 0; i < g->n_nodes; i++) build_args(g, g->nodes[i]);
+  for (int i = 0; i < g->n_nodes; i++) {
+    build_args(g, g->nodes[i], 0);
+    build_args(g, g->nodes[i], 1);
+  }
   if ((st = plan_workspace(g, be, opts)) != TG_OK || (st = prepare_nodes(g, be)) != TG_OK) {
     tg_graph_release_plan(g);
     return st;
@@ -372,6 +459,10 @@ tg_plan_stats tg_graph_stats(const tg_graph *g) {
   s.param_bytes = g->store ? tg_store_numel(g->store) * sizeof(float) : 0;
   s.nodes = g->n_nodes;
   s.buffers = g->n_bufs;
+  s.recompute = g->recompute;
+  s.segments = g->n_segs;
+  for (int i = 0; i < g->n_segs; i++) s.recomputed += g->segs[i].n_rc;
+  s.arena_bytes_no_recompute = g->arena_plain;
   return s;
 }
 
@@ -408,7 +499,15 @@ void tg_graph_print_plan(const tg_graph *g, FILE *f) {
   print_bytes(f, g->arena_bytes);
   fprintf(f, " in one arena (%d buffers, ", g->n_bufs);
   print_bytes(f, g->unshared_bytes);
-  fprintf(f, " without reuse)\n");
+  fprintf(f, " without reuse");
+  if (g->recompute != TG_RECOMPUTE_NONE) {
+    tg_plan_stats st = tg_graph_stats(g);
+    fprintf(f, "; recompute %s: %d ops of %d segments run again in backward, ", tg_recompute_name(g->recompute),
+            st.recomputed, st.segments);
+    print_bytes(f, g->arena_plain);
+    fprintf(f, " without");
+  }
+  fprintf(f, ")\n");
   if (g->ws_bytes) {
     fprintf(f, "  kernel workspace ");
     print_bytes(f, g->ws_bytes);

@@ -102,12 +102,15 @@ tg_tensor *tg_mamba2_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forec
   tg_tensor *b_emb = m2_param(g, "", "embed.bias", 1, s_d, init_const(TG_INIT_ZEROS));
   tg_tensor *u = tg_linear(g, in->past, w_emb, b_emb); /* [B, L, d] */
   for (int i = 0; i < c->mamba.n_layers; i++) {
-    char pre[64];
+    char pre[64], block[80];
     snprintf(pre, sizeof pre, "layers.%d.", i);
+    snprintf(block, sizeof block, "mamba2.layers.%d", i);
+    tg_graph_block_begin(g, block); /* a recomputation block: the layer keeps only its input u [B, L, d] */
     tg_tensor *w_norm = m2_param(g, pre, "norm.weight", 1, s_d, init_const(TG_INIT_ONES)); /* [d] */
     tg_tensor *mix = m2_mixer(g, c, &k, i, tg_rmsnorm(g, u, w_norm, 1e-5f));
     if (c->dropout > 0.0f) mix = tg_dropout(g, mix, c->dropout); /* identity outside training plans */
     u = tg_add(g, u, mix);
+    tg_graph_block_end(g);
     if (!u) return NULL;
   }
   /* The final norm is per position, so normalising only the last position gives the same forecast. */

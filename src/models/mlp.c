@@ -31,8 +31,10 @@ tg_tensor *tg_mlp_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast
   tg_tensor *w2 = tg_param(g, "mlp.l2.weight", 2, s_w2, fan);     /* [horizons*nq, hidden] */
   tg_tensor *b2 = tg_param(g, "mlp.l2.bias", 1, s_b2, fan);       /* [horizons*nq] */
   tg_tensor *x = tg_reshape(g, in->past, 2, s_flat);              /* [B, window*n_past] */
+  tg_graph_block_begin(g, "mlp.l1"); /* the hidden layer as a recomputation block: keeps x */
   tg_tensor *h = tg_relu(g, tg_linear(g, x, w1, b1));             /* [B, hidden] */
   if (c->dropout > 0.0f) h = tg_dropout(g, h, c->dropout);
+  tg_graph_block_end(g);
   tg_tensor *y = tg_linear(g, h, w2, b2);                         /* [B, horizons*nq] */
   return tg_reshape(g, y, 3, s_out);                              /* [B, horizons, nq] */
 }

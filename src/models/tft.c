@@ -108,7 +108,10 @@ static tg_tensor *vsn(tft_b *b, const char *prefix, tg_tensor *xi, tg_tensor *c_
   char name[TG_NAME_MAX];
   int64_t flat[3] = {B, T, m * d}, wrow[3] = {N, 1, m}, out[3] = {B, T, d};
   snprintf(name, sizeof name, "%s.grn_v", prefix);
-  tg_tensor *w = tg_softmax(g, tft_grn(b, name, tg_reshape(g, xi, 3, flat), c_s, d, m)); /* [B, T, m] */
+  tg_tensor *xflat = tg_reshape(g, xi, 3, flat);
+  tg_graph_block_begin(g, name); /* keeps xi and c_s; its insides are [B, T, d] */
+  tg_tensor *w = tg_softmax(g, tft_grn(b, name, xflat, c_s, d, m)); /* [B, T, m] */
+  tg_graph_block_end(g);
   snprintf(name, sizeof name, "%s.var_grn", prefix);
   tg_tensor *var = tft_var_grns(b, name, xi); /* [N, m, d] */
   *w_out = w;
@@ -183,17 +186,32 @@ static tg_tensor *after_past_vsn(tft_b *b, const tg_forecast_cfg *c, tg_tensor *
   int64_t d = c->tft.hidden, B = future->shape[0], enc = c->tft.enc_len, dec = c->tft.dec_len;
   tg_tensor *x_fut = vsn(b, "tft.future_vsn", embed_real(b, "tft.future_embed", future, d), ctx[0], B, dec,
                          &tp->future_vsn_weights);
+  /* recomputation blocks: each keeps what enters it; the node order is the same as without them */
+  tg_graph_block_begin(g, "tft.lstm"); /* both LSTMs ([B, T, 6d] each) down to h over time */
   tg_tensor *enc_out = lstm(b, "tft.lstm_enc", x_past, ctx[2], ctx[3], d); /* [B, enc, 6d] */
   tg_tensor *dec_out = lstm(b, "tft.lstm_dec", x_fut, lstm_final(g, enc_out, d, 0), lstm_final(g, enc_out, d, 1), d);
   if (!enc_out || !dec_out) return NULL;
   tg_tensor *hs[2] = {tg_slice(g, enc_out, 2, 0, d), tg_slice(g, dec_out, 2, 0, d)}; /* h over time */
+  tg_graph_block_end(g);
   tg_tensor *xs[2] = {x_past, x_fut};
+  tg_graph_block_begin(g, "tft.post_lstm");
   tg_tensor *phi = tft_gate_add_norm(b, "tft.post_lstm", tg_concat(g, 2, hs, 1), tg_concat(g, 2, xs, 1), 1);
+  tg_graph_block_end(g);
+  tg_graph_block_begin(g, "tft.enrich");
   tg_tensor *theta = tft_grn(b, "tft.enrich", phi, ctx[1], d, d); /* [B, T, d] */
+  tg_graph_block_end(g);
+  tg_graph_block_begin(g, "tft.attn");
   tg_tensor *att = attention(b, theta, enc, c->tft.heads, &tp->attention);
+  tg_graph_block_end(g);
+  tg_graph_block_begin(g, "tft.post_attn");
   tg_tensor *delta = tft_gate_add_norm(b, "tft.post_attn", att, tg_slice(g, theta, 1, enc, dec), 1);
+  tg_graph_block_end(g);
+  tg_graph_block_begin(g, "tft.pos_ff");
   tg_tensor *psi = tft_grn(b, "tft.pos_ff", delta, NULL, d, d);
+  tg_graph_block_end(g);
+  tg_graph_block_begin(g, "tft.pre_out");
   tg_tensor *pre = tft_gate_add_norm(b, "tft.pre_out", psi, tg_slice(g, phi, 1, enc, dec), 0);
+  tg_graph_block_end(g);
   return tft_dense(b, "tft.out", pre, c->nq, 1); /* [B, dec, nq] */
 }
 

@@ -111,9 +111,13 @@ tg_tensor *tft_var_grns(tft_b *b, const char *prefix, tg_tensor *x) {
   gamma = tft_param(b, norm, "weight", 2, ns, INIT_ONES);
   beta = tft_param(b, norm, "bias", 2, ns, INIT_ZEROS);
   if (!gamma || !beta) return NULL;
-  /* every tensor stays position-major [N, m, d]: no transposes */
+  /* every tensor stays position-major [N, m, d]: no transposes. A recomputation block up to the dropout: the GLU
+   * Linear and the gate-add-norm after it stay outside, so their backward, the largest moment of the whole
+   * backward ([N, m, 2d] and its gradient), comes before the block is recomputed */
+  tg_graph_block_begin(g, prefix);
   tg_tensor *h = tg_elu(g, tg_stacked_linear(g, x, w1, b1), 1.0f);
   h = tft_drop(b, tg_stacked_linear(g, h, w2, b2));
+  tg_graph_block_end(g);
   /* value | gate [N, m, 2d], then gate, residual add and layernorm with the per-variable affine */
   return tg_gate_add_norm(g, tg_stacked_linear(g, h, wg, bg), x, gamma, beta, TFT_LN_EPS);
 }

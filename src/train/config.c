@@ -15,10 +15,13 @@
 
 _Static_assert(sizeof(long) == sizeof(int64_t), "seed (a long) is an int64 setting");
 _Static_assert(sizeof(tg_model_kind) == sizeof(int) && sizeof(tg_train_schedule) == sizeof(int) &&
-                   sizeof(tg_precision) == sizeof(int), "enums are int settings");
+                   sizeof(tg_precision) == sizeof(int) && sizeof(tg_recompute) == sizeof(int),
+               "enums are int settings");
+_Static_assert(TG_RECOMPUTE_COUNT == 3, "RECOMPUTE names every tg_recompute");
 
 static const char *const KIND_NAMES[] = {"tft", "mamba2", "mlp", NULL};
 static const char *const SCHEDULES[] = {"cosine", "constant", NULL}; /* TG_TRAIN_COSINE, TG_TRAIN_CONSTANT */
+static const char *const RECOMPUTE[] = {"none", "blocks", "all", NULL}; /* tg_recompute's order */
 
 /* The order here is the order of config.json and of `tickgrad train --help`. */
 static const tg_setting SETTINGS[] = {
@@ -37,6 +40,9 @@ static const tg_setting SETTINGS[] = {
     NUM("dropout", NULL, TG_SET_FLOAT, model.dropout, 0, 0.95, 0, "default 0.1"),
     NUM("epochs", NULL, TG_SET_INT, epochs, 1, 1e6, 0, "default 20"),
     NUM("batch", NULL, TG_SET_INT, batch, 1, 1 << 20, 0, "windows per step (default 32 tft, 8 mamba2, 64 mlp)"),
+    {.key = "recompute", .type = TG_SET_ENUM, .off = OFF(recompute), .names = RECOMPUTE,
+     .help = "activations recomputed in backward instead of kept: none (default), blocks (the model's blocks keep only "
+             "their inputs) or all (also the layers between blocks); the same numbers, less memory, more time"},
     NUM("lr", NULL, TG_SET_DOUBLE, lr, 1e-30, 1e30, 0, "Adam learning rate (default 0.001)"),
     NUM("weight_decay", NULL, TG_SET_DOUBLE, weight_decay, 0, 1e3, 0, "Adam L2 term (default 0)"),
     NUM("warmup_steps", "--warmup", TG_SET_INT, warmup_steps, -1, 1e9, 0, "linear warm-up steps (default -1: 5% of an epoch)"),

@@ -80,6 +80,10 @@ static void print_header(tr_run *r) {
   if (c->precision == TG_PRECISION_BF16)
     fprintf(r->log, "  precision bf16: GEMM operands rounded to bf16 with f32 accumulation; f32 master weights, Adam "
             "state, norms, softmax, losses, LSTM and scan states\n");
+  if (c->recompute != TG_RECOMPUTE_NONE)
+    fprintf(r->log, "  recompute %s: activations inside the model's %s are freed after the forward and recomputed "
+            "in backward (the same numbers, less memory, more time)\n", tg_recompute_name(c->recompute),
+            c->recompute == TG_RECOMPUTE_BLOCKS ? "blocks" : "blocks and between them");
   if (tr_ranks(c) > 1)
     fprintf(r->log, "  data-parallel over %d ranks: each takes %d windows of every global batch of %d; gradients "
             "averaged by one all-reduce per step; rank 0 writes the run\n", tr_ranks(c), c->batch / tr_ranks(c),
@@ -153,7 +157,7 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   } else if (r->root && (st = write_config(c)) != TG_OK) {
     return st;
   }
-  if (r->root && (st = tr_meta_write(c->out, &r->d, c->precision)) != TG_OK) return st;
+  if (r->root && (st = tr_meta_write(c->out, &r->d, c->precision, c->recompute)) != TG_OK) return st;
   if (r->root && (st = tr_metrics_rewrite(c->out, &r->p, &r->metrics)) != TG_OK) return st;
   print_header(r);
   tr_memplan_print(r->log, &r->m, &r->d, c->batch);

@@ -36,9 +36,39 @@ static double graph_bytes(tg_graph *g) {
   return (double)s.arena_bytes + (double)s.workspace_bytes;
 }
 
+/* The training activations line: with recomputation, also what the same plan would hold without it. */
+static void activations_line(FILE *f, const tg_plan_stats *tr, double eval, int64_t batch) {
+  char a[32], b[32], c[32], e[32];
+  double act = (double)tr->arena_bytes + (double)tr->workspace_bytes;
+  fprintf(f, "  activations       %s per training batch of %lld (arena %s + workspace %s", mem_str(a, sizeof a, act),
+          (long long)batch, mem_str(b, sizeof b, (double)tr->arena_bytes),
+          mem_str(c, sizeof c, (double)tr->workspace_bytes));
+  if (tr->recompute != TG_RECOMPUTE_NONE)
+    fprintf(f, "; recompute %s, %s without", tg_recompute_name(tr->recompute),
+            mem_str(e, sizeof e, (double)tr->arena_bytes_no_recompute + (double)tr->workspace_bytes));
+  fprintf(f, "); evaluation %s\n", mem_str(a, sizeof a, eval));
+}
+
+/* The largest batch that fits, from the free memory and the activations per window (with and without recompute). */
+static void fit_line(FILE *f, const tr_model *m, const tr_data *d, const tg_plan_stats *tr, int64_t batch) {
+  char a[32];
+  const char *what = "";
+  double avail = free_bytes(d->dev, &what), ev = graph_bytes(m->eval.g);
+  double per_window = ((double)tr->arena_bytes + (double)tr->workspace_bytes + ev) / (double)batch;
+  double per_plain = ((double)tr->arena_bytes_no_recompute + (double)tr->workspace_bytes + ev) / (double)batch;
+  if (!(avail > 0 && per_window > 0)) {
+    fprintf(f, "  free memory unknown: no estimate of the largest batch\n");
+    return;
+  }
+  fprintf(f, "  %s %s: a batch of about %.0f windows would fit (", what, mem_str(a, sizeof a, avail),
+          (double)batch + avail / per_window);
+  if (tr->recompute != TG_RECOMPUTE_NONE) fprintf(f, "%.0f without recompute; ", (double)batch + avail / per_plain);
+  fprintf(f, "activations grow with the batch)\n");
+}
+
 void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batch) {
   if (!f) return;
-  char a[32], b[32], c[32], dev[16];
+  char a[32], b[32], dev[16];
   double numel = (double)tg_store_numel(m->store), p = 4 * numel;
   double opt = (double)tg_optim_state_count(m->opt) * p;
   tg_plan_stats tr = tg_graph_stats(m->train.g);
@@ -47,17 +77,9 @@ void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batc
   fprintf(f, "memory plan on %s (%.0f parameters):\n", tg_device_str(d->dev, dev, sizeof dev), numel);
   fprintf(f, "  parameters        %s\n  gradients         %s\n", mem_str(a, sizeof a, p), mem_str(b, sizeof b, p));
   fprintf(f, "  optimizer state   %s (Adam: 2 moments)\n", mem_str(a, sizeof a, opt));
-  fprintf(f, "  activations       %s per training batch of %lld (arena %s + workspace %s); evaluation %s\n",
-          mem_str(a, sizeof a, act), (long long)batch, mem_str(b, sizeof b, (double)tr.arena_bytes),
-          mem_str(c, sizeof c, (double)tr.workspace_bytes), mem_str(dev, sizeof dev, eval));
+  activations_line(f, &tr, eval, batch);
   fprintf(f, "  staged data       %s (features, targets%s, on the device once)\n", mem_str(a, sizeof a, staged),
           d->nfut ? ", known-future columns" : "");
   fprintf(f, "  total             %s\n", mem_str(a, sizeof a, 2 * p + opt + act + eval + staged));
-  const char *what = "";
-  double avail = free_bytes(d->dev, &what), per_window = (act + graph_bytes(m->eval.g)) / (double)batch;
-  if (avail > 0 && per_window > 0)
-    fprintf(f, "  %s %s: a batch of about %.0f windows would fit (activations grow with the batch)\n", what,
-            mem_str(a, sizeof a, avail), (double)batch + avail / per_window);
-  else
-    fprintf(f, "  free memory unknown: no estimate of the largest batch\n");
+  fit_line(f, m, d, &tr, batch);
 }

@@ -31,12 +31,12 @@ static void put_num(tg_text *b, double v) {
   else tg_text_puts(b, "null");
 }
 
-tg_status tr_meta_write(const char *run, const tr_data *d, tg_precision precision) {
+tg_status tr_meta_write(const char *run, const tr_data *d, tg_precision precision, tg_recompute recompute) {
   const tg_dataset *ds = &d->ds;
   tg_text b = {0};
   tg_text_printf(&b, "{\n  \"format\": \"%s\",\n  \"precision\": \"%s\",\n  \"bar_ns\": %lld,\n  \"warmup\": %d,\n"
-                     "  \"features\": [", TR_META_FORMAT, tg_precision_name(precision), (long long)d->bar_ns,
-                     ds->fx.warmup_max);
+                     "  \"training_recompute\": \"%s\",\n  \"features\": [", TR_META_FORMAT, tg_precision_name(precision),
+                     (long long)d->bar_ns, ds->fx.warmup_max, tg_recompute_name(recompute));
   for (int c = 0; c < ds->fx.f; c++) {
     tg_text_puts(&b, c ? ", " : "");
     tg_json_append_string(&b, ds->fx.names[c]);

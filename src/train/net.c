@@ -7,9 +7,11 @@
 
 /* One graph over the staged tables for batches of B windows:
  *   idx [B, Lw] i64 (the stage's batch rows) -> past rows idx[:, :Lp], target row idx[:, Lt],
- *   tft: decoder rows idx[:, enc:], instrument inst [B] i64. */
+ *   tft: decoder rows idx[:, enc:], instrument inst [B] i64.
+ * recompute: the training plan's tg_recompute (evaluation plans never recompute). */
 static tg_status net_build(tr_net *net, tg_store *store, const char *name, int64_t B, const tr_data *d,
-                           const tg_forecast_cfg *model, int training, tg_precision precision) {
+                           const tg_forecast_cfg *model, int training, tg_precision precision,
+                           tg_recompute recompute) {
   memset(net, 0, sizeof *net);
   net->B = B;
   tg_graph *g = net->g = tg_graph_new(store, name);
@@ -38,6 +40,7 @@ static tg_status net_build(tr_net *net, tg_store *store, const char *name, int64
   tg_plan_opts po = tg_plan_defaults(d->dev);
   po.training = training;
   po.precision = tg_precision_dtype(precision);
+  po.recompute = training ? recompute : TG_RECOMPUTE_NONE;
   tg_status st = tg_graph_plan(g, &po);
   if (st == TG_OK) st = tg_graph_bind(g, "features", tg_stage_features(d->stage));
   if (st == TG_OK) st = tg_graph_bind(g, "targets", tg_stage_targets(d->stage));
@@ -77,9 +80,11 @@ tg_status tr_model_open(tr_model *m, const tg_train_config *c, const tg_forecast
   if (!m->store) return tg_error(TG_ERR_NOMEM, "train: out of memory for the parameter store");
   int64_t rest = d->n_val % c->batch;
   /* data-parallel: each rank's training graph takes its shard of the global batch (the eval graphs see every window) */
-  tg_status st = net_build(&m->train, m->store, "train", c->batch / tr_ranks(c), d, model, 1, c->precision);
-  if (st == TG_OK) st = net_build(&m->eval, m->store, "eval", c->batch, d, model, 0, c->precision);
-  if (st == TG_OK && rest) st = net_build(&m->rest, m->store, "eval.rest", rest, d, model, 0, c->precision);
+  tg_status st = net_build(&m->train, m->store, "train", c->batch / tr_ranks(c), d, model, 1, c->precision,
+                           c->recompute);
+  if (st == TG_OK) st = net_build(&m->eval, m->store, "eval", c->batch, d, model, 0, c->precision, TG_RECOMPUTE_NONE);
+  if (st == TG_OK && rest)
+    st = net_build(&m->rest, m->store, "eval.rest", rest, d, model, 0, c->precision, TG_RECOMPUTE_NONE);
   if (st == TG_OK) st = tg_graph_set_seed(m->train.g, (uint64_t)c->seed, 0);
   tg_optim_config oc = tr_optim_config(c, d->n_train / c->batch);
   if (st == TG_OK) st = tg_optim_new(m->store, &oc, &m->opt);

@@ -61,8 +61,10 @@ void tr_data_close(tr_data *d);
 /* ---- meta.c: RUN/inference.json for prediction (tg_predictor_open reads it) ---- */
 #define TR_META_FORMAT "tickgrad-forecast-inference-1"
 /* Feature names, the normalisation (mean, std per column), the target scales, the instrument ids, the feature
- * warm-up and the median bar interval (bar_ns) of the data d was opened on. */
-tg_status tr_meta_write(const char *run, const tr_data *d, tg_precision precision);
+ * warm-up and the median bar interval (bar_ns) of the data d was opened on; the precision prediction plans in (the
+ * run's); and, for the record, the recompute setting training used ("training_recompute": prediction plans never
+ * recompute). */
+tg_status tr_meta_write(const char *run, const tr_data *d, tg_precision precision, tg_recompute recompute);
 /* The median positive step between consecutive bars of one instrument (0 when there is none). */
 tg_status tr_bar_interval(const tg_dataset *ds, const tg_bars *bars, int64_t *out);
 
