@@ -31,6 +31,7 @@ int main(void) {
   const char *san = getenv("TG_SANITIZED");
   if (san && strcmp(san, "1") == 0)
     return tg_test_skip("1.5 million CartPole steps take many minutes under the sanitizers; the Release suite runs it");
+  CHECK_OK(tg_set_threads(1)); /* a small network: more threads only contend with the tests beside it */
   char dir[] = "/tmp/tg_ppo_bf16_XXXXXX";
   if (!mkdtemp(dir)) return tg_test_skip("cannot make a temporary folder");
   for (uint64_t seed = 1; seed <= 3; seed++) {

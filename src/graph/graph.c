@@ -20,7 +20,7 @@ tg_graph *tg_graph_new(tg_store *store, const char *name) {
 void tg_graph_release_plan(tg_graph *g) {
   for (int i = 0; g->backend && g->backend->unprepare && i < g->n_nodes; i++) {
     g->backend->unprepare(g->nodes[i]->args.prepared);
-    g->nodes[i]->args.prepared = NULL;
+    g->nodes[i]->args.prepared = g->nodes[i]->bargs.prepared = NULL;
   }
   if (g->arena && g->backend) g->backend->free(g->opts.device, g->arena);
   if (g->rng_ctr && g->backend) g->backend->free(g->opts.device, g->rng_ctr);

@@ -284,6 +284,7 @@ static tg_status prepare_nodes(tg_graph *g, const tg_backend *be) {
     if (tg_op_get(n->op)->flags & TG_OPF_LEAF) continue;
     tg_status st = be->prepare(n->op, &n->args, &n->args.prepared);
     if (st != TG_OK) return st;
+    n->bargs.prepared = n->args.prepared; /* the same shapes, read from recomputed values or kept ones */
   }
   return TG_OK;
 }
