@@ -102,7 +102,7 @@ tg_status tg_graph_run(tg_graph *g) {
     if (def->flags & TG_OPF_LEAF) continue;
     if (trace) trace_op(g, n, "forward ");
     n->args.rng_offset = g->fwd_offset;
-    tg_status st = n->kern->fwd(&n->args);
+    tg_status st = g->prof ? tg_graph_profile_call(g, n, 0) : n->kern->fwd(&n->args);
     if (st != TG_OK) {
       g->ran = 0;
       return kernel_failed(g, st);
@@ -138,7 +138,8 @@ static tg_status backward_from(tg_graph *g, tg_node *start, const float *seed) {
       if (n->in[k]->requires_grad && (st = ready_grad(g, n->in[k])) != TG_OK) return st;
     if (trace) trace_op(g, n, "backward");
     n->args.rng_offset = g->fwd_offset;
-    if ((st = n->kern->bwd(&n->args)) != TG_OK) return kernel_failed(g, st);
+    st = g->prof ? tg_graph_profile_call(g, n, 1) : n->kern->bwd(&n->args);
+    if (st != TG_OK) return kernel_failed(g, st);
   }
   return TG_OK;
 }

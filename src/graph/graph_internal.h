@@ -61,6 +61,7 @@ struct tg_graph {
   uint64_t *rng_ctr;   /* [2] in device memory: the next run's rng offset, this run's (kernels read it) */
   int traced;          /* TICKGRAD_TRACE=devices: bit 1 forward printed, bit 2 backward printed */
   int ran;             /* a run completed since plan */
+  struct tg_graph_prof *prof; /* the profile's totals while profiling is on (profile.c), else NULL */
 };
 
 /* Sets the graph's sticky error (first one wins) and returns NULL, for builders. */
@@ -77,6 +78,9 @@ tg_tensor *tg_graph_add(tg_graph *g, tg_op op, int n_in, tg_tensor *const *in, t
                         int ndim, const int64_t *shape, const tg_attr *attr);
 
 void tg_graph_release_plan(tg_graph *g);
+
+/* Runs node n's forward (backward = 0) or backward kernel timed, adding to the profile (profile.c; g->prof set). */
+tg_status tg_graph_profile_call(tg_graph *g, tg_node *n, int backward);
 
 static inline tg_node *tg_node_of(const tg_tensor *t) { return (tg_node *)(void *)t; }
 
