@@ -2,9 +2,9 @@
 # make bench: runs every case in tickgrad and in PyTorch in the same run.
 # The training steps (mlp_step, tft_step, mamba2_step, dqn_step, ppo_update) at each thread count in
 # BENCH_TRAIN_THREADS, tickgrad in fp32 and bf16 (`tickgrad_bench --precision`), PyTorch eager in fp32 and under
-# CPU autocast bf16 (`torch_cases.py --autocast`), and torch.compile fp32: "case, threads, tickgrad_fp32_us,
+# CPU autocast bf16 (`torch_cases.py --autocast`), and optionally torch.compile fp32: "case, threads, tickgrad_fp32_us,
 # tickgrad_bf16_us, torch_fp32_us, torch_autocast_bf16_us, torch_fp32/tickgrad_fp32, tickgrad_fp32/tickgrad_bf16,
-# torch_bf16/tickgrad_bf16, torch_compile_us". Then the roofline: the ISA line, the measured GEMM peak
+# torch_bf16/tickgrad_bf16, torch_compile_us" (BENCH_TORCH_COMPILE=1). Then the roofline: the ISA line, the measured GEMM peak
 # (tickgrad_bench gemm_peak, a 1024-cube matmul through the planned GEMM path, fp32 and bf16, also on oneDNN's
 # primitive when the build has oneDNN) and per case and precision "case, threads, precision,
 # gemm_gflop_per_step, gemm_gflops, pct_of_peak, outside_gemm_share, lstm_gemm_gflop_per_step, slowest_other_ops"
@@ -26,7 +26,8 @@
 # creates or installs nothing (BENCH_PYTHON=none: tickgrad's side only); BENCH_ONLY=train runs only the
 # training section (its table and the roofline), BENCH_ONLY=gpu only the GPU section, BENCH_ONLY=latency only the
 # latency section; BENCH_TORCH_MALLOC (auto: as above; glibc: no preload; or a library to preload);
-# BENCH_TORCH_COMPILE=0 leaves the torch.compile column out ("-"); BENCH_GPU_TIMEOUT (seconds, default
+# BENCH_TORCH_COMPILE=1 fills the torch.compile column (default "-": compiling took 57 s for mlp_step and 12 min
+# for tft_step on the 2-core machine, per process and thread count); BENCH_GPU_TIMEOUT (seconds, default
 # 300) bounds each GPU-section command. Latency: BENCH_LATENCY_CPU (the CPU both sides are pinned to
 # with taskset; default the last one; "none": not pinned), BENCH_LATENCY_CALLS (tickgrad's timed calls
 # per case, default 100000; PyTorch's too, but fewer where they would take over
@@ -252,7 +253,7 @@ train_section() {
       p32=$(torch_run "$th" "$case" "${reps[@]}")
       p16=$(torch_run "$th" "$case" "${reps[@]}" --autocast)
       pc=-
-      [ "${BENCH_TORCH_COMPILE:-1}" = 0 ] || pc=$(torch_run "$th" "$case" "${reps[@]}" --compile)
+      [ "${BENCH_TORCH_COMPILE:-0}" = 0 ] || pc=$(torch_run "$th" "$case" "${reps[@]}" --compile)
       echo "$case, $th, $t32, $t16, $p32, $p16, $(ratio "$p32" "$t32"), $(ratio "$t32" "$t16"), $(ratio "$p16" "$t16"), $pc"
     done
   done
