@@ -16,10 +16,11 @@
 # torch_calls" (ratio = torch / tickgrad). Then the GPU cases (mlp_step_cuda_*) when `tickgrad devices`
 # shows a working cuda:0, against PyTorch on the GPU; else one line "# GPU cases skipped: <why>".
 #
-# The PyTorch peer runs as PyTorch's CPU performance tuning guide advises: a tuned allocator preloaded (jemalloc,
-# else tcmalloc, found with ldconfig; LD_PRELOAD) or, when neither is installed, glibc's malloc told not to trim
-# or mmap (MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_THRESHOLD_); OMP_NUM_THREADS and torch.set_num_threads set to the
-# case's threads. The header says which allocator every torch process got, checked in one process's memory map.
+# The PyTorch peer runs as PyTorch's CPU performance tuning guide advises: a tuned allocator preloaded (jemalloc with
+# huge pages and no purging in MALLOC_CONF, else tcmalloc, found with ldconfig; LD_PRELOAD) or, when neither is
+# installed, glibc's malloc told not to trim or mmap (MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_THRESHOLD_);
+# OMP_NUM_THREADS and torch.set_num_threads set to the case's threads. The header says which allocator every torch
+# process got, checked in one process's memory map.
 #
 # Knobs (environment): BENCH_THREADS (default 1: readers and GPU cases); BENCH_TRAIN_THREADS
 # (default "1 2": thread counts of the training cases); BENCH_TRAIN_CASES (default: all five); BENCH_PYTHON=PATH uses that python as is and
@@ -91,6 +92,12 @@ setup_torch_env() {
   if [ -n "$lib" ]; then
     torch_env=("LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD}")
     torch_alloc="$(basename "$lib") preloaded (LD_PRELOAD=$lib)"
+    if [[ $lib == *jemalloc* ]]; then
+      # jemalloc as configured it would hurt: with its defaults (no huge pages where THP is madvise-only, freed pages
+      # purged after 10 s) PyTorch's tft_step ran 2x slower than on glibc here; huge pages and no purging fixed it
+      torch_env+=("MALLOC_CONF=${MALLOC_CONF:-thp:always,metadata_thp:auto,dirty_decay_ms:-1,muzzy_decay_ms:-1}")
+      torch_alloc="$torch_alloc with ${torch_env[1]}"
+    fi
     if [ "$py" != none ] && ! env "${torch_env[@]}" "$py" -c 'import torch; print(open("/proc/self/maps").read())' \
         2>/dev/null | grep -qF "$(basename "$lib")"; then
       torch_alloc="$torch_alloc, WARNING: not found in a torch process's memory map"
