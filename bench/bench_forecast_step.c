@@ -1,6 +1,6 @@
 /* Benchmark cases tft_step and mamba2_step: one full training step (forward, pinball loss, backward,
- * Adam) of each forecaster at the issue's default sizes, on the CPU, from fixed random inputs; the _recompute
- * cases plan the same step with recompute = blocks. */
+ * Adam) of each forecaster at the issue's default sizes, on the CPU, from fixed random inputs, in --precision; the
+ * _recompute cases plan the same step with recompute = blocks. */
 #include <stdlib.h>
 #include "bench.h"
 #include "tickgrad/tickgrad.h"
@@ -10,6 +10,17 @@
 
 static void fill_normal(float *x, int64_t n, uint64_t stream) {
   for (int64_t i = 0; i < n; i++) x[i] = tg_rng_normal(7, stream, (uint64_t)i);
+}
+
+typedef struct fc_ctx {
+  tg_graph *g;
+  tg_tensor *loss;
+  tg_optim *opt;
+} fc_ctx;
+
+static int fc_one_step(void *ctx) {
+  fc_ctx *c = ctx;
+  return tg_graph_run(c->g) || tg_graph_backward(c->g, c->loss) || tg_optim_step(c->opt);
 }
 
 /* Builds the model's training graph at batch b (recompute: a tg_recompute), binds random inputs, times reps steps. */
@@ -22,7 +33,8 @@ static int forecast_step(tg_model_kind kind, int64_t b, int recompute, int warmu
   int64_t L = kind == TG_MODEL_TFT ? c.tft.enc_len : c.mamba.seq_len, D = c.tft.dec_len;
   int64_t ps[3] = {b, L, N_PAST}, fs[3] = {b, D, N_FUTURE}, is[1] = {b}, ys[2] = {b, c.horizons};
   tg_store *s = tg_store_new(tg_cpu(0), 1);
-  tg_graph *g = tg_graph_new(s, kind == TG_MODEL_TFT ? "tft_step" : "mamba2_step");
+  const char *name = kind == TG_MODEL_TFT ? "tft_step" : "mamba2_step";
+  tg_graph *g = tg_graph_new(s, name);
   tg_forecast_inputs in = {tg_input(g, "past", TG_F32, 3, ps), NULL, NULL};
   if (kind == TG_MODEL_TFT) {
     in.future = tg_input(g, "future", TG_F32, 3, fs);
@@ -33,11 +45,11 @@ static int forecast_step(tg_model_kind kind, int64_t b, int recompute, int warmu
   tg_plan_opts po = tg_plan_defaults(tg_cpu(0));
   po.training = 1;
   po.recompute = recompute;
+  po.precision = tg_precision_dtype(bench_precision);
   if (!loss || tg_graph_plan(g, &po) != TG_OK) return 1;
   float *past = malloc(sizeof(float) * (size_t)(b * L * N_PAST)), *fut = malloc(sizeof(float) * (size_t)(b * D * N_FUTURE));
   float *tgt = malloc(sizeof(float) * (size_t)(b * c.horizons));
   int64_t *inst = calloc((size_t)b, sizeof *inst);
-  double *times = malloc(sizeof(double) * (size_t)reps);
   fill_normal(past, b * L * N_PAST, 1);
   fill_normal(fut, b * D * N_FUTURE, 2);
   fill_normal(tgt, b * c.horizons, 3);
@@ -46,26 +58,20 @@ static int forecast_step(tg_model_kind kind, int64_t b, int recompute, int warmu
   tg_tensor_view(&ft, "future", tg_cpu(0), TG_F32, 3, fs, fut);
   tg_tensor_view(&it, "inst", tg_cpu(0), TG_I64, 1, is, inst);
   tg_tensor_view(&yt, "y", tg_cpu(0), TG_F32, 2, ys, tgt);
-  tg_optim *opt = NULL;
+  fc_ctx fc = {g, loss, NULL};
   tg_optim_config oc = tg_optim_defaults(TG_ADAM);
   oc.clip_norm = 1.0f;
   int rc = tg_graph_bind(g, "past", &pt) || tg_graph_bind(g, "y", &yt) ||
            (kind == TG_MODEL_TFT && (tg_graph_bind(g, "future", &ft) || tg_graph_bind(g, "inst", &it))) ||
-           tg_optim_new(s, &oc, &opt);
-  for (int r = -warmup; r < reps && !rc; r++) {
-    double t0 = bench_now_us();
-    rc = tg_graph_run(g) || tg_graph_backward(g, loss) || tg_optim_step(opt);
-    if (r >= 0) times[r] = bench_now_us() - t0;
-  }
-  if (!rc) *median_us = bench_median(times, reps);
-  tg_optim_free(opt);
+           tg_optim_new(s, &oc, &fc.opt);
+  if (!rc) rc = bench_time_step(name, fc_one_step, &fc, &g, 1, warmup, reps, median_us);
+  tg_optim_free(fc.opt);
   tg_graph_free(g);
   tg_store_free(s);
   free(past);
   free(fut);
   free(tgt);
   free(inst);
-  free(times);
   return rc ? 1 : 0;
 }
 

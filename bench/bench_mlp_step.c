@@ -7,6 +7,17 @@
 #define WIDTH 256
 #define OUT 3
 
+typedef struct mlp_ctx {
+  tg_graph *g;
+  tg_tensor *loss;
+  tg_optim *opt;
+} mlp_ctx;
+
+static int mlp_one_step(void *ctx) {
+  mlp_ctx *c = ctx;
+  return tg_graph_run(c->g) || tg_graph_backward(c->g, c->loss) || tg_optim_step(c->opt);
+}
+
 int bench_mlp_step(int warmup, int reps, double *median_us) {
   int64_t xs[2] = {BATCH, WIDTH}, ys[2] = {BATCH, OUT};
   int64_t wh[2] = {WIDTH, WIDTH}, wo[2] = {OUT, WIDTH}, bh[1] = {WIDTH}, bo[1] = {OUT};
@@ -20,28 +31,22 @@ int bench_mlp_step(int warmup, int reps, double *median_us) {
   h = tg_linear(g, h, tg_param(g, "l3.weight", 2, wo, fan), tg_param(g, "l3.bias", 1, bo, fan));
   tg_tensor *loss = tg_mse_loss(g, h, y);
   tg_plan_opts po = tg_plan_defaults(tg_cpu(0));
+  po.precision = tg_precision_dtype(bench_precision);
   if (!loss || tg_graph_plan(g, &po) != TG_OK) return 1;
   float *x = malloc(sizeof(float) * BATCH * WIDTH), *t = malloc(sizeof(float) * BATCH * OUT);
-  double *times = malloc(sizeof(double) * (size_t)reps);
   for (int i = 0; i < BATCH * WIDTH; i++) x[i] = tg_rng_normal(9, 0, (uint64_t)i);
   for (int i = 0; i < BATCH * OUT; i++) t[i] = tg_rng_normal(9, 1, (uint64_t)i);
   tg_tensor xt, yt;
   tg_tensor_view(&xt, "x", tg_cpu(0), TG_F32, 2, xs, x);
   tg_tensor_view(&yt, "y", tg_cpu(0), TG_F32, 2, ys, t);
-  tg_optim *opt;
+  mlp_ctx c = {g, loss, NULL};
   tg_optim_config oc = tg_optim_defaults(TG_ADAM);
-  if (tg_graph_bind(g, "x", &xt) || tg_graph_bind(g, "y", &yt) || tg_optim_new(s, &oc, &opt)) return 1;
-  for (int r = -warmup; r < reps; r++) {
-    double t0 = bench_now_us();
-    if (tg_graph_run(g) || tg_graph_backward(g, loss) || tg_optim_step(opt)) return 1;
-    if (r >= 0) times[r] = bench_now_us() - t0;
-  }
-  *median_us = bench_median(times, reps);
-  tg_optim_free(opt);
+  int rc = tg_graph_bind(g, "x", &xt) || tg_graph_bind(g, "y", &yt) || tg_optim_new(s, &oc, &c.opt);
+  if (!rc) rc = bench_time_step("mlp_step", mlp_one_step, &c, &g, 1, warmup, reps, median_us);
+  tg_optim_free(c.opt);
   tg_graph_free(g);
   tg_store_free(s);
   free(x);
   free(t);
-  free(times);
-  return 0;
+  return rc ? 1 : 0;
 }

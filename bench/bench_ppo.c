@@ -22,6 +22,8 @@ static void fill_minibatch(rl_ppo_mb *mb) {
   }
 }
 
+static int ppo_one_step(void *ctx) { return rl_ppo_net_learn(ctx, NULL) != TG_OK; }
+
 /* forward both networks, the fused PPO loss (clipped surrogate, clipped value loss, entropy, KL and
  * clip-fraction diagnostics), backward, global grad-norm clip 0.5, Adam (eps 1e-5) */
 int bench_ppo_update(int warmup, int reps, double *median_us) {
@@ -41,21 +43,11 @@ int bench_ppo_update(int warmup, int reps, double *median_us) {
   c.optim.eps = 1e-5f;
   c.optim.clip_norm = 0.5f;
   c.seed = 1;
+  c.precision = bench_precision;
   rl_ppo_net n;
-  double *times = malloc(sizeof(double) * (size_t)reps);
-  if (!times || rl_ppo_net_open(&n, &c) != TG_OK) {
-    free(times);
-    return 1;
-  }
+  if (rl_ppo_net_open(&n, &c) != TG_OK) return 1;
   fill_minibatch(&n.hb);
-  int rc = 0;
-  for (int r = -warmup; r < reps && rc == 0; r++) {
-    double t0 = bench_now_us();
-    if (rl_ppo_net_learn(&n, NULL) != TG_OK) rc = 1;
-    if (r >= 0) times[r] = bench_now_us() - t0;
-  }
-  if (rc == 0) *median_us = bench_median(times, reps);
+  int rc = bench_time_step("ppo_update", ppo_one_step, &n, &n.train, 1, warmup, reps, median_us);
   rl_ppo_net_close(&n);
-  free(times);
   return rc;
 }

@@ -24,6 +24,17 @@ static void fill_replay(rl_replay *r) {
   }
 }
 
+typedef struct dqn_ctx {
+  rl_dqn_net net;
+  rl_replay rb;
+} dqn_ctx;
+
+static int dqn_one_step(void *ctx) {
+  dqn_ctx *d = ctx;
+  float loss;
+  return rl_dqn_net_learn(&d->net, &d->rb, &loss, NULL) != TG_OK;
+}
+
 int bench_dqn_step(int warmup, int reps, double *median_us) {
   rl_dqn_net_cfg c = {0};
   c.dev = tg_cpu(0);
@@ -39,21 +50,18 @@ int bench_dqn_step(int warmup, int reps, double *median_us) {
   c.optim = tg_optim_defaults(TG_ADAM);
   c.optim.lr = 2.5e-4f;
   c.seed = 1;
-  rl_dqn_net net;
-  rl_replay rb;
-  double *times = malloc(sizeof(double) * (size_t)reps);
-  if (!times || rl_replay_init(&rb, CAPACITY, OBS, 1) != TG_OK) return 1;
-  fill_replay(&rb);
-  if (rl_dqn_net_open(&net, &c) != TG_OK) return 1;
-  for (int r = -warmup; r < reps; r++) {
-    double t0 = bench_now_us();
-    float loss;
-    if (rl_dqn_net_learn(&net, &rb, &loss, NULL) != TG_OK) return 1;
-    if (r >= 0) times[r] = bench_now_us() - t0;
+  c.precision = bench_precision;
+  dqn_ctx d;
+  if (rl_replay_init(&d.rb, CAPACITY, OBS, 1) != TG_OK) return 1;
+  fill_replay(&d.rb);
+  if (rl_dqn_net_open(&d.net, &c) != TG_OK) {
+    rl_replay_free(&d.rb);
+    return 1;
   }
-  *median_us = bench_median(times, reps);
-  rl_dqn_net_close(&net);
-  rl_replay_free(&rb);
-  free(times);
-  return 0;
+  /* a step runs the training graph and the Double DQN target's two forward graphs */
+  tg_graph *graphs[3] = {d.net.train, d.net.next, d.net.tgt};
+  int rc = bench_time_step("dqn_step", dqn_one_step, &d, graphs, 3, warmup, reps, median_us);
+  rl_dqn_net_close(&d.net);
+  rl_replay_free(&d.rb);
+  return rc;
 }

@@ -1,18 +1,34 @@
 #!/usr/bin/env bash
-# make bench: runs every case in tickgrad and in PyTorch (eager and torch.compile) in the same run:
-# the training steps (mlp_step, tft_step, mamba2_step, dqn_step, ppo_update) at 1 and 2 threads, printing
-# "case, threads, tickgrad_us, torch_us, ratio, torch_compile_us", then the readers single-threaded,
-# then the environments' throughput (env_cartpole_*, env_trading_*: "case, instances, steps_per_s").
+# make bench: runs every case in tickgrad and in PyTorch in the same run.
+# The training steps (mlp_step, tft_step, mamba2_step, dqn_step, ppo_update) at each thread count in
+# BENCH_TRAIN_THREADS, tickgrad in fp32 and bf16 (`tickgrad_bench --precision`), PyTorch eager in fp32 and under
+# CPU autocast bf16 (`torch_cases.py --autocast`), and optionally torch.compile fp32: "case, threads, tickgrad_fp32_us,
+# tickgrad_bf16_us, torch_fp32_us, torch_autocast_bf16_us, torch_fp32/tickgrad_fp32, tickgrad_fp32/tickgrad_bf16,
+# torch_bf16/tickgrad_bf16, torch_compile_us" (BENCH_TORCH_COMPILE=1). Then the roofline: the ISA line, the measured GEMM peak
+# (tickgrad_bench gemm_peak, a 1024-cube matmul through the planned GEMM path, fp32 and bf16, also on oneDNN's
+# primitive when the build has oneDNN) and per case and precision "case, threads, precision,
+# gemm_gflop_per_step, gemm_gflops, pct_of_peak, outside_gemm_share, lstm_gemm_gflop_per_step, slowest_other_ops"
+# from tickgrad_bench's profiled steps. Then the readers single-threaded, then the environments' throughput
+# (env_cartpole_*, env_trading_*: "case, instances, steps_per_s").
 # Then single-prediction latency at batch 1 on one thread, pinned to one CPU (`tickgrad_bench latency CASE`
 # against bench/torch_latency.py, PyTorch eager): "case, tickgrad_p50_us, tickgrad_p99_us,
 # tickgrad_p999_us, torch_p50_us, torch_p99_us, torch_p999_us, ratio_p50, ratio_p99, tickgrad_calls,
 # torch_calls" (ratio = torch / tickgrad). Then the GPU cases (mlp_step_cuda_*) when `tickgrad devices`
 # shows a working cuda:0, against PyTorch on the GPU; else one line "# GPU cases skipped: <why>".
 #
+# The PyTorch peer runs as PyTorch's CPU performance tuning guide advises: a tuned allocator preloaded (jemalloc with
+# huge pages and no purging in MALLOC_CONF, else tcmalloc, found with ldconfig; LD_PRELOAD) or, when neither is
+# installed, glibc's malloc told not to trim or mmap (MALLOC_TRIM_THRESHOLD_, MALLOC_MMAP_THRESHOLD_);
+# OMP_NUM_THREADS and torch.set_num_threads set to the case's threads. The header says which allocator every torch
+# process got, checked in one process's memory map.
+#
 # Knobs (environment): BENCH_THREADS (default 1: readers and GPU cases); BENCH_TRAIN_THREADS
-# (default "1 2": thread counts of the training cases); BENCH_PYTHON=PATH uses that python as is and
-# creates or installs nothing (BENCH_PYTHON=none: tickgrad's side only); BENCH_ONLY=gpu runs only
-# the GPU section, BENCH_ONLY=latency only the latency section; BENCH_GPU_TIMEOUT (seconds, default
+# (default "1 2": thread counts of the training cases); BENCH_TRAIN_CASES (default: all five); BENCH_PYTHON=PATH uses that python as is and
+# creates or installs nothing (BENCH_PYTHON=none: tickgrad's side only); BENCH_ONLY=train runs only the
+# training section (its table and the roofline), BENCH_ONLY=gpu only the GPU section, BENCH_ONLY=latency only the
+# latency section; BENCH_TORCH_MALLOC (auto: as above; glibc: no preload; or a library to preload);
+# BENCH_TORCH_COMPILE=1 fills the torch.compile column (default "-": compiling took 57 s for mlp_step and 12 min
+# for tft_step on the 2-core machine, per process and thread count); BENCH_GPU_TIMEOUT (seconds, default
 # 300) bounds each GPU-section command. Latency: BENCH_LATENCY_CPU (the CPU both sides are pinned to
 # with taskset; default the last one; "none": not pinned), BENCH_LATENCY_CALLS (tickgrad's timed calls
 # per case, default 100000; PyTorch's too, but fewer where they would take over
@@ -25,8 +41,9 @@ build=${1:-build}
 threads=${BENCH_THREADS:-1}
 only=${BENCH_ONLY:-all}
 gpu_timeout=${BENCH_GPU_TIMEOUT:-300}
-case $only in all | gpu | latency) ;; *) echo "bench: BENCH_ONLY must be 'all', 'gpu' or 'latency', not '$only'" >&2; exit 2 ;; esac
-if [ "${BENCH_PYTHON:-}" = none ] && [ "$only" = all ]; then
+case $only in all | train | gpu | latency) ;;
+  *) echo "bench: BENCH_ONLY must be 'all', 'train', 'gpu' or 'latency', not '$only'" >&2; exit 2 ;; esac
+if [ "${BENCH_PYTHON:-}" = none ] && { [ "$only" = all ] || [ "$only" = train ]; }; then
   echo "bench: BENCH_PYTHON=none (no PyTorch) is for BENCH_ONLY=gpu or latency; the CPU cases need PyTorch" >&2
   exit 2
 fi
@@ -54,10 +71,49 @@ cores=$(nproc --all)
 export OMP_NUM_THREADS=$threads
 log=$(mktemp)
 latdir=
-trap 'rm -f "$log" "$log.bars" "$log.gpu" "$log.lat" "$log.case"; [ -z "$latdir" ] || rm -rf "$latdir"' EXIT
+trap 'rm -f "$log" "$log.bars" "$log.gpu" "$log.lat" "$log.case" "$log.notes"; [ -z "$latdir" ] || rm -rf "$latdir"' EXIT
 torch_version() { if [ "$py" = none ]; then echo "none (BENCH_PYTHON=none)"; else "$py" -c 'import torch; print(torch.__version__)'; fi; }
+
+# ---- the PyTorch peer's processes, as PyTorch's CPU performance tuning guide advises ----
+# find_lib NAME: the path ldconfig knows for the shared library NAME, or nothing
+find_lib() { ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n { print $NF; exit }'; }
+torch_env=() # what every torch process gets in its environment (env "${torch_env[@]}" python ...)
+torch_alloc=
+setup_torch_env() {
+  local want=${BENCH_TORCH_MALLOC:-auto} lib='' name
+  if [ "$want" = auto ]; then
+    for name in libjemalloc.so.2 libtcmalloc_minimal.so.4 libtcmalloc.so.4; do
+      lib=$(find_lib "$name")
+      [ -z "$lib" ] || break
+    done
+  elif [ "$want" != glibc ]; then
+    lib=$want
+  fi
+  if [ -n "$lib" ]; then
+    torch_env=("LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD}")
+    torch_alloc="$(basename "$lib") preloaded (LD_PRELOAD=$lib)"
+    if [[ $lib == *jemalloc* ]]; then
+      # jemalloc as configured it would hurt: with its defaults (no huge pages where THP is madvise-only, freed pages
+      # purged after 10 s) PyTorch's tft_step ran 2x slower than on glibc here; huge pages and no purging fixed it
+      torch_env+=("MALLOC_CONF=${MALLOC_CONF:-thp:always,metadata_thp:auto,dirty_decay_ms:-1,muzzy_decay_ms:-1}")
+      torch_alloc="$torch_alloc with ${torch_env[1]}"
+    fi
+    if [ "$py" != none ] && ! env "${torch_env[@]}" "$py" -c 'import torch; print(open("/proc/self/maps").read())' \
+        2>/dev/null | grep -qF "$(basename "$lib")"; then
+      torch_alloc="$torch_alloc, WARNING: not found in a torch process's memory map"
+    fi
+  else
+    # glibc's tuning: never give freed memory back (trim) and keep blocks below 32 MiB (the largest mmap threshold)
+    # in the heap, so a step's tensors reuse memory instead of a mmap/munmap and page faults per large tensor
+    torch_env=(MALLOC_TRIM_THRESHOLD_=68719476736 MALLOC_MMAP_THRESHOLD_=33554432)
+    torch_alloc="glibc malloc, MALLOC_TRIM_THRESHOLD_=64 GiB MALLOC_MMAP_THRESHOLD_=32 MiB"
+    [ "$want" = glibc ] || torch_alloc="$torch_alloc (no jemalloc or tcmalloc installed: apt-get install libjemalloc2)"
+  fi
+}
+setup_torch_env
 echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $cores cores; threads $threads"
 echo "# torch $(torch_version); tickgrad $("./$build/tickgrad" version | cut -d' ' -f2)"
+[ "$py" = none ] || echo "# torch peer: allocator $torch_alloc; OMP_NUM_THREADS and torch.set_num_threads = the case's threads"
 
 # ---- GPU section: tickgrad's mlp_step_cuda_* against torch eager and torch.compile on cuda ----
 num() { [[ $1 =~ ^[0-9]+([.][0-9]+)?$ ]]; }
@@ -67,7 +123,7 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 torch_gpu() {
   local out rc=0
   [ "$py" = none ] && { echo "-"; return; }
-  out=$(timeout "$gpu_timeout" "$py" bench/torch_cases.py mlp_step --device cuda --batch "$@" \
+  out=$(timeout "$gpu_timeout" env "${torch_env[@]}" "$py" bench/torch_cases.py mlp_step --device cuda --batch "$@" \
     --threads "$threads" 2>>"$log.gpu") || rc=$?
   if [ "$rc" = 124 ]; then echo "timed out after ${gpu_timeout}s"
   elif [ "$rc" != 0 ]; then echo "failed (exit $rc): $(tail -1 "$log.gpu")"
@@ -144,7 +200,7 @@ latency_section() {
     if [ "$py" = none ]; then tcache[$tw]="- - - - - -"
     elif [ -z "${tcache[$tw]:-}" ]; then
       rc=0
-      pt=$("${pin[@]}" "$py" bench/torch_latency.py "$tw" --calls "$calls" --budget-s "$budget" 2>>"$log.lat") || rc=$?
+      pt=$("${pin[@]}" env "${torch_env[@]}" "$py" bench/torch_latency.py "$tw" --calls "$calls" --budget-s "$budget" 2>>"$log.lat") || rc=$?
       if [ "$rc" != 0 ]; then echo "# torch $tw failed (exit $rc): $(tail -1 "$log.lat")"; failed=1; pt="- - - - - -"; fi
       tcache[$tw]=$pt
     fi
@@ -160,7 +216,107 @@ latency_section() {
   return $failed
 }
 
+# ---- training section: each step in tickgrad fp32 and bf16, PyTorch eager fp32 and autocast bf16; the roofline ----
+train_threads=${BENCH_TRAIN_THREADS:-1 2}
+# ratio A B: A / B to two decimals, or "-" when either is not a number
+ratio() { if num "$1" && num "$2"; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; else echo -; fi; }
+# tg_run ARGS...: the output of tickgrad_bench ARGS, or "failed (exit N): <why>"
+tg_run() {
+  local out rc=0
+  out=$("./$build/tickgrad_bench" "$@" 2>"$log.case") || rc=$?
+  cat "$log.case" >>"$log"
+  if [ "$rc" = 0 ]; then echo "$out"; else echo "failed (exit $rc): $(tail -1 "$log.case")"; fi
+}
+# torch_run TH ARGS...: the median us of bench/torch_cases.py ARGS as the peer runs, or why there is none
+torch_run() {
+  local th=$1 out rc=0
+  shift
+  out=$(env "${torch_env[@]}" OMP_NUM_THREADS="$th" "$py" bench/torch_cases.py "$@" --threads "$th" 2>"$log.case") || rc=$?
+  cat "$log.case" >>"$log"
+  grep -h '^# ' "$log.case" >>"$log.notes" || true
+  if [ "$rc" != 0 ]; then echo "failed (exit $rc): $(tail -1 "$log.case")"; else cut -d' ' -f2- <<<"$out" | tr ',' ';'; fi
+}
+train_section() {
+  local case th reps prec lib out t32 t16 p32 p16 pc failed=0 roof=() peaks=() line tag c isa='' gemm=
+  declare -A peak
+  : >"$log.notes"
+  echo
+  echo "# training steps: median us per step; in each ratio A/B, above 1 means B is faster"
+  echo "case, threads, tickgrad_fp32_us, tickgrad_bf16_us, torch_fp32_us, torch_autocast_bf16_us, torch_fp32/tickgrad_fp32, tickgrad_fp32/tickgrad_bf16, torch_bf16/tickgrad_bf16, torch_compile_us"
+  for case in ${BENCH_TRAIN_CASES:-mlp_step tft_step mamba2_step dqn_step ppo_update}; do
+    # the forecasters are slower per step, so they take fewer repetitions
+    reps=(--warmup 50 --reps 500)
+    case $case in tft_step | mamba2_step) reps=(--warmup 5 --reps 40) ;; esac
+    for th in $train_threads; do
+      export OMP_NUM_THREADS=$th
+      out=$(tg_run --threads "$th" "${reps[@]}" --precision fp32 "$case")
+      t32=$(head -1 <<<"$out" | cut -d' ' -f2)
+      [[ $out != failed* ]] || { t32=$out; failed=1; }
+      roof+=("$case $th fp32 $(grep -m1 '^roofline ' <<<"$out" || true)")
+      out=$(tg_run --threads "$th" "${reps[@]}" --precision bf16 "$case")
+      t16=$(head -1 <<<"$out" | cut -d' ' -f2)
+      [[ $out != failed* ]] || { t16=$out; failed=1; }
+      roof+=("$case $th bf16 $(grep -m1 '^roofline ' <<<"$out" || true)")
+      p32=$(torch_run "$th" "$case" "${reps[@]}")
+      p16=$(torch_run "$th" "$case" "${reps[@]}" --autocast)
+      pc=-
+      [ "${BENCH_TORCH_COMPILE:-0}" = 0 ] || pc=$(torch_run "$th" "$case" "${reps[@]}" --compile)
+      echo "$case, $th, $t32, $t16, $p32, $p16, $(ratio "$p32" "$t32"), $(ratio "$t32" "$t16"), $(ratio "$p16" "$t16"), $pc"
+    done
+  done
+  export OMP_NUM_THREADS=$threads
+  sort -u "$log.notes"
+  # the peak: gemm_peak on the path the cases used, and on oneDNN's primitive when this build has oneDNN
+  local libs=(default)
+  "./$build/tickgrad" devices 2>/dev/null | grep -q 'no oneDNN in this build' || [ "${TICKGRAD_GEMM:-}" = onednn ] ||
+    libs+=(onednn)
+  for th in $train_threads; do
+    for lib in "${libs[@]}"; do
+      for prec in fp32 bf16; do
+        if [ "$lib" = onednn ]; then
+          out=$(OMP_NUM_THREADS=$th TICKGRAD_GEMM=onednn tg_run --threads "$th" --warmup 3 --reps 20 --precision "$prec" gemm_peak)
+        else
+          out=$(OMP_NUM_THREADS=$th tg_run --threads "$th" --warmup 3 --reps 20 --precision "$prec" gemm_peak)
+        fi
+        if [[ $out == failed* ]]; then peaks+=("gemm_peak, $th, $prec, $lib, $out"); failed=1; continue; fi
+        line=$(grep -m1 '^peak ' <<<"$out")
+        [ "$lib" = onednn ] || peak[$th.$prec]=$(field gflops "$line")
+        peaks+=("gemm_peak, $th, $prec, $lib: $(field path "$line"), $(field gflops "$line")")
+        isa=$(grep -m1 '^isa ' <<<"$out" | cut -d' ' -f2-)
+        [ "$lib" = onednn ] || gemm=$(grep -m1 '^gemm ' <<<"$out" | cut -d' ' -f2-)
+      done
+    done
+  done
+  echo
+  echo "# roofline. ISA: ${isa:-unknown}"
+  echo "# GEMM library of the cases: ${gemm:-unknown}"
+  echo "# peak: a 1024-cube matmul through the planned GEMM path (tickgrad_bench gemm_peak; bf16: operands rounded, f32"
+  echo "# accumulation); default is the path the cases take, onednn the same shape on a oneDNN primitive (TICKGRAD_GEMM=onednn)"
+  echo "case, threads, precision, path, gflops"
+  printf '%s\n' "${peaks[@]}"
+  echo "# per case, from max(3, reps / 4) profiled steps after the timed ones: GEMM ops are matmul, linear and"
+  echo "# stacked_linear; the LSTM's internal GEMMs (lstm_gemm_gflop_per_step) and ssd_scan's small products are counted"
+  echo "# outside them; pct_of_peak is gemm_gflops against the default path's peak at the same threads and precision"
+  echo "case, threads, precision, gemm_gflop_per_step, gemm_gflops, pct_of_peak, outside_gemm_share, lstm_gemm_gflop_per_step, slowest_other_ops"
+  for line in "${roof[@]}"; do
+    read -r c th prec tag _ <<<"$line" # case threads precision "roofline" case key=value...
+    [ "$tag" = roofline ] || { echo "$c, $th, $prec, no roofline line (the case failed)"; continue; }
+    awk -v th="$th" -v prec="$prec" -v peak="${peak[$th.$prec]:-}" -v l="$line" 'BEGIN {
+      n = split(l, f, " "); c = f[1]
+      for (i = 6; i <= n; i++) { split(f[i], kv, "="); v[kv[1]] = kv[2] }
+      pct = (peak + 0 > 0) ? sprintf("%.0f%%", 100 * v["gemm_gflops"] / peak) : "-"
+      printf "%s, %s, %s, %.4f, %.1f, %s, %.0f%%, %.4f, %s\n", c, th, prec, v["gemm_gflop"], v["gemm_gflops"], pct,
+        100 * v["outside"], v["lstm_gflop"], v["top_other"] }'
+  done
+  return $failed
+}
+
 gpu_status=0
+train_status=0
+if [ "$only" = train ]; then
+  train_section || train_status=$?
+  exit $train_status
+fi
 if [ "$only" = gpu ]; then
   gpu_section || gpu_status=$?
   exit $gpu_status
@@ -171,23 +327,7 @@ if [ "$only" = latency ]; then
   exit $?
 fi
 
-echo "case, threads, tickgrad_us, torch_us, ratio, torch_compile_us"
-# each training case at every thread count in BENCH_TRAIN_THREADS (default "1 2"); the forecasters
-# are slower per step, so they take fewer repetitions
-for case in mlp_step tft_step mamba2_step dqn_step ppo_update; do
-  reps="--warmup 50 --reps 500"
-  case $case in mlp_step | dqn_step | ppo_update) ;; *) reps="--warmup 5 --reps 40" ;; esac
-  for th in ${BENCH_TRAIN_THREADS:-1 2}; do
-    # shellcheck disable=SC2086  # reps is two flags
-    tg=$(OMP_NUM_THREADS=$th "./$build/tickgrad_bench" --threads "$th" $reps "$case" | cut -d' ' -f2)
-    # shellcheck disable=SC2086
-    pt=$(OMP_NUM_THREADS=$th "$py" bench/torch_cases.py "$case" --threads "$th" $reps 2>>"$log" | cut -d' ' -f2)
-    # shellcheck disable=SC2086
-    pc=$(OMP_NUM_THREADS=$th "$py" bench/torch_cases.py "$case" --threads "$th" $reps --compile 2>>"$log" | cut -d' ' -f2-)
-    ratio=$(awk -v a="$pt" -v b="$tg" 'BEGIN { printf "%.2f", a / b }')
-    echo "$case, $th, $tg, $pt, $ratio, $pc"
-  done
-done
+train_section || train_status=$?
 shared=${TG_SHARED_DATA:-../shared/data}
 if [ ! -d "$shared" ]; then
   echo "# reader cases skipped: $shared is absent"
@@ -218,4 +358,5 @@ lat_status=0
 latency_section || lat_status=$?
 gpu_section || gpu_status=$?
 [ "$lat_status" = 0 ] || exit "$lat_status"
+[ "$train_status" = 0 ] || exit "$train_status"
 exit $gpu_status

@@ -1,9 +1,14 @@
 """The PyTorch peer of each tickgrad benchmark case: same shapes, same threads, warm-up, median.
 
-Usage: python bench/torch_cases.py CASE [--threads N] [--warmup N] [--reps N] [--compile]
+Usage: python bench/torch_cases.py CASE [--threads N] [--warmup N] [--reps N] [--compile] [--autocast]
                                         [--device cpu|cuda] [--batch N]
 Prints "CASE MEDIAN_US", or "CASE unavailable: REASON" when the case cannot run here (--compile
 without a working toolchain, --device cuda without a usable GPU); that is not a failure (exit 0).
+
+--autocast: mixed precision as PyTorch's AMP docs describe it for the CPU: the forward and the loss under
+torch.autocast(device, dtype=torch.bfloat16) (autocast picks the ops that run in bf16: matmuls, linears, the
+LSTM; losses and reductions stay fp32), backward outside it, the optimizer on the fp32 parameters (the master
+weights; bf16 needs no GradScaler). Without it every case runs fp32 eager, as before.
 
 --device cpu (the default) is the CPU case mlp_step: a fixed batch, as before. --device cuda is the
 peer of tickgrad's mlp_step_cuda_*: the model, a table of 65536 rows and the batch draws
@@ -23,7 +28,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 TABLE_ROWS = 65536
 
 
-def mlp_step(compile_, device="cpu", batch=64):
+def amp(fwd, autocast, device="cpu"):
+    """fwd under torch.autocast(device, bfloat16) when autocast, else fwd itself."""
+    if not autocast:
+        return fwd
+
+    def fwd_bf16(*args):
+        with torch.autocast(device, dtype=torch.bfloat16):
+            return fwd(*args)
+    return fwd_bf16
+
+
+def mlp_step(compile_, device="cpu", batch=64, autocast=False):
     torch.manual_seed(1)
     model = torch.nn.Sequential(
         torch.nn.Linear(256, 256), torch.nn.ReLU(),
@@ -48,6 +64,7 @@ def mlp_step(compile_, device="cpu", batch=64):
     fwd = (lambda xb, yb: loss_fn(model(xb), yb))
     if compile_:  # compiled forward+loss; backward through the compiled graph
         fwd = torch.compile(fwd)
+    fwd = amp(fwd, autocast, device)
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -61,13 +78,14 @@ def mlp_step(compile_, device="cpu", batch=64):
 N_PAST, N_FUTURE, HORIZONS = 16, 4, 8  # as bench/bench_forecast_step.c
 
 
-def forecast_step(model, inputs, target, quantiles, compile_):
+def forecast_step(model, inputs, target, quantiles, compile_, autocast=False):
     """One training step: forward, tickgrad's pinball loss, backward, clip 1.0, Adam (as tickgrad's case)."""
     import tft  # reference/tft.py: pinball_loss is tg_pinball_loss's definition
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     fwd = (lambda: tft.pinball_loss(model(*inputs), target, quantiles))
     if compile_:
         fwd = torch.compile(fwd)
+    fwd = amp(fwd, autocast, inputs[0].device.type)
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -79,20 +97,51 @@ def forecast_step(model, inputs, target, quantiles, compile_):
     return step
 
 
-def tft_step(compile_, device="cpu", batch=32):
+def bf16_lstm_works(device):
+    """Whether torch's fused LSTM runs under bf16 autocast here (on the CPU oneDNN's bf16 LSTM needs AVX-512)."""
+    import tft
+    lstm = tft.LSTM(4, 4).to(device)
+    lstm.fused = True
+    torch.nn.init.normal_(lstm.w_ih)
+    torch.nn.init.normal_(lstm.w_hh)
+    x, h = torch.randn(2, 3, 4, device=device), torch.zeros(2, 4, device=device)
+    try:
+        with torch.autocast(device, dtype=torch.bfloat16):
+            lstm(x, h, h)
+        return True
+    except RuntimeError as e:
+        print(f"# tft_step --autocast: torch's bf16 LSTM fails here ({str(e).splitlines()[0][:80]}), so the LSTMs "
+              f"run in fp32 outside autocast (as tickgrad's lstm op does under bf16)", file=sys.stderr)
+        return False
+
+
+def lstm_outside_autocast(model):
+    """Every tft.LSTM of model runs in fp32 with autocast off, its inputs cast back to fp32."""
+    import tft
+    for m in model.modules():
+        if isinstance(m, tft.LSTM):
+            def fwd32(x, h, c, fwd=m.forward):
+                with torch.autocast(x.device.type, enabled=False):
+                    return fwd(x.float(), h.float(), c.float())
+            m.forward = fwd32
+
+
+def tft_step(compile_, device="cpu", batch=32, autocast=False):
     """reference/tft.py at the issue's defaults, with torch's own fused LSTM kernel."""
     import tft
     torch.manual_seed(1)
     model = tft.build(dict(tft.DEFAULTS), fused_lstm=True).to(device).train()
+    if autocast and not bf16_lstm_works(device):
+        lstm_outside_autocast(model)
     c = model.cfg
     past = torch.randn(batch, c["enc_len"], N_PAST, device=device)
     fut = torch.randn(batch, c["dec_len"], N_FUTURE, device=device)
     inst = torch.zeros(batch, dtype=torch.long, device=device)
     y = torch.randn(batch, HORIZONS, device=device)
-    return forecast_step(model, (past, fut, inst), y, c["quantiles"], compile_)
+    return forecast_step(model, (past, fut, inst), y, c["quantiles"], compile_, autocast)
 
 
-def mamba2_step(compile_, device="cpu", batch=8):
+def mamba2_step(compile_, device="cpu", batch=8, autocast=False):
     """reference/mamba2.py at the issue's defaults, with its chunked (vectorised) SSD."""
     import mamba2
     torch.manual_seed(1)
@@ -102,19 +151,19 @@ def mamba2_step(compile_, device="cpu", batch=8):
     model.parameters = net.parameters
     past = torch.randn(batch, c.seq_len, N_PAST, device=device)
     y = torch.randn(batch, HORIZONS, device=device)
-    return forecast_step(model, (past,), y, c.q, compile_)
+    return forecast_step(model, (past,), y, c.q, compile_, autocast)
 
 
-def dqn_step(compile_, device="cpu", batch=64):
+def dqn_step(compile_, device="cpu", batch=64, autocast=False):
     """reference/dqn_step.py: Double DQN, Q-network 64-256-256-256-3, replay draw, Huber, Adam."""
     import dqn_step as twin
-    return twin.make_step(compile_, device, batch)
+    return twin.make_step(compile_, device, batch, wrap=lambda f: amp(f, autocast, device))
 
 
-def ppo_update(compile_, device="cpu", batch=256):
+def ppo_update(compile_, device="cpu", batch=256, autocast=False):
     """reference/ppo_update.py: CleanRL's PPO minibatch update, actor and critic 64-256-64-64 tanh, 3 actions."""
     import ppo_update as twin
-    return twin.make_step(compile_, device, batch)
+    return twin.make_step(compile_, device, batch, wrap=lambda f: amp(f, autocast, device))
 
 
 CASES = {"mlp_step": mlp_step, "tft_step": tft_step, "mamba2_step": mamba2_step, "dqn_step": dqn_step,
@@ -129,6 +178,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=50)
     ap.add_argument("--reps", type=int, default=500)
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--autocast", action="store_true", help="forward and loss under torch.autocast bf16")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--batch", type=int, default=0, help="default: the case's batch (64, 32, 8, 64, 256)")
     a = ap.parse_args()
@@ -142,7 +192,7 @@ def main():
         torch.set_float32_matmul_precision("highest")  # plain FP32 GEMMs (no TF32), as tickgrad's cuBLAS calls
         print(f"# torch {torch.__version__} on {torch.cuda.get_device_name(0)}", file=sys.stderr)
     try:
-        step = CASES[a.case](a.compile, a.device, a.batch or BATCH[a.case])
+        step = CASES[a.case](a.compile, a.device, a.batch or BATCH[a.case], a.autocast)
         for _ in range(a.warmup):
             loss = step()
         if cuda:

@@ -44,8 +44,9 @@ def replay(device="cpu"):
     return [t.to(device) for t in (obs, next_obs, actions, rewards, terminated)]
 
 
-def make_step(compile_=False, device="cpu", batch=BATCH, gamma=0.99, lr=2.5e-4):
-    """Returns step(): one full training step, returning the loss tensor."""
+def make_step(compile_=False, device="cpu", batch=BATCH, gamma=0.99, lr=2.5e-4, wrap=None):
+    """Returns step(): one full training step, returning the loss tensor. wrap(f), when given, wraps the forward
+    and loss (the benchmark's autocast)."""
     torch.manual_seed(1)
     q = q_network().to(device)
     target = q_network().to(device)
@@ -62,6 +63,8 @@ def make_step(compile_=False, device="cpu", batch=BATCH, gamma=0.99, lr=2.5e-4):
         return F.smooth_l1_loss(q_sa, y)                          # Huber, delta 1
 
     fwd = torch.compile(loss_of) if compile_ else loss_of
+    if wrap:
+        fwd = wrap(fwd)
 
     def step():
         idx = torch.randint(0, CAPACITY, (batch,), device=device)  # uniform, with replacement

@@ -95,13 +95,16 @@ def minibatch(n, obs, actions, device="cpu", seed=9):
     return [t.to(device) for t in (o, a, lp, adv, ret, val)]
 
 
-def make_step(compile_=False, device="cpu", batch=256, obs=64, hidden=(256, 64, 64), actions=3):
-    """Returns step(): one update on a fixed minibatch (as the tickgrad case), returning the loss."""
+def make_step(compile_=False, device="cpu", batch=256, obs=64, hidden=(256, 64, 64), actions=3, wrap=None):
+    """Returns step(): one update on a fixed minibatch (as the tickgrad case), returning the loss. wrap(f), when
+    given, wraps the loss function (the benchmark's autocast)."""
     torch.manual_seed(1)
     agent = Agent(obs, hidden, actions).to(device)
     opt = torch.optim.Adam(agent.parameters(), lr=LR, eps=EPS)
     mb = minibatch(batch, obs, actions, device)
     loss_fn = torch.compile(ppo_loss) if compile_ else ppo_loss
+    if wrap:
+        loss_fn = wrap(loss_fn)
 
     def step():
         parts = loss_fn(agent, *mb)

@@ -294,6 +294,33 @@ const float *tg_graph_grad(const tg_graph *g, const tg_tensor *t);
 /* Debug plans only: TG_ERR_INVALID naming the first buffer whose guard bytes changed. */
 tg_status tg_graph_check_guards(const tg_graph *g);
 
+/* ---- profiling: wall time and FLOPs per op kind, summed over runs and backwards (opt-in) ---- */
+
+/* One op kind's totals since profiling was turned on or reset. flops count 2 per multiply-add where the op has a
+ * formula: matmul 2 batch m n k forward and as much again per input gradient its backward computes; linear and
+ * stacked_linear likewise; lstm its internal GEMMs (its gate math not counted); 0 for every other op (ssd_scan's small
+ * matrix products included). */
+typedef struct tg_op_profile {
+  const char *op;              /* the op's name */
+  int gemm;                    /* 1: matmul, linear, stacked_linear (ops whose work is GEMMs) */
+  int64_t fwd_calls, bwd_calls;
+  double fwd_s, bwd_s;         /* wall seconds in the op's forward and backward kernels */
+  double fwd_flops, bwd_flops;
+} tg_op_profile;
+
+/* on = 1: from now on run and backward time every kernel call and count its FLOPs per op kind (totals zeroed);
+ * on = 0: stop and drop the totals. Off by default, and then run and backward pay one branch per node; on, they read
+ * the host clock twice per kernel call and allocate nothing (the totals are allocated here). The time is host-side
+ * wall time around each kernel call, which is the kernel's time only where kernels finish before they return: a
+ * planned graph on a device whose memory is the host's (the CPU). Elsewhere (CUDA queues kernels) it is refused with
+ * TG_ERR_UNSUPPORTED, and a later plan on such a device turns profiling off. Needs a planned graph. */
+tg_status tg_graph_profile_enable(tg_graph *g, int on);
+/* Zeroes the totals (profiling stays on). */
+void tg_graph_profile_reset(tg_graph *g);
+/* The op kinds that ran a kernel since the totals were zeroed, in op table order: writes min(count, max) of them to
+ * out and returns the count (0 when profiling is off). */
+int tg_graph_profile_get(const tg_graph *g, tg_op_profile *out, int max);
+
 /* Ops by name and availability (for the op-coverage test and `tickgrad ops`). */
 int tg_op_count(void);
 const char *tg_op_name(int op);

@@ -102,7 +102,7 @@ tg_status tg_graph_run(tg_graph *g) {
     if (def->flags & TG_OPF_LEAF) continue;
     if (trace) trace_op(g, n, "forward ");
     n->args.rng_offset = g->fwd_offset;
-    tg_status st = n->kern->fwd(&n->args);
+    tg_status st = g->prof ? tg_graph_profile_call(g, n, &n->args, 0) : n->kern->fwd(&n->args);
     if (st != TG_OK) {
       g->ran = 0;
       return kernel_failed(g, st);
@@ -131,7 +131,7 @@ static tg_status recompute_segment(tg_graph *g, const tg_segment *s, int trace) 
     if (!n->recompute) continue;
     if (trace) trace_op(g, n, "recompute");
     n->bargs.rng_offset = g->fwd_offset;
-    tg_status st = n->kern->fwd(&n->bargs);
+    tg_status st = g->prof ? tg_graph_profile_call(g, n, &n->bargs, 0) : n->kern->fwd(&n->bargs);
     if (st != TG_OK) return kernel_failed(g, st);
   }
   return TG_OK;
@@ -146,7 +146,8 @@ static tg_status backward_node(tg_graph *g, tg_node *n, int trace) {
     if (n->in[k]->requires_grad && (st = ready_grad(g, n->in[k])) != TG_OK) return st;
   if (trace) trace_op(g, n, "backward");
   n->bargs.rng_offset = g->fwd_offset;
-  if ((st = n->kern->bwd(&n->bargs)) != TG_OK) return kernel_failed(g, st);
+  st = g->prof ? tg_graph_profile_call(g, n, &n->bargs, 1) : n->kern->bwd(&n->bargs);
+  if (st != TG_OK) return kernel_failed(g, st);
   return TG_OK;
 }
 

@@ -41,6 +41,7 @@ void tg_graph_release_plan(tg_graph *g) {
 void tg_graph_free(tg_graph *g) {
   if (!g) return;
   tg_graph_release_plan(g);
+  tg_graph_profile_enable(g, 0);
   for (int i = 0; i < g->n_nodes; i++) tg_free(g->nodes[i]);
   tg_free(g->nodes);
   tg_free(g->block_names);

@@ -84,6 +84,7 @@ struct tg_graph {
   uint64_t *rng_ctr;   /* [2] in device memory: the next run's rng offset, this run's (kernels read it) */
   int traced;          /* TICKGRAD_TRACE=devices: bit 1 forward printed, bit 2 backward printed */
   int ran;             /* a run completed since plan */
+  struct tg_graph_prof *prof; /* the profile's totals while profiling is on (profile.c), else NULL */
 };
 
 /* Sets the graph's sticky error (first one wins) and returns NULL, for builders. */
@@ -110,6 +111,9 @@ const tg_tensor *tg_node_bwd_value(const tg_node *n);
 /* 1 when n's backward reads its inputs' (outputs') data: a training plan and n needs a gradient. */
 int tg_node_bwd_reads_inputs(const tg_node *n, int training);
 int tg_node_bwd_reads_output(const tg_node *n, int training);
+/* Runs node n's forward (backward = 0; recomputes too) or backward kernel on args a, timed, adding to the profile
+ * (profile.c; g->prof set). */
+tg_status tg_graph_profile_call(tg_graph *g, tg_node *n, const tg_kernel_args *a, int backward);
 
 static inline tg_node *tg_node_of(const tg_tensor *t) { return (tg_node *)(void *)t; }
 

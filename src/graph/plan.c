@@ -447,6 +447,7 @@ tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
                      GUARD_BYTE);
   g->planned = 1;
   g->ran = 0;
+  if (g->prof && !be->host_memory) tg_graph_profile_enable(g, 0); /* host timing means nothing there */
   if (opts->log) tg_graph_print_plan(g, opts->log);
   return TG_OK;
 }
