@@ -20,13 +20,16 @@ extern tg_precision bench_precision;
 
 /* Lines a case leaves for tickgrad_bench to print after "<case> <median us>" (the roofline line, gemm_peak's peak and
  * ISA lines), each ending in a newline; "" when none. */
-extern char bench_extra[4096];
+extern char bench_extra[16384];
 /* Appends a formatted line to bench_extra. */
 void bench_extra_add(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+
+/* --ops: the roofline pass also leaves one line per op kind, "op <case> <op> key=value..." (bench_profile.c). */
+extern int bench_ops;
 
 /* One training step of a case (0: done, else failed). */
 typedef int (*bench_step_fn)(void *ctx);

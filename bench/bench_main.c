@@ -82,13 +82,14 @@ double bench_median(double *times, int n) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: tickgrad_bench [--threads N] [--warmup N] [--reps N] [--precision fp32|bf16] <case>\n"
+  fprintf(f, "usage: tickgrad_bench [--threads N] [--warmup N] [--reps N] [--precision fp32|bf16] [--ops] <case>\n"
              "       tickgrad_bench latency [--calls N] [--warmup N] [--dir DIR] <case>   (--help lists its cases)\n"
              "Prints \"<case> <median us>\"; the training-step cases (*) then \"roofline <case> key=value...\" from\n"
              "max(3, reps / 4) more steps with the graphs' profile on (GEMM GFLOP per step, GEMM GFLOP/s, the share of\n"
              "the step outside the GEMM ops matmul, linear, stacked_linear; lstm's internal GEMMs and ssd_scan are\n"
              "outside them and shown apart), gemm_peak \"peak ...\", \"isa ...\" and \"gemm ...\" lines.\n"
-             "--precision bf16 (cases marked *): GEMM operands rounded to bf16, f32 accumulation.\n"
+             "--precision bf16 (cases marked *): GEMM operands rounded to bf16, f32 accumulation. --ops: after the\n"
+             "roofline line one \"op <case> <op> ...\" line per op kind (calls, us, share of the step, GFLOP per step).\n"
              "Exit status: 0 done, 1 failed, 2 usage, 3 skipped (no GPU).\ncases:\n");
   for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++)
     fprintf(f, "  %-24s %s%s\n", CASES[i].name, CASES[i].precision ? "* " : "", CASES[i].what);
@@ -109,6 +110,8 @@ int main(int argc, char **argv) {
         return 2;
       }
       bench_precision = strcmp(p, "bf16") ? TG_PRECISION_FP32 : TG_PRECISION_BF16;
+    } else if (!strcmp(argv[i], "--ops")) {
+      bench_ops = 1;
     } else if (!strcmp(argv[i], "--help")) {
       usage(stdout);
       return 0;
