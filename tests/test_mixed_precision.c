@@ -29,20 +29,6 @@ static void test_close_to_fp32(tg_model_kind kind, const tg_bars *bars) {
             tg_train_model_name(kind));
 }
 
-/* 1 when every tensor of two safetensors files is bitwise equal. */
-static int same_tensors(const char *a, const char *b) {
-  tg_safetensors *fa = NULL, *fb = NULL;
-  int same = tg_safetensors_load(a, &fa) == TG_OK && tg_safetensors_load(b, &fb) == TG_OK &&
-             tg_safetensors_count(fa) == tg_safetensors_count(fb) && tg_safetensors_count(fa) > 0;
-  for (int i = 0; same && i < tg_safetensors_count(fa); i++) {
-    const tg_tensor *ta = tg_safetensors_at(fa, i), *tb = tg_safetensors_find(fb, ta->name);
-    same = tb && tg_nbytes(ta) == tg_nbytes(tb) && memcmp(ta->data, tb->data, tg_nbytes(ta)) == 0;
-  }
-  tg_safetensors_free(fa);
-  tg_safetensors_free(fb);
-  return same;
-}
-
 /* 1 when the file at dir/name contains text. */
 static int file_has(const char *dir, const char *name, const char *text) {
   char path[TG_TRAIN_PATH_MAX + 64];
@@ -76,7 +62,7 @@ static void test_resume_bf16(tg_model_kind kind, const tg_bars *bars) {
   for (int i = 0; i < 3; i++) {
     snprintf(a, sizeof a, "%s/%s", full.out, files[i]);
     snprintf(b, sizeof b, "%s/%s", part.out, files[i]);
-    CHECK_MSG(same_tensors(a, b), "bf16: %s differs after resume", files[i]);
+    CHECK_MSG(tg_test_same_tensors(a, b), "bf16: %s differs after resume", files[i]);
   }
   CHECK(rr.last.train_loss == rf.last.train_loss && rr.last.val_loss == rf.last.val_loss);
   CHECK_MSG(file_has(part.out, "config.json", "\"precision\": \"bf16\""), "config.json names the precision");

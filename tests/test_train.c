@@ -60,20 +60,6 @@ static void test_random_walk(tg_model_kind kind) {
   tg_bars_free(&bars);
 }
 
-/* Every tensor of two safetensors files bitwise equal. */
-static int same_tensors(const char *a, const char *b) {
-  tg_safetensors *fa = NULL, *fb = NULL;
-  int same = tg_safetensors_load(a, &fa) == TG_OK && tg_safetensors_load(b, &fb) == TG_OK &&
-             tg_safetensors_count(fa) == tg_safetensors_count(fb) && tg_safetensors_count(fa) > 0;
-  for (int i = 0; same && i < tg_safetensors_count(fa); i++) {
-    const tg_tensor *ta = tg_safetensors_at(fa, i), *tb = tg_safetensors_find(fb, ta->name);
-    same = tb && tg_nbytes(ta) == tg_nbytes(tb) && memcmp(ta->data, tb->data, tg_nbytes(ta)) == 0;
-  }
-  tg_safetensors_free(fa);
-  tg_safetensors_free(fb);
-  return same;
-}
-
 /* Stopped after epoch 2 of 4 and resumed = 4 epochs in one go: weights, optimizer state and the
  * losses of every epoch bitwise (dropout 0.1 is on, so the RNG position is part of it). The stopped run
  * recomputes its blocks, the uninterrupted one does not: the same numbers, and the resume keeps the setting. */
@@ -98,7 +84,7 @@ static void test_resume(void) {
   for (int i = 0; i < 3; i++) {
     snprintf(a, sizeof a, "%s/%s", full.out, files[i]);
     snprintf(b, sizeof b, "%s/%s", part.out, files[i]);
-    CHECK_MSG(same_tensors(a, b), "%s differs after resume", files[i]);
+    CHECK_MSG(tg_test_same_tensors(a, b), "%s differs after resume", files[i]);
   }
   CHECK(rr.last.train_loss == rf.last.train_loss && rr.last.val_loss == rf.last.val_loss);
   CHECK(rr.best_epoch == rf.best_epoch);
@@ -178,7 +164,7 @@ static void test_grad_norm_and_files(void) {
   CHECK(rr.epochs_run == 4 && isfinite(rr.last.grad_norm) && rr.last.grad_norm > 0);
   snprintf(a, sizeof a, "%s/weights.safetensors", part.out);
   snprintf(b, sizeof b, "%s/full/weights.safetensors", g_tmp);
-  CHECK_MSG(same_tensors(a, b), "weights differ after resuming a run from before grad_norm");
+  CHECK_MSG(tg_test_same_tensors(a, b), "weights differ after resuming a run from before grad_norm");
   /* metrics.csv: grad_norm after lr; blank for the two old epochs, a positive number for the new ones */
   snprintf(a, sizeof a, "%s/metrics.csv", part.out);
   size_t len = 0;

@@ -1,5 +1,7 @@
-/* Small forecasting runs shared by the trainer tests: seeded synthetic bars and a small config of each model. */
+/* Small forecasting runs shared by the trainer tests: seeded synthetic bars, a small config of each model, and a
+ * bitwise comparison of two runs' safetensors files. */
 #include <stdio.h>
+#include <string.h>
 #include "support/train_cfg.h"
 
 int tg_test_synth_bars(tg_bars *b, int64_t n, double signal, uint64_t seed) {
@@ -28,4 +30,17 @@ tg_train_config tg_test_small_config(tg_model_kind kind, const char *dir, const 
     c.batch = 32;
   }
   return c;
+}
+
+int tg_test_same_tensors(const char *a, const char *b) {
+  tg_safetensors *fa = NULL, *fb = NULL;
+  int same = tg_safetensors_load(a, &fa) == TG_OK && tg_safetensors_load(b, &fb) == TG_OK &&
+             tg_safetensors_count(fa) == tg_safetensors_count(fb) && tg_safetensors_count(fa) > 0;
+  for (int i = 0; same && i < tg_safetensors_count(fa); i++) {
+    const tg_tensor *ta = tg_safetensors_at(fa, i), *tb = tg_safetensors_find(fb, ta->name);
+    same = tb && tg_nbytes(ta) == tg_nbytes(tb) && memcmp(ta->data, tb->data, tg_nbytes(ta)) == 0;
+  }
+  tg_safetensors_free(fa);
+  tg_safetensors_free(fb);
+  return same;
 }
