@@ -16,6 +16,7 @@
  * - Past / future VSN with context c_s: weights = softmax(GRN_v(flattened [m*d], c_s)) over m;
  *   per-variable GRNs d -> d with separate weights stacked [m, ...] ("var_grn"), run as
  *   stacked_linear ops on the position-major [B*T, m, d] layout; output = sum_j weight_j * GRN_j(xi_j).
+ *   On large inputs the variables go in groups (see vsn_group), each summed into the output in turn.
  * - Context over time: binary ops broadcast a suffix only, so [B, T, h] + [B, h] goes through
  *   [T, B, h] and back (two transposes of the hidden-width tensor).
  * - LSTMs (tg_lstm, gates i f g o, one bias [4d], weights U(+-1/sqrt(d)), bias 0): encoder from
@@ -87,36 +88,78 @@ static int check_config(tg_graph *g, const tg_forecast_cfg *c) {
   return tg_graph_status(g) == TG_OK;
 }
 
-/* x [B, T, m] -> xi [B*T, m, d]: xi[n, j] = x[n, j] * weight[j] + bias[j], one linear 1 -> d per
- * variable (stacked_linear with in = 1). */
-static tg_tensor *embed_real(tft_b *b, const char *prefix, tg_tensor *x, int64_t d) {
-  tg_graph *g = b->g;
-  int64_t B = x->shape[0], T = x->shape[1], m = x->shape[2], N = B * T;
-  int64_t ws[2] = {m, d}, col[3] = {N, m, 1}, w3[3] = {m, d, 1};
-  tg_tensor *w = tft_param(b, prefix, "weight", 2, ws, (tg_init){TG_INIT_UNIFORM, -1.0f, 1.0f});
-  tg_tensor *bias = tft_param(b, prefix, "bias", 2, ws, (tg_init){TG_INIT_ZEROS, 0.0f, 0.0f});
-  if (!w || !bias) return NULL;
-  return tg_stacked_linear(g, tg_reshape(g, x, 3, col), tg_reshape(g, w, 3, w3), bias); /* [N, m, d] */
+/* The per-variable embedding "<prefix>": weight and bias [m, d], one linear 1 -> d per real variable. */
+typedef struct real_embed {
+  tg_tensor *w, *bias;
+} real_embed;
+
+static int embed_params(tft_b *b, const char *prefix, int64_t m, int64_t d, real_embed *e) {
+  int64_t ws[2] = {m, d};
+  e->w = tft_param(b, prefix, "weight", 2, ws, (tg_init){TG_INIT_UNIFORM, -1.0f, 1.0f});
+  e->bias = tft_param(b, prefix, "bias", 2, ws, (tg_init){TG_INIT_ZEROS, 0.0f, 0.0f});
+  return e->w && e->bias;
 }
 
-/* xi [B*T, m, d], c_s [B, d] -> [B, T, d]; the weights [B, T, m] go to *w_out. */
-static tg_tensor *vsn(tft_b *b, const char *prefix, tg_tensor *xi, tg_tensor *c_s, int64_t B, int64_t T,
-                      tg_tensor **w_out) {
-  if (!xi) return NULL;
+/* Variables lo .. lo+n-1 of x [B, T, m] embedded: xi [B*T, n, d], xi[r, j] = x[r, lo+j] * weight[lo+j] +
+ * bias[lo+j] (stacked_linear with in = 1; sliced when n < m). */
+static tg_tensor *embed_vars(tft_b *b, tg_tensor *x, const real_embed *e, int64_t lo, int64_t n) {
   tg_graph *g = b->g;
-  int64_t m = xi->shape[1], d = xi->shape[2], N = B * T;
-  char name[TG_NAME_MAX];
+  int64_t m = x->shape[2], d = e->w->shape[1], col[3] = {x->shape[0] * x->shape[1], m, 1}, w3[3] = {m, d, 1};
+  tg_tensor *xc = tg_reshape(g, x, 3, col), *w = tg_reshape(g, e->w, 3, w3), *bias = e->bias;
+  if (n < m) {
+    xc = tg_slice(g, xc, 1, lo, n);
+    w = tg_slice(g, w, 0, lo, n);
+    bias = tg_slice(g, bias, 0, lo, n);
+  }
+  return tg_stacked_linear(g, xc, w, bias); /* [N, n, d] */
+}
+
+/* A VSN's per-variable GRNs run on groups of at most this many elements per [N, group, d] tensor (at least one
+ * variable a group), each group a recomputation block that embeds its variables again from x. So the backward of a
+ * large batch holds one group's [N, group, 2d] values and gradients, not all m variables' at once. Small inputs (a
+ * batch-1 prediction) stay one group: the embedding computed once and no slices. */
+#define TFT_VSN_GROUP_ELEMS (256 * 1024)
+
+static int64_t vsn_group(int64_t N, int64_t m, int64_t d) {
+  int64_t mg = TFT_VSN_GROUP_ELEMS / (N * d > 0 ? N * d : 1);
+  return mg < 1 ? 1 : mg > m ? m : mg;
+}
+
+/* The VSN "<prefix>" with embedding "<embed>" over x [B, T, m], context c_s [B, d] -> [B, T, d]; the weights
+ * [B, T, m] go to *w_out. */
+static tg_tensor *vsn(tft_b *b, const char *prefix, const char *embed, tg_tensor *x, tg_tensor *c_s, int64_t d,
+                      tg_tensor **w_out) {
+  tg_graph *g = b->g;
+  int64_t B = x->shape[0], T = x->shape[1], m = x->shape[2], N = B * T, mg = vsn_group(N, m, d);
   int64_t flat[3] = {B, T, m * d}, wrow[3] = {N, 1, m}, out[3] = {B, T, d};
+  char name[TG_NAME_MAX];
+  real_embed e;
+  if (!embed_params(b, embed, m, d, &e)) return NULL;
+  tg_tensor *xi = mg == m ? embed_vars(b, x, &e, 0, m) : NULL; /* one group: embedded once, kept for both parts */
   snprintf(name, sizeof name, "%s.grn_v", prefix);
-  tg_tensor *xflat = tg_reshape(g, xi, 3, flat);
-  tg_graph_block_begin(g, name); /* keeps xi and c_s; its insides are [B, T, d] */
+  tg_graph_block_begin(g, name); /* keeps xi (or, grouped, x) and c_s; its insides are [B, T, d] */
+  tg_tensor *xflat = tg_reshape(g, xi ? xi : embed_vars(b, x, &e, 0, m), 3, flat);
   tg_tensor *w = tg_softmax(g, tft_grn(b, name, xflat, c_s, d, m)); /* [B, T, m] */
   tg_graph_block_end(g);
   snprintf(name, sizeof name, "%s.var_grn", prefix);
-  tg_tensor *var = tft_var_grns(b, name, xi); /* [N, m, d] */
+  tft_var_params vp;
+  if (!tft_var_grn_params(b, name, m, d, &vp)) return NULL;
   *w_out = w;
-  if (!w || !var) return NULL;
-  tg_tensor *sel = tg_matmul(g, tg_reshape(g, w, 3, wrow), var, 0, 0); /* [N, 1, d] */
+  if (mg == m) {
+    tg_tensor *var = tft_var_grns(b, name, &vp, xi, 0, 1); /* [N, m, d] */
+    return tg_reshape(g, tg_matmul(g, tg_reshape(g, w, 3, wrow), var, 0, 0), 3, out);
+  }
+  tg_tensor *wr = tg_reshape(g, w, 3, wrow), *sel = NULL; /* [N, 1, m]; sel [N, 1, d] */
+  for (int64_t lo = 0; lo < m; lo += mg) {
+    int64_t n = m - lo < mg ? m - lo : mg;
+    char blk[TG_NAME_MAX + 24]; /* block_begin refuses a name past TG_NAME_MAX */
+    snprintf(blk, sizeof blk, "%s.%lld", name, (long long)lo);
+    tg_graph_block_begin(g, blk); /* keeps x, w and the sum so far */
+    tg_tensor *var = tft_var_grns(b, name, &vp, embed_vars(b, x, &e, lo, n), lo, 0); /* [N, n, d] */
+    tg_tensor *part = tg_matmul(g, tg_slice(g, wr, 2, lo, n), var, 0, 0);          /* [N, 1, d] */
+    sel = sel ? tg_add(g, sel, part) : part;
+    tg_graph_block_end(g);
+  }
   return tg_reshape(g, sel, 3, out);
 }
 
@@ -175,17 +218,15 @@ static int static_contexts(tft_b *b, const tg_forecast_cfg *c, tg_tensor *inst, 
 
 /* The past VSN over past [B, T, n_past] with context c_s: [B, T, d]. */
 static tg_tensor *past_vsn(tft_b *b, const tg_forecast_cfg *c, tg_tensor *past, tg_tensor *c_s, tg_tensor **w_out) {
-  return vsn(b, "tft.past_vsn", embed_real(b, "tft.past_embed", past, c->tft.hidden), c_s, past->shape[0],
-             past->shape[1], w_out);
+  return vsn(b, "tft.past_vsn", "tft.past_embed", past, c_s, c->tft.hidden, w_out);
 }
 
 /* Everything after the past VSN: x_past [B, enc, d], future [B, dec, n_future], ctx the static contexts. */
 static tg_tensor *after_past_vsn(tft_b *b, const tg_forecast_cfg *c, tg_tensor *x_past, tg_tensor *future,
                                  tg_tensor **ctx, tg_tft_taps *tp) {
   tg_graph *g = b->g;
-  int64_t d = c->tft.hidden, B = future->shape[0], enc = c->tft.enc_len, dec = c->tft.dec_len;
-  tg_tensor *x_fut = vsn(b, "tft.future_vsn", embed_real(b, "tft.future_embed", future, d), ctx[0], B, dec,
-                         &tp->future_vsn_weights);
+  int64_t d = c->tft.hidden, enc = c->tft.enc_len, dec = c->tft.dec_len;
+  tg_tensor *x_fut = vsn(b, "tft.future_vsn", "tft.future_embed", future, ctx[0], d, &tp->future_vsn_weights);
   /* recomputation blocks: each keeps what enters it; the node order is the same as without them */
   tg_graph_block_begin(g, "tft.lstm"); /* both LSTMs ([B, T, 6d] each) down to h over time */
   tg_tensor *enc_out = lstm(b, "tft.lstm_enc", x_past, ctx[2], ctx[3], d); /* [B, enc, 6d] */

@@ -28,8 +28,17 @@ tg_tensor *tft_gate_add_norm(tft_b *b, const char *prefix, tg_tensor *x, tg_tens
  * c [B, d_ctx] or NULL; skip = a when in == n_out, else Linear "<prefix>.skip". -> [.., n_out] */
 tg_tensor *tft_grn(tft_b *b, const char *prefix, tg_tensor *a, tg_tensor *c, int64_t d_hidden,
                    int64_t n_out);
-/* m separate GRNs d -> d with no context, weights stacked [m, ...]: x [N, m, d] -> [N, m, d]. */
-tg_tensor *tft_var_grns(tft_b *b, const char *prefix, tg_tensor *x);
+/* m separate GRNs d -> d with no context, weights stacked [m, ...]: "<prefix>.fc1", ".fc2" (weight [m, d, d], bias
+ * [m, d]), ".glu" ([m, 2d, d], [m, 2d]) and ".norm" (weight, bias [m, d]). */
+typedef struct tft_var_params {
+  tg_tensor *w1, *b1, *w2, *b2, *wg, *bg, *gamma, *beta;
+} tft_var_params;
+/* Declares the m GRNs' parameters (0: the build failed). */
+int tft_var_grn_params(tft_b *b, const char *prefix, int64_t m, int64_t d, tft_var_params *p);
+/* GRNs lo .. lo+n-1 of them on x [N, n, d] -> [N, n, d]. inner_block: their layers up to the dropout form the
+ * recomputation block "<prefix>" (0 when the caller has a block open around them). */
+tg_tensor *tft_var_grns(tft_b *b, const char *prefix, const tft_var_params *p, tg_tensor *x, int64_t lo,
+                        int inner_block);
 
 /* Interpretability outputs of one build (views into the graph; readable after a run only when
  * they stay live: plan with no_reuse to read them). */

@@ -96,28 +96,37 @@ static int stacked_params(tft_b *b, const char *prefix, const char *leaf, int64_
   return *w && *bias;
 }
 
-tg_tensor *tft_var_grns(tft_b *b, const char *prefix, tg_tensor *x) {
-  if (!alive(b, x)) return NULL;
-  tg_graph *g = b->g;
-  int64_t m = x->shape[1], d = x->shape[2];
-  tg_tensor *w1, *b1, *w2, *b2, *wg, *bg, *gamma, *beta;
-  if (!stacked_params(b, prefix, "fc1", m, d, d, &w1, &b1) ||
-      !stacked_params(b, prefix, "fc2", m, d, d, &w2, &b2) ||
-      !stacked_params(b, prefix, "glu", m, 2 * d, d, &wg, &bg))
-    return NULL;
+int tft_var_grn_params(tft_b *b, const char *prefix, int64_t m, int64_t d, tft_var_params *p) {
+  if (!stacked_params(b, prefix, "fc1", m, d, d, &p->w1, &p->b1) ||
+      !stacked_params(b, prefix, "fc2", m, d, d, &p->w2, &p->b2) ||
+      !stacked_params(b, prefix, "glu", m, 2 * d, d, &p->wg, &p->bg))
+    return 0;
   char norm[TG_NAME_MAX];
   snprintf(norm, sizeof norm, "%s.norm", prefix);
   int64_t ns[2] = {m, d};
-  gamma = tft_param(b, norm, "weight", 2, ns, INIT_ONES);
-  beta = tft_param(b, norm, "bias", 2, ns, INIT_ZEROS);
-  if (!gamma || !beta) return NULL;
-  /* every tensor stays position-major [N, m, d]: no transposes. A recomputation block up to the dropout: the GLU
-   * Linear and the gate-add-norm after it stay outside, so their backward, the largest moment of the whole
-   * backward ([N, m, 2d] and its gradient), comes before the block is recomputed */
-  tg_graph_block_begin(g, prefix);
-  tg_tensor *h = tg_elu(g, tg_stacked_linear(g, x, w1, b1), 1.0f);
-  h = tft_drop(b, tg_stacked_linear(g, h, w2, b2));
-  tg_graph_block_end(g);
-  /* value | gate [N, m, 2d], then gate, residual add and layernorm with the per-variable affine */
-  return tg_gate_add_norm(g, tg_stacked_linear(g, h, wg, bg), x, gamma, beta, TFT_LN_EPS);
+  p->gamma = tft_param(b, norm, "weight", 2, ns, INIT_ONES);
+  p->beta = tft_param(b, norm, "bias", 2, ns, INIT_ZEROS);
+  return p->gamma && p->beta;
+}
+
+/* Slots [lo, lo + n) of a stacked parameter [m, ...]: itself when that is all of it, else a slice. */
+static tg_tensor *slots(tg_graph *g, tg_tensor *t, int64_t lo, int64_t n) {
+  return t && n == t->shape[0] ? t : tg_slice(g, t, 0, lo, n);
+}
+
+tg_tensor *tft_var_grns(tft_b *b, const char *prefix, const tft_var_params *p, tg_tensor *x, int64_t lo,
+                        int inner_block) {
+  if (!alive(b, x)) return NULL;
+  tg_graph *g = b->g;
+  int64_t n = x->shape[1];
+  /* every tensor stays position-major [N, n, d]: no transposes. The inner recomputation block goes up to the
+   * dropout: the GLU Linear and the gate-add-norm after it stay outside, so their backward, the largest moment of
+   * the whole backward ([N, n, 2d] and its gradient), comes before the block is recomputed */
+  if (inner_block) tg_graph_block_begin(g, prefix);
+  tg_tensor *h = tg_elu(g, tg_stacked_linear(g, x, slots(g, p->w1, lo, n), slots(g, p->b1, lo, n)), 1.0f);
+  h = tft_drop(b, tg_stacked_linear(g, h, slots(g, p->w2, lo, n), slots(g, p->b2, lo, n)));
+  if (inner_block) tg_graph_block_end(g);
+  /* value | gate [N, n, 2d], then gate, residual add and layernorm with the per-variable affine */
+  tg_tensor *z = tg_stacked_linear(g, h, slots(g, p->wg, lo, n), slots(g, p->bg, lo, n));
+  return tg_gate_add_norm(g, z, x, slots(g, p->gamma, lo, n), slots(g, p->beta, lo, n), TFT_LN_EPS);
 }
