@@ -1,5 +1,6 @@
 /* CUDA kernels for matmul, linear and stacked_linear: cuBLAS GEMMs on row-major f32 (or, when the node computes in
- * bf16, on bf16 copies of the operands in the workspace, accumulated in f32), a deterministic bias-gradient sum. */
+ * bf16, on bf16 copies of the operands in the workspace, accumulated in f32), a deterministic bias-gradient sum; the
+ * backend's bf16 rounding. */
 #include <cuda_bf16.h>
 #include "backend/cuda/cuda_internal.h"
 #include "ops/matmul_dims.h"
@@ -56,6 +57,14 @@ static tg_status mm_operand(mm_ctx *c, const float *src, int64_t n, const void *
   if (n == 0) return TG_OK;
   k_round_bf16<<<tg_cuda_blocks(n), TG_CUDA_THREADS, 0, c->s>>>(dst, src, n);
   return tg_cuda_launched("k_round_bf16", c->a->node_name);
+}
+
+tg_status tg_cuda_round_bf16(tg_device d, uint16_t *dst, const float *src, size_t n) {
+  cudaStream_t s = tg_cuda_stream(d.index);
+  if (!s) return TG_ERR_DEVICE;
+  if (n == 0) return TG_OK;
+  k_round_bf16<<<tg_cuda_blocks((int64_t)n), TG_CUDA_THREADS, 0, s>>>((__nv_bfloat16 *)dst, src, (int64_t)n);
+  return tg_cuda_launched("k_round_bf16", "the store's bf16 mirror of the parameters");
 }
 
 /* p advanced by n elements of the GEMM operand type (f32 or bf16). */
