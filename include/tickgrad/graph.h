@@ -54,10 +54,13 @@ int tg_store_count(const tg_store *s);
 size_t tg_store_numel(const tg_store *s);
 tg_param_info tg_store_param(const tg_store *s, int i);
 int tg_store_find(const tg_store *s, const char *name); /* -1 if absent */
-float *tg_store_values(tg_store *s);                    /* [numel] on the store's device */
+/* [numel] on the store's device, to write: each call marks the bf16 mirror that bf16 plans read stale, so it is made
+ * again before the next bf16 run or step (ask again for writes after that run; do not keep the pointer for them) */
+float *tg_store_values(tg_store *s);
+const float *tg_store_values_read(const tg_store *s);   /* the same, only to read */
 float *tg_store_grads(tg_store *s);                     /* [numel] on the store's device */
 tg_status tg_store_zero_grads(tg_store *s);
-/* The tensor view of parameter i (values or gradients). */
+/* The tensor view of parameter i (values or gradients); a values view counts as a write (tg_store_values). */
 tg_tensor tg_store_tensor(tg_store *s, int i, int grads);
 
 /* ---- graph building ---- */

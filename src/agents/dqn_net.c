@@ -248,7 +248,8 @@ static void polyak(float *t, const float *o, size_t count, float tau) {
 tg_status rl_dqn_net_update_target(rl_dqn_net *n, float tau) {
   const tg_backend *be = tg_backend_for(n->c.dev.kind);
   size_t count = tg_store_numel(n->online);
-  float *on = tg_store_values(n->online), *tv = tg_store_values(n->target);
+  const float *on = tg_store_values_read(n->online);
+  float *tv = tg_store_values(n->target);
   if (!(tau > 0.0f && tau <= 1.0f)) return tg_error(TG_ERR_INVALID, "dqn: target update tau %g must be in (0, 1]", (double)tau);
   if (tau == 1.0f) return be->copy(n->c.dev, tv, on, count * sizeof(float));
   if (n->host) {

@@ -233,8 +233,11 @@ tg_status rl_ppo_net_learn(rl_ppo_net *n, const float **stats) {
 
 tg_status rl_ppo_net_log_std(rl_ppo_net *n, const float **log_std) {
   if (n->log_std_index < 0) return tg_error(TG_ERR_INVALID, "ppo: log_std of a discrete policy");
-  tg_tensor t = tg_store_tensor(n->store, n->log_std_index, 0); /* [1, A] */
-  return read_out(n, &t, n->h_log_std, (size_t)n->c.n_actions, log_std);
+  /* [1, A] in the store, only read (a values view would count as a write and make the bf16 mirror again) */
+  const float *ls = tg_store_values_read(n->store) + tg_store_param(n->store, n->log_std_index).offset;
+  *log_std = n->host ? ls : n->h_log_std;
+  if (n->host) return TG_OK;
+  return tg_backend_for(n->c.dev.kind)->to_host(n->c.dev, n->h_log_std, ls, (size_t)n->c.n_actions * sizeof(float));
 }
 
 float rl_gaussian_sample(const float *mu, const float *ls, const float *eps, int A, float *x) {

@@ -34,14 +34,16 @@ typedef struct tg_optim_seg {
  *   gscale = clip_norm > 0 && norm > clip_norm ? clip_norm / norm : 1;  lr = schedule(step)
  *   SGD: d = g*gscale + wd*p; m = momentum*m + d; p -= lr*m (or lr*d without momentum)
  *   Adam/AdamW: t = step + 1, bias corrections 1 - beta^t, see tg_cpu_adam_step
- *   step += 1 */
+ *   step += 1
+ * values_bf16[i] = bf16(values[i]) (nearest even) for every element an applied update writes, in the same pass. */
 typedef struct tg_optim_update {
   tg_optim_kind kind;
   float lr, momentum, beta1, beta2, eps, clip_norm;
   tg_lr_schedule schedule;
-  float *values;      /* [numel] */
-  const float *grads; /* [numel] */
-  float *m, *v;       /* [numel] state (m: SGD momentum or Adam exp_avg; NULL when unused) */
+  float *values;         /* [numel] */
+  uint16_t *values_bf16; /* [numel] the store's bf16 mirror of values (NULL: none) */
+  const float *grads;    /* [numel] */
+  float *m, *v;          /* [numel] state (m: SGD momentum or Adam exp_avg; NULL when unused) */
   size_t numel;
   int n_seg;
   const tg_optim_seg *segs;  /* [n_seg] host array */
@@ -101,6 +103,8 @@ typedef struct tg_backend {
   tg_status (*to_host)(tg_device d, void *host_dst, const void *src, size_t bytes);
   tg_status (*from_host)(tg_device d, void *dst, const void *host_src, size_t bytes);
   tg_status (*copy)(tg_device d, void *dst, const void *src, size_t bytes); /* within the device */
+  /* dst [n] = src [n] rounded to bf16, nearest even, as the bf16 GEMM kernels round (within the device) */
+  tg_status (*round_bf16)(tg_device d, uint16_t *dst, const float *src, size_t n);
   /* Page-locked host memory for asynchronous copies (NULL: the backend copies synchronously; use tg_malloc). */
   tg_status (*host_alloc)(size_t bytes, void **out);
   void (*host_free)(void *p);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "graph/backend.h"
 #include "graph/graph_internal.h"
+#include "graph/store_mirror.h"
 
 #define GUARD_BYTE 0xA5
 
@@ -79,6 +80,11 @@ static tg_status poison_arena(tg_graph *g) {
   return TG_OK;
 }
 
+/* A bf16 plan's GEMM kernels read the store's bf16 mirror of the parameters: made again if the values were written. */
+static tg_status mirror_fresh(tg_graph *g) {
+  return g->store && g->opts.precision == TG_BF16 ? tg_store_mirror_refresh(g->store) : TG_OK;
+}
+
 tg_status tg_graph_run(tg_graph *g) {
   if (!g || !g->planned) return tg_error(TG_ERR_INVALID, "run: graph '%s' is not planned", g ? g->name : "?");
   for (int i = 0; i < g->n_nodes; i++) {
@@ -91,6 +97,8 @@ tg_status tg_graph_run(tg_graph *g) {
     tg_status st = poison_arena(g);
     if (st != TG_OK) return st;
   }
+  tg_status fresh = mirror_fresh(g);
+  if (fresh != TG_OK) return fresh;
   tg_status adv = g->backend->advance_counter(g->opts.device, g->rng_ctr);
   if (adv != TG_OK) return adv;
   g->fwd_offset = g->rng_offset++;
@@ -173,7 +181,8 @@ static int seed_time(const tg_graph *g, const tg_node *start) {
 static tg_status backward_from(tg_graph *g, tg_node *start, const float *seed) {
   for (int i = 0; i < g->n_nodes; i++) g->nodes[i]->grad_ready = 0;
   int t_seed = seed_time(g, start), seeded = t_seed <= g->n_nodes;
-  tg_status st = seeded ? write_seed(g, start, seed) : TG_OK;
+  tg_status st = mirror_fresh(g);
+  if (st == TG_OK && seeded) st = write_seed(g, start, seed);
   if (st != TG_OK) return st;
   int trace = !(g->traced & 2) && trace_wanted();
   g->traced |= 2;

@@ -1,8 +1,10 @@
 /* Planning: device and kernel checks, activation liveness, and the arena layout with reuse. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "graph/backend.h"
 #include "graph/graph_internal.h"
+#include "graph/store_mirror.h"
 
 #define ARENA_ALIGN 64
 #define GUARD_BYTE 0xA5
@@ -257,6 +259,16 @@ static tg_status layout(tg_graph *g, size_t guard, int no_reuse) {
   return TG_OK;
 }
 
+/* The store's bf16 mirror of what input k of n reads, when n computes in bf16 and the input is a parameter or a view of
+ * one (contiguous, at an offset into the store's values); NULL otherwise. */
+static const uint16_t *input_bf16(tg_graph *g, const tg_node *n, int k) {
+  const uint16_t *mirror = g->store ? tg_store_mirror(g->store) : NULL;
+  if (n->compute != TG_BF16 || !mirror || n->in[k]->root->op != TG_OP_PARAM) return NULL;
+  ptrdiff_t at = (const float *)n->in[k]->out.data - tg_store_values_unmarked(g->store); /* its offset in the store */
+  if (at < 0 || (size_t)at + (size_t)tg_numel(&n->in[k]->out) > tg_store_numel(g->store)) return NULL;
+  return mirror + at;
+}
+
 /* n's kernel arguments; with bwd, reading the recomputed values of dropped owners (backward and recompute). */
 static void build_args(tg_graph *g, tg_node *n, int bwd) {
   tg_kernel_args *a = bwd ? &n->bargs : &n->args;
@@ -265,6 +277,7 @@ static void build_args(tg_graph *g, tg_node *n, int bwd) {
   for (int k = 0; k < n->n_in; k++) {
     a->in[k] = bwd ? tg_node_bwd_value(n->in[k]) : &n->in[k]->out;
     a->in_grad[k] = n->in[k]->requires_grad ? n->in[k]->grad : NULL;
+    a->in_bf16[k] = input_bf16(g, n, k);
   }
   a->out = bwd ? tg_node_bwd_value(n) : &n->out;
   a->out_grad = n->grad;
@@ -397,6 +410,7 @@ tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
   tg_graph_release_plan(g);
   if ((st = check_devices_and_kernels(g, opts)) != TG_OK) return st;
   if (g->store && (st = tg_store_finalize(g->store)) != TG_OK) return st;
+  if (g->store && opts->precision == TG_BF16 && (st = tg_store_mirror_alloc(g->store, g->name)) != TG_OK) return st;
   if ((st = plan_memory(g, opts)) != TG_OK) return st;
   if (g->arena_bytes && (st = be->alloc(opts->device, g->arena_bytes, &g->arena)) != TG_OK) {
     tg_graph_release_plan(g);
@@ -417,7 +431,7 @@ tg_status tg_graph_plan(tg_graph *g, const tg_plan_opts *opts) {
     n->grad = NULL;
     if (n->op == TG_OP_PARAM) {
       tg_param_info p = tg_store_param(g->store, n->param_index);
-      n->out.data = tg_store_values(g->store) + p.offset;
+      n->out.data = tg_store_values_unmarked(g->store) + p.offset;
       n->grad = tg_store_grads(g->store) + p.offset;
     } else if (n->op == TG_OP_INPUT) {
       n->out.data = NULL;

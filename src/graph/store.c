@@ -4,6 +4,7 @@
 #include <string.h>
 #include "graph/backend.h"
 #include "graph/graph_internal.h"
+#include "graph/store_mirror.h"
 #include "tickgrad/rng.h"
 
 typedef struct store_param {
@@ -23,6 +24,8 @@ struct tg_store {
   int final;
   float *values; /* [numel] on device */
   float *grads;  /* [numel] on device */
+  uint16_t *mirror; /* [numel] on device: values rounded to bf16 for bf16 plans (NULL until one asks) */
+  int mirror_stale; /* 1: the values may have been written since the mirror was last made from them */
 };
 
 tg_store *tg_store_new(tg_device dev, uint64_t seed) {
@@ -42,6 +45,7 @@ void tg_store_free(tg_store *s) {
   if (b) {
     if (s->values) b->free(s->device, s->values);
     if (s->grads) b->free(s->device, s->grads);
+    if (s->mirror) b->free(s->device, s->mirror);
   }
   tg_free(s->params);
   tg_free(s);
@@ -51,8 +55,38 @@ tg_device tg_store_device(const tg_store *s) { return s->device; }
 int tg_store_count(const tg_store *s) { return s->n; }
 size_t tg_store_numel(const tg_store *s) { return s->numel; }
 int tg_store_is_final(const tg_store *s) { return s->final; }
-float *tg_store_values(tg_store *s) { return s->values; }
+/* Whoever asks for writable values may write them: the bf16 mirror is made again before it is next read. */
+float *tg_store_values(tg_store *s) {
+  s->mirror_stale = 1;
+  return s->values;
+}
+const float *tg_store_values_read(const tg_store *s) { return s->values; }
 float *tg_store_grads(tg_store *s) { return s->grads; }
+
+float *tg_store_values_unmarked(tg_store *s) { return s->values; }
+uint16_t *tg_store_mirror(const tg_store *s) { return s->mirror; }
+
+tg_status tg_store_mirror_alloc(tg_store *s, const char *graph) {
+  if (s->mirror || !s->numel) return TG_OK;
+  char dev[16];
+  size_t bytes = s->numel * sizeof(uint16_t);
+  tg_status st = tg_backend_for(s->device.kind)->alloc(s->device, bytes, (void **)&s->mirror);
+  if (st != TG_OK) {
+    s->mirror = NULL;
+    return tg_error(st, "graph '%s': out of memory on %s for the bf16 mirror of its store's %zu parameter values "
+                    "(%zu bytes) that a bf16 plan reads: %s", graph, tg_device_str(s->device, dev, sizeof dev),
+                    s->numel, bytes, tg_last_error());
+  }
+  s->mirror_stale = 1;
+  return TG_OK;
+}
+
+tg_status tg_store_mirror_refresh(tg_store *s) {
+  if (!s->mirror || !s->mirror_stale) return TG_OK;
+  tg_status st = tg_backend_for(s->device.kind)->round_bf16(s->device, s->mirror, s->values, s->numel);
+  if (st == TG_OK) s->mirror_stale = 0;
+  return st;
+}
 
 tg_param_info tg_store_param(const tg_store *s, int i) {
   const store_param *p = &s->params[i];
@@ -67,6 +101,7 @@ int tg_store_find(const tg_store *s, const char *name) {
 
 tg_tensor tg_store_tensor(tg_store *s, int i, int grads) {
   tg_tensor t;
+  if (!grads) s->mirror_stale = 1; /* a writable view of the values */
   const store_param *p = &s->params[i];
   float *base = grads ? s->grads : s->values;
   tg_tensor_view(&t, p->name, s->device, TG_F32, p->ndim, p->shape, base ? base + p->offset : NULL);
@@ -240,6 +275,7 @@ tg_status tg_store_finalize(tg_store *s) {
     return st;
   }
   s->final = 1;
+  s->mirror_stale = 1;
   return TG_OK;
 }
 

@@ -35,7 +35,7 @@ tg_status tg_store_save(tg_store *s, const char *path) {
   if (st != TG_OK) return st;
   int n = tg_store_count(s);
   float *host = NULL;
-  st = ckpt_fetch(tg_store_device(s), tg_store_values(s), tg_store_numel(s), &host);
+  st = ckpt_fetch(tg_store_device(s), tg_store_values_read(s), tg_store_numel(s), &host);
   if (st != TG_OK) return st;
   tg_tensor *ts = tg_calloc(n ? (size_t)n : 1, sizeof *ts);
   if (!ts) {
@@ -147,7 +147,7 @@ tg_status tg_store_load(tg_store *s, const char *path) {
   tg_device dev = tg_store_device(s);
   size_t numel = tg_store_numel(s);
   /* start from the current values so any padding between parameters is kept as it is */
-  if (st == TG_OK) st = ckpt_fetch(dev, tg_store_values(s), numel, &host);
+  if (st == TG_OK) st = ckpt_fetch(dev, tg_store_values_read(s), numel, &host);
   if (st == TG_OK) {
     for (int i = 0; i < tg_store_count(s); i++) {
       tg_param_info p = tg_store_param(s, i);

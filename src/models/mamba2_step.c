@@ -117,7 +117,7 @@ static tg_status m2s_alloc(tg_mamba2_stepper *s, tg_store *store) {
   s->proj = s->hn + s->batch * s->d;
   s->y = s->proj + s->batch * s->proj_out;
   s->xbc = s->y + s->batch * s->E;
-  tg_status st = tg_device_download(tg_store_device(store), s->weights, tg_store_values(store), numel * sizeof(float));
+  tg_status st = tg_device_download(tg_store_device(store), s->weights, tg_store_values_read(store), numel * sizeof(float));
   for (int i = 0; i < m->n_layers; i++) {
     s->layers[i].conv_state = s->state + per_layer * (size_t)i;
     s->layers[i].ssm_state = s->layers[i].conv_state + s->batch * (s->K - 1) * s->C;

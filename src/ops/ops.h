@@ -99,6 +99,9 @@ typedef struct tg_kernel_args {
   /* The dtype the op computes in: TG_F32, or TG_BF16 for a GEMM op whose operands (inputs, and in backward the
    * output's gradient) are rounded to bf16 before a product accumulated in f32 (tensors stay f32 either way). */
   tg_dtype compute;
+  /* compute TG_BF16: input k's bf16 mirror when it is a parameter (the store's mirror of its values, at the input's
+   * offset; fresh whenever a kernel runs), NULL otherwise; the kernels read it instead of rounding the input */
+  const uint16_t *in_bf16[TG_MAX_INPUTS];
   void *prepared; /* what the backend prepared for this node at plan time (a GEMM primitive); NULL: nothing */
 } tg_kernel_args;
 

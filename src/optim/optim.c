@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "graph/backend.h"
+#include "graph/store_mirror.h"
 #include "optim/optim_internal.h"
 #include "tickgrad/optim.h"
 
@@ -201,10 +202,15 @@ tg_status tg_optim_enqueue(tg_optim *o) {
   const char *kname = tg_optim_kind_name(c->kind);
   if (tg_store_numel(o->store) != o->numel)
     return tg_error(TG_ERR_INVALID, "%s: the store changed size since the optimizer was created", kname);
+  /* the update writes the bf16 mirror beside the values, so it stays fresh; a stale one is made first (a skipped update
+   * writes neither) */
+  tg_status st = tg_store_mirror_refresh(o->store);
+  if (st != TG_OK) return st;
   tg_optim_update u = {
       .kind = c->kind, .lr = c->lr, .momentum = c->momentum, .beta1 = c->beta1, .beta2 = c->beta2,
       .eps = c->eps, .clip_norm = c->clip_norm, .schedule = c->schedule,
-      .values = tg_store_values(o->store), .grads = tg_store_grads(o->store),
+      .values = tg_store_values_unmarked(o->store), .values_bf16 = tg_store_mirror(o->store),
+      .grads = tg_store_grads(o->store),
       .m = o->n_state > 0 ? o->state[0] : NULL, .v = o->n_state > 1 ? o->state[1] : NULL,
       .numel = o->numel, .n_seg = o->n_seg, .segs = o->segs, .scalars = o->scalars};
   if (o->numel > 0 && !u.grads) return tg_error(TG_ERR_INVALID, "%s: the store has no gradient buffer", kname);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "graph/backend.h"
 #include "graph/graph_internal.h"
+#include "graph/store_mirror.h"
 #include "optim/optim_internal.h"
 #include "tickgrad/device.h"
 #include "tickgrad/step.h"
@@ -16,6 +17,7 @@ struct tg_step {
   void *cg;          /* the captured step, once there is one (the backend's graph) */
   void **bound;      /* [n_nodes] input data pointers the capture baked in (NULL for other nodes) */
   uint64_t seed;     /* the graph's seed the capture baked in */
+  const uint16_t *mirror; /* the store's bf16 mirror the capture's update writes (NULL: none then) */
   tg_step_reduce_fn reduce; /* between backward and the optimizer (NULL: none) */
   void *reduce_ctx;
   char capture_error[512];
@@ -116,6 +118,7 @@ static void step_capture(tg_step *s) {
   g->rng_offset = rng;
   for (int i = 0; i < g->n_nodes; i++) s->bound[i] = g->nodes[i]->op == TG_OP_INPUT ? g->nodes[i]->out.data : NULL;
   s->seed = g->seed;
+  s->mirror = g->store ? tg_store_mirror(g->store) : NULL;
   if (st != TG_OK) snprintf(s->capture_error, sizeof s->capture_error, "%s", tg_last_error());
 }
 
@@ -125,10 +128,13 @@ tg_status tg_step_run(tg_step *s, float *loss_out) {
   if (!g->planned) return tg_error(TG_ERR_INVALID, "step: graph '%s' is no longer planned", g->name);
   tg_status st = TG_OK;
   const tg_backend *be = g->backend;
-  if (s->cg && (!inputs_unchanged(s) || s->seed != g->seed)) { /* rebound input or new seed: capture again */
+  /* a rebound input, a new seed, or a bf16 mirror of the parameters made since (the update writes it): capture again */
+  if (s->cg && (!inputs_unchanged(s) || s->seed != g->seed || (g->store && s->mirror != tg_store_mirror(g->store)))) {
     be->graph_free(s->cg);
     s->cg = NULL;
   }
+  /* a stale bf16 mirror of the parameters is made here, before a capture (which must never record it) or a launch */
+  if (g->store && (st = tg_store_mirror_refresh(g->store)) != TG_OK) return st;
   if (be->capture_begin && s->capture && s->calls >= 1 && !s->cg && !s->capture_error[0] && inputs_bound(s))
     step_capture(s);
   if (s->cg && s->capture) {

@@ -1,4 +1,5 @@
-/* The CPU backend table: host memory (64-byte aligned), fills, copies, the kernel lookup, optimizer kernels. */
+/* The CPU backend table: host memory (64-byte aligned), fills, copies, bf16 rounding, the kernel lookup, optimizer
+ * kernels. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,11 @@
 #include "backend/cpu/cpu_gemm_plan.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_optim.h"
+#include "backend/cpu/cpu_par.h"
+#include "base/bf16.h"
+
+/* bf16 rounding goes to the OpenMP threads in blocks of this many elements. */
+#define CPU_BF16_BLOCK (1 << 16)
 
 static tg_status cpu_alloc(tg_device d, size_t bytes, void **out) {
   size_t rounded = (bytes + 63) & ~(size_t)63;
@@ -45,6 +51,17 @@ static tg_status cpu_copy(tg_device d, void *dst, const void *src, size_t bytes)
   return TG_OK;
 }
 
+static tg_status cpu_round_bf16(tg_device d, uint16_t *dst, const float *src, size_t n) {
+  (void)d;
+  long nb = (long)((n + CPU_BF16_BLOCK - 1) / CPU_BF16_BLOCK);
+  TG_PAR_FOR(nb > 1, schedule(static),
+  for (long b = 0; b < nb; b++) {
+    size_t lo = (size_t)b * CPU_BF16_BLOCK, len = n - lo < CPU_BF16_BLOCK ? n - lo : CPU_BF16_BLOCK;
+    tg_bf16_pack(dst + lo, src + lo, len);
+  });
+  return TG_OK;
+}
+
 static tg_status cpu_advance_counter(tg_device d, uint64_t *c) {
   (void)d;
   c[1] = c[0]++;
@@ -78,6 +95,7 @@ const tg_backend tg_cpu_backend = {
     .to_host = cpu_copy,
     .from_host = cpu_copy,
     .copy = cpu_copy,
+    .round_bf16 = cpu_round_bf16,
     .sum_squares = tg_cpu_sum_squares,
     .optim_update = tg_cpu_optim_update,
     .advance_counter = cpu_advance_counter,

@@ -3,6 +3,7 @@
 #include "backend/cpu/cpu_optim.h"
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
+#include "base/bf16.h"
 #include "ops/lr_schedule.h"
 
 /* Below this many elements a kernel runs on one thread. */
@@ -49,31 +50,55 @@ tg_status tg_cpu_sum_squares(tg_device d, const float *g, size_t n, double *out)
   return TG_OK;
 }
 
+/* One update kernel over a range: p, g, m, v [n] from the given element on (v NULL for SGD). */
+typedef void (*range_fn)(float *p, const float *g, float *m, float *v, size_t n, const void *consts);
+
+/* Runs f over [0, n) in blocks of TG_OPTIM_BLOCK (on the OpenMP threads when n is large); with pb, each block's new
+ * values are rounded into pb [n] right after the block is updated, while they are still in cache. */
+static void update_blocks(range_fn f, const void *consts, float *p, const float *g, float *m, float *v, uint16_t *pb,
+                          size_t n) {
+  long nb = (long)((n + TG_OPTIM_BLOCK - 1) / TG_OPTIM_BLOCK);
+  TG_PAR_FOR(n >= TG_OPTIM_PAR_MIN, schedule(static),
+  for (long b = 0; b < nb; b++) {
+    size_t lo = (size_t)b * TG_OPTIM_BLOCK, len = n - lo < TG_OPTIM_BLOCK ? n - lo : TG_OPTIM_BLOCK;
+    f(p + lo, g + lo, m ? m + lo : NULL, v ? v + lo : NULL, len, consts);
+    if (pb) tg_bf16_pack(pb + lo, p + lo, len);
+  });
+}
+
+typedef struct sgd_consts {
+  float lr, momentum, wd, gscale;
+} sgd_consts;
+
+static void sgd_range(float *p, const float *g, float *m, float *v, size_t n, const void *consts) {
+  (void)v;
+  const sgd_consts *c = consts;
+  if (c->momentum != 0.0f) {
+    for (size_t i = 0; i < n; i++) {
+      float gi = g[i] * c->gscale + c->wd * p[i];
+      float b = c->momentum * m[i] + gi;
+      m[i] = b;
+      p[i] -= c->lr * b;
+    }
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      float gi = g[i] * c->gscale + c->wd * p[i];
+      p[i] -= c->lr * gi;
+    }
+  }
+}
+
 /* PyTorch SGD with dampening 0: d = g*gscale + wd*p; buf = momentum*buf + d (a zeroed buffer gives
  * buf = d on the first step, as PyTorch's clone does); p -= lr*buf (or lr*d without momentum). */
-tg_status tg_cpu_sgd_step(tg_device d, float *p, const float *g, float *m, size_t n, float lr,
+tg_status tg_cpu_sgd_step(tg_device d, float *p, uint16_t *pb, const float *g, float *m, size_t n, float lr,
                           float momentum, float wd, float gscale) {
   (void)d;
   if (n == 0) return TG_OK;
   if (!p || !g) return tg_error(TG_ERR_INVALID, "sgd_step: parameter or gradient is NULL");
   if (momentum != 0.0f && !m)
     return tg_error(TG_ERR_INVALID, "sgd_step: momentum %g needs a momentum buffer", momentum);
-  long nn = (long)n;
-  if (momentum != 0.0f) {
-    TG_PAR_FOR(n >= TG_OPTIM_PAR_MIN, schedule(static),
-    for (long i = 0; i < nn; i++) {
-      float gi = g[i] * gscale + wd * p[i];
-      float b = momentum * m[i] + gi;
-      m[i] = b;
-      p[i] -= lr * b;
-    });
-  } else {
-    TG_PAR_FOR(n >= TG_OPTIM_PAR_MIN, schedule(static),
-    for (long i = 0; i < nn; i++) {
-      float gi = g[i] * gscale + wd * p[i];
-      p[i] -= lr * gi;
-    });
-  }
+  const sgd_consts k = {lr, momentum, wd, gscale};
+  update_blocks(sgd_range, &k, p, g, momentum != 0.0f ? m : NULL, NULL, pb, n);
   return TG_OK;
 }
 
@@ -82,7 +107,8 @@ typedef struct adam_consts {
 } adam_consts;
 
 TG_CPU_CLONES static void adam_range(float *restrict p, const float *restrict g, float *restrict m,
-                                     float *restrict v, size_t n, const adam_consts *c) {
+                                     float *restrict v, size_t n, const void *consts) {
+  const adam_consts *c = consts;
   for (size_t i = 0; i < n; i++) {
     float pi = p[i];
     float gi = g[i] * c->gscale + c->l2 * pi;
@@ -100,7 +126,7 @@ TG_CPU_CLONES static void adam_range(float *restrict p, const float *restrict g,
  *   g = g*gscale (+ wd*p for Adam);  AdamW: p *= 1 - lr*wd
  *   m = beta1*m + (1-beta1)*g;  v = beta2*v + (1-beta2)*g^2
  *   p -= (lr/bc1) * m / (sqrt(v)/sqrt(bc2) + eps) */
-tg_status tg_cpu_adam_step(tg_device d, float *p, const float *g, float *m, float *v, size_t n,
+tg_status tg_cpu_adam_step(tg_device d, float *p, uint16_t *pb, const float *g, float *m, float *v, size_t n,
                            float lr, float beta1, float beta2, float eps, float wd, int decoupled,
                            float bc1, float bc2, float gscale) {
   (void)d;
@@ -115,16 +141,7 @@ tg_status tg_cpu_adam_step(tg_device d, float *p, const float *g, float *m, floa
   const float l2 = decoupled ? 0.0f : wd;
   const float one_b1 = 1.0f - beta1, one_b2 = 1.0f - beta2;
   const adam_consts k = {beta1, beta2, one_b1, one_b2, eps, l2, decay, step_size, bc2_sqrt, gscale};
-  if (n < TG_OPTIM_PAR_MIN) {
-    adam_range(p, g, m, v, n, &k);
-  } else {
-    long nb = (long)((n + TG_OPTIM_BLOCK - 1) / TG_OPTIM_BLOCK);
-    TG_PAR_FOR(1, schedule(static),
-    for (long b = 0; b < nb; b++) {
-      size_t lo = (size_t)b * TG_OPTIM_BLOCK, len = n - lo < TG_OPTIM_BLOCK ? n - lo : TG_OPTIM_BLOCK;
-      adam_range(p + lo, g + lo, m + lo, v + lo, len, &k);
-    });
-  }
+  update_blocks(adam_range, &k, p, g, m, v, pb, n);
   return TG_OK;
 }
 
@@ -147,12 +164,13 @@ tg_status tg_cpu_optim_update(tg_device d, const tg_optim_update *u) {
   for (int i = 0; i < u->n_seg; i++) {
     const tg_optim_seg *s = &u->segs[i];
     float *p = u->values + s->offset;
+    uint16_t *pb = u->values_bf16 ? u->values_bf16 + s->offset : NULL;
     const float *g = u->grads + s->offset;
     if (u->kind == TG_SGD)
-      st = tg_cpu_sgd_step(d, p, g, u->m ? u->m + s->offset : NULL, s->numel, lr, u->momentum, s->wd, gscale);
+      st = tg_cpu_sgd_step(d, p, pb, g, u->m ? u->m + s->offset : NULL, s->numel, lr, u->momentum, s->wd, gscale);
     else
-      st = tg_cpu_adam_step(d, p, g, u->m + s->offset, u->v + s->offset, s->numel, lr, u->beta1, u->beta2, u->eps,
-                            s->wd, u->kind == TG_ADAMW, (float)bc1, (float)bc2, gscale);
+      st = tg_cpu_adam_step(d, p, pb, g, u->m + s->offset, u->v + s->offset, s->numel, lr, u->beta1, u->beta2,
+                            u->eps, s->wd, u->kind == TG_ADAMW, (float)bc1, (float)bc2, gscale);
     if (st != TG_OK) return st;
   }
   sc->step = t;

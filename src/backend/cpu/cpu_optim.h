@@ -5,9 +5,10 @@
 #include "graph/backend.h"
 
 tg_status tg_cpu_sum_squares(tg_device d, const float *g, size_t n, double *out);
-tg_status tg_cpu_sgd_step(tg_device d, float *p, const float *g, float *m, size_t n, float lr,
+/* The steps over p [n]; pb [n] (NULL: none) gets the new p rounded to bf16. */
+tg_status tg_cpu_sgd_step(tg_device d, float *p, uint16_t *pb, const float *g, float *m, size_t n, float lr,
                           float momentum, float wd, float gscale);
-tg_status tg_cpu_adam_step(tg_device d, float *p, const float *g, float *m, float *v, size_t n,
+tg_status tg_cpu_adam_step(tg_device d, float *p, uint16_t *pb, const float *g, float *m, float *v, size_t n,
                            float lr, float beta1, float beta2, float eps, float wd, int decoupled,
                            float bc1, float bc2, float gscale);
 

@@ -1,5 +1,6 @@
 /* CPU kernels for matmul, linear and stacked_linear: the plan's oneDNN primitives or OpenBLAS GEMMs over row-major
- * f32, with operands rounded to bf16 in the workspace when the node computes in bf16; no allocation. */
+ * f32, with operands rounded to bf16 in the workspace (parameters: their bf16 mirror) when the node computes in bf16;
+ * no allocation. */
 #include <cblas.h>
 #include <omp.h>
 #include <string.h>
@@ -74,16 +75,20 @@ static bf16_ws ws_of(const tg_kernel_args *a) {
   return (bf16_ws){(char *)a->ws, p && p->packed_bf16};
 }
 
-/* src [n] as the GEMM reads it: itself when the node computes in f32 (or src is NULL), else rounded to bf16 into
- * the workspace (tg_gemm_bf16_workspace sized it for the two inputs and the output's gradient). */
-static const void *operand(const tg_kernel_args *a, bf16_ws *w, const float *src, int64_t n) {
+/* src [n] as the GEMM reads it: itself when the node computes in f32 (or src is NULL); in bf16, with a mirror (src is
+ * a parameter: the store's bf16 mirror of it, which the optimizer update writes), packed: the mirror itself, else the
+ * mirror widened into the workspace (exact); without one, src rounded to bf16 into the workspace (tg_gemm_bf16_workspace sized it for the two inputs
+ * and the output's gradient). */
+static const void *operand(const tg_kernel_args *a, bf16_ws *w, const float *src, const uint16_t *mirror, int64_t n) {
   if (a->compute != TG_BF16 || !src) return src;
+  if (mirror && w->packed) return mirror;
   void *dst = w->next;
   int64_t nblk = (n + TG_BF16_BLOCK - 1) / TG_BF16_BLOCK; /* blocks on the OpenMP threads when there are several */
   TG_PAR_FOR(nblk > 1, schedule(static),
   for (int64_t b = 0; b < nblk; b++) {
     int64_t lo = b * TG_BF16_BLOCK, len = n - lo < TG_BF16_BLOCK ? n - lo : TG_BF16_BLOCK;
-    if (w->packed) tg_bf16_pack((uint16_t *)dst + lo, src + lo, (size_t)len);
+    if (mirror) tg_bf16_unpack((float *)dst + lo, mirror + lo, (size_t)len);
+    else if (w->packed) tg_bf16_pack((uint16_t *)dst + lo, src + lo, (size_t)len);
     else tg_f32_round_bf16((float *)dst + lo, src + lo, (size_t)len);
   });
   w->next += ((size_t)(w->packed ? 2 : 4) * (size_t)n + 63) & ~(size_t)63;
@@ -105,9 +110,9 @@ tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a) {
   tg_status st = tg_mm_dims_of(a, &d);
   if (st != TG_OK) return st;
   bf16_ws w = ws_of(a);
-  const float *A = operand(a, &w, a->in[0]->data, tg_numel(a->in[0])); /* [batch, M, K] or [batch, K, M] */
-  const float *B = operand(a, &w, a->in[1]->data, tg_numel(a->in[1])); /* [batch or 1, K, N] or [.., N, K] */
-  float *C = (float *)a->out->data;                                    /* [batch, M, N] */
+  const float *A = operand(a, &w, a->in[0]->data, a->in_bf16[0], tg_numel(a->in[0])); /* [batch, M, K] or [batch, K, M] */
+  const float *B = operand(a, &w, a->in[1]->data, a->in_bf16[1], tg_numel(a->in[1])); /* [batch or 1, K, N] or [.., N, K] */
+  float *C = (float *)a->out->data;                                                    /* [batch, M, N] */
   if (plan_of(a) && plan_of(a)->fwd) return tg_gemm_prim_run(plan_of(a)->fwd, A, B, NULL, C, a->node_name);
   if (d.sb == 0 && !d.ta) {
     /* shared b: one GEMM over all batch*M rows */
@@ -147,9 +152,9 @@ tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a) {
   float *dB = a->in_grad[1]; /* like B, or NULL */
   if (!dA && !dB) return TG_OK;
   bf16_ws w = ws_of(a);
-  const float *dC = operand(a, &w, a->out_grad, tg_numel(a->out));                    /* [batch, M, N] */
-  const float *A = operand(a, &w, a->in[0]->data, tg_numel(a->in[0])); /* [batch, M, K] or [batch, K, M] */
-  const float *B = operand(a, &w, a->in[1]->data, tg_numel(a->in[1])); /* [batch or 1, K, N] or [.., N, K] */
+  const float *dC = operand(a, &w, a->out_grad, NULL, tg_numel(a->out));               /* [batch, M, N] */
+  const float *A = operand(a, &w, a->in[0]->data, a->in_bf16[0], tg_numel(a->in[0])); /* [batch, M, K] or [batch, K, M] */
+  const float *B = operand(a, &w, a->in[1]->data, a->in_bf16[1], tg_numel(a->in[1])); /* [batch or 1, K, N] or [.., N, K] */
   const tg_cpu_gemm_plan *p = plan_of(a);
   if (p && p->d_a && dA) {
     if ((st = tg_gemm_prim_run(p->d_a, dC, B, NULL, dA, a->node_name)) != TG_OK) return st;
@@ -178,9 +183,9 @@ tg_status tg_cpu_linear_fwd(const tg_kernel_args *a) {
   tg_status st = tg_linear_dims(a, &rows, &nin, &nout);
   if (st != TG_OK) return st;
   bf16_ws ws = ws_of(a);
-  const float *x = operand(a, &ws, a->in[0]->data, rows * nin);  /* [rows, in] */
-  const float *w = operand(a, &ws, a->in[1]->data, nout * nin);  /* [out, in] */
-  float *y = (float *)a->out->data;                              /* [rows, out] */
+  const float *x = operand(a, &ws, a->in[0]->data, a->in_bf16[0], rows * nin); /* [rows, in] */
+  const float *w = operand(a, &ws, a->in[1]->data, a->in_bf16[1], nout * nin); /* [out, in] */
+  float *y = (float *)a->out->data;                                            /* [rows, out] */
   const float *bias = a->attr->i[0] && a->n_in > 2 ? (const float *)a->in[2]->data : NULL; /* [out] */
   if (plan_of(a) && plan_of(a)->fwd) return tg_gemm_prim_run(plan_of(a)->fwd, x, w, bias, y, a->node_name);
   float beta = 0.0f;
@@ -210,9 +215,9 @@ tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
   float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [out] or NULL */
   bf16_ws ws = ws_of(a);
   const float *dy_f32 = a->out_grad;                                      /* [rows, out] */
-  const float *dy = operand(a, &ws, (dx || dw) ? dy_f32 : NULL, rows * nout); /* [rows, out] as GEMMs read it */
-  const float *x = operand(a, &ws, dw ? a->in[0]->data : NULL, rows * nin);   /* [rows, in] */
-  const float *w = operand(a, &ws, dx ? a->in[1]->data : NULL, nout * nin);   /* [out, in] */
+  const float *dy = operand(a, &ws, (dx || dw) ? dy_f32 : NULL, NULL, rows * nout);       /* [rows, out] as GEMMs read it */
+  const float *x = operand(a, &ws, dw ? a->in[0]->data : NULL, a->in_bf16[0], rows * nin); /* [rows, in] */
+  const float *w = operand(a, &ws, dx ? a->in[1]->data : NULL, a->in_bf16[1], nout * nin); /* [out, in] */
   const tg_cpu_gemm_plan *p = plan_of(a);
   if (dx && p && p->d_a) {
     if ((st = tg_gemm_prim_run(p->d_a, dy, w, NULL, dx, a->node_name)) != TG_OK) return st;
@@ -262,9 +267,9 @@ tg_status tg_cpu_stacked_linear_fwd(const tg_kernel_args *a) {
   tg_status st = tg_stacked_dims(a, &rows, &G, &nin, &nout);
   if (st != TG_OK) return st;
   bf16_ws ws = ws_of(a);
-  const float *x = operand(a, &ws, a->in[0]->data, rows * G * nin); /* [rows, G, in] */
-  const float *w = operand(a, &ws, a->in[1]->data, G * nout * nin); /* [G, out, in] */
-  float *y = (float *)a->out->data;                                 /* [rows, G, out] */
+  const float *x = operand(a, &ws, a->in[0]->data, a->in_bf16[0], rows * G * nin); /* [rows, G, in] */
+  const float *w = operand(a, &ws, a->in[1]->data, a->in_bf16[1], G * nout * nin); /* [G, out, in] */
+  float *y = (float *)a->out->data;                                                 /* [rows, G, out] */
   const float *bias = a->attr->i[0] && a->n_in > 2 ? (const float *)a->in[2]->data : NULL; /* [G, out] */
   if (bias) sl_fill_rows(y, G * nout, bias, rows, G * nout); /* every row of y = bias as [G out]; the GEMMs add */
   if (plan_of(a) && plan_of(a)->fwd) return tg_gemm_prim_run(plan_of(a)->fwd, x, w, NULL, y, a->node_name);
@@ -312,9 +317,9 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
   float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [G, out] or NULL */
   bf16_ws ws = ws_of(a);
   const float *dy_f32 = a->out_grad;                                              /* [rows, G, out] */
-  const float *dy = operand(a, &ws, dy_f32, rows * G * nout);        /* as the GEMMs read it */
-  const float *x = operand(a, &ws, a->in[0]->data, rows * G * nin); /* [rows, G, in] */
-  const float *w = operand(a, &ws, a->in[1]->data, G * nout * nin); /* [G, out, in] */
+  const float *dy = operand(a, &ws, dy_f32, NULL, rows * G * nout);                 /* as the GEMMs read it */
+  const float *x = operand(a, &ws, a->in[0]->data, a->in_bf16[0], rows * G * nin); /* [rows, G, in] */
+  const float *w = operand(a, &ws, a->in[1]->data, a->in_bf16[1], G * nout * nin); /* [G, out, in] */
   int64_t ncol = G * nout;
   const tg_cpu_gemm_plan *p = plan_of(a);
   if (p) { /* the planned primitives hold every group; the bias gradient sums the unrounded dy in f32 */

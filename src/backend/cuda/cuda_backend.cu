@@ -1,5 +1,7 @@
 /* The CUDA backend table: devices, cached device memory, fills and copies on the compute stream, the sum of squares,
- * the whole optimizer update on the device (scalars included, so it can be captured), and the rest of the API. */
+ * the whole optimizer update on the device (scalars included, so it can be captured; it writes the parameters' bf16
+ * mirror too), and the rest of the API. */
+#include <cuda_bf16.h>
 #include <math.h>
 #include <stdio.h>
 #include "graph/backend.h"
@@ -72,27 +74,31 @@ __global__ void optim_prepare(const double *part, tg_optim_scalars *sc, float cl
   sc->step = t;
 }
 
-/* PyTorch SGD, as tg_cpu_sgd_step (__fmul_rn: no fused multiply-add, so rounding matches the CPU). p, g, m [n] */
-__global__ void sgd_kernel(float *p, const float *g, float *m, int64_t n, const tg_optim_scalars *sc, float momentum,
-                           float wd) {
+/* PyTorch SGD, as tg_cpu_sgd_step (__fmul_rn: no fused multiply-add, so rounding matches the CPU). p, g, m [n];
+ * pb [n] (NULL: none) gets the new p rounded to bf16. */
+__global__ void sgd_kernel(float *p, __nv_bfloat16 *pb, const float *g, float *m, int64_t n, const tg_optim_scalars *sc,
+                           float momentum, float wd) {
   if (sc->skipped) return;
   float lr = sc->lr, gscale = sc->gscale;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
     float gi = __fmul_rn(g[i], gscale) + __fmul_rn(wd, p[i]);
+    float pi;
     if (m) {
       float b = __fmul_rn(momentum, m[i]) + gi;
       m[i] = b;
-      p[i] -= __fmul_rn(lr, b);
+      pi = p[i] - __fmul_rn(lr, b);
     } else {
-      p[i] -= __fmul_rn(lr, gi);
+      pi = p[i] - __fmul_rn(lr, gi);
     }
+    p[i] = pi;
+    if (pb) pb[i] = __float2bfloat16_rn(pi);
   }
 }
 
 /* torch.optim.Adam / AdamW, as tg_cpu_adam_step (the constants rounded the same way, no fused
- * multiply-add). p, g, m, v [n] */
-__global__ void adam_kernel(float *p, const float *g, float *m, float *v, int64_t n, const tg_optim_scalars *sc,
-                            float beta1, float beta2, float eps, float wd, int decoupled) {
+ * multiply-add). p, g, m, v [n]; pb [n] (NULL: none) gets the new p rounded to bf16. */
+__global__ void adam_kernel(float *p, __nv_bfloat16 *pb, const float *g, float *m, float *v, int64_t n,
+                            const tg_optim_scalars *sc, float beta1, float beta2, float eps, float wd, int decoupled) {
   if (sc->skipped) return;
   const float lr = sc->lr, gscale = sc->gscale;
   const float bc1 = (float)sc->bc1, bc2 = (float)sc->bc2;
@@ -110,7 +116,9 @@ __global__ void adam_kernel(float *p, const float *g, float *m, float *v, int64_
     m[i] = mi;
     v[i] = vi;
     float denom = sqrtf(vi) / bc2_sqrt + eps;
-    p[i] = pi - __fmul_rn(step_size, mi / denom);
+    pi -= __fmul_rn(step_size, mi / denom);
+    p[i] = pi;
+    if (pb) pb[i] = __float2bfloat16_rn(pi);
   }
 }
 
@@ -199,12 +207,14 @@ tg_status cuda_optim_update(tg_device d, const tg_optim_update *u) {
     const tg_optim_seg *g = &u->segs[i];
     int64_t n = (int64_t)g->numel;
     size_t o = g->offset;
+    __nv_bfloat16 *pb = u->values_bf16 ? (__nv_bfloat16 *)u->values_bf16 + o : NULL; /* [n] or none */
     if (u->kind == TG_SGD)
-      sgd_kernel<<<tg_cuda_blocks(n), TG_CUDA_THREADS, 0, s>>>(u->values + o, u->grads + o, u->m ? u->m + o : NULL, n,
-                                                               u->scalars, u->momentum, g->wd);
+      sgd_kernel<<<tg_cuda_blocks(n), TG_CUDA_THREADS, 0, s>>>(u->values + o, pb, u->grads + o,
+                                                               u->m ? u->m + o : NULL, n, u->scalars, u->momentum,
+                                                               g->wd);
     else
-      adam_kernel<<<tg_cuda_blocks(n), TG_CUDA_THREADS, 0, s>>>(u->values + o, u->grads + o, u->m + o, u->v + o, n,
-                                                                u->scalars, u->beta1, u->beta2, u->eps, g->wd,
+      adam_kernel<<<tg_cuda_blocks(n), TG_CUDA_THREADS, 0, s>>>(u->values + o, pb, u->grads + o, u->m + o, u->v + o,
+                                                                n, u->scalars, u->beta1, u->beta2, u->eps, g->wd,
                                                                 u->kind == TG_ADAMW);
     if ((st = tg_cuda_launched(u->kind == TG_SGD ? "sgd" : "adam", "optimizer")) != TG_OK) return st;
   }
@@ -248,6 +258,7 @@ static tg_backend make_cuda_backend() {
   b.to_host = cuda_to_host;
   b.from_host = cuda_from_host;
   b.copy = cuda_copy;
+  b.round_bf16 = tg_cuda_round_bf16;
   b.host_alloc = tg_cuda_host_alloc;
   b.host_free = tg_cuda_host_free;
   b.copy_async = tg_cuda_copy_async;

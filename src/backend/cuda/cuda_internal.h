@@ -69,6 +69,9 @@ static __device__ inline void tg_cuda_report_fault(tg_cuda_fault *f, int op, lon
 /* The device a kernel call runs on: its output's device index. */
 static inline int tg_cuda_dev_of(const tg_kernel_args *a) { return a->out->device.index; }
 
+/* dst [n] = src [n] rounded to bf16, nearest even (k_matmul.cu's rounding kernel), on d's compute stream. */
+tg_status tg_cuda_round_bf16(tg_device d, uint16_t *dst, const float *src, size_t n);
+
 /* NCCL's collectives for the backend table (cuda_nccl.cu); NULL in a build without NCCL. */
 const struct tg_collectives *tg_cuda_collectives(void);
 

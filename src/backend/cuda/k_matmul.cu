@@ -1,5 +1,6 @@
 /* CUDA kernels for matmul, linear and stacked_linear: cuBLAS GEMMs on row-major f32 (or, when the node computes in
- * bf16, on bf16 copies of the operands in the workspace, accumulated in f32), a deterministic bias-gradient sum. */
+ * bf16, on bf16 copies of the operands in the workspace or the parameters' bf16 mirror, accumulated in f32), a
+ * deterministic bias-gradient sum; the backend's bf16 rounding. */
 #include <cuda_bf16.h>
 #include "backend/cuda/cuda_internal.h"
 #include "ops/matmul_dims.h"
@@ -40,12 +41,17 @@ static __global__ void k_round_bf16(__nv_bfloat16 *dst, const float *src, int64_
     dst[e] = __float2bfloat16_rn(src[e]);
 }
 
-/* src [n] as the GEMMs read it: src itself in f32 (or when NULL); in bf16 a rounded copy placed at the next 64-byte
- * step of the workspace (tg_gemm_bf16_workspace sized it for both inputs and the output's gradient at 4 bytes per
- * element, so their 2-byte copies always fit), written by a kernel on the stream. */
-static tg_status mm_operand(mm_ctx *c, const float *src, int64_t n, const void **out) {
+/* src [n] as the GEMMs read it: src itself in f32 (or when NULL); in bf16 its mirror when it has one (src is a
+ * parameter: the store's bf16 mirror of it, which the optimizer update writes), else a rounded copy placed at the next
+ * 64-byte step of the workspace (tg_gemm_bf16_workspace sized it for both inputs and the output's gradient at 4 bytes
+ * per element, so their 2-byte copies always fit), written by a kernel on the stream. */
+static tg_status mm_operand(mm_ctx *c, const float *src, const uint16_t *mirror, int64_t n, const void **out) {
   *out = src;
   if (!c->bf16 || !src) return TG_OK;
+  if (mirror) {
+    *out = mirror;
+    return TG_OK;
+  }
   size_t bytes = sizeof(__nv_bfloat16) * (size_t)n;
   if (!c->a->ws || c->ws_used + bytes > c->a->ws_bytes)
     return tg_error(TG_ERR_INVALID, "%s: the bf16 GEMM operands need %zu bytes of workspace past %zu, the plan "
@@ -56,6 +62,19 @@ static tg_status mm_operand(mm_ctx *c, const float *src, int64_t n, const void *
   if (n == 0) return TG_OK;
   k_round_bf16<<<tg_cuda_blocks(n), TG_CUDA_THREADS, 0, c->s>>>(dst, src, n);
   return tg_cuda_launched("k_round_bf16", c->a->node_name);
+}
+
+/* Input k as the GEMMs read it when wanted (NULL otherwise), as mm_operand gives it. */
+static tg_status mm_input(mm_ctx *c, int k, int wanted, int64_t n, const void **out) {
+  return mm_operand(c, wanted ? (const float *)c->a->in[k]->data : NULL, c->a->in_bf16[k], n, out);
+}
+
+tg_status tg_cuda_round_bf16(tg_device d, uint16_t *dst, const float *src, size_t n) {
+  cudaStream_t s = tg_cuda_stream(d.index);
+  if (!s) return TG_ERR_DEVICE;
+  if (n == 0) return TG_OK;
+  k_round_bf16<<<tg_cuda_blocks((int64_t)n), TG_CUDA_THREADS, 0, s>>>((__nv_bfloat16 *)dst, src, (int64_t)n);
+  return tg_cuda_launched("k_round_bf16", "the store's bf16 mirror of the parameters");
 }
 
 /* p advanced by n elements of the GEMM operand type (f32 or bf16). */
@@ -113,8 +132,8 @@ tg_status tg_cuda_matmul_fwd(const tg_kernel_args *a) {
    * [.., N, K] */
   const void *A, *B;
   float *C = (float *)a->out->data; /* [batch, M, N] */
-  if ((st = mm_operand(&c, (const float *)a->in[0]->data, tg_numel(a->in[0]), &A)) != TG_OK ||
-      (st = mm_operand(&c, (const float *)a->in[1]->data, tg_numel(a->in[1]), &B)) != TG_OK)
+  if ((st = mm_input(&c, 0, 1, tg_numel(a->in[0]), &A)) != TG_OK ||
+      (st = mm_input(&c, 1, 1, tg_numel(a->in[1]), &B)) != TG_OK)
     return st;
   if (d.sb == 0 && !d.ta) /* shared b: one GEMM over all batch*M rows */
     return mm_gemm(&c, 0, d.tb, d.batch * d.m, d.n, d.k, A, d.a1, 0, B, d.b1, 0, 0.0f, C, d.n, 0, 1);
@@ -157,9 +176,9 @@ tg_status tg_cuda_matmul_bwd(const tg_kernel_args *a) {
   /* as the GEMMs read them (f32, or bf16 copies of what the wanted gradients read): dC [batch, M, N],
    * A [batch, M, K] or [batch, K, M] (for dB), B [batch or 1, K, N] or [.., N, K] (for dA) */
   const void *dC, *A, *B;
-  if ((st = mm_operand(&c, a->out_grad, tg_numel(a->out), &dC)) != TG_OK ||
-      (st = mm_operand(&c, dB ? (const float *)a->in[0]->data : NULL, tg_numel(a->in[0]), &A)) != TG_OK ||
-      (st = mm_operand(&c, dA ? (const float *)a->in[1]->data : NULL, tg_numel(a->in[1]), &B)) != TG_OK)
+  if ((st = mm_operand(&c, a->out_grad, NULL, tg_numel(a->out), &dC)) != TG_OK ||
+      (st = mm_input(&c, 0, dB != NULL, tg_numel(a->in[0]), &A)) != TG_OK ||
+      (st = mm_input(&c, 1, dA != NULL, tg_numel(a->in[1]), &B)) != TG_OK)
     return st;
   if (d.sb == 0 && !d.ta) {
     /* shared b, untransposed a: the batches are just more rows, and dB sums over them */
@@ -191,8 +210,8 @@ tg_status tg_cuda_linear_fwd(const tg_kernel_args *a) {
   if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
   const void *x, *w;                /* as the GEMM reads them (f32, or bf16 copies) */
   float *y = (float *)a->out->data; /* [rows, out] */
-  if ((st = mm_operand(&c, (const float *)a->in[0]->data, rows * nin, &x)) != TG_OK || /* [rows, in] */
-      (st = mm_operand(&c, (const float *)a->in[1]->data, nout * nin, &w)) != TG_OK)   /* [out, in] */
+  if ((st = mm_input(&c, 0, 1, rows * nin, &x)) != TG_OK || /* [rows, in] */
+      (st = mm_input(&c, 1, 1, nout * nin, &w)) != TG_OK)   /* [out, in] */
     return st;
   float beta = 0.0f;
   if (a->attr->i[0] && a->n_in > 2) { /* the bias stays f32: y starts as it, and the GEMM adds to it */
@@ -265,9 +284,9 @@ tg_status tg_cuda_linear_bwd(const tg_kernel_args *a) {
   if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
   /* as the GEMMs read them (f32, or bf16 copies of what the wanted gradients read) */
   const void *dy, *x, *w;
-  if ((st = mm_operand(&c, dx || dw ? a->out_grad : NULL, rows * nout, &dy)) != TG_OK ||     /* [rows, out] */
-      (st = mm_operand(&c, dw ? (const float *)a->in[0]->data : NULL, rows * nin, &x)) != TG_OK || /* [rows, in] */
-      (st = mm_operand(&c, dx ? (const float *)a->in[1]->data : NULL, nout * nin, &w)) != TG_OK)   /* [out, in] */
+  if ((st = mm_operand(&c, dx || dw ? a->out_grad : NULL, NULL, rows * nout, &dy)) != TG_OK || /* [rows, out] */
+      (st = mm_input(&c, 0, dw != NULL, rows * nin, &x)) != TG_OK ||                           /* [rows, in] */
+      (st = mm_input(&c, 1, dx != NULL, nout * nin, &w)) != TG_OK)                             /* [out, in] */
     return st;
   if (dx && (st = mm_gemm(&c, 0, 0, rows, nin, nout, dy, nout, 0, w, nin, 0, 1.0f, dx, nin, 0, 1)) != TG_OK)
     return st;
@@ -289,8 +308,8 @@ tg_status tg_cuda_stacked_linear_fwd(const tg_kernel_args *a) {
   if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
   const void *x, *w;                /* as the GEMM reads them (f32, or bf16 copies) */
   float *y = (float *)a->out->data; /* [rows, G, out] */
-  if ((st = mm_operand(&c, (const float *)a->in[0]->data, rows * G * nin, &x)) != TG_OK || /* [rows, G, in] */
-      (st = mm_operand(&c, (const float *)a->in[1]->data, G * nout * nin, &w)) != TG_OK)   /* [G, out, in] */
+  if ((st = mm_input(&c, 0, 1, rows * G * nin, &x)) != TG_OK || /* [rows, G, in] */
+      (st = mm_input(&c, 1, 1, G * nout * nin, &w)) != TG_OK)   /* [G, out, in] */
     return st;
   float beta = 0.0f;
   if (a->attr->i[0] && a->n_in > 2) { /* the bias stays f32: y starts as it, and the GEMMs add to it */
@@ -317,9 +336,9 @@ tg_status tg_cuda_stacked_linear_bwd(const tg_kernel_args *a) {
   if ((st = mm_ctx_of(a, &c)) != TG_OK) return st;
   /* as the GEMMs read them (f32, or bf16 copies of what the wanted gradients read) */
   const void *dy, *x, *w;
-  if ((st = mm_operand(&c, dx || dw ? a->out_grad : NULL, rows * G * nout, &dy)) != TG_OK ||  /* [rows, G, out] */
-      (st = mm_operand(&c, dw ? (const float *)a->in[0]->data : NULL, rows * G * nin, &x)) != TG_OK || /* [rows,G,in] */
-      (st = mm_operand(&c, dx ? (const float *)a->in[1]->data : NULL, G * nout * nin, &w)) != TG_OK) /* [G, out, in] */
+  if ((st = mm_operand(&c, dx || dw ? a->out_grad : NULL, NULL, rows * G * nout, &dy)) != TG_OK || /* [rows, G, out] */
+      (st = mm_input(&c, 0, dw != NULL, rows * G * nin, &x)) != TG_OK ||                           /* [rows, G, in] */
+      (st = mm_input(&c, 1, dx != NULL, G * nout * nin, &w)) != TG_OK)                             /* [G, out, in] */
     return st;
   /* dx[:, j] [rows, in] += dy[:, j] w[j] */
   if (dx && (st = mm_gemm(&c, 0, 0, rows, nin, nout, dy, G * nout, nout, w, nin, nout * nin, 1.0f, dx, G * nin,

@@ -65,7 +65,7 @@ add_library(tg_test_support_emu STATIC ${TG_TEST_SUPPORT})
 target_include_directories(tg_test_support_emu PUBLIC tests src)
 target_link_libraries(tg_test_support_emu PUBLIC tickgrad_cuda_emu)
 set(TG_EMU_TESTS test_cuda:test_cuda_emu test_stage_device:test_stage_cuda_emu test_op_coverage:test_op_coverage_emu
-    test_cuda_optim:test_cuda_optim_emu)
+    test_cuda_optim:test_cuda_optim_emu test_bf16_mirror:test_bf16_mirror_emu)
 foreach(pair ${TG_EMU_TESTS})
   string(REPLACE ":" ";" pair ${pair})
   list(GET pair 0 src)
