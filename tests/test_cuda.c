@@ -493,7 +493,7 @@ static void check_bf16_kernels_listed(void) {
   if (!tg_backend_compiled(TG_CUDA)) return;
   for (int op = 0; op < tg_op_count(); op++) {
     if (tg_op_is_leaf(op)) continue;
-    int want = tg_op_computes_bf16((tg_op)op);
+    int want = tg_op_is_gemm((tg_op)op);
     CHECK_MSG(tg_op_has_kernel(op, TG_CUDA, TG_BF16, 0) == want && tg_op_has_kernel(op, TG_CUDA, TG_BF16, 1) == want,
               "op '%s': CUDA bf16 kernels %s expected", tg_op_name(op), want ? "are" : "are not");
   }

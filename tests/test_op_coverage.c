@@ -16,7 +16,7 @@ int main(void) {
                 tg_op_name(op), k);
       CHECK_MSG(tg_op_has_backward(op, (tg_device_kind)k), "op '%s' has no backward kernel on backend %d",
                 tg_op_name(op), k);
-      int bf16 = !tg_op_is_leaf(op) && tg_op_computes_bf16((tg_op)op);
+      int bf16 = !tg_op_is_leaf(op) && tg_op_is_gemm((tg_op)op);
       CHECK_MSG(tg_op_has_kernel(op, (tg_device_kind)k, TG_BF16, 0) == bf16 &&
                     tg_op_has_kernel(op, (tg_device_kind)k, TG_BF16, 1) == bf16,
                 "op '%s': bf16 kernels on backend %d %s expected", tg_op_name(op), k, bf16 ? "are" : "are not");

@@ -43,7 +43,7 @@ static tg_status check_devices_and_kernels(tg_graph *g, const tg_plan_opts *o) {
                         have);
     }
     const tg_backend *be = tg_backend_for(o->device.kind);
-    n->compute = o->precision == TG_BF16 && tg_op_computes_bf16(n->op) ? TG_BF16 : TG_F32;
+    n->compute = o->precision == TG_BF16 && tg_op_is_gemm(n->op) ? TG_BF16 : TG_F32;
     n->kern = be ? be->kernels(n->op, n->compute) : NULL;
     if (n->compute == TG_BF16 && (!n->kern || !n->kern->fwd))
       return tg_error(TG_ERR_UNSUPPORTED, "graph '%s': op '%s' (%s) has no bf16 %s kernel in this build; plan with "

@@ -58,7 +58,7 @@ int tg_graph_profile_get(const tg_graph *g, tg_op_profile *out, int max) {
     const prof_op *p = &g->prof->op[op];
     if (!p->calls[0] && !p->calls[1]) continue;
     if (out && count < max)
-      out[count] = (tg_op_profile){tg_op_get((tg_op)op)->name, tg_op_is_gemm(op), p->calls[0], p->calls[1],
+      out[count] = (tg_op_profile){tg_op_get((tg_op)op)->name, tg_op_is_gemm((tg_op)op), p->calls[0], p->calls[1],
                                    p->s[0], p->s[1], p->flops[0], p->flops[1]};
     count++;
   }

@@ -3,8 +3,6 @@
 #include "ops/matmul_dims.h"
 #include "ops/op_flops.h"
 
-int tg_op_is_gemm(int op) { return tg_op_computes_bf16((tg_op)op); } /* the GEMM ops are the ones with bf16 kernels */
-
 /* How many of the GEMM op's two operands (input 0 and 1) backward computes a gradient for. */
 static int wanted_grads(const tg_kernel_args *a) { return (a->in_grad[0] != NULL) + (a->in_grad[1] != NULL); }
 

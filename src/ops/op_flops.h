@@ -16,7 +16,4 @@
  * and 0 for every other op (including ssd_scan, whose small products are not counted). */
 double tg_op_flops(int op, const tg_kernel_args *a, int backward);
 
-/* 1 for the ops whose work is one or more GEMMs and nothing else worth counting: matmul, linear, stacked_linear. */
-int tg_op_is_gemm(int op);
-
 #endif

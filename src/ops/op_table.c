@@ -59,7 +59,7 @@ const tg_op_def *tg_op_get(tg_op op) { return (op >= 0 && op < TG_OP_COUNT) ? &k
 
 int tg_op_count(void) { return TG_OP_COUNT; }
 
-int tg_op_computes_bf16(tg_op op) { return op == TG_OP_MATMUL || op == TG_OP_LINEAR || op == TG_OP_STACKED_LINEAR; }
+int tg_op_is_gemm(tg_op op) { return op == TG_OP_MATMUL || op == TG_OP_LINEAR || op == TG_OP_STACKED_LINEAR; }
 
 size_t tg_gemm_bf16_workspace(const tg_kernel_args *a) {
   if (a->compute != TG_BF16) return 0;

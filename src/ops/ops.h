@@ -128,8 +128,9 @@ typedef struct tg_op_def {
 
 const tg_op_def *tg_op_get(tg_op op);
 
-/* The ops that have a bf16 compute kernel on some backend (the GEMM ops: matmul, linear, stacked_linear). */
-int tg_op_computes_bf16(tg_op op);
+/* 1 for the GEMM ops (matmul, linear, stacked_linear): their work is one or more GEMMs and nothing else worth
+ * counting, and they are the ops that compute in bf16 in a bf16 plan (operands rounded, f32 accumulation). */
+int tg_op_is_gemm(tg_op op);
 /* Workspace bytes of a GEMM op computing in bf16 (its rounded operands), 0 in f32. */
 size_t tg_gemm_bf16_workspace(const tg_kernel_args *a);
 

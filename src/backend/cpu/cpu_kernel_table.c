@@ -9,7 +9,7 @@
 
 const tg_op_kernels *tg_cpu_op_kernels(int op, tg_dtype dt) {
   if (dt == TG_BF16)
-    return tg_op_computes_bf16((tg_op)op) ? tg_cpu_op_kernels(op, TG_F32) : NULL;
+    return tg_op_is_gemm((tg_op)op) ? tg_cpu_op_kernels(op, TG_F32) : NULL;
   if (dt != TG_F32) return NULL;
   switch (op) {
     TG_OP_KERNEL_LIST(CPU_FB, CPU_F)

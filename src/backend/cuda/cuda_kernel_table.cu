@@ -8,7 +8,7 @@
 #define CUDA_F(op, s) TG_OP_KERNEL_CASE_F_(tg_cuda, op, s)
 
 extern "C" const tg_op_kernels *tg_cuda_op_kernels(int op, tg_dtype dt) {
-  if (dt == TG_BF16) return tg_op_computes_bf16((tg_op)op) ? tg_cuda_op_kernels(op, TG_F32) : NULL;
+  if (dt == TG_BF16) return tg_op_is_gemm((tg_op)op) ? tg_cuda_op_kernels(op, TG_F32) : NULL;
   if (dt != TG_F32) return NULL;
   switch (op) {
     TG_OP_KERNEL_LIST(CUDA_FB, CUDA_F)
