@@ -160,7 +160,7 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if (r->root && (st = tr_meta_write(c->out, &r->d, c->precision, c->recompute)) != TG_OK) return st;
   if (r->root && (st = tr_metrics_rewrite(c->out, &r->p, &r->metrics)) != TG_OK) return st;
   print_header(r);
-  tr_memplan_print(r->log, &r->m, &r->d, c->batch);
+  tr_memplan_print(r->log, &r->m, &r->d, c->batch, c->precision);
   if (r->log) fflush(r->log);
   return TG_OK;
 }

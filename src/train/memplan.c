@@ -66,10 +66,11 @@ static void fit_line(FILE *f, const tr_model *m, const tr_data *d, const tg_plan
   fprintf(f, "activations grow with the batch)\n");
 }
 
-void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batch) {
+void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batch, tg_precision precision) {
   if (!f) return;
   char a[32], b[32], dev[16];
   double numel = (double)tg_store_numel(m->store), p = 4 * numel;
+  double mirror = precision == TG_PRECISION_BF16 ? 2 * numel : 0.0;
   double opt = (double)tg_optim_state_count(m->opt) * p;
   tg_plan_stats tr = tg_graph_stats(m->train.g);
   double act = (double)tr.arena_bytes + (double)tr.workspace_bytes;
@@ -77,9 +78,12 @@ void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batc
   fprintf(f, "memory plan on %s (%.0f parameters):\n", tg_device_str(d->dev, dev, sizeof dev), numel);
   fprintf(f, "  parameters        %s\n  gradients         %s\n", mem_str(a, sizeof a, p), mem_str(b, sizeof b, p));
   fprintf(f, "  optimizer state   %s (Adam: 2 moments)\n", mem_str(a, sizeof a, opt));
+  if (mirror > 0)
+    fprintf(f, "  bf16 weights      %s (the copy the optimizer update writes and the GEMMs read)\n",
+            mem_str(a, sizeof a, mirror));
   activations_line(f, &tr, eval, batch);
   fprintf(f, "  staged data       %s (features, targets%s, on the device once)\n", mem_str(a, sizeof a, staged),
           d->nfut ? ", known-future columns" : "");
-  fprintf(f, "  total             %s\n", mem_str(a, sizeof a, 2 * p + opt + act + eval + staged));
+  fprintf(f, "  total             %s\n", mem_str(a, sizeof a, 2 * p + mirror + opt + act + eval + staged));
   fit_line(f, m, d, &tr, batch);
 }

@@ -141,7 +141,7 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t);
 tg_status tr_eval_epoch(tr_epoch_ctx *x, tr_qacc *a);
 
 /* ---- memplan.c ---- */
-void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batch);
+void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batch, tg_precision precision);
 
 /* ---- ckpt.c: the run's files ---- */
 
