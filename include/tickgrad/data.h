@@ -10,6 +10,40 @@
 extern "C" {
 #endif
 
+/* Extra columns: besides the bar fields, the CSV and Parquet readers keep every further column of a file by name,
+ * one value per bar. A numeric column holds doubles, NaN where the value is missing; a category column holds codes
+ * into its table of names, TG_CATEGORY_MISSING where the value is missing. */
+typedef enum tg_column_kind { TG_COLUMN_NUMERIC = 0, TG_COLUMN_CATEGORY = 1 } tg_column_kind;
+#define TG_CATEGORY_MISSING UINT32_MAX
+
+/* The names of a category column: code k is the k-th distinct name added. Names are NUL-terminated in one text
+ * buffer (a name holding a NUL byte reads shorter through tg_categories_name; its code stays its own) and a hash
+ * index finds a name's code. Zero-initialised is empty. */
+typedef struct tg_categories {
+  uint32_t n, cap;          /* names, and room for them in off */
+  uint64_t *off;            /* [cap + 1]: name k is text + off[k], off[k + 1] - off[k] - 1 bytes */
+  char *text;               /* [text_cap], text_len used */
+  size_t text_len, text_cap;
+  uint32_t *slot;           /* [slot_cap] hash index: code + 1, 0 for an empty slot */
+  uint32_t slot_cap;
+} tg_categories;
+
+/* The code of the name [p, p + len), added when new. TG_ERR_NOMEM, or TG_ERR_INVALID past UINT32_MAX - 1 names. */
+tg_status tg_categories_intern(tg_categories *c, const char *p, size_t len, uint32_t *code);
+/* The code of name [p, p + len), or TG_CATEGORY_MISSING when the table does not hold it. */
+uint32_t tg_categories_find(const tg_categories *c, const char *p, size_t len);
+/* The name of code (below c->n). */
+const char *tg_categories_name(const tg_categories *c, uint32_t code);
+void tg_categories_free(tg_categories *c); /* and re-initialises c */
+
+typedef struct tg_bar_column {
+  char *name;          /* the CSV header text (trimmed) or the Parquet column path, exact */
+  tg_column_kind kind;
+  double *values;      /* NUMERIC: [n] of the bars (room for cap), NaN = missing; NULL for a category */
+  uint32_t *codes;     /* CATEGORY: [n] (room for cap), TG_CATEGORY_MISSING = missing; NULL for a number */
+  tg_categories cats;  /* CATEGORY: the names the codes index */
+} tg_bar_column;
+
 /* One bar series, columnar, on the host. Times are int64 nanoseconds since the Unix epoch, UTC.
  * Every reader follows the same conventions:
  * - a source without a volume column gives NaN volumes (unknown, not 0, which is a real volume);
@@ -18,10 +52,20 @@ extern "C" {
  *   [0, 2^32) written with digits as that id, and any other text the 32-bit FNV-1a hash of its bytes
  *   (the same symbol gets the same id in every file). Two symbols that hash alike would merge; the
  *   CSV reader detects that within one file and fails naming both. Parquet gives no instrument;
- * - a failed tg_*_parse leaves out as it was: the same bars, no instrument column added (only the
- *   capacity may have grown);
+ * - a failed tg_*_parse leaves out as it was: the same bars, no instrument or extra column added
+ *   (only the capacity, and the names of a category column it held, may have grown);
  * - a CSV file whose times run newest first is reversed by time (rows of one time keep their file
- *   order) before tg_bars_read sorts, so its reorder count covers only rows truly out of order. */
+ *   order) before tg_bars_read sorts, so its reorder count covers only rows truly out of order;
+ * - extra columns: CSV keeps every header column no bar field took (an empty header name, such as
+ *   the index column pandas writes, is skipped; a file without a header has none), numeric when
+ *   every value is a number or missing (empty, NaN, NA, N/A, null, None, nil), else a category of
+ *   the texts; a name repeated in the header is an error naming it. Parquet keeps every further
+ *   flat column it can read as numbers (BOOLEAN, INT32, INT64, FLOAT, DOUBLE, DECIMAL, FLOAT16) or
+ *   as a category (BYTE_ARRAY strings), nulls missing, and skips the rest (lists, binary types, time
+ *   columns) with a warning line to opts->warn naming each. price_scale leaves them as they are.
+ *   Parsing into a series that holds bars: a column the series lacks gets missing values for its
+ *   bars, one the file lacks gets missing values for the file's, and one the series holds with the
+ *   other kind is an error naming it. DBN keeps its fixed schema: no extra columns. */
 typedef struct tg_bars {
   int64_t n, cap;
   int64_t *ts;             /* [n] */
@@ -30,20 +74,38 @@ typedef struct tg_bars {
   char source[256];        /* the file (or "first.csv and 3 more") */
   char format[16];         /* "csv", "dbn", "parquet", "synthetic" */
   int64_t reordered;       /* bars tg_bars_read found out of time order (and sorted) */
+  int n_cols;              /* extra columns, in the order of the file (DBN and synthetic bars have none) */
+  tg_bar_column *cols;     /* [n_cols], owned; a view made by copying the struct and moving the bar pointers must
+                              set n_cols 0 and cols NULL, since the columns' pointers do not move with them */
 } tg_bars;
 
 void tg_bars_init(tg_bars *b);
 void tg_bars_free(tg_bars *b); /* frees the columns and re-initialises b */
 /* Ensures room for cap bars; with_instrument allocates the instrument column too. */
 tg_status tg_bars_reserve(tg_bars *b, int64_t cap, int with_instrument);
-/* Appends one bar (grows the columns as needed). instrument is ignored without that column. */
+/* Appends one bar (grows the columns as needed). instrument is ignored without that column. Every extra column
+ * gets a missing value; the caller may set it (b->cols[k].values[b->n - 1]) after the push. */
 tg_status tg_bars_push(tg_bars *b, int64_t ts, double open, double high, double low, double close,
                        double volume, uint32_t instrument);
-/* Appends all of src to dst (adds an instrument column to dst if src has one; missing ids are 0). */
+/* Appends all of src to dst (adds an instrument column to dst if src has one; missing ids are 0). Extra columns:
+ * one in both is concatenated (category names merged by name, src's codes remapped to dst's); one in only one of
+ * them gets missing values for the other's bars; the same name with another kind is TG_ERR_INVALID naming it.
+ * On failure dst keeps its bars and columns (category tables may have grown). */
 tg_status tg_bars_append(tg_bars *dst, const tg_bars *src);
-/* Stable sort by (ts, instrument). *moved (may be NULL) receives how many bars were not already
- * in order: 0 for sorted input. */
+/* Stable sort by (ts, instrument), the extra columns moved with their bars. *moved (may be NULL) receives how many
+ * bars were not already in order: 0 for sorted input. */
 tg_status tg_bars_sort(tg_bars *b, int64_t *moved);
+
+/* The extra column named name (exact, case-sensitive), or NULL. */
+const tg_bar_column *tg_bars_column(const tg_bars *b, const char *name);
+/* Its index in b->cols, or -1. */
+int tg_bars_column_index(const tg_bars *b, const char *name);
+/* Adds a column after the others with every bar's value missing. TG_ERR_INVALID when name is empty or taken. */
+tg_status tg_bars_add_column(tg_bars *b, const char *name, tg_column_kind kind);
+/* Makes column k a column of kind with every value missing (a category's names are dropped). */
+tg_status tg_bars_reset_column(tg_bars *b, int k, tg_column_kind kind);
+/* Removes column k; the later ones move down one. */
+void tg_bars_drop_column(tg_bars *b, int k);
 
 typedef enum tg_null_policy { TG_NULLS_ERROR = 0, TG_NULLS_NAN } tg_null_policy;
 
@@ -63,10 +125,13 @@ typedef struct tg_read_opts {
 
 /* Reads one file, a directory (every file in it), or a glob pattern such as "bars/es_*.csv"; the format is picked by
  * content (magic bytes), not by extension. Several files concatenate and sort by time; rows out of
- * time order are sorted with a warning that counts them. out is initialised by this call. */
+ * time order are sorted with a warning that counts them. Several files keep only the extra columns
+ * every file has with the same kind, with one warning line naming each column dropped and a file
+ * that lacked it (or the two kinds). out is initialised by this call. */
 tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out);
 /* Reads every path as tg_bars_read does into one series, sorted by time when there are several; its
- * source names the first path ("first and 3 more"). An error names the path and frees what was read. */
+ * source names the first path ("first and 3 more"). Extra columns as tg_bars_read keeps them over
+ * several files (the warning names paths). An error names the path and frees what was read. */
 tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts *opts, tg_bars *out);
 
 /* The readers, over a file already in memory. path names the source in errors (and, for Lean
@@ -95,12 +160,23 @@ typedef struct tg_bars_report {
 /* bars must be sorted (tg_bars_read sorts). */
 tg_status tg_bars_inspect(const tg_bars *bars, tg_bars_report *r);
 
+/* What `tickgrad inspect` reports about one extra column. */
+typedef struct tg_column_report {
+  const char *name;    /* the column's own name (valid while the bars are) */
+  tg_column_kind kind;
+  int64_t missing;     /* bars whose value is missing */
+  int64_t distinct;    /* a category: names some bar holds; a numeric column: 0 */
+} tg_column_report;
+
+/* One report per extra column of bars into out[bars->n_cols]. */
+tg_status tg_bars_inspect_columns(const tg_bars *bars, tg_column_report *out);
+
 /* Resampling to a coarser interval. Buckets are aligned to the wall clock of zone tz (NULL: UTC):
  * interval_ns of 5 minutes starts buckets at :00, :05, ...; one day starts at local midnight. When
  * session_start_min < session_end_min, only bars whose local start time-of-day (minutes after
  * midnight) is in [start, end) are used. open = first, high = max, low = min, close = last,
  * volume = sum; each instrument separately; a bucket's ts is its start. in must be sorted; out is
- * initialised by this call (and freed on failure). */
+ * initialised by this call (and freed on failure). Extra columns are not resampled: out has none. */
 typedef struct tg_resample_opts {
   int64_t interval_ns;
   const char *tz;

@@ -35,6 +35,7 @@ tg_status tg_fc_backtest_run(const char *run, const tg_bars *upto, int64_t from,
   tg_bars test = *upto;
   test.ts += from, test.open += from, test.high += from, test.low += from, test.close += from, test.volume += from;
   if (test.instrument) test.instrument += from;
+  test.n_cols = 0, test.cols = NULL; /* extra columns do not move with the bars */
   test.n = upto->n - from;
   double *target = test.n > 0 ? malloc((size_t)test.n * sizeof *target) : NULL;
   tg_backtest bt;

@@ -46,6 +46,7 @@ static void make_view(const tg_bars *bars, int64_t a, int64_t b, tg_bars *view) 
   view->close = bars->close + a;
   view->volume = bars->volume ? bars->volume + a : NULL;
   view->instrument = bars->instrument ? bars->instrument + a : NULL;
+  view->n_cols = 0, view->cols = NULL; /* extra columns do not move with the bars */
 }
 
 tg_status tg_backtest_split(const tg_bars *bars, const char *split, double train_frac, double val_frac, tg_bars *view) {

@@ -1,7 +1,8 @@
-/* The columnar bar series: growth, append and a stable sort by time. */
+/* The columnar bar series: growth, append and a stable sort by time, its extra columns kept in step. */
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "data/bar_columns.h"
 #include "tickgrad/data.h"
 
 void tg_bars_init(tg_bars *b) { memset(b, 0, sizeof *b); }
@@ -14,6 +15,7 @@ void tg_bars_free(tg_bars *b) {
   tg_free(b->close);
   tg_free(b->volume);
   tg_free(b->instrument);
+  tg_bar_columns_truncate(b, 0);
   tg_bars_init(b);
 }
 
@@ -38,7 +40,8 @@ tg_status tg_bars_reserve(tg_bars *b, int64_t cap, int with_instrument) {
            grow((void **)&b->high, b->n, cap, sizeof(double)) && grow((void **)&b->low, b->n, cap, sizeof(double)) &&
            grow((void **)&b->close, b->n, cap, sizeof(double)) &&
            grow((void **)&b->volume, b->n, cap, sizeof(double)) &&
-           (!b->instrument || grow((void **)&b->instrument, b->n, cap, sizeof(uint32_t)));
+           (!b->instrument || grow((void **)&b->instrument, b->n, cap, sizeof(uint32_t))) &&
+           tg_bar_columns_grow(b, b->n, cap);
   if (!ok) return tg_error(TG_ERR_NOMEM, "bars: out of memory for %lld bars", (long long)cap);
   b->cap = cap;
   return TG_OK;
@@ -58,12 +61,19 @@ tg_status tg_bars_push(tg_bars *b, int64_t ts, double open, double high, double 
   b->close[i] = close;
   b->volume[i] = volume;
   if (b->instrument) b->instrument[i] = instrument;
+  for (int k = 0; k < b->n_cols; k++) tg_bar_column_set_missing(&b->cols[k], i, i + 1);
   return TG_OK;
 }
 
 tg_status tg_bars_append(tg_bars *dst, const tg_bars *src) {
-  tg_status st = tg_bars_reserve(dst, dst->n + src->n, src->instrument != NULL);
-  if (st != TG_OK) return st;
+  int keep = dst->n_cols;
+  tg_status st = tg_bar_columns_match(dst, src);
+  if (st == TG_OK) st = tg_bars_reserve(dst, dst->n + src->n, src->instrument != NULL);
+  if (st == TG_OK) st = tg_bar_columns_copy(dst, src);
+  if (st != TG_OK) {
+    tg_bar_columns_truncate(dst, keep);
+    return st;
+  }
   size_t n = (size_t)src->n;
   memcpy(dst->ts + dst->n, src->ts, n * sizeof(int64_t));
   memcpy(dst->open + dst->n, src->open, n * sizeof(double));
@@ -123,6 +133,11 @@ tg_status tg_bars_sort(tg_bars *b, int64_t *moved) {
            permute(b->high, keys, b->n, sizeof(double)) && permute(b->low, keys, b->n, sizeof(double)) &&
            permute(b->close, keys, b->n, sizeof(double)) && permute(b->volume, keys, b->n, sizeof(double)) &&
            (!b->instrument || permute(b->instrument, keys, b->n, sizeof(uint32_t)));
+  for (int k = 0; k < b->n_cols && ok; k++) {
+    tg_bar_column *c = &b->cols[k];
+    ok = c->kind == TG_COLUMN_NUMERIC ? permute(c->values, keys, b->n, sizeof(double))
+                                      : permute(c->codes, keys, b->n, sizeof(uint32_t));
+  }
   tg_free(keys);
   if (!ok) return tg_error(TG_ERR_NOMEM, "bars: out of memory sorting %lld bars", (long long)b->n);
   if (moved) *moved = count;

@@ -1,4 +1,4 @@
-/* Series diagnostics for `tickgrad inspect`: range, cadence, gaps, duplicates, bad prices. */
+/* Series diagnostics for `tickgrad inspect`: range, cadence, gaps, duplicates, bad prices, extra columns. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,5 +113,28 @@ tg_status tg_bars_inspect(const tg_bars *b, tg_bars_report *r) {
   tg_free(ids);
   tg_free(last);
   tg_free(deltas);
+  return TG_OK;
+}
+
+tg_status tg_bars_inspect_columns(const tg_bars *b, tg_column_report *out) {
+  for (int k = 0; k < b->n_cols; k++) {
+    const tg_bar_column *c = &b->cols[k];
+    tg_column_report *r = &out[k];
+    memset(r, 0, sizeof *r);
+    r->name = c->name;
+    r->kind = c->kind;
+    if (c->kind == TG_COLUMN_NUMERIC) {
+      for (int64_t i = 0; i < b->n; i++) r->missing += isnan(c->values[i]);
+      continue;
+    }
+    unsigned char *seen = tg_calloc((size_t)c->cats.n + 1, 1); /* names some bar holds */
+    if (!seen) return tg_error(TG_ERR_NOMEM, "inspect: out of memory for the %u names of column '%s'", c->cats.n, c->name);
+    for (int64_t i = 0; i < b->n; i++) {
+      uint32_t code = c->codes[i];
+      if (code == TG_CATEGORY_MISSING) r->missing++;
+      else if (!seen[code]) seen[code] = 1, r->distinct++;
+    }
+    tg_free(seen);
+  }
   return TG_OK;
 }

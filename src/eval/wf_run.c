@@ -38,6 +38,7 @@ static tg_bars rows_view(const tg_bars *all, int64_t a, int64_t b) {
   tg_bars v = *all;
   v.ts += a, v.open += a, v.high += a, v.low += a, v.close += a, v.volume += a;
   if (v.instrument) v.instrument += a;
+  v.n_cols = 0, v.cols = NULL; /* extra columns do not move with the bars */
   v.n = b - a;
   v.cap = v.n;
   return v;
