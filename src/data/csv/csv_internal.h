@@ -215,4 +215,31 @@ typedef struct tg_csv_map {
 tg_status tg_csv_columns_map(const char *path, int64_t line, const tg_csv_field *header, int64_t ncols,
                              const char *columns, tg_csv_map *map);
 
+/* ---- extra columns (csv_extra.c) ------------------------------------------------------------- */
+
+/* The columns of a file with a header that no role took, kept beside the bars by name. */
+typedef struct tg_csv_extras {
+  int n;               /* extra columns */
+  int64_t *col;        /* [n] each one's column in the file */
+  int *out;            /* [n] its index in out->cols */
+  unsigned char *text; /* [n] 1 once a value is not a number: a category, read by tg_csv_extras_categories */
+  int32_t *of;         /* [ncols] the extra index of each file column, -1 for none; NULL when n is 0 */
+  int cols0;           /* out->n_cols before this parse */
+} tg_csv_extras;
+
+/* Picks the extra columns: every header column with a name (an empty one, such as pandas' index, is skipped)
+ * that no role took, the time-of-day column included, and adds the new ones to out as numeric columns. A name
+ * given twice in the header, one of them an extra column, is TG_ERR_FORMAT naming it and the header's line. A
+ * file without a header has none. On failure the caller undoes and frees x as after any other. */
+tg_status tg_csv_extras_setup(const char *path, int64_t line, const tg_csv_field *header, int64_t ncols,
+                              const tg_csv_map *map, tg_bars *out, tg_csv_extras *x);
+/* After the row loop filled the numeric extras of bars [n0, out->n): turns the columns found to hold text into
+ * categories and reads them in a second pass over the rows from data (line number no), and gives out's columns
+ * the file lacks missing values. A column out held before with the other kind is TG_ERR_FORMAT naming it. */
+tg_status tg_csv_extras_finish(const char *path, const tg_csv_layout *lay, const char *data, const char *end,
+                               int64_t no, int64_t n0, tg_bars *out, tg_csv_extras *x);
+/* Removes the columns this parse added to out (after a failure). */
+void tg_csv_extras_undo(tg_bars *out, const tg_csv_extras *x);
+void tg_csv_extras_free(tg_csv_extras *x); /* keeps cols0, for a later undo */
+
 #endif

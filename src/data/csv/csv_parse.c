@@ -1,4 +1,4 @@
-/* CSV bars: tg_csv_parse, its setup (layout, columns, time format) and the one-pass row loop. */
+/* CSV bars: tg_csv_parse, its setup (layout, columns, time format) and the one-pass row loop (extra columns too). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +25,7 @@ typedef struct csv_ctx {
   const char *tz; /* the zone of wall-clock times; NULL for UTC */
   tg_tz_memo tz_memo;
   tg_csv_ids ids; /* instrument ids seen */
+  tg_csv_extras x; /* the extra columns */
   double scale;
 } csv_ctx;
 
@@ -149,9 +150,21 @@ static tg_status row_error(const csv_ctx *c, int64_t line, int64_t col, int kind
   }
 }
 
-/* Reverses rows [from, to). */
+/* Reverses rows [from, to), extra columns too. */
 static void reverse_range(tg_bars *b, int64_t from, int64_t to) {
   for (int64_t i = from, j = to - 1; i < j; i++, j--) {
+    for (int k = 0; k < b->n_cols; k++) {
+      tg_bar_column *c = &b->cols[k];
+      if (c->kind == TG_COLUMN_NUMERIC) {
+        double v = c->values[i];
+        c->values[i] = c->values[j];
+        c->values[j] = v;
+      } else {
+        uint32_t u = c->codes[i];
+        c->codes[i] = c->codes[j];
+        c->codes[j] = u;
+      }
+    }
     int64_t t = b->ts[i];
     b->ts[i] = b->ts[j];
     b->ts[j] = t;
@@ -221,6 +234,28 @@ static inline int quick_number(const char **pp, const char *le, char delim, int6
   *fracp = frac;
   *pp = p;
   return 1;
+}
+
+/* An extra column's field at p as a number into *v (NaN when missing; "inf" is infinite); returns where the field
+ * ends, or NULL when it is text. */
+static inline const char *extra_number(const char *p, const char *le, const char *end, char delim, char altdec,
+                                       double *v) {
+  int64_t mant;
+  int frac;
+  if (end - p >= 24 && quick_number(&p, le, delim, &mant, &frac)) {
+    *v = (double)mant / k_pow10[frac];
+    return p;
+  }
+  tg_csv_field f;
+  int more;
+  p = tg_csv_field_next(p, le, delim, &f, &more);
+  if (more) p--;
+  switch (tg_csv_number_parse(f.p, f.e, altdec, v)) {
+    case TG_CSV_NUM_OK: return p;
+    case TG_CSV_NUM_NULL: *v = NAN; return p;
+    case TG_CSV_NUM_INF: *v = f.p < f.e && *f.p == '-' ? -INFINITY : INFINITY; return p;
+    default: return NULL;
+  }
 }
 
 typedef struct row_vals {
@@ -294,17 +329,21 @@ static inline int64_t count_delims(const char *p, const char *le, char delim) {
   return quotes ? -1 : n;
 }
 
-/* The row loop: every line from data to end. */
-static tg_status parse_rows(csv_ctx *c, const char *data, const char *end, int64_t no, tg_bars *out) {
+/* The row loop: every line from data to end. Extra columns get their numbers, or are marked as text at the first
+ * value that is not one (tg_csv_extras_finish reads them then). *newest_first: the times mostly run down. */
+static tg_status parse_rows(csv_ctx *c, const char *data, const char *end, int64_t no, tg_bars *out, int *newest_first) {
   const char delim = c->lay.delim;
   const int64_t ncols = c->lay.ncols;
   const unsigned char *mask = c->mask;
   const double scale = c->scale;
   const int check_scaled = !(scale <= 1.0);
   const int has_volume = c->map.col[TG_CSV_VOLUME] >= 0, has_inst = c->map.col[TG_CSV_INSTRUMENT] >= 0;
+  const int32_t *xof = c->x.of;
   int64_t last_col = 0; /* the last column read: after it, fields are only counted */
   for (int r = 0; r < TG_CSV_ROLES; r++)
     if (c->map.col[r] > last_col) last_col = c->map.col[r];
+  for (int k = 0; k < c->x.n; k++)
+    if (c->x.col[k] > last_col) last_col = c->x.col[k];
   const int64_t start_n = out->n;
   int64_t asc = 0, desc = 0;
   const char *pos = data;
@@ -322,13 +361,32 @@ static tg_status parse_rows(csv_ctx *c, const char *data, const char *end, int64
     rv.bad_kind = BAD_NONE;
     rv.bad_col = -1;
     rv.inst = (tg_csv_field){ln.p, ln.p, 0};
+    if (out->n == out->cap) { /* the estimate fell short: the rest at the line length seen so far */
+      double per_row = (double)(pos - data) / (double)(out->n - start_n + 1);
+      int64_t more = (int64_t)((double)(end - pos) / (per_row > 1 ? per_row : 1) * 1.05) + 1024;
+      if ((st = tg_bars_reserve(out, out->n + more, 0)) != TG_OK) return st;
+    }
     const char *p = ln.p, *le = ln.e;
     int64_t col = 0;
     for (;;) {
       unsigned m = col < ncols ? mask[col] : 0;
       int64_t mant;
       int frac;
-      if (m == 0) {
+      int32_t xi;
+      if (m == 0 && xof && col < ncols && (xi = xof[col]) >= 0 && !c->x.text[xi]) {
+        double v;
+        const char *q = extra_number(p, le, end, delim, c->lay.altdec, &v);
+        if (q) {
+          out->cols[c->x.out[xi]].values[out->n] = v;
+          p = q;
+        } else {
+          c->x.text[xi] = 1; /* text: skipped from here on, read by tg_csv_extras_finish */
+          tg_csv_field f;
+          int more;
+          p = tg_csv_field_next(p, le, delim, &f, &more);
+          if (more) p--;
+        }
+      } else if (m == 0) {
         if (col > last_col) { /* the rest of the line only counts */
           int64_t k = count_delims(p, le, delim);
           if (k >= 0) {
@@ -392,11 +450,6 @@ static tg_status parse_rows(csv_ctx *c, const char *data, const char *end, int64
       }
       ts = u * TG_NS_PER_S + (ts - sec * TG_NS_PER_S);
     }
-    if (out->n == out->cap) { /* the estimate fell short: the rest at the line length seen so far */
-      double per_row = (double)(pos - data) / (double)(out->n - start_n + 1);
-      int64_t more = (int64_t)((double)(end - pos) / (per_row > 1 ? per_row : 1) * 1.05) + 1024;
-      if ((st = tg_bars_reserve(out, out->n + more, 0)) != TG_OK) return st;
-    }
     int64_t i = out->n++;
     if (i > start_n) {
       asc += ts > out->ts[i - 1];
@@ -413,14 +466,17 @@ static tg_status parse_rows(csv_ctx *c, const char *data, const char *end, int64
   if (out->n == start_n)
     return tg_error(TG_ERR_FORMAT, "%s: no data rows after line %lld (the %s)", c->path, (long long)c->lay.first_no,
                     c->lay.has_header ? "header" : "first row");
-  if (desc > asc) { /* newest first: reverse the times, keeping the file's order among rows of one time */
-    reverse_range(out, start_n, out->n);
-    for (int64_t i = start_n, j; i < out->n; i = j) {
-      for (j = i + 1; j < out->n && out->ts[j] == out->ts[i];) j++;
-      if (j - i > 1) reverse_range(out, i, j);
-    }
-  }
+  *newest_first = desc > asc;
   return TG_OK;
+}
+
+/* Newest first: reverses the times of bars [from, b->n), keeping the file's order among rows of one time. */
+static void reverse_newest_first(tg_bars *b, int64_t from) {
+  reverse_range(b, from, b->n);
+  for (int64_t i = from, j; i < b->n; i = j) {
+    for (j = i + 1; j < b->n && b->ts[j] == b->ts[i];) j++;
+    if (j - i > 1) reverse_range(b, i, j);
+  }
 }
 
 /* Conventions: a missing volume column gives NaN volumes (not 0, which would be a real volume), as
@@ -446,6 +502,7 @@ tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg
   c.scale = opts->price_scale == 0 ? 1.0 : opts->price_scale;
   const int64_t n0 = out->n;
   const int had_inst = out->instrument != NULL;
+  c.x.cols0 = out->n_cols;
   c.tz = tg_tz_is_utc(opts->tz) ? NULL : opts->tz;
   tg_status st = tg_tz_check(c.tz);
   if (st != TG_OK) {
@@ -482,6 +539,7 @@ tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg
     }
   }
   if ((st = tg_csv_columns_map(path, c.lay.first_no, c.header, ncols, opts->columns, &c.map)) != TG_OK) goto done;
+  if ((st = tg_csv_extras_setup(path, c.lay.first_no, c.header, ncols, &c.map, out, &c.x)) != TG_OK) goto done;
 
   const char *data;
   int64_t data_no;
@@ -508,9 +566,13 @@ tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg
   int with_inst = c.map.col[TG_CSV_INSTRUMENT] >= 0;
   if ((st = tg_bars_reserve(out, out->n + (int64_t)est, with_inst)) != TG_OK) goto done;
 
-  st = parse_rows(&c, data, end, data_no, out);
+  int newest_first = 0;
+  st = parse_rows(&c, data, end, data_no, out, &newest_first);
+  if (st == TG_OK) st = tg_csv_extras_finish(path, &c.lay, data, end, data_no, n0, out, &c.x);
+  if (st == TG_OK && newest_first) reverse_newest_first(out, n0);
 done:
-  if (st != TG_OK) { /* nothing half-read stays behind, nor an instrument column this call added */
+  if (st != TG_OK) { /* nothing half-read stays behind, nor an instrument or extra column this call added */
+    tg_csv_extras_undo(out, &c.x);
     out->n = n0;
     if (!had_inst && out->instrument) {
       tg_free(out->instrument);
@@ -518,6 +580,7 @@ done:
     }
   }
   tg_csv_ids_free(&c.ids);
+  tg_csv_extras_free(&c.x);
   tg_free(ts_samples);
   tg_free(c.header);
   if (c.mask != c.small_mask) tg_free(c.mask);
