@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include "tickgrad/data.h"
 
@@ -179,14 +180,15 @@ tg_status tg_pq_decompress(const tg_pq_where *w, int64_t offset, int codec, tg_p
 /* ---------------------------------------------------------------- encodings */
 
 /* Values are decoded into 8-byte lanes: integers (BOOLEAN, INT32, INT64, INT96 as ns, decimals unscaled)
- * as int64, floating point (FLOAT, DOUBLE, FLOAT16) as double. */
-enum { TG_PQ_LANE_I64 = 1, TG_PQ_LANE_F64 = 2 };
+ * as int64, floating point (FLOAT, DOUBLE, FLOAT16) as double, strings (BYTE_ARRAY) as their category code. */
+enum { TG_PQ_LANE_I64 = 1, TG_PQ_LANE_F64 = 2, TG_PQ_LANE_CODE = 3 };
 
 /* How one column's values are decoded: physical type and the annotations that change the bits. */
 typedef struct tg_pq_kind {
   int physical, type_length;
   int lane;               /* TG_PQ_LANE_* */
   int flba;               /* FIXED_LEN_BYTE_ARRAY: 1 float16, 2 big-endian decimal */
+  tg_categories *cats;    /* TG_PQ_LANE_CODE: the table strings are added to */
 } tg_pq_kind;
 
 /* RLE / bit-packed hybrid decoder (levels, dictionary indices, booleans). */
@@ -208,9 +210,12 @@ int tg_pq_rle_next(tg_pq_rle *r, uint32_t *buf, uint64_t max, uint64_t *n, uint3
 /* Bits needed for values 0..max. */
 int tg_pq_bit_width(uint32_t max);
 
-/* Decoders write n dense values as lanes into dst; each returns TG_OK or an error naming w and offset. */
+/* Decoders write n dense values as lanes into dst; each returns TG_OK or an error naming w and offset. PLAIN
+ * strings (4-byte length, then the bytes) go to tg_pq_decode_strings, which adds each to k->cats. */
 tg_status tg_pq_decode_plain(const tg_pq_where *w, int64_t off, const tg_pq_kind *k, const uint8_t *p, size_t len,
                              int64_t n, unsigned char *dst);
+tg_status tg_pq_decode_strings(const tg_pq_where *w, int64_t off, const tg_pq_kind *k, const uint8_t *p, size_t len,
+                               int64_t n, unsigned char *dst);
 tg_status tg_pq_decode_delta(const tg_pq_where *w, int64_t off, const tg_pq_kind *k, const uint8_t *p, size_t len,
                              int64_t n, unsigned char *dst);
 tg_status tg_pq_decode_split(const tg_pq_where *w, int64_t off, const tg_pq_kind *k, const uint8_t *p, size_t len,
@@ -238,6 +243,22 @@ tg_status tg_pq_read_f64(const tg_pq_file *f, int c, double *out, uint8_t *valid
 tg_status tg_pq_read_i64(const tg_pq_file *f, int c, int64_t *out, uint8_t *valid, int64_t *nulls);
 /* Whether column c can be read, and in which lane; TG_ERR_UNSUPPORTED with the reason otherwise. */
 tg_status tg_pq_column_kind(const tg_pq_file *f, int c, tg_pq_kind *k);
+/* Whether column c can be read as category codes: a flat BYTE_ARRAY that is a STRING, an ENUM or unannotated
+ * (older writers leave strings so); TG_ERR_UNSUPPORTED with the reason otherwise. */
+tg_status tg_pq_string_kind(const tg_pq_file *f, int c, tg_pq_kind *k);
+/* Column c's strings into codes[num_rows], each distinct one added to cats (TG_CATEGORY_MISSING for a null);
+ * *nulls (may be NULL) counts the nulls. PLAIN and dictionary encodings; others are TG_ERR_UNSUPPORTED naming
+ * them. */
+tg_status tg_pq_read_codes(const tg_pq_file *f, int c, tg_categories *cats, uint32_t *codes, int64_t *nulls);
+
+/* ---------------------------------------------------------------- bars */
+
+/* The extra columns of a file whose bar fields took the columns marked in used[ncols]: every other column read as
+ * numbers or codes into out's rows [base, base + num_rows) (out has room), by name, added to out when new; out's
+ * columns the file lacks get missing values there. A column that cannot be kept (lists, binary or time types, an
+ * encoding not read) is skipped with a warning line to warn naming it and why; one out holds with the other kind
+ * is TG_ERR_FORMAT naming it. */
+tg_status tg_pq_read_extras(const tg_pq_file *f, const unsigned char *used, FILE *warn, tg_bars *out, int64_t base);
 
 /* ---------------------------------------------------------------- little-endian loads */
 

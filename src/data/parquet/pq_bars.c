@@ -1,4 +1,4 @@
-/* Parquet: tg_parquet_parse, which maps a file's columns onto a bar series (ts, open..volume). */
+/* Parquet: tg_parquet_parse, which maps a file's columns onto a bar series (ts, open..volume; the rest as extras). */
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -191,6 +191,14 @@ tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, cons
     for (int r = OPEN; r <= CLOSE; r++)
       for (int64_t i = 0; i < n; i++) cols[r][base + i] *= s;
   }
+  unsigned char *used = st == TG_OK ? tg_calloc((size_t)f.ncols + 1, 1) : NULL;
+  if (st == TG_OK && !used) st = tg_error(TG_ERR_NOMEM, "%s: out of memory for %d columns", path, f.ncols);
+  if (st == TG_OK) {
+    for (int r = 0; r < NROLES; r++)
+      if (map[r] >= 0) used[map[r]] = 1;
+    st = tg_pq_read_extras(&f, used, opts->warn, out, base);
+  }
+  tg_free(used);
   if (st == TG_OK) {
     if (out->instrument)
       for (int64_t i = 0; i < n; i++) out->instrument[base + i] = 0;

@@ -1,4 +1,4 @@
-/* Parquet: the column reader: pages of every row group decoded straight into one output array. */
+/* Parquet: the column reader: pages of every row group decoded straight into one output array (numbers or codes). */
 #include <math.h>
 #include "base/alloc.h"
 #include "data/parquet/parquet.h"
@@ -57,6 +57,23 @@ tg_status tg_pq_column_kind(const tg_pq_file *f, int c, tg_pq_kind *k) {
                         "numeric columns");
     default: return tg_pq_fail(&w, TG_ERR_FORMAT, -1, "unknown physical type %d", col->physical);
   }
+}
+
+tg_status tg_pq_string_kind(const tg_pq_file *f, int c, tg_pq_kind *k) {
+  tg_pq_where w = {f->path, NULL, -1, -1};
+  if (c < 0 || c >= f->ncols) return tg_error(TG_ERR_INVALID, "%s: no column %d (the file has %d)", f->path, c, f->ncols);
+  const tg_pq_column *col = &f->cols[c];
+  w.column = col->name;
+  memset(k, 0, sizeof *k);
+  k->physical = col->physical;
+  k->lane = TG_PQ_LANE_CODE;
+  if (col->max_rep > 0)
+    return tg_pq_fail(&w, TG_ERR_UNSUPPORTED, -1, "repeated (list) columns are not supported; tickgrad reads flat columns");
+  if (col->physical != TG_PQ_BYTE_ARRAY)
+    return tg_pq_fail(&w, TG_ERR_UNSUPPORTED, -1, "%s is not a string type", tg_pq_type_name(col->physical));
+  if (col->logical != 0 && col->logical != TG_PQ_LT_STRING && col->logical != TG_PQ_LT_ENUM)
+    return tg_pq_fail(&w, TG_ERR_UNSUPPORTED, -1, "BYTE_ARRAY with logical type %d is not text", col->logical);
+  return TG_OK;
 }
 
 static void convert(unsigned char *d, int64_t n, int conv) {
@@ -288,11 +305,14 @@ static tg_status read_chunk(reader *r, int g, unsigned char *out, uint8_t *valid
   return st;
 }
 
-static tg_status read_column(const tg_pq_file *f, int c, int to_f64, unsigned char *out, uint8_t *valid, int64_t *nulls) {
+/* Column c into out[num_rows] lanes: doubles (to_f64), int64, or codes when cats is not NULL. */
+static tg_status read_column(const tg_pq_file *f, int c, int to_f64, tg_categories *cats, unsigned char *out,
+                             uint8_t *valid, int64_t *nulls) {
   reader r;
   memset(&r, 0, sizeof r);
-  tg_status st = tg_pq_column_kind(f, c, &r.kind);
+  tg_status st = cats ? tg_pq_string_kind(f, c, &r.kind) : tg_pq_column_kind(f, c, &r.kind);
   if (st != TG_OK) return st;
+  r.kind.cats = cats;
   r.f = f;
   r.col = &f->cols[c];
   r.w = (tg_pq_where){f->path, r.col->name, -1, -1};
@@ -300,7 +320,9 @@ static tg_status read_column(const tg_pq_file *f, int c, int to_f64, unsigned ch
   int is_unsigned = col->logical == TG_PQ_LT_INTEGER && !col->is_signed;
   if (!to_f64 && r.kind.lane == TG_PQ_LANE_F64)
     return tg_error(TG_ERR_INVALID, "%s: column '%s' is floating point; read it as doubles", f->path, col->name);
-  if (to_f64) {
+  if (cats) {
+    r.null_bits = TG_CATEGORY_MISSING;
+  } else if (to_f64) {
     double nan = NAN;
     memcpy(&r.null_bits, &nan, 8);
     if (r.kind.lane == TG_PQ_LANE_I64)
@@ -329,9 +351,19 @@ static tg_status read_column(const tg_pq_file *f, int c, int to_f64, unsigned ch
 }
 
 tg_status tg_pq_read_f64(const tg_pq_file *f, int c, double *out, uint8_t *valid, int64_t *nulls) {
-  return read_column(f, c, 1, (unsigned char *)out, valid, nulls);
+  return read_column(f, c, 1, NULL, (unsigned char *)out, valid, nulls);
 }
 
 tg_status tg_pq_read_i64(const tg_pq_file *f, int c, int64_t *out, uint8_t *valid, int64_t *nulls) {
-  return read_column(f, c, 0, (unsigned char *)out, valid, nulls);
+  return read_column(f, c, 0, NULL, (unsigned char *)out, valid, nulls);
+}
+
+tg_status tg_pq_read_codes(const tg_pq_file *f, int c, tg_categories *cats, uint32_t *codes, int64_t *nulls) {
+  uint64_t *lanes = tg_malloc(((size_t)f->num_rows + 1) * sizeof *lanes);
+  if (!lanes) return tg_error(TG_ERR_NOMEM, "%s: out of memory for %lld rows", f->path, (long long)f->num_rows);
+  tg_status st = read_column(f, c, 0, cats, (unsigned char *)lanes, NULL, nulls);
+  if (st == TG_OK)
+    for (int64_t i = 0; i < f->num_rows; i++) codes[i] = (uint32_t)lanes[i];
+  tg_free(lanes);
+  return st;
 }

@@ -46,6 +46,7 @@ static int plain_size(const tg_pq_kind *k, int64_t n, uint64_t *need) {
 
 tg_status tg_pq_decode_plain(const tg_pq_where *w, int64_t off, const tg_pq_kind *k, const uint8_t *p, size_t len,
                              int64_t n, unsigned char *dst) {
+  if (k->lane == TG_PQ_LANE_CODE) return tg_pq_decode_strings(w, off, k, p, len, n, dst);
   uint64_t need;
   if (!plain_size(k, n, &need))
     return tg_pq_fail(w, TG_ERR_UNSUPPORTED, off, "PLAIN values of type %s are not read", tg_pq_type_name(k->physical));
