@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "base/alloc.h"
+#include "data/common_columns.h"
 #include "tickgrad/data.h"
 
 typedef tg_status (*reader_fn)(const char *, const void *, size_t, const tg_read_opts *, tg_bars *);
@@ -121,6 +122,8 @@ static tg_status list_dir(const char *dir, char ***names, size_t *count) {
 static tg_status read_many(const char *what, char **paths, size_t n, const tg_read_opts *opts, tg_bars *out) {
   if (n == 0) return tg_error(TG_ERR_IO, "%s: no files", what);
   tg_status st = TG_OK;
+  tg_common_cols cc;
+  memset(&cc, 0, sizeof cc);
   for (size_t i = 0; i < n && st == TG_OK; i++) {
     tg_bars one;
     tg_bars_init(&one);
@@ -129,10 +132,13 @@ static tg_status read_many(const char *what, char **paths, size_t n, const tg_re
       st = tg_error(TG_ERR_FORMAT, "%s: %s is %s but %s is %s; one series comes from one format", what,
                     paths[i], one.format, paths[0], out->format);
     if (st == TG_OK && i == 0) snprintf(out->format, sizeof out->format, "%s", one.format);
+    if (st == TG_OK && i > 0) st = tg_common_cols_keep(&cc, out, paths[0], &one, paths[i]);
     if (st == TG_OK) st = tg_bars_append(out, &one);
     tg_bars_free(&one);
   }
   if (st == TG_OK && n > 1) snprintf(out->source, sizeof out->source, "%s and %zu more", paths[0], n - 1);
+  if (st == TG_OK) tg_common_cols_warn(&cc, opts->warn, what);
+  tg_common_cols_free(&cc);
   return st;
 }
 
@@ -178,6 +184,8 @@ tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out)
 tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts *opts, tg_bars *out) {
   tg_bars_init(out);
   if (n < 1) return tg_error(TG_ERR_INVALID, "data: no files given");
+  tg_common_cols cc;
+  memset(&cc, 0, sizeof cc);
   for (int i = 0; i < n; i++) {
     tg_bars one;
     tg_status st = tg_bars_read(paths[i], opts, &one);
@@ -185,13 +193,16 @@ tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts
       char why[1024];
       snprintf(why, sizeof why, "%s", tg_last_error());
       tg_bars_free(out);
+      tg_common_cols_free(&cc);
       return tg_error(st, "data '%s': %s", paths[i], why);
     }
-    st = tg_bars_append(out, &one);
+    if (i > 0) st = tg_common_cols_keep(&cc, out, paths[0], &one, paths[i]);
+    if (st == TG_OK) st = tg_bars_append(out, &one);
     if (i == 0) snprintf(out->source, sizeof out->source, "%s", one.source);
     tg_bars_free(&one);
     if (st != TG_OK) {
       tg_bars_free(out);
+      tg_common_cols_free(&cc);
       return st;
     }
   }
@@ -199,5 +210,7 @@ tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts
   snprintf(out->source, sizeof out->source, "%.200s and %d more", paths[0], n - 1);
   tg_status st = tg_bars_sort(out, NULL);
   if (st != TG_OK) tg_bars_free(out);
+  else if (opts) tg_common_cols_warn(&cc, opts->warn, out->source);
+  tg_common_cols_free(&cc);
   return st;
 }
