@@ -11,7 +11,9 @@ static void usage(FILE *f) {
           "usage: tickgrad inspect [flags] FILE|FOLDER|GLOB...\n"
           "Reads bar files (CSV, Databento DBN, Parquet; the format is found from the content) and reports\n"
           "format, rows, instruments, time range, median bar interval, gaps longer than 3 intervals,\n"
-          "duplicate and out-of-order timestamps, OHLC violations and NaN/zero/negative prices.\n"
+          "duplicate and out-of-order timestamps, OHLC violations and NaN/zero/negative prices, and the\n"
+          "extra columns kept beside the bars (CSV and Parquet: every further column by name, numeric or a\n"
+          "category, with its missing values; several files keep those every file has).\n"
           "flags:\n"
           "  --columns MAP      CSV column map, e.g. ts=Date,close=Adj Close (or ts=0,open=1,...)\n"
           "  --tz ZONE          zone of naive local timestamps (default UTC), e.g. America/New_York\n"
@@ -29,7 +31,7 @@ static int parse_hhmm(const char *s, int *min) {
   return 1;
 }
 
-static void print_report(const tg_bars *b, const tg_bars_report *r) {
+static void print_report(const tg_bars *b, const tg_bars_report *r, const tg_column_report *cols) {
   char t0[40], t1[40], iv[32];
   printf("%s\n", b->source);
   printf("  format      %s\n", b->format);
@@ -53,6 +55,14 @@ static void print_report(const tg_bars *b, const tg_bars_report *r) {
          (long long)r->negative_prices);
   if (r->has_volume)
     printf("  volume      %lld NaN, %lld negative\n", (long long)r->nan_volume, (long long)r->negative_volume);
+  if (b->n_cols) printf("  extra       %d column%s\n", b->n_cols, b->n_cols == 1 ? "" : "s");
+  for (int k = 0; k < b->n_cols; k++) {
+    if (cols[k].kind == TG_COLUMN_NUMERIC)
+      printf("              '%s' numeric, %lld missing\n", cols[k].name, (long long)cols[k].missing);
+    else
+      printf("              '%s' category, %lld distinct, %lld missing\n", cols[k].name, (long long)cols[k].distinct,
+             (long long)cols[k].missing);
+  }
 }
 
 int tg_cmd_inspect(int argc, char **argv) {
@@ -125,12 +135,14 @@ int tg_cmd_inspect(int argc, char **argv) {
       tg_bars_free(&bars);
       bars = coarse;
     }
-    if (tg_bars_inspect(&bars, &rep) != TG_OK) {
-      fprintf(stderr, "tickgrad inspect: %s: %s\n", files[i], tg_last_error());
+    tg_column_report *cols = malloc(((size_t)bars.n_cols + 1) * sizeof *cols);
+    if (!cols || tg_bars_inspect(&bars, &rep) != TG_OK || tg_bars_inspect_columns(&bars, cols) != TG_OK) {
+      fprintf(stderr, "tickgrad inspect: %s: %s\n", files[i], cols ? tg_last_error() : "out of memory");
       failed = 1;
     } else {
-      print_report(&bars, &rep);
+      print_report(&bars, &rep, cols);
     }
+    free(cols);
     tg_bars_free(&bars);
   }
   return failed ? TG_EXIT_FAIL : TG_EXIT_OK;
