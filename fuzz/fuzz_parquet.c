@@ -21,6 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint8_t *valid = malloc((size_t)f.num_rows + 1);
   for (int c = 0; v && valid && c < f.ncols; c++) {
     tg_pq_kind k;
+    if (tg_pq_string_kind(&f, c, &k) == TG_OK) { /* strings as category codes */
+      tg_categories cats = {0};
+      (void)tg_pq_read_codes(&f, c, &cats, v, NULL);
+      tg_categories_free(&cats);
+      continue;
+    }
     if (tg_pq_column_kind(&f, c, &k) != TG_OK) continue;
     if (k.lane == TG_PQ_LANE_I64) (void)tg_pq_read_i64(&f, c, v, (c & 1) ? valid : NULL, NULL);
     (void)tg_pq_read_f64(&f, c, v, (c & 1) ? NULL : valid, NULL);

@@ -85,6 +85,16 @@ expect 1 "inspect a missing file" -- "$bin" inspect "$dir/none.csv"
 expect_out "none.csv" "inspect names the missing file" -- "$bin" inspect "$dir/none.csv"
 printf 'ts,open,high,low,close\n2021-01-01,1,2,0.5,abc\n' > "$dir/bad.csv"
 expect_out "line 2" "inspect names the bad line" -- "$bin" inspect "$dir/bad.csv"
+# inspect lists the extra columns: kind, missing values, distinct names; several files keep the common ones
+mkdir -p "$dir/cols"
+printf ',Date,Open,High,Low,Close,Adj Close,sector\n0,2021-01-04,1,2,0.5,1.5,1.4,tech\n1,2021-01-05,1,2,0.5,1.5,,banks\n2,2021-01-06,1,2,0.5,1.5,1.2,\n' > "$dir/cols/a.csv"
+printf 'Date,Open,High,Low,Close,sector,trades\n2021-01-07,1,2,0.5,1.5,tech,5\n' > "$dir/cols/b.csv"
+expect_out "extra       2 columns" "inspect counts extra columns" -- "$bin" inspect "$dir/cols/a.csv"
+expect_out "'Adj Close' numeric, 1 missing" "inspect lists a numeric column" -- "$bin" inspect "$dir/cols/a.csv"
+expect_out "'sector' category, 2 distinct, 1 missing" "inspect lists a category column" -- "$bin" inspect "$dir/cols/a.csv"
+expect_out "'sector' category, 2 distinct, 1 missing" "inspect keeps the common column of a folder" -- "$bin" inspect "$dir/cols"
+expect_out "dropped 'Adj Close' (not in $dir/cols/b.csv), 'trades' (not in $dir/cols/a.csv)" "inspect names dropped columns" -- "$bin" inspect "$dir/cols"
+if "$bin" inspect "$dir/s1.csv" 2>&1 | grep -q "extra"; then fail=$((fail + 1)); echo "FAIL: inspect lists extra columns of a file without any"; else pass=$((pass + 1)); fi
 # train: a tiny mlp run on a synth CSV writes its config, metrics (a row per epoch) and checkpoints; resume; errors
 expect 0 "train --help" -- "$bin" train --help
 expect_out "usage: tickgrad train" "train help text" -- "$bin" train --help

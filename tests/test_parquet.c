@@ -297,6 +297,85 @@ static void test_seed_encodings(const char *dir) {
   pq_close(&p);
 }
 
+/* Extra columns: every further column kept by name (strings as categories, nulls missing), the rest named in a
+ * warning; a pyarrow file with dictionary and PLAIN strings over three row groups, and the many-types file. */
+static void test_seed_extras(const char *dir) {
+  tg_read_opts o;
+  memset(&o, 0, sizeof o);
+  FILE *warn = tmpfile();
+  o.warn = warn;
+  tg_bars b;
+  CHECK_OK(parse_file(dir, "bars_extra_v2.parquet", &o, &b));
+  CHECK(b.n == 60 && b.n_cols == 4);
+  const tg_bar_column *sec = tg_bars_column(&b, "sector"), *note = tg_bars_column(&b, "note");
+  const tg_bar_column *score = tg_bars_column(&b, "score"), *count = tg_bars_column(&b, "count");
+  CHECK(sec && sec->kind == TG_COLUMN_CATEGORY && note && note->kind == TG_COLUMN_CATEGORY);
+  CHECK(score && score->kind == TG_COLUMN_NUMERIC && count && count->kind == TG_COLUMN_NUMERIC);
+  if (sec && note && score && count && b.n == 60) {
+    static const char *const sectors[4] = {"tech", "energy", "banks", "\xc3\xa9nergie"};
+    int bad = 0;
+    for (int64_t i = 0; i < b.n; i++) {
+      char want[16];
+      snprintf(want, sizeof want, "n%d", (int)(i % 7));
+      bad += b.ts[i] != (1700000000000000LL + i * 3600000000LL) * 1000 || b.close[i] != 10.25 + 0.5 * (double)i;
+      bad += i % 10 == 7 ? sec->codes[i] != TG_CATEGORY_MISSING
+                         : strcmp(tg_categories_name(&sec->cats, sec->codes[i]), sectors[(i * 7) % 4]) != 0;
+      bad += strcmp(tg_categories_name(&note->cats, note->codes[i]), want) != 0;
+      bad += i % 6 == 5 ? !isnan(score->values[i]) : score->values[i] != 0.5 * (double)i - 3;
+      bad += count->values[i] != (double)(i * 3 - 20);
+    }
+    CHECK_MSG(bad == 0, "%d extra values differ", bad);
+    CHECK(sec->cats.n == 4 && note->cats.n == 7); /* the row groups' dictionaries merged by name */
+  }
+  tg_bars_free(&b);
+  char msg[2048] = {0};
+  rewind(warn);
+  CHECK(fread(msg, 1, sizeof msg - 1, warn) > 0);
+  CHECK_MSG(strstr(msg, "bars_extra_v2.parquet: column tags.list.element INT32 optional is not kept") &&
+                strstr(msg, "a repeated (list) column") && strstr(msg, "column day INT32 DATE optional is not kept") &&
+                strstr(msg, "a time column"),
+            "%s", msg);
+  fclose(warn);
+  o.warn = NULL;
+
+  /* a column the series holds with the other kind: an error naming it, the series as it was */
+  tg_bars acc;
+  tg_bars_init(&acc);
+  CHECK_OK(tg_bars_add_column(&acc, "count", TG_COLUMN_CATEGORY));
+  char path[4096];
+  snprintf(path, sizeof path, "%s/bars_extra_v2.parquet", dir);
+  size_t len = 0;
+  unsigned char *buf = tg_test_read_file(path, &len);
+  if (buf) {
+    CHECK_STATUS(tg_parquet_parse(path, buf, len, NULL, &acc), TG_ERR_FORMAT);
+    CHECK_MSG(strstr(tg_last_error(), "'count'"), "%s", tg_last_error());
+    CHECK(acc.n == 0 && acc.n_cols == 1);
+    free(buf);
+  }
+  tg_bars_free(&acc);
+
+  /* every type the column reader knows, the bar fields named by the map */
+  o.columns = "ts=tns,open=f64,high=f64,low=f64,close=f64";
+  CHECK_OK(parse_file(dir, "types_gzip_crc.parquet", &o, &b));
+  CHECK_MSG(b.n == 30 && b.n_cols == 10, "%lld bars, %d columns", (long long)b.n, b.n_cols);
+  const tg_bar_column *str = tg_bars_column(&b, "s"), *opt = tg_bars_column(&b, "opt"), *u64 = tg_bars_column(&b, "u64");
+  const tg_bar_column *flag = tg_bars_column(&b, "b"), *dec = tg_bars_column(&b, "dec");
+  CHECK(str && str->kind == TG_COLUMN_CATEGORY && opt && u64 && flag && dec && !tg_bars_column(&b, "d32"));
+  if (str && opt && u64 && flag && dec && b.n == 30) {
+    int bad = 0;
+    for (int64_t i = 0; i < b.n; i++) {
+      char want[16];
+      snprintf(want, sizeof want, "%d", (int)i);
+      bad += strcmp(tg_categories_name(&str->cats, str->codes[i]), want) != 0;
+      bad += i % 4 == 0 ? !isnan(opt->values[i]) : opt->values[i] != (double)(i * 3);
+      bad += u64->values[i] != (double)((1ULL << 63) + (uint64_t)i) || flag->values[i] != (i % 3 == 0);
+      bad += dec->values[i] != (double)(i * 125 - 1000) / 100;
+    }
+    CHECK_MSG(bad == 0, "%d extra values differ", bad);
+  }
+  tg_bars_free(&b);
+}
+
 /* Parses bytes as bars and reads every column through the column API; returns how many of those
  * calls succeeded, and counts a failure for any status other than the expected refusals. */
 static int exercise(const unsigned char *b, size_t len, const char *what, size_t at) {
@@ -318,6 +397,10 @@ static int exercise(const unsigned char *b, size_t len, const char *what, size_t
     st = tg_pq_column_kind(&f, c, &k);
     if (st == TG_OK)
       st = k.lane == TG_PQ_LANE_F64 ? tg_pq_read_f64(&f, c, v, NULL, NULL) : tg_pq_read_i64(&f, c, v, NULL, NULL);
+    tg_categories cats;
+    memset(&cats, 0, sizeof cats);
+    if (st != TG_OK && tg_pq_string_kind(&f, c, &k) == TG_OK) st = tg_pq_read_codes(&f, c, &cats, v, NULL);
+    tg_categories_free(&cats);
     ok += st == TG_OK;
     CHECK_MSG(st == TG_OK || st == TG_ERR_FORMAT || st == TG_ERR_UNSUPPORTED, "%s at %zu: %s", what, at, tg_last_error());
     free(v);
@@ -1233,10 +1316,12 @@ int main(int argc, char **argv) {
   test_seed_bars(seeds);
   test_seed_types(seeds);
   test_seed_encodings(seeds);
+  test_seed_extras(seeds);
   test_crafted();
   test_truncation_and_flips(seeds, "tiny.parquet");
   test_truncation_and_flips(seeds, "bars_v1_snappy.parquet");
   test_truncation_and_flips(seeds, "types_gzip_crc.parquet");
+  test_truncation_and_flips(seeds, "bars_extra_v2.parquet");
 
   char pt[2400];
   snprintf(pt, sizeof pt, "%s/parquet-testing", g_shared);

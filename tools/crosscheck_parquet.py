@@ -13,7 +13,7 @@ of the expected kind (corrupt/malformed files, unsupported codecs or nested colu
     .venv/bin/python tools/crosscheck_parquet.py --make-seeds fuzz/corpus/parquet
 
 writes the small seed files of the fuzzer (also read by tests/test_parquet.c, which recomputes the
-values from the same formulas).
+values from the same formulas). pyarrow's version changes their bytes: copy only the files a change adds.
 """
 import argparse
 import csv
@@ -104,6 +104,27 @@ def make_seeds(out):
     # 5: the smallest: one required INT64 column, plain, uncompressed
     pq.write_table(pa.table({"x": pa.array([1, -2, 3, 1 << 40, -(1 << 62)], pa.int64())}), f"{out}/tiny.parquet",
                    compression="none", use_dictionary=False, write_statistics=False)
+    # 6: bars with extra columns, v2 pages, snappy, row groups of 25: a dictionary-encoded string column with nulls
+    #    (a dictionary per row group), a PLAIN string column, numbers with nulls, and columns kept out with a
+    #    warning (a list, a date)
+    n = 60
+    sectors = ["tech", "energy", "banks", "énergie"]
+    t = pa.table({
+        "ts": pa.array([1_700_000_000_000_000 + i * 3_600_000_000 for i in range(n)], pa.timestamp("us", tz="UTC")),
+        "open": pa.array([10 + i * 0.5 for i in range(n)], pa.float64()),
+        "high": pa.array([11 + i * 0.5 for i in range(n)], pa.float64()),
+        "low": pa.array([9 + i * 0.5 for i in range(n)], pa.float64()),
+        "close": pa.array([10.25 + i * 0.5 for i in range(n)], pa.float64()),
+        "volume": pa.array([100 + i for i in range(n)], pa.int64()),
+        "sector": pa.array([None if i % 10 == 7 else sectors[(i * 7) % 4] for i in range(n)], pa.string()),
+        "note": pa.array([f"n{i % 7}" for i in range(n)], pa.string()),
+        "score": pa.array([None if i % 6 == 5 else i * 0.5 - 3 for i in range(n)], pa.float32()),
+        "count": pa.array([i * 3 - 20 for i in range(n)], pa.int32()),
+        "tags": pa.array([[i, i + 1] for i in range(n)], pa.list_(pa.int32())),
+        "day": pa.array([19000 + i for i in range(n)], pa.date32()),
+    })
+    pq.write_table(t, f"{out}/bars_extra_v2.parquet", row_group_size=25, compression="snappy",
+                   data_page_version="2.0", use_dictionary=["sector"], write_statistics=False)
     for f in sorted(glob.glob(f"{out}/*.parquet")):
         md = pq.ParquetFile(f).metadata
         print(f"{f}: {os.path.getsize(f)} bytes, {md.num_rows} rows, {md.num_row_groups} row groups")
