@@ -306,7 +306,20 @@ static void test_seed_extras(const char *dir) {
   o.warn = warn;
   tg_bars b;
   CHECK_OK(parse_file(dir, "bars_extra_v2.parquet", &o, &b));
-  CHECK(b.n == 60 && b.n_cols == 4);
+  CHECK(b.n == 60 && b.n_cols == 6);
+  const tg_bar_column *memo = tg_bars_column(&b, "memo"), *sym = tg_bars_column(&b, "sym");
+  CHECK(memo && memo->kind == TG_COLUMN_CATEGORY && sym && sym->kind == TG_COLUMN_CATEGORY);
+  if (memo && sym && b.n == 60) { /* DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY (prefixes shared with the value before) */
+    int bad = 0;
+    for (int64_t i = 0; i < b.n; i++) {
+      char want[16];
+      snprintf(want, sizeof want, "m%d", (int)(i * i % 11));
+      bad += strcmp(tg_categories_name(&memo->cats, memo->codes[i]), want) != 0;
+      snprintf(want, sizeof want, "SYM%d%.*s", (int)(i % 5), (int)(i % 3), "xx");
+      bad += i % 9 == 4 ? sym->codes[i] != TG_CATEGORY_MISSING : strcmp(tg_categories_name(&sym->cats, sym->codes[i]), want) != 0;
+    }
+    CHECK_MSG(bad == 0, "%d delta-encoded strings differ", bad);
+  }
   const tg_bar_column *sec = tg_bars_column(&b, "sector"), *note = tg_bars_column(&b, "note");
   const tg_bar_column *score = tg_bars_column(&b, "score"), *count = tg_bars_column(&b, "count");
   CHECK(sec && sec->kind == TG_COLUMN_CATEGORY && note && note->kind == TG_COLUMN_CATEGORY);
@@ -399,7 +412,7 @@ static int exercise(const unsigned char *b, size_t len, const char *what, size_t
       st = k.lane == TG_PQ_LANE_F64 ? tg_pq_read_f64(&f, c, v, NULL, NULL) : tg_pq_read_i64(&f, c, v, NULL, NULL);
     tg_categories cats;
     memset(&cats, 0, sizeof cats);
-    if (st != TG_OK && tg_pq_string_kind(&f, c, &k) == TG_OK) st = tg_pq_read_codes(&f, c, &cats, v, NULL);
+    if (st != TG_OK && f.cols[c].physical == TG_PQ_BYTE_ARRAY && tg_pq_string_kind(&f, c, &k) == TG_OK) st = tg_pq_read_codes(&f, c, &cats, v, NULL);
     tg_categories_free(&cats);
     ok += st == TG_OK;
     CHECK_MSG(st == TG_OK || st == TG_ERR_FORMAT || st == TG_ERR_UNSUPPORTED, "%s at %zu: %s", what, at, tg_last_error());
@@ -847,29 +860,48 @@ static void test_delta_expect(const char *dir, const char *name, const char *exp
     cols[c] = malloc(8 * (size_t)n);
     CHECK_OK(tg_pq_read_i64(&p.f, c, cols[c], valid[c], NULL));
   }
+  /* the string columns (DELTA_BYTE_ARRAY) as category codes */
+  enum { MAXS = 16 };
+  int ns = p.f.ncols - 9 < MAXS ? p.f.ncols - 9 : MAXS;
+  tg_categories cats[MAXS];
+  uint32_t *codes[MAXS];
+  memset(cats, 0, sizeof cats);
+  for (int c = 0; c < ns; c++) {
+    codes[c] = malloc(4 * (size_t)n);
+    CHECK_OK(tg_pq_read_codes(&p.f, 9 + c, &cats[c], codes[c], NULL));
+  }
   char *line = strchr(csv, '\n');
   int64_t row = 0;
-  int bad = 0, nulls = 0;
+  int bad = 0, nulls = 0, strings = 0;
   while (line && line[1] && row < n) {
     char *s = line + 1;
-    for (int c = 0; c < 9; c++) {
-      if (*s == ',') { /* empty: null */
-        bad += valid[c][row] != 0;
+    for (int c = 0; c < 9 + ns; c++) {
+      if (*s == ',' || *s == '\n' || !*s) { /* empty: null */
+        bad += c < 9 ? valid[c][row] != 0 : codes[c - 9][row] != TG_CATEGORY_MISSING;
         nulls++;
-      } else {
+      } else if (c < 9) {
         s++; /* quote */
         long long want = strtoll(s, &s, 10);
         s++;
         bad += valid[c][row] != 1 || cols[c][row] != want;
+      } else {
+        char *e = strchr(++s, '"');
+        uint32_t code = codes[c - 9][row];
+        bad += !e || code == TG_CATEGORY_MISSING || strlen(tg_categories_name(&cats[c - 9], code)) != (size_t)(e - s) ||
+               memcmp(tg_categories_name(&cats[c - 9], code), s, (size_t)(e - s)) != 0;
+        strings++;
+        s = e ? e + 1 : s;
       }
-      s++; /* comma */
+      if (*s == ',') s++;
     }
     row++;
     line = strchr(s, '\n');
   }
   CHECK_MSG(row == n && bad == 0, "%s: %lld rows checked, %d differ", name, (long long)row, bad);
-  printf("%s: %lld rows x 9 integer columns match %s (%d nulls)\n", name, (long long)row, expect, nulls);
+  printf("%s: %lld rows x 9 integer and %d string columns match %s (%d nulls, %d strings)\n", name, (long long)row, ns,
+         expect, nulls, strings);
   for (int c = 0; c < 9; c++) free(cols[c]), free(valid[c]);
+  for (int c = 0; c < ns; c++) free(codes[c]), tg_categories_free(&cats[c]);
   free(csv);
   for (int c = 9; c < p.f.ncols; c++) CHECK_STATUS(col_status(&p, p.f.cols[c].name, 0), TG_ERR_UNSUPPORTED);
   pq_close(&p);
@@ -1054,6 +1086,10 @@ static void survey(const char *dir) {
       tg_pq_kind k;
       st = tg_pq_column_kind(&f, c, &k);
       if (st == TG_OK) st = k.lane == TG_PQ_LANE_F64 ? tg_pq_read_f64(&f, c, v, NULL, NULL) : tg_pq_read_i64(&f, c, v, NULL, NULL);
+      tg_categories cats;
+      memset(&cats, 0, sizeof cats);
+      if (st != TG_OK && f.cols[c].physical == TG_PQ_BYTE_ARRAY && tg_pq_string_kind(&f, c, &k) == TG_OK) st = tg_pq_read_codes(&f, c, &cats, v, NULL);
+      tg_categories_free(&cats);
       free(v);
       if (st == TG_OK) {
         okc++;

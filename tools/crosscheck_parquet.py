@@ -105,8 +105,8 @@ def make_seeds(out):
     pq.write_table(pa.table({"x": pa.array([1, -2, 3, 1 << 40, -(1 << 62)], pa.int64())}), f"{out}/tiny.parquet",
                    compression="none", use_dictionary=False, write_statistics=False)
     # 6: bars with extra columns, v2 pages, snappy, row groups of 25: a dictionary-encoded string column with nulls
-    #    (a dictionary per row group), a PLAIN string column, numbers with nulls, and columns kept out with a
-    #    warning (a list, a date)
+    #    (a dictionary per row group), string columns in PLAIN, DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY (with
+    #    nulls), numbers with nulls, and columns kept out with a warning (a list, a date)
     n = 60
     sectors = ["tech", "energy", "banks", "énergie"]
     t = pa.table({
@@ -122,9 +122,12 @@ def make_seeds(out):
         "count": pa.array([i * 3 - 20 for i in range(n)], pa.int32()),
         "tags": pa.array([[i, i + 1] for i in range(n)], pa.list_(pa.int32())),
         "day": pa.array([19000 + i for i in range(n)], pa.date32()),
+        "memo": pa.array([f"m{i * i % 11}" for i in range(n)], pa.string()),
+        "sym": pa.array([None if i % 9 == 4 else f"SYM{i % 5}" + "x" * (i % 3) for i in range(n)], pa.string()),
     })
     pq.write_table(t, f"{out}/bars_extra_v2.parquet", row_group_size=25, compression="snappy",
-                   data_page_version="2.0", use_dictionary=["sector"], write_statistics=False)
+                   data_page_version="2.0", use_dictionary=["sector"], write_statistics=False,
+                   column_encoding={"memo": "DELTA_LENGTH_BYTE_ARRAY", "sym": "DELTA_BYTE_ARRAY"})
     for f in sorted(glob.glob(f"{out}/*.parquet")):
         md = pq.ParquetFile(f).metadata
         print(f"{f}: {os.path.getsize(f)} bytes, {md.num_rows} rows, {md.num_row_groups} row groups")

@@ -216,8 +216,14 @@ tg_status tg_pq_decode_plain(const tg_pq_where *w, int64_t off, const tg_pq_kind
                              int64_t n, unsigned char *dst);
 tg_status tg_pq_decode_strings(const tg_pq_where *w, int64_t off, const tg_pq_kind *k, const uint8_t *p, size_t len,
                                int64_t n, unsigned char *dst);
+/* DELTA_LENGTH_BYTE_ARRAY (the lengths, then every string's bytes) and, when prefixed, DELTA_BYTE_ARRAY (each
+ * string the first prefix-length bytes of the one before and a suffix) into codes, each string added to k->cats. */
+tg_status tg_pq_decode_delta_strings(const tg_pq_where *w, int64_t off, const tg_pq_kind *k, const uint8_t *p,
+                                     size_t len, int64_t n, int prefixed, unsigned char *dst);
+/* DELTA_BINARY_PACKED; *used (may be NULL) receives the bytes the n values took, up to the end of the last
+ * miniblock they need (where the next stream of a delta string encoding starts). */
 tg_status tg_pq_decode_delta(const tg_pq_where *w, int64_t off, const tg_pq_kind *k, const uint8_t *p, size_t len,
-                             int64_t n, unsigned char *dst);
+                             int64_t n, unsigned char *dst, size_t *used);
 tg_status tg_pq_decode_split(const tg_pq_where *w, int64_t off, const tg_pq_kind *k, const uint8_t *p, size_t len,
                              int64_t n, unsigned char *dst);
 /* RLE-encoded booleans (4-byte length, then the hybrid stream of width 1). */
@@ -247,8 +253,8 @@ tg_status tg_pq_column_kind(const tg_pq_file *f, int c, tg_pq_kind *k);
  * (older writers leave strings so); TG_ERR_UNSUPPORTED with the reason otherwise. */
 tg_status tg_pq_string_kind(const tg_pq_file *f, int c, tg_pq_kind *k);
 /* Column c's strings into codes[num_rows], each distinct one added to cats (TG_CATEGORY_MISSING for a null);
- * *nulls (may be NULL) counts the nulls. PLAIN and dictionary encodings; others are TG_ERR_UNSUPPORTED naming
- * them. */
+ * *nulls (may be NULL) counts the nulls. PLAIN, dictionary, DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY
+ * encodings; others are TG_ERR_UNSUPPORTED naming them. */
 tg_status tg_pq_read_codes(const tg_pq_file *f, int c, tg_categories *cats, uint32_t *codes, int64_t *nulls);
 
 /* ---------------------------------------------------------------- bars */

@@ -53,8 +53,8 @@ tg_status tg_pq_column_kind(const tg_pq_file *f, int c, tg_pq_kind *k) {
       return tg_pq_fail(&w, TG_ERR_UNSUPPORTED, -1, "FIXED_LEN_BYTE_ARRAY(%d) is read only as FLOAT16 or a DECIMAL of up "
                         "to 8 bytes", col->type_length);
     case TG_PQ_BYTE_ARRAY:
-      return tg_pq_fail(&w, TG_ERR_UNSUPPORTED, -1, "BYTE_ARRAY (string/binary) columns are not read; tickgrad reads "
-                        "numeric columns");
+      return tg_pq_fail(&w, TG_ERR_UNSUPPORTED, -1, "BYTE_ARRAY (string/binary) columns are not numbers; strings are "
+                        "read as category codes");
     default: return tg_pq_fail(&w, TG_ERR_FORMAT, -1, "unknown physical type %d", col->physical);
   }
 }
@@ -234,7 +234,15 @@ static tg_status read_data(reader *r, const tg_pq_page *pg, int codec, unsigned 
                           tg_pq_type_name(r->kind.physical));
       st = tg_pq_decode_rle_bool(&r->w, pg->offset, p, len, present, dst);
       break;
-    case TG_PQ_DELTA_BINARY_PACKED: st = tg_pq_decode_delta(&r->w, pg->offset, &r->kind, p, len, present, dst); break;
+    case TG_PQ_DELTA_BINARY_PACKED: st = tg_pq_decode_delta(&r->w, pg->offset, &r->kind, p, len, present, dst, NULL); break;
+    case TG_PQ_DELTA_LENGTH_BYTE_ARRAY:
+    case TG_PQ_DELTA_BYTE_ARRAY:
+      if (r->kind.lane != TG_PQ_LANE_CODE)
+        return tg_pq_fail(&r->w, TG_ERR_UNSUPPORTED, pg->offset, "value encoding %s (%d) is not supported for %s",
+                          tg_pq_encoding_name(pg->encoding), pg->encoding, tg_pq_type_name(r->kind.physical));
+      st = tg_pq_decode_delta_strings(&r->w, pg->offset, &r->kind, p, len, present,
+                                      pg->encoding == TG_PQ_DELTA_BYTE_ARRAY, dst);
+      break;
     case TG_PQ_BYTE_STREAM_SPLIT: st = tg_pq_decode_split(&r->w, pg->offset, &r->kind, p, len, present, dst); break;
     default:
       return tg_pq_fail(&r->w, TG_ERR_UNSUPPORTED, pg->offset, "value encoding %s (%d) is not supported for %s",

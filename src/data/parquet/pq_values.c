@@ -125,7 +125,7 @@ static uint64_t bits_at(const uint8_t *p, const uint8_t *end, uint64_t bit, int 
 }
 
 tg_status tg_pq_decode_delta(const tg_pq_where *w, int64_t off, const tg_pq_kind *k, const uint8_t *p, size_t len,
-                             int64_t n, unsigned char *dst) {
+                             int64_t n, unsigned char *dst, size_t *used) {
   int is32 = k->physical == TG_PQ_INT32;
   if (!is32 && k->physical != TG_PQ_INT64)
     return tg_pq_fail(w, TG_ERR_UNSUPPORTED, off, "DELTA_BINARY_PACKED for %s is not supported", tg_pq_type_name(k->physical));
@@ -139,6 +139,7 @@ tg_status tg_pq_decode_delta(const tg_pq_where *w, int64_t off, const tg_pq_kind
   if (total < (uint64_t)n)
     return tg_pq_fail(w, TG_ERR_FORMAT, off, "DELTA_BINARY_PACKED: header holds %llu values, the page needs %lld",
                       (unsigned long long)total, (long long)n);
+  if (used) *used = (size_t)(q - p);
   if (n == 0) return TG_OK;
   uint64_t mini = block / nmini, cur = (first >> 1) ^ (0 - (first & 1)); /* zigzag */
   int maxbw = is32 ? 32 : 64;
@@ -171,6 +172,7 @@ tg_status tg_pq_decode_delta(const tg_pq_where *w, int64_t off, const tg_pq_kind
     }
   }
 #undef EMIT
+  if (used) *used = (size_t)(q - p);
   return TG_OK;
 }
 
