@@ -59,13 +59,15 @@ typedef struct tg_bar_column {
  * - extra columns: CSV keeps every header column no bar field took (an empty header name, such as
  *   the index column pandas writes, is skipped; a file without a header has none), numeric when
  *   every value is a number or missing (empty, NaN, NA, N/A, null, None, nil), else a category of
- *   the texts; a name repeated in the header is an error naming it. Parquet keeps every further
- *   flat column it can read as numbers (BOOLEAN, INT32, INT64, FLOAT, DOUBLE, DECIMAL, FLOAT16) or
- *   as a category (BYTE_ARRAY strings), nulls missing, and skips the rest (lists, binary types, time
- *   columns) with a warning line to opts->warn naming each. price_scale leaves them as they are.
- *   Parsing into a series that holds bars: a column the series lacks gets missing values for its
- *   bars, one the file lacks gets missing values for the file's, and one the series holds with the
- *   other kind is an error naming it. DBN keeps its fixed schema: no extra columns. */
+ *   the texts (quotes removed, doubled quotes made one); a name repeated in the header is an error
+ *   naming it. Parquet keeps every further flat column it can read as numbers (BOOLEAN, INT32,
+ *   INT64, FLOAT, DOUBLE, DECIMAL, FLOAT16) or as a category (BYTE_ARRAY strings: STRING, ENUM or
+ *   unannotated), nulls missing, and skips the rest (lists, other binary types, time columns, and a
+ *   column it cannot decode) with a warning line to opts->warn naming each. price_scale leaves them
+ *   as they are. Parsing into a series that holds bars: a column the series lacks gets missing
+ *   values for its bars, one the file lacks gets missing values for the file's, and one the series
+ *   holds with the other kind is an error naming it (except that a CSV column of numbers joins a
+ *   category column as names). DBN keeps its fixed schema: no extra columns. */
 typedef struct tg_bars {
   int64_t n, cap;
   int64_t *ts;             /* [n] */
