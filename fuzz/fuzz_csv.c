@@ -8,6 +8,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tg_bars b;
   tg_bars_init(&b);
   (void)tg_csv_parse("fuzz.csv", data, size, &o, &b);
+  (void)tg_csv_parse("again.csv", data, size, &o, &b); /* into a series that holds the first's bars and columns */
   tg_bars_free(&b);
   /* again as a dated Lean file (milliseconds since midnight) in New York, with NaN for nulls */
   o.tz = "America/New_York";
