@@ -35,6 +35,7 @@ static tg_gemm_shape shape(int64_t batch, int64_t m, int64_t n, int64_t k, const
 typedef struct node_gemms {
   tg_gemm_shape fwd, d_a, d_b;
   int want_a, want_b, has_b; /* has_b 0: the second gradient cannot be one primitive (OpenBLAS does it) */
+  int f32_only;              /* 1: no packed bf16 primitives for this node */
 } node_gemms;
 
 static void linear_gemms(const tg_kernel_args *a, int64_t rows, int64_t nin, int64_t nout, node_gemms *g) {
@@ -78,6 +79,9 @@ static void matmul_gemms(const tg_mm_dims *d, node_gemms *g) {
   /* d op(B) [k, n] += op(A)^T dC; with a shared B that sums over the batches, one product only when flat */
   g->has_b = d->sb != 0 || flat;
   g->d_b = shape(batch, d->k, d->n, m, opa_t, c, opb, 1);
+  /* oneDNN 2.6's bf16 brgemm gives a wrong d op(B) for a transposed A on AVX-512 and AMX (seen on a Xeon with
+   * AMX-BF16: test_bf16_gemm's tn and tt cases); such a node multiplies bf16 values in the f32 primitives */
+  g->f32_only = d->ta;
 }
 
 static tg_gemm_prim *prim_for(tg_gemm_shape s, int bf16, int brgemm_only) {
@@ -97,6 +101,7 @@ void tg_cpu_unprepare(void *state) {
 
 /* Every product g needs as primitives of one operand type; 0 when one is missing (the rest freed). */
 static int make_prims(const node_gemms *g, int bf16, int brgemm_only, tg_cpu_gemm_plan *p) {
+  if (bf16 && g->f32_only) return 0;
   p->fwd = prim_for(g->fwd, bf16, brgemm_only);
   p->d_a = g->want_a ? prim_for(g->d_a, bf16, brgemm_only) : NULL;
   p->d_b = g->want_b && g->has_b ? prim_for(g->d_b, bf16, brgemm_only) : NULL;
