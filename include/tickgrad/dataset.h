@@ -3,6 +3,7 @@
 #define TICKGRAD_DATASET_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include "tickgrad/data.h"
 #include "tickgrad/tensor.h"
 
@@ -53,7 +54,10 @@ void tg_layout_free(tg_layout *l);
 typedef struct tg_feature_opts {
   const char *spec; /* NULL: TG_FEATURES_DEFAULT */
   const char *tz;   /* zone for tod and dow (NULL: UTC), e.g. "America/New_York" */
+  int leads;        /* known: columns' values 1..leads bars ahead as further columns */
 } tg_feature_opts;
+
+enum { TG_FEATURE_OBSERVED = 0, TG_FEATURE_KNOWN, TG_FEATURE_KNOWN_LEAD, TG_FEATURE_STATIC, TG_FEATURE_CATEGORY };
 
 typedef struct tg_features {
   int64_t n;                  /* rows */
@@ -66,6 +70,9 @@ typedef struct tg_features {
   int k;                      /* instruments */
   int64_t *first_valid;       /* [k] first row of each instrument with every column valid (n: none) */
   int64_t first_valid_row;    /* every row >= this is valid (max of first_valid) */
+  uint8_t *role;              /* [f] TG_FEATURE_* */
+  int32_t *card;              /* [f] a category's ids incl. the reserved 0; else 0 */
+  int n_cat;                  /* category columns (the last ones) */
 } tg_features;
 
 /* Computes features of bars (in time order) per instrument. Unknown names or bad parameters:
@@ -98,15 +105,57 @@ tg_status tg_feature_stream_push(tg_feature_stream *s, int inst, int64_t ts, dou
 void tg_feature_stream_reset(tg_feature_stream *s); /* every instrument back to no bars */
 void tg_feature_stream_free(tg_feature_stream *s);
 
-/* ---- targets ---- */
+/* ---- targets ----
+ * Kinds (tg_target_parse reads them as the command line writes them):
+ *   logret                    log(close[t+h] / close[t]) at each horizon h (the default; zero-initialised options);
+ *                             cls is the dead-zone direction class of the class horizon (n_classes stays 0: a
+ *                             regression target)
+ *   col:NAME[:diff|:logdiff]  an extra numeric column at t+h: its level, col[t+h] - col[t], or log(col[t+h] / col[t])
+ *                             (values must be > 0); a missing value gives a NaN target
+ *   labels:FILE               classes from a CSV of ts[,instrument],label[,end] (header names those columns, in any
+ *                             order): each label applies to its instrument's bar at or just before ts (ts_bar <= ts <
+ *                             the next bar's); past the last bar only within one median bar interval of it; earlier
+ *                             than the first bar or further past the last: dropped, counted in one warning. Two labels
+ *                             on one bar with the same name count once, with different names are an error naming both
+ *                             rows. Wall-clock times are read in opts->tz. The classes are the names sorted bytewise,
+ *                             and "none" for the bars no label applies to (when there are such bars). end, optional,
+ *                             is when the label's information ends (a trade's exit): its bar bounds the label's reach
+ *   triple-barrier:UP,DOWN,BARS  for bar t, sigma_t = sample std of the last tb_vol_window (default 20) log returns up
+ *                             to t; the first of bars t+1..t+BARS whose close is >= close_t exp(UP sigma_t) is "up",
+ *                             <= close_t exp(-DOWN sigma_t) "down" (a bar that reaches both cannot: closes are one
+ *                             price); none within BARS is "time". Classes {"down", "time", "up"}; rows without a full
+ *                             volatility window or without BARS bars ahead have no class (-1).
+ * reach[r] is how many of its instrument's bars after r the target of row r reads: the largest horizon (logret,
+ * col), the bar a barrier was hit or BARS (triple-barrier), the bar of the label's end (labels; 0 without end);
+ * -1 for a row without a target of a class kind. Splits given reach keep every target's span inside its split. */
 #define TG_MAX_HORIZONS 8
+
+typedef enum tg_target_kind { TG_TARGET_LOGRET = 0, TG_TARGET_COLUMN, TG_TARGET_LABELS, TG_TARGET_TRIPLE_BARRIER } tg_target_kind;
+enum { TG_COL_LEVEL = 0, TG_COL_DIFF, TG_COL_LOGDIFF };
 
 typedef struct tg_target_opts {
   int nh;                         /* horizons used; 0: one horizon of 1 bar */
   int horizons[TG_MAX_HORIZONS];  /* bars ahead, each >= 1 */
   int class_horizon;              /* index into horizons of the direction class (default 0) */
   double dead_zone;               /* |forward log return| <= dead_zone is flat */
+  tg_target_kind kind;            /* default logret */
+  char column[TG_NAME_MAX];       /* col: the extra column */
+  int transform;                  /* col: TG_COL_LEVEL, TG_COL_DIFF or TG_COL_LOGDIFF */
+  char labels_path[TG_PATH_MAX];  /* labels: the CSV */
+  const char *tz;                 /* labels: zone of wall-clock times in the file (NULL: UTC) */
+  double tb_up, tb_down;          /* triple-barrier: barriers in units of sigma_t, > 0 */
+  int tb_bars;                    /* triple-barrier: the time limit in bars, >= 1 */
+  int tb_vol_window;              /* triple-barrier: returns in sigma_t (0: 20) */
+  FILE *warn;                     /* labels dropped (may be NULL) */
 } tg_target_opts;
+
+/* Fills *out (zeroed first) from "logret", "col:NAME[:diff|:logdiff]", "labels:FILE" or
+ * "triple-barrier:UP,DOWN,BARS"; TG_ERR_INVALID naming the text and listing the forms. */
+tg_status tg_target_parse(const char *text, tg_target_opts *out);
+/* 1 for the kinds that make classes (labels, triple-barrier). */
+static inline int tg_target_is_class(const tg_target_opts *o) {
+  return o && (o->kind == TG_TARGET_LABELS || o->kind == TG_TARGET_TRIPLE_BARRIER);
+}
 
 enum { TG_CLASS_DOWN = 0, TG_CLASS_FLAT = 1, TG_CLASS_UP = 2 };
 
@@ -114,8 +163,11 @@ typedef struct tg_targets {
   int64_t n;
   int nh, hmax;
   int horizons[TG_MAX_HORIZONS];
-  float *ret;          /* [n, nh] log(close[t+h] / close[t]), t+h the instrument's h-th next bar; NaN if none */
-  int32_t *cls;        /* [n] TG_CLASS_* of the class horizon's return; -1 where it has none */
+  float *ret;          /* [n, nh] the regression targets (log returns, or the column); NaN if none (class kinds: NaN) */
+  int32_t *cls;        /* [n] logret: TG_CLASS_* of the class horizon's return; class kinds: the class; -1: none */
+  int n_classes;       /* class kinds: classes (cls indexes class_names); 0 for logret and col */
+  char (*class_names)[TG_NAME_MAX]; /* [n_classes] */
+  int32_t *reach;      /* [n] bars after the row its target reads; -1: no target (class kinds) */
   double *next_open;   /* [n] open of the instrument's next bar (NaN for its last bar) */
   double *next_close;  /* [n] close of the instrument's next bar (NaN for its last bar) */
   int k;
@@ -145,6 +197,12 @@ typedef struct tg_split_opts {
   int64_t val_start_ns, test_start_ns; /* by date: train ts < val_start <= val < test_start <= test;
                                           INT64_MAX test_start: no test split */
   int64_t min_windows; /* each split that holds bars needs at least this many windows (0: 1) */
+  const int32_t *reach; /* [n] per row (tg_targets.reach; NULL: every target reaches `horizon` bars past the window):
+                           a window starting at p then belongs to a split when p .. p+L-1 and its target row's span
+                           (row p + target_offset to reach[row] bars after it) lie inside the split and the target
+                           exists (reach >= 0); each split keeps one range of starts per instrument, cut at the first
+                           start that fails after its first that passes */
+  int target_offset;   /* with reach: the target row's offset in the window (0: L - 1) */
 } tg_split_opts;
 
 typedef struct tg_split {
@@ -175,6 +233,23 @@ tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_spli
 /* x = (x - mean) / std on every row, in place (NaN warm-up entries stay NaN). */
 tg_status tg_norm_apply(const tg_norm *nm, tg_features *fx);
 void tg_norm_free(tg_norm *nm);
+
+/* ---- classification metrics ---- */
+typedef struct tg_class_report {
+  int C;
+  int64_t n;                      /* rows scored (true class >= 0) */
+  double accuracy;                /* share whose most probable class is the true one */
+  double balanced_accuracy;       /* mean recall over the classes present */
+  double log_loss;                /* mean -log p[true], p clamped to >= 1e-12 */
+  double base_accuracy, base_balanced_accuracy, base_log_loss; /* always the prior's most frequent class; the
+                                                                  prior itself as the probabilities */
+  int64_t *confusion;             /* [C, C] caller's buffer (may be NULL): row the true class, column the predicted */
+} tg_class_report;
+
+/* Scores probabilities p [n, C] against the classes y [n] (rows with y < 0 skipped); prior [C] the training
+ * split's class frequencies for the baseline. TG_ERR_INVALID for C < 2, a class outside 0..C-1 or no row to score. */
+tg_status tg_class_metrics(const int32_t *y, const float *p, int64_t n, int C, const double *prior,
+                           tg_class_report *out);
 
 /* ---- the dataset: everything above, built in one call ---- */
 typedef struct tg_dataset_opts {

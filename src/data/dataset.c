@@ -27,6 +27,7 @@ tg_status tg_dataset_build(const tg_bars *bars, const tg_dataset_opts *opts, tg_
     if (so.window == 0) so.window = DEFAULT_WINDOW;
     if (so.horizon < out->y.hmax) so.horizon = out->y.hmax;
     if (so.warmup < out->fx.warmup_max) so.warmup = out->fx.warmup_max;
+    if (o.targets.kind != TG_TARGET_LOGRET) so.reach = out->y.reach; /* log returns keep the fixed horizon */
     out->window = so.window;
     st = tg_splits_make(bars, &out->layout, &so, &out->splits);
   }

@@ -44,6 +44,8 @@ void tg_features_free(tg_features *fx) {
   tg_free(fx->warmup);
   tg_free(fx->scale);
   tg_free(fx->first_valid);
+  tg_free(fx->role);
+  tg_free(fx->card);
   memset(fx, 0, sizeof *fx);
 }
 
@@ -239,6 +241,8 @@ static tg_status alloc_out(const tg_fplan *p, const tg_layout *lay, tg_features 
   out->warmup = tg_calloc((size_t)f, sizeof *out->warmup);
   out->scale = tg_calloc((size_t)f, sizeof *out->scale);
   out->first_valid = tg_calloc((size_t)lay->k, sizeof *out->first_valid);
+  out->role = tg_calloc((size_t)f, sizeof *out->role);
+  out->card = tg_calloc((size_t)f, sizeof *out->card);
   if (!out->x || !out->names || !out->warmup || !out->scale || !out->first_valid)
     return tg_error(TG_ERR_NOMEM, "features: out of memory for %lld x %d features", (long long)n, f);
   for (int c = 0; c < f; c++) tg_fplan_column(p, lay->ids, c, out->names[c], &out->warmup[c], &out->scale[c]);

@@ -38,6 +38,21 @@ static int64_t lower_bound(const tg_bars *b, const tg_layout *lay, int64_t lo, i
   return lo;
 }
 
+/* With per-row target reach: the starts in [lo, b) whose window and target span end before b, from the first that
+ * passes to the first that fails after it. */
+static void fit_reach(const tg_layout *lay, const tg_split_opts *o, int64_t lo, int64_t b, int64_t *begin,
+                      int64_t *end) {
+  int64_t L = o->window, off = o->target_offset ? o->target_offset : L - 1, p = lo;
+  int64_t last = b - (off + 1 > L ? off + 1 : L); /* the last start whose window and target row lie before b */
+#define FITS(q) (o->reach[lay->rows[(q) + off]] >= 0 && \
+                 (q) + off + o->reach[lay->rows[(q) + off]] < b)
+  while (p <= last && !FITS(p)) p++;
+  *begin = p;
+  while (p <= last && FITS(p)) p++;
+  *end = p > *begin ? p : *begin;
+#undef FITS
+}
+
 static tg_status check_opts(const tg_split_opts *o) {
   if (o->window < 1) return tg_error(TG_ERR_INVALID, "splits: window %d (must be >= 1)", o->window);
   if (o->horizon < 0 || o->warmup < 0 || o->embargo < 0 || o->min_windows < 0)
@@ -103,9 +118,13 @@ tg_status tg_splits_make(const tg_bars *bars, const tg_layout *lay, const tg_spl
       int64_t b = t[s + 1] == INT64_MAX ? p1 : lower_bound(bars, lay, a, p1, t[s + 1]);
       int64_t lo = a + (s > 0 ? opts->embargo : 0);
       if (lo < p0 + opts->warmup) lo = p0 + opts->warmup;        /* first row past the feature warm-up */
-      int64_t hi = b - L - h + 1;                                /* window and targets end before b */
-      sp->begin[j] = lo;
-      sp->end[j] = hi > lo ? hi : lo;
+      if (opts->reach) {
+        fit_reach(lay, opts, lo, b, &sp->begin[j], &sp->end[j]);
+      } else {
+        int64_t hi = b - L - h + 1;                              /* window and targets end before b */
+        sp->begin[j] = lo;
+        sp->end[j] = hi > lo ? hi : lo;
+      }
       sp->count += sp->end[j] - sp->begin[j];
       bars_in += b - a;
       if (b - a > longest) longest = b - a;

@@ -1,8 +1,8 @@
-/* Targets per instrument: forward log returns at several horizons, a dead-zone direction class, next-bar prices. */
+/* Targets per instrument: forward log returns or a column at several horizons, or classes (labels, barriers); next-bar prices. */
 #include <math.h>
 #include <string.h>
 #include "base/alloc.h"
-#include "tickgrad/dataset.h"
+#include "data/targets_internal.h"
 
 #define HORIZON_MAX 100000
 
@@ -12,6 +12,8 @@ void tg_targets_free(tg_targets *y) {
   tg_free(y->next_open);
   tg_free(y->next_close);
   tg_free(y->last_valid);
+  tg_free(y->reach);
+  tg_free(y->class_names);
   memset(y, 0, sizeof *y);
 }
 
@@ -37,37 +39,12 @@ static tg_status check_opts(const tg_target_opts *o, int *nh, int *hs, int *ch) 
   return TG_OK;
 }
 
-tg_status tg_targets_compute(const tg_bars *bars, const tg_layout *lay, const tg_target_opts *opts,
-                             tg_targets *out) {
-  memset(out, 0, sizeof *out);
-  if (!bars || !lay || lay->n != bars->n)
-    return tg_error(TG_ERR_INVALID, "targets: the layout does not belong to these bars");
-  int nh = 1, hs[TG_MAX_HORIZONS] = {1}, ch = 0;
-  tg_status st = check_opts(opts, &nh, hs, &ch);
-  if (st != TG_OK) return st;
+/* Forward log returns at the horizons and the dead-zone class of horizon ch. */
+static void returns(const tg_bars *bars, const tg_layout *lay, const tg_target_opts *opts, tg_targets *out, int ch) {
   double dz = opts ? opts->dead_zone : 0.0;
-  int64_t n = bars->n;
-  for (int64_t i = 0; i < n; i++)
-    if (!(isfinite(bars->close[i]) && bars->close[i] > 0.0 && isfinite(bars->open[i]) && bars->open[i] > 0.0))
-      return tg_error(TG_ERR_NUMERIC, "targets: bar %lld (ts %lld): open %g, close %g; prices must be finite and > 0",
-                      (long long)i, (long long)bars->ts[i], bars->open[i], bars->close[i]);
-  out->n = n;
-  out->nh = nh;
-  out->k = lay->k;
-  memcpy(out->horizons, hs, sizeof hs);
-  for (int i = 0; i < nh; i++)
-    if (hs[i] > out->hmax) out->hmax = hs[i];
-  out->ret = tg_malloc((size_t)n * (size_t)nh * sizeof(float));
-  out->cls = tg_malloc((size_t)n * sizeof(int32_t));
-  out->next_open = tg_malloc((size_t)n * sizeof(double));
-  out->next_close = tg_malloc((size_t)n * sizeof(double));
-  out->last_valid = tg_malloc((size_t)lay->k * sizeof(int64_t));
-  if (!out->ret || !out->cls || !out->next_open || !out->next_close || !out->last_valid) {
-    tg_targets_free(out);
-    return tg_error(TG_ERR_NOMEM, "targets: out of memory for %lld rows", (long long)n);
-  }
   const double *c = bars->close;
-  out->last_valid_row = n - 1;
+  int nh = out->nh;
+  const int *hs = out->horizons;
   for (int j = 0; j < lay->k; j++) {
     const int64_t *rows = lay->rows + lay->seg[j]; /* [m] this instrument's rows in time order */
     int64_t m = lay->seg[j + 1] - lay->seg[j];
@@ -81,11 +58,80 @@ tg_status tg_targets_compute(const tg_bars *bars, const tg_layout *lay, const tg
       } else {
         out->cls[r] = -1;
       }
-      out->next_open[r] = p + 1 < m ? bars->open[rows[p + 1]] : NAN;
-      out->next_close[r] = p + 1 < m ? c[rows[p + 1]] : NAN;
+      out->reach[r] = out->hmax;
     }
-    out->last_valid[j] = m > out->hmax ? rows[m - 1 - out->hmax] : -1;
+  }
+}
+
+/* Next-bar prices, and the last row of each instrument with every target: a regression target's last row with
+ * hmax bars after it, a class kind's last row with a class. */
+static void next_prices_and_last(const tg_bars *bars, const tg_layout *lay, tg_targets *out) {
+  out->last_valid_row = out->n - 1;
+  for (int j = 0; j < lay->k; j++) {
+    const int64_t *rows = lay->rows + lay->seg[j];
+    int64_t m = lay->seg[j + 1] - lay->seg[j];
+    for (int64_t p = 0; p < m; p++) {
+      out->next_open[rows[p]] = p + 1 < m ? bars->open[rows[p + 1]] : NAN;
+      out->next_close[rows[p]] = p + 1 < m ? bars->close[rows[p + 1]] : NAN;
+    }
+    if (out->n_classes) {
+      out->last_valid[j] = -1;
+      for (int64_t p = m - 1; p >= 0 && out->last_valid[j] < 0; p--)
+        if (out->cls[rows[p]] >= 0) out->last_valid[j] = rows[p];
+    } else {
+      out->last_valid[j] = m > out->hmax ? rows[m - 1 - out->hmax] : -1;
+    }
     if (out->last_valid[j] < out->last_valid_row) out->last_valid_row = out->last_valid[j];
   }
+}
+
+tg_status tg_targets_compute(const tg_bars *bars, const tg_layout *lay, const tg_target_opts *opts,
+                             tg_targets *out) {
+  memset(out, 0, sizeof *out);
+  if (!bars || !lay || lay->n != bars->n)
+    return tg_error(TG_ERR_INVALID, "targets: the layout does not belong to these bars");
+  int nh = 1, hs[TG_MAX_HORIZONS] = {1}, ch = 0;
+  tg_status st = check_opts(opts, &nh, hs, &ch);
+  if (st != TG_OK) return st;
+  int64_t n = bars->n;
+  for (int64_t i = 0; i < n; i++)
+    if (!(isfinite(bars->close[i]) && bars->close[i] > 0.0 && isfinite(bars->open[i]) && bars->open[i] > 0.0))
+      return tg_error(TG_ERR_NUMERIC, "targets: bar %lld (ts %lld): open %g, close %g; prices must be finite and > 0",
+                      (long long)i, (long long)bars->ts[i], bars->open[i], bars->close[i]);
+  out->n = n;
+  out->nh = nh;
+  out->k = lay->k;
+  memcpy(out->horizons, hs, sizeof hs);
+  for (int i = 0; i < nh; i++)
+    if (hs[i] > out->hmax) out->hmax = hs[i];
+  out->ret = tg_malloc((size_t)n * (size_t)nh * sizeof(float));
+  out->cls = tg_malloc((size_t)n * sizeof(int32_t));
+  out->reach = tg_malloc((size_t)n * sizeof(int32_t));
+  out->next_open = tg_malloc((size_t)n * sizeof(double));
+  out->next_close = tg_malloc((size_t)n * sizeof(double));
+  out->last_valid = tg_malloc((size_t)lay->k * sizeof(int64_t));
+  if (!out->ret || !out->cls || !out->reach || !out->next_open || !out->next_close || !out->last_valid) {
+    tg_targets_free(out);
+    return tg_error(TG_ERR_NOMEM, "targets: out of memory for %lld rows", (long long)n);
+  }
+  tg_target_kind kind = opts ? opts->kind : TG_TARGET_LOGRET;
+  if (kind == TG_TARGET_COLUMN) st = tg_targets_column(bars, lay, opts, out);
+  else if (kind == TG_TARGET_LABELS) st = tg_targets_labels(bars, lay, opts, out);
+  else if (kind == TG_TARGET_TRIPLE_BARRIER) st = tg_targets_barrier(bars, lay, opts, out);
+  else if (kind == TG_TARGET_LOGRET) returns(bars, lay, opts, out, ch);
+  else st = tg_error(TG_ERR_INVALID, "targets: unknown kind %d", (int)kind);
+  if (st != TG_OK) {
+    tg_targets_free(out);
+    return st;
+  }
+  next_prices_and_last(bars, lay, out);
+  return TG_OK;
+}
+
+tg_status tg_targets_set_classes(tg_targets *out, const char (*names)[TG_NAME_MAX], int n) {
+  out->class_names = tg_malloc((size_t)n * sizeof *out->class_names);
+  if (!out->class_names) return tg_error(TG_ERR_NOMEM, "targets: out of memory for %d class names", n);
+  memcpy(out->class_names, names, (size_t)n * sizeof *out->class_names);
+  out->n_classes = n;
   return TG_OK;
 }
