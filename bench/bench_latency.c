@@ -150,7 +150,7 @@ static int predictor_time(const char *dir, const lat_opts *o, double *us) {
   sc.bars = lead + o->calls;
   tg_bars b;
   tg_bars_init(&b);
-  float *out = malloc(sizeof(float) * (size_t)(info->horizons * info->nq));
+  float *out = malloc(sizeof(float) * (size_t)tg_predictor_out_len(info));
   int rc = !out || tg_synth_generate(&sc, &b) != TG_OK, ready = 0;
   for (int64_t t = 0; t < b.n && !rc; t++) {
     tg_pbar bar = {b.ts[t], 0, b.open[t], b.high[t], b.low[t], b.close[t], b.volume[t]};

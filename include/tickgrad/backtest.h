@@ -148,7 +148,17 @@ typedef struct tg_fc_rule {
   double cost;      /* round-trip cost as a return */
   int allow_short;  /* default 1 */
   int sized;        /* default 0: whole positions */
+  const char *class_map; /* a classifier: "name=pos,name=pos" (NULL: the default map below) */
+  double threshold; /* a classifier: the least probability of the most probable class that is acted on (default 0) */
 } tg_fc_rule;
+
+/* A classifier's rule: the most probable class k of each bar's probabilities is acted on when p_k >= threshold:
+ * the position is class_map's number for k (unnamed classes 0), else flat. The default map gives +1 to the classes
+ * named up, buy or long, -1 to down, sell or short, and 0 to the rest (triple-barrier's down, time, up: -1, 0, 1).
+ * Without allow_short a negative position is flat; sized scales the position by p_k. The cost does not enter.
+ * positions [n_classes] receives the map; TG_ERR_INVALID naming an unknown class (and listing the classes), a bad
+ * number or a threshold outside [0, 1]. */
+tg_status tg_fc_class_positions(const tg_fc_rule *r, const tg_predictor_info *in, double *positions);
 
 tg_fc_rule tg_fc_rule_defaults(void);
 /* "band" or "median" (TG_ERR_INVALID otherwise). */
@@ -174,6 +184,8 @@ typedef struct tg_fc_bt_opts {
   const char *rule;   /* band, median (NULL: band) */
   int horizon;        /* 0: the longest */
   int long_only, sized;
+  const char *class_map; /* a classifier's map of classes to positions (NULL: the default, see tg_fc_rule) */
+  double threshold;   /* a classifier's least probability to act on (default 0) */
   const char *weights; /* best (NULL) or last epoch's weights */
   tg_bt_opts o;       /* cash and costs (tg_bt_defaults) */
   FILE *log;          /* the statistics table and warnings (NULL: silent) */

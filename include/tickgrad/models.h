@@ -36,14 +36,24 @@ typedef struct tg_mlp_cfg {
   int hidden;      /* default 64 */
 } tg_mlp_cfg;
 
+#define TG_MAX_CAT_INPUTS 16
+
 typedef struct tg_forecast_cfg {
   tg_model_kind kind;
-  int n_past;      /* past-observed features per step */
+  int n_past;      /* past-observed features per step (with the n_cat category ids) */
   int n_future;    /* known-future features per step (TFT decoder; also part of n_past in the encoder) */
   int n_static;    /* rows of the static (instrument) embedding, >= 1 */
   int horizons;    /* H: forecasts 1..H steps ahead (TFT: == dec_len) */
   int nq;          /* quantiles */
   float q[TG_MAX_QUANTILES];
+  int n_cat;       /* category inputs: the last n_cat of past's columns are ids, not numbers (0: none). Input k's
+                      column holds its id (0..cat_card[k]-1) plus the sum of cat_card before k, exactly as a float,
+                      so that one table [sum cat_card, cat_dim] embeds them all; the embeddings replace the ids */
+  int cat_card[TG_MAX_CAT_INPUTS]; /* [n_cat] ids of each (its vocabulary with the reserved id 0) */
+  int cat_dim;     /* embedding width of each category input (default 4): the model proper sees
+                      n_past - n_cat + n_cat * cat_dim inputs per step */
+  int n_classes;   /* 0: quantile forecasts; > 0: a classifier, each horizon step gives n_classes logits instead of nq
+                      quantiles (the trainer reads the last step) */
   float dropout;   /* default 0.1 (active only in training plans) */
   tg_tft_cfg tft;
   tg_mamba2_cfg mamba;
@@ -57,13 +67,18 @@ typedef struct tg_forecast_inputs {
   tg_tensor *inst;   /* [B] i64 instrument index in [0, n_static) (TFT static input; Mamba-2 ignores it) */
 } tg_forecast_inputs;
 
+#define TG_MAX_CLASSES 64
+
+/* Outputs per horizon step: n_classes logits for a classifier, else nq quantiles. */
+static inline int tg_forecast_step_width(const tg_forecast_cfg *c) { return c->n_classes > 0 ? c->n_classes : c->nq; }
+
 /* Defaults from the issue for kind (n_past, n_future, n_static, horizons left 0 for the caller). */
 tg_forecast_cfg tg_forecast_defaults(tg_model_kind kind);
 /* TG_ERR_INVALID naming the field when a setting is out of range or inconsistent. */
 tg_status tg_forecast_check(const tg_forecast_cfg *c);
 /* Declares the model's parameters in g's store (names "tft.*" / "mamba2.*" / "mlp.*", shared across graphs of
- * the same store) and returns the quantile forecasts [B, horizons, nq]; NULL after a build error
- * (tg_graph_status says why). */
+ * the same store) and returns the quantile forecasts [B, horizons, nq] (a classifier: logits [B, horizons,
+ * n_classes]); NULL after a build error (tg_graph_status says why). */
 tg_tensor *tg_forecast_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
 
 /* ---- Mamba-2 recurrent inference: one new bar at a time, O(1) per bar ----

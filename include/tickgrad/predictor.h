@@ -49,8 +49,10 @@ typedef struct tg_pbar {
 
 typedef struct tg_predictor_info {
   tg_model_kind kind;
-  int horizons, nq;
+  int horizons, nq;     /* a quantile forecaster's; 0 for a classifier */
   float q[TG_MAX_QUANTILES];
+  int n_classes;        /* a classifier's classes (label targets); 0 for a quantile forecaster */
+  const char (*classes)[TG_NAME_MAX]; /* [n_classes] their names, in the order of its probabilities */
   int n_features;       /* per bar */
   int warmup;           /* bars an instrument needs before its features are valid */
   int window;           /* feature rows one forecast reads (mamba2: 1, the state holds the rest) */
@@ -62,12 +64,18 @@ typedef struct tg_predictor_info {
   char run[1024];
 } tg_predictor_info;
 
+/* Floats one push writes to out: n_classes for a classifier, else horizons * nq. */
+static inline int tg_predictor_out_len(const tg_predictor_info *in) {
+  return in->n_classes ? in->n_classes : in->horizons * in->nq;
+}
+
 /* Opens run_dir. Errors name the file and what is wrong: TG_ERR_IO (a missing file), TG_ERR_FORMAT (a file this
  * version cannot read), TG_ERR_INVALID (a run that is not a forecaster's: a DQN or PPO run has env.json and is
  * acted on by `tickgrad backtest --run`, not predicted). opts may be NULL. */
 tg_status tg_predictor_open(const char *run_dir, const tg_predictor_opts *opts, tg_predictor **out);
 const tg_predictor_info *tg_predictor_get_info(const tg_predictor *p);
-/* Takes the next bar; out [horizons, nq] receives its forecast when *ready is 1, NaN otherwise (warm-up).
+/* Takes the next bar; out [horizons, nq] receives its forecast (a classifier: out [n_classes] its class
+ * probabilities) when *ready is 1, NaN otherwise (warm-up).
  * Errors leave the predictor as it was (the bar is not taken): TG_ERR_INVALID for an instrument the run was not
  * trained on or a time before that instrument's last bar, TG_ERR_NUMERIC for a price that is not finite and
  * positive or a volume that is not finite and >= 0. */

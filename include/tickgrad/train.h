@@ -14,10 +14,15 @@ extern "C" {
 #define TG_TRAIN_MAX_DATA 16   /* data paths */
 #define TG_TRAIN_PATH_MAX TG_PATH_MAX /* bytes of one path, with its NUL */
 
+#define TG_TRAIN_CM_CLASSES 8 /* classes up to which each epoch's confusion matrix is kept */
+#define TG_TRAIN_CM_MAX (TG_TRAIN_CM_CLASSES * TG_TRAIN_CM_CLASSES)
+
 typedef enum tg_train_schedule { TG_TRAIN_COSINE = 0, TG_TRAIN_CONSTANT } tg_train_schedule;
 
 /* One epoch's numbers: a line of output, a row of RUN/metrics.csv (same columns), an entry of
- * RUN/trainer.json. Losses are the mean pinball loss over windows, horizons and quantiles in scaled
+ * RUN/trainer.json. A classifier's losses are the softmax cross-entropy (training: with the class weights) and its
+ * rows end with the confusion counts cm_T_P (true class T, predicted P, by class index; config.json and
+ * inference.json list the names). A quantile forecaster's losses are the mean pinball loss over windows, horizons and quantiles in scaled
  * target units (each horizon divided by its training-split std); q-risks R_q = 2 sum QL(y, yhat_q, q) /
  * sum |y| over every validation window and horizon, in original units. NaN where a quantile is not
  * configured (q50 / q90) or a number does not apply (CUDA: forward, backward and optimizer times). */
@@ -32,6 +37,13 @@ typedef struct tg_train_metrics {
   double data_s, forward_s, backward_s, optimizer_s, step_s, val_s; /* step_s: the training steps in all */
   double mem_allocated_mib, mem_peak_mib; /* device memory (tg_device_mem_stats; 0 on the CPU) */
   double h2d_bytes, d2h_bytes;      /* moved between host and device during the epoch */
+  /* a classifier (label targets): val_loss is the validation log loss; accuracy, balanced accuracy (mean recall
+   * over the classes present) and the majority-class baseline (always the training split's most frequent class;
+   * its log loss predicts the training frequencies); NaN for a quantile forecaster, whose q-risks are NaN here */
+  double acc, bal_acc, base_acc, base_bal_acc, base_logloss;
+  int n_classes;                    /* 0: a quantile forecaster */
+  double cm[TG_TRAIN_CM_MAX];       /* confusion counts [n_classes, n_classes] (row: true, column: predicted) when
+                                       n_classes <= TG_TRAIN_CM_CLASSES */
 } tg_train_metrics;
 
 typedef struct tg_train_config tg_train_config;
@@ -51,6 +63,11 @@ struct tg_train_config {
   char features[512];    /* feature spec ("": TG_FEATURES_DEFAULT) */
   char tz[64];           /* zone of the tod/dow features ("": UTC) */
   int horizons;          /* H: targets are forward log returns 1..H bars ahead (default 8, at most 8; tft: decoder steps) */
+  char target[TG_TRAIN_PATH_MAX + 32]; /* "logret" (default, also ""), "col:NAME[:diff|:logdiff]" (forecast a column at
+                                          the horizons), "labels:FILE" or "triple-barrier:UP,DOWN,BARS" (classes: the
+                                          model becomes a classifier; see tg_target_parse) */
+  char class_weights[512]; /* a classifier's loss weights: "" (all 1), "balanced" (inverse training frequency, mean 1)
+                              or "name=w,name=w" (unnamed classes 1) */
   double train_frac, val_frac; /* chronological splits (default 0.7, 0.15; test is the rest) */
   /* ---- the loop ---- */
   int epochs;            /* default 20 */

@@ -18,11 +18,23 @@ tg_fc_rule tg_fc_bt_rule(const tg_fc_bt_opts *o) {
   r.allow_short = !o->long_only;
   r.sized = o->sized;
   r.cost = tg_bt_round_trip(&o->o);
+  r.class_map = o->class_map;
+  r.threshold = o->threshold;
   if (o->rule) tg_fc_rule_parse(o->rule, &r.kind);
   return r;
 }
 
 void tg_fc_rule_name(const tg_fc_rule *r, const tg_predictor_info *in, char *buf, size_t cap) {
+  if (in->n_classes) { /* "tft classes down=-1,time=0,up=1 p>=0.6 long-only" */
+    double pos[TG_MAX_CLASSES];
+    size_t n = (size_t)snprintf(buf, cap, "%s classes", tg_train_model_name(in->kind));
+    if (tg_fc_class_positions(r, in, pos) != TG_OK) return;
+    for (int k = 0; k < in->n_classes && n < cap; k++)
+      n += (size_t)snprintf(buf + n, cap - n, "%s%s=%g", k ? "," : " ", in->classes[k], pos[k]);
+    if (r->threshold > 0 && n < cap) n += (size_t)snprintf(buf + n, cap - n, " p>=%g", r->threshold);
+    if (n < cap) snprintf(buf + n, cap - n, "%s%s", r->allow_short ? "" : " long-only", r->sized ? " sized" : "");
+    return;
+  }
   snprintf(buf, cap, "%s %s h%d%s%s", tg_train_model_name(in->kind), r->kind == TG_FC_BAND ? "band" : "median",
            r->horizon ? r->horizon : in->horizons, r->allow_short ? "" : " long-only", r->sized ? " sized" : "");
 }

@@ -36,7 +36,11 @@ static void bt_usage(FILE *f) {
           "                       (the median quantile against the cost)\n"
           "  --horizon H          forecaster: the horizon whose forecast trades (default: the longest)\n"
           "  --long-only          forecaster: never short\n"
-          "  --sized              forecaster: positions min(1, |median| / |highest - lowest quantile|), not whole\n"
+          "  --sized              forecaster: positions min(1, |median| / |highest - lowest quantile|), not whole (a\n"
+          "                       classifier: the position times the class's probability)\n"
+          "  --class-map MAP      classifier: class=position pairs, e.g. buy=1,sell=-1,hold=0 (default: up, buy, long 1;\n"
+          "                       down, sell, short -1; any other class 0); the most probable class is acted on\n"
+          "  --threshold P        classifier: act only when that class's probability is at least P (default 0)\n"
           "  --weights W          best (default) or last epoch's weights\n"
           "  --data FILE...       bar files, folders or globs of one instrument (concatenated, sorted by time)\n"
           "  --data-tz ZONE       zone of naive timestamps in the files (default UTC), e.g. America/New_York\n"
@@ -96,7 +100,7 @@ static int parse(int argc, char **argv, bt_args *a) {
   if (!a->strategy == !a->run)
     return tg_cli_usage_error("backtest", "give either --strategy buy-and-hold|sma-cross:FAST,SLOW or --run RUN");
   if (!a->run && (a->bt.b.rule || a->weights || a->bt.b.horizon || a->bt.b.long_only || a->bt.b.sized))
-    return tg_cli_usage_error("backtest", "--rule, --horizon, --long-only, --sized and --weights go with --run");
+    return tg_cli_usage_error("backtest", "--rule, --horizon, --long-only, --sized, --class-map, --threshold and --weights go with --run");
   if (a->weights && strcmp(a->weights, "best") && strcmp(a->weights, "last"))
     return tg_cli_usage_error("backtest", "--weights '%s': want best or last", a->weights);
   if (!a->split) a->split = a->run ? "test" : "all";
@@ -187,7 +191,8 @@ static tg_status finish(const bt_args *a, const tg_bars *view, const double *tar
 
 /* A DQN or PPO run on the trading env: its greedy policy over the split (tg_policy_backtest), reported. */
 static tg_status policy_backtest(const bt_args *a, const char *out) {
-  if (a->bt.b.rule || a->bt.b.horizon || a->bt.b.long_only || a->bt.b.sized || a->weights) {
+  if (a->bt.b.rule || a->bt.b.horizon || a->bt.b.long_only || a->bt.b.sized || a->bt.b.class_map || a->bt.b.threshold > 0 ||
+      a->weights) {
     char model[16];
     tg_agent_env e;
     if (tg_agent_env_read(a->run, model, sizeof model, &e) != TG_OK) return TG_ERR_FORMAT;

@@ -85,6 +85,16 @@ static int parse(int argc, char **argv, pr_args *a) {
 
 static void write_header(FILE *f, const tg_predictor_info *in) {
   fprintf(f, "ts,instrument,close");
+  for (int k = 0; k < in->n_classes; k++) { /* a classifier: p_<class>, quoted when the name needs it */
+    const char *name = in->classes[k];
+    if (!strpbrk(name, ",\"\r\n")) {
+      fprintf(f, ",p_%s", name);
+      continue;
+    }
+    fputs(",\"p_", f);
+    for (const char *c = name; *c; c++) fputs(*c == '"' ? "\"\"" : (char[2]){*c, 0}, f);
+    fputc('"', f);
+  }
   for (int h = 0; h < in->horizons; h++)
     for (int q = 0; q < in->nq; q++) fprintf(f, ",h%d_q%g", h + 1, in->q[q]);
   fprintf(f, "\n");
@@ -93,7 +103,7 @@ static void write_header(FILE *f, const tg_predictor_info *in) {
 static void write_row(FILE *f, const tg_predictor_info *in, const tg_pbar *b, const float *pred, int ready) {
   char ts[48];
   fprintf(f, "%s,%u,%.12g", tg_format_utc(b->ts, b->ts % 1000000000 != 0, ts, sizeof ts), b->instrument, b->close);
-  for (int i = 0; i < in->horizons * in->nq; i++) {
+  for (int i = 0; i < tg_predictor_out_len(in); i++) {
     if (ready) fprintf(f, ",%.9g", pred[i]);
     else fputc(',', f);
   }
@@ -195,7 +205,7 @@ int tg_cmd_predict(int argc, char **argv) {
   tg_status st = tg_predictor_open(a.run, &po, &p);
   if (st == TG_OK) {
     const tg_predictor_info *in = tg_predictor_get_info(p);
-    pred = malloc((size_t)(in->horizons * in->nq) * sizeof *pred);
+    pred = malloc((size_t)tg_predictor_out_len(in) * sizeof *pred);
     if (!pred) st = tg_error(TG_ERR_NOMEM, "predict: out of memory");
   }
   if (st == TG_OK && a.out && !(f = fopen(a.out, "w"))) {

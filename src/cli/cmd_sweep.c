@@ -35,7 +35,7 @@ static void sw_usage(FILE *f) {
           "  --out DIR            the output folder (required; must not hold a sweep already)\n"
           "  --backtest           backtest each run's test split (columns total_return, sharpe, max_drawdown, trades,\n"
           "                       bh_total_return)\n"
-          "  --rule, --horizon, --long-only, --sized, --cash, --commission, --cost-bps, --slippage: as backtest --run\n"
+          "  --rule, --horizon, --long-only, --sized, --class-map, --threshold, --cash, --commission, --cost-bps, --slippage: as backtest --run\n"
           "  every other flag is a training flag: tickgrad train --help (--model, --data, --epochs, ...)\n"
           "exit codes: 0 done, 1 failure (data, training, files; every run diverged), 2 usage\n",
           TG_SWEEP_MAX_GRIDS, TG_SWEEP_MAX_VALUES, TG_SWEEP_MAX_RUNS);

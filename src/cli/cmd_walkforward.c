@@ -33,7 +33,7 @@ static void wf_usage(FILE *f) {
           "  --train-blocks W     blocks of the first fold's training data (default 3)\n"
           "  --rolling            train on the last W blocks only (default: anchored, all blocks so far)\n"
           "  --out DIR            the output folder (required; must not hold a walk-forward already)\n"
-          "  --rule, --horizon, --long-only, --sized, --cash, --commission, --cost-bps, --slippage: as backtest --run\n"
+          "  --rule, --horizon, --long-only, --sized, --class-map, --threshold, --cash, --commission, --cost-bps, --slippage: as backtest --run\n"
           "  every other flag is a training flag: tickgrad train --help (--model, --data, --epochs, ...)\n"
           "exit codes: 0 done, 1 failure (data, training, files), 2 usage\n",
           TG_WF_MAX_FOLDS);

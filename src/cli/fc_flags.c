@@ -28,7 +28,11 @@ int cli_fc_flag(const char *cmd, cli_fc_flags *f, const char *flag, const char *
     long h = 0;
     *rc = tg_cli_parse_long(flag, v, 1, TG_MAX_HORIZONS, &h) ? 0 : TG_EXIT_USAGE;
     b->horizon = (int)h, f->given = 1;
-  } else if (!strcmp(flag, "--cash")) *rc = num(cmd, flag, v, 1e-9, 1e15, &b->o.cash), f->given = 1;
+  } else if (!strcmp(flag, "--class-map")) {
+    if (!v) *rc = tg_cli_usage_error(cmd, "--class-map needs class=position pairs, e.g. buy=1,sell=-1,hold=0");
+    b->class_map = v, f->given = 1;
+  } else if (!strcmp(flag, "--threshold")) *rc = num(cmd, flag, v, 0, 1, &b->threshold), f->given = 1;
+  else if (!strcmp(flag, "--cash")) *rc = num(cmd, flag, v, 1e-9, 1e15, &b->o.cash), f->given = 1;
   else if (!strcmp(flag, "--commission")) *rc = num(cmd, flag, v, 0, 1, &b->o.commission), f->given = f->costs_given = 1;
   else if (!strcmp(flag, "--cost-bps")) *rc = num(cmd, flag, v, 0, 10000, &b->o.cost_bps), f->given = f->costs_given = 1;
   else if (!strcmp(flag, "--slippage")) *rc = num(cmd, flag, v, 0, 1, &b->o.slippage), f->given = f->costs_given = 1;

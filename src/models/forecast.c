@@ -13,6 +13,7 @@ tg_forecast_cfg tg_forecast_defaults(tg_model_kind kind) {
   c.q[1] = 0.5f;
   c.q[2] = 0.9f;
   c.dropout = 0.1f;
+  c.cat_dim = 4;
   c.tft = (tg_tft_cfg){.hidden = 64, .heads = 4, .enc_len = 64, .dec_len = 8};
   c.mamba = (tg_mamba2_cfg){.d_model = 128, .n_layers = 2, .d_state = 64, .headdim = 32, .expand = 2,
                             .d_conv = 4, .ngroups = 1, .chunk = 64, .seq_len = 128};
@@ -34,6 +35,13 @@ tg_status tg_forecast_check(const tg_forecast_cfg *c) {
   NEED(c->nq >= 1 && c->nq <= TG_MAX_QUANTILES, "model: %d quantiles; 1..%d are supported", c->nq, TG_MAX_QUANTILES);
   for (int i = 0; i < c->nq; i++)
     NEED(c->q[i] > 0.0f && c->q[i] < 1.0f, "model: quantile %d is %g; quantiles lie in (0, 1)", i, (double)c->q[i]);
+  NEED(c->n_cat >= 0 && c->n_cat <= TG_MAX_CAT_INPUTS && c->n_cat < c->n_past, "model: %d category inputs of %d past inputs; 0..%d are "
+       "supported, and fewer than the past inputs", c->n_cat, c->n_past, TG_MAX_CAT_INPUTS);
+  for (int k = 0; k < c->n_cat; k++)
+    NEED(c->cat_card[k] >= 1, "model: category input %d has %d ids; at least 1 (the reserved id 0)", k, c->cat_card[k]);
+  NEED(c->n_cat == 0 || (c->cat_dim >= 1 && c->cat_dim <= 1024), "model: cat_dim %d must be in 1..1024", c->cat_dim);
+  NEED(c->n_classes >= 0 && c->n_classes <= TG_MAX_CLASSES && c->n_classes != 1,
+       "model: %d classes; a classifier needs 2..%d (0: quantile forecasts)", c->n_classes, TG_MAX_CLASSES);
   NEED(c->dropout >= 0.0f && c->dropout < 1.0f, "model: dropout %g must be in [0, 1)", (double)c->dropout);
   if (c->kind == TG_MODEL_TFT) {
     const tg_tft_cfg *t = &c->tft;
@@ -64,10 +72,34 @@ tg_status tg_forecast_check(const tg_forecast_cfg *c) {
   return TG_OK;
 }
 
+static tg_tensor *build_kind(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in) {
+  if (c->kind == TG_MODEL_MLP) return tg_mlp_build(g, c, in);
+  return c->kind == TG_MODEL_TFT ? tg_tft_build(g, c, in) : tg_mamba2_build(g, c, in);
+}
+
+tg_tensor *tg_forecast_embed(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past, tg_forecast_cfg *inner) {
+  *inner = *c;
+  if (c->n_cat == 0 || !past) return past;
+  int64_t rows = 0, n_num = c->n_past - c->n_cat;
+  for (int k = 0; k < c->n_cat; k++) rows += c->cat_card[k];
+  int64_t s_tab[2] = {rows, c->cat_dim}, s_ids[3] = {past->shape[0], past->shape[1], c->n_cat};
+  int64_t s_emb[3] = {past->shape[0], past->shape[1], (int64_t)c->n_cat * c->cat_dim};
+  tg_tensor *table = tg_param(g, "cat_embed.weight", 2, s_tab, (tg_init){TG_INIT_NORMAL, 0.0f, 1.0f}); /* [rows, e] */
+  /* the ids as indices: window_rows of one row is t itself, as i64 (an id that is not an integer in range fails) */
+  tg_tensor *ids = tg_reshape(g, tg_window_rows(g, tg_slice(g, past, 2, n_num, c->n_cat), 1, rows), 3, s_ids);
+  tg_tensor *emb = tg_reshape(g, tg_gather_rows(g, table, ids), 3, s_emb); /* [B, L, n_cat * e] */
+  tg_tensor *xs[2] = {tg_slice(g, past, 2, 0, n_num), emb};                 /* numbers, embeddings */
+  inner->n_past = (int)n_num + c->n_cat * c->cat_dim;
+  inner->n_cat = 0;
+  return tg_concat(g, 2, xs, 2); /* [B, L, n_num + n_cat * e] */
+}
+
 tg_tensor *tg_forecast_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in) {
   if (!g) return NULL;
   if (!c || !in) return tg_graph_fail(g, TG_ERR_INVALID, "forecast: NULL config or inputs");
   if (tg_forecast_check(c) != TG_OK) return tg_graph_fail(g, TG_ERR_INVALID, "%s", tg_last_error());
-  if (c->kind == TG_MODEL_MLP) return tg_mlp_build(g, c, in);
-  return c->kind == TG_MODEL_TFT ? tg_tft_build(g, c, in) : tg_mamba2_build(g, c, in);
+  tg_forecast_cfg inner;
+  tg_forecast_inputs with = *in;
+  with.past = tg_forecast_embed(g, c, in->past, &inner);
+  return with.past || !in->past ? build_kind(g, &inner, &with) : NULL;
 }

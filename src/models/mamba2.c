@@ -96,8 +96,8 @@ tg_tensor *tg_mamba2_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forec
   if (in->past && !tg_graph_check_inputs(g, "mamba2", 1, &in->past)) return NULL;
   if (!m2_check_past(g, c, in->past)) return NULL;
   m2_dims k = m2_dims_of(c, in->past->shape[0]);
-  int64_t s_emb[2] = {k.d, c->n_past}, s_d[1] = {k.d}, s_head[2] = {(int64_t)c->horizons * c->nq, k.d};
-  int64_t s_hb[1] = {(int64_t)c->horizons * c->nq};
+  int64_t s_emb[2] = {k.d, c->n_past}, s_d[1] = {k.d}, s_head[2] = {(int64_t)c->horizons * tg_forecast_step_width(c), k.d};
+  int64_t s_hb[1] = {(int64_t)c->horizons * tg_forecast_step_width(c)};
   tg_tensor *w_emb = m2_param(g, "", "embed.weight", 2, s_emb, init_fan_in()); /* [d, n_past] */
   tg_tensor *b_emb = m2_param(g, "", "embed.bias", 1, s_d, init_const(TG_INIT_ZEROS));
   tg_tensor *u = tg_linear(g, in->past, w_emb, b_emb); /* [B, L, d] */
@@ -114,11 +114,11 @@ tg_tensor *tg_mamba2_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forec
     if (!u) return NULL;
   }
   /* The final norm is per position, so normalising only the last position gives the same forecast. */
-  int64_t s_last[2] = {k.B, k.d}, s_pred[3] = {k.B, c->horizons, c->nq};
+  int64_t s_last[2] = {k.B, k.d}, s_pred[3] = {k.B, c->horizons, tg_forecast_step_width(c)};
   tg_tensor *last = tg_reshape(g, tg_slice(g, u, 1, k.L - 1, 1), 2, s_last); /* [B, d] */
   tg_tensor *w_nf = m2_param(g, "", "norm_f.weight", 1, s_d, init_const(TG_INIT_ONES));
   last = tg_rmsnorm(g, last, w_nf, 1e-5f);
-  tg_tensor *w_head = m2_param(g, "", "head.weight", 2, s_head, init_fan_in()); /* [horizons*nq, d] */
+  tg_tensor *w_head = m2_param(g, "", "head.weight", 2, s_head, init_fan_in()); /* [horizons*W, d], W = nq or n_classes */
   tg_tensor *b_head = m2_param(g, "", "head.bias", 1, s_hb, init_const(TG_INIT_ZEROS));
-  return tg_reshape(g, tg_linear(g, last, w_head, b_head), 3, s_pred); /* [B, horizons, nq] */
+  return tg_reshape(g, tg_linear(g, last, w_head, b_head), 3, s_pred); /* [B, horizons, W] */
 }

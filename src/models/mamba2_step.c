@@ -100,7 +100,7 @@ static tg_status m2s_alloc(tg_mamba2_stepper *s, tg_store *store) {
   s->K = m->d_conv;
   s->C = s->E + 2 * s->G * s->N;
   s->proj_out = s->E + s->C + s->H;
-  s->n_out = (int64_t)s->cfg.horizons * s->cfg.nq;
+  s->n_out = (int64_t)s->cfg.horizons * tg_forecast_step_width(&s->cfg);
   size_t per_layer = (size_t)(s->batch * ((s->K - 1) * s->C + s->H * s->P * s->N));
   s->state_len = per_layer * (size_t)m->n_layers;
   size_t numel = tg_store_numel(store);

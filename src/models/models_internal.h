@@ -4,6 +4,10 @@
 
 #include "tickgrad/models.h"
 
+/* forecast.c: past [B, L, n_past] with c's n_cat category ids last -> [B, L, n_num + n_cat * cat_dim], the ids
+ * replaced by their embeddings; *inner receives c for the model proper (n_past that width, n_cat 0). past itself
+ * when c has no category inputs. */
+tg_tensor *tg_forecast_embed(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past, tg_forecast_cfg *inner);
 /* tft.c: pred [B, dec_len, nq] */
 tg_tensor *tg_tft_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
 /* mamba2.c: pred [B, horizons, nq] */

@@ -30,7 +30,7 @@
  *   per-head A_h V, dropout, mean over heads, W_H "attn.out" (d_attn -> d, no bias), dropout.
  * - Post-attention GLU + add&norm (skip: enrichment output at decoder positions), position-wise
  *   GRN "pos_ff", final GLU + add&norm "pre_out" with the post-LSTM output (no dropout), Linear
- *   "out" d -> nq per decoder step.
+ *   "out" d -> nq per decoder step (a classifier: n_classes logits).
  * - Dropout p = cfg.dropout on every GLU input inside a GRN, the post-LSTM and post-attention GLU
  *   inputs, each head's output and the attention output (only in training plans; no nodes at 0).
  * - Inits: Linear weights xavier uniform, biases 0, LayerNorm weight 1, embedding N(0, 1).
@@ -253,7 +253,7 @@ static tg_tensor *after_past_vsn(tft_b *b, const tg_forecast_cfg *c, tg_tensor *
   tg_graph_block_begin(g, "tft.pre_out");
   tg_tensor *pre = tft_gate_add_norm(b, "tft.pre_out", psi, tg_slice(g, phi, 1, enc, dec), 0);
   tg_graph_block_end(g);
-  return tft_dense(b, "tft.out", pre, c->nq, 1); /* [B, dec, nq] */
+  return tft_dense(b, "tft.out", pre, tg_forecast_step_width(c), 1); /* [B, dec, nq or n_classes] */
 }
 
 tg_tensor *tg_tft_build_taps(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in,
@@ -277,6 +277,9 @@ tg_tensor *tg_tft_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast
 
 tg_tensor *tg_tft_build_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past, tg_tensor *inst) {
   if (!check_config(g, c)) return NULL;
+  tg_forecast_cfg inner;
+  past = tg_forecast_embed(g, c, past, &inner); /* category ids to embeddings, as tg_forecast_build does */
+  c = &inner;
   if (past && !check_parts(g, c, past, past->shape[1], c->n_past, NULL, 0, inst)) return NULL;
   if (!past) return tg_graph_fail(g, TG_ERR_INVALID, "tft: input past is required");
   tft_b bb = {g, c->dropout}, *b = &bb;

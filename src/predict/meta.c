@@ -1,4 +1,4 @@
-/* Reads RUN/inference.json: feature names, normalisation, target scales, instruments, warm-up, bar interval. */
+/* Reads RUN/inference.json: feature names, normalisation, target scales, classes, instruments, warm-up, bar interval. */
 #include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
@@ -13,6 +13,7 @@ void pr_meta_free(pr_meta *m) {
   tg_free(m->mean);
   tg_free(m->std);
   tg_free(m->ids);
+  tg_free(m->classes);
   memset(m, 0, sizeof *m);
 }
 
@@ -37,6 +38,24 @@ static tg_status integer(const tg_json *root, const char *key, const char *path,
   if (!v || v->type != TG_JSON_INT || v->i < lo)
     return tg_error(TG_ERR_FORMAT, "%s: \"%s\" must be an integer >= %lld", path, key, (long long)lo);
   *out = v->i;
+  return TG_OK;
+}
+
+/* A classifier's "classes" (absent for a quantile forecaster). */
+static tg_status classes(const tg_json *root, const char *path, pr_meta *m) {
+  const tg_json *a = tg_json_get(root, "classes");
+  if (!a) return TG_OK;
+  if (a->type != TG_JSON_ARRAY || a->count < 2 || a->count > TG_MAX_CLASSES)
+    return tg_error(TG_ERR_FORMAT, "%s: \"classes\" must be an array of 2..%d names", path, TG_MAX_CLASSES);
+  m->classes = tg_calloc((size_t)a->count, sizeof *m->classes);
+  if (!m->classes) return tg_error(TG_ERR_NOMEM, "%s: out of memory", path);
+  int k = 0;
+  for (const tg_json *e = a->first; e; e = e->next, k++) {
+    if (e->type != TG_JSON_STRING || e->len >= TG_NAME_MAX)
+      return tg_error(TG_ERR_FORMAT, "%s: \"classes\"[%d] must be a name of under %d bytes", path, k, TG_NAME_MAX);
+    memcpy(m->classes[k], e->str, e->len + 1);
+  }
+  m->C = a->count;
   return TG_OK;
 }
 
@@ -83,6 +102,7 @@ static tg_status parse(const tg_json *root, const char *path, pr_meta *m) {
     if (!(m->std[j] > 0))
       st = tg_error(TG_ERR_FORMAT, "%s: \"std\"[%d] (%s) must be a positive number", path, j, m->names[j]);
   tg_free(idv);
+  if (st == TG_OK) st = classes(root, path, m);
   return st;
 }
 

@@ -19,6 +19,8 @@ typedef struct pr_meta {
   uint32_t *ids;              /* [k] ascending */
   int warmup;
   int64_t bar_ns;
+  int C;                      /* a classifier's classes (0: a quantile forecaster) */
+  char (*classes)[TG_NAME_MAX]; /* [C] their names */
 } pr_meta;
 
 tg_status pr_meta_read(const char *run, pr_meta *m);

@@ -14,11 +14,12 @@ struct tg_predictor {
   tg_feature_stream *fs;
   pr_net net;                    /* tft, mlp: the model; mamba2: the parameters the steppers copied */
   tg_mamba2_stepper **steppers;  /* [k] mamba2 */
-  int L, F, H, nq;               /* window rows (1 for mamba2), features, horizons, quantiles */
+  int L, F, H, nq;               /* window rows (1 for mamba2), features, horizon steps the model outputs, outputs per
+                                    step (quantiles, or a classifier's classes) */
   float *ring;                   /* [k, L, net.row] the last L window rows per instrument: mlp the normalised
                                     features, tft their past-VSN outputs */
   int64_t *seen;                 /* [k] valid rows pushed per instrument */
-  float *raw, *x, *pred;         /* [F] the bar's features, [F] normalised, [H * nq] scaled forecast */
+  float *raw, *x, *pred;         /* [F] the bar's features, [F] normalised, [H * nq] scaled forecast or logits */
   const char *tz;                /* the tft's calendar zone (NULL: UTC) */
 };
 
@@ -45,7 +46,8 @@ static tg_status model_config(tg_predictor *p) {
   m->n_past = mt->f;
   m->n_future = m->kind == TG_MODEL_TFT ? 4 : 0;
   m->n_static = mt->k;
-  m->horizons = p->cfg.horizons;
+  m->n_classes = mt->C;
+  m->horizons = mt->C && m->kind != TG_MODEL_TFT ? 1 : p->cfg.horizons; /* as tr_data's Hm */
   if (m->kind == TG_MODEL_TFT) m->tft.dec_len = p->cfg.horizons;
   return tg_forecast_check(m);
 }
@@ -93,8 +95,12 @@ static void fill_info(tg_predictor *p) {
   i->precision = p->cfg.precision;
   const tg_forecast_cfg *m = &p->cfg.model;
   i->kind = m->kind;
-  i->horizons = p->H = m->horizons;
-  i->nq = p->nq = m->nq;
+  p->H = m->horizons;
+  i->horizons = m->n_classes ? 0 : m->horizons;
+  i->nq = m->n_classes ? 0 : m->nq;
+  p->nq = tg_forecast_step_width(m);
+  i->n_classes = m->n_classes;
+  i->classes = p->meta.classes;
   memcpy(i->q, m->q, sizeof i->q);
   i->n_features = p->F = p->meta.f;
   i->warmup = p->meta.warmup;
@@ -184,9 +190,20 @@ static tg_status run_window(tg_predictor *p, int j, int64_t ts) {
   return pr_net_run(&p->net, p->pred, (int64_t)p->H * p->nq);
 }
 
+/* A classifier's probabilities [C] from the logits of its last horizon step (as the trainer's softmax). */
+static void softmax_last(const tg_predictor *p, float *out) {
+  int C = p->info.n_classes;
+  const float *z = p->pred + (size_t)(p->H - 1) * (size_t)C; /* [C] */
+  double mx = z[0], sum = 0;
+  for (int k = 1; k < C; k++)
+    if (z[k] > mx) mx = z[k];
+  for (int k = 0; k < C; k++) sum += exp((double)z[k] - mx);
+  for (int k = 0; k < C; k++) out[k] = (float)(exp((double)z[k] - mx) / sum);
+}
+
 tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int *ready) {
   if (!p || !bar || !out) return tg_error(TG_ERR_INVALID, "predict: push needs a predictor, a bar and an output");
-  int n_out = p->H * p->nq, valid = 0;
+  int n_out = p->info.n_classes ? p->info.n_classes : p->H * p->nq, valid = 0;
   if (ready) *ready = 0;
   for (int i = 0; i < n_out; i++) out[i] = NAN;
   int j = find_instrument(p, bar->instrument);
@@ -216,8 +233,10 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
     st = run_window(p, j, bar->ts);
   }
   if (st != TG_OK) return st;
-  for (int h = 0; h < p->H; h++)
-    for (int q = 0; q < p->nq; q++) out[h * p->nq + q] = (float)(p->pred[h * p->nq + q] * p->meta.scale[h]);
+  if (p->info.n_classes) softmax_last(p, out);
+  else
+    for (int h = 0; h < p->H; h++)
+      for (int q = 0; q < p->nq; q++) out[h * p->nq + q] = (float)(p->pred[h * p->nq + q] * p->meta.scale[h]);
   if (ready) *ready = 1;
   return TG_OK;
 }

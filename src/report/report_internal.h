@@ -146,6 +146,10 @@ const char *rp_tick(double v, double step, char *buf, size_t n);
 void rp_section_header(rp_page *p);    /* section_header.c: config.json, env.json */
 void rp_section_metrics(rp_page *p);   /* section_train.c: a forecaster's or (section_rl.c) an agent's metrics.csv */
 void rp_section_rl(rp_page *p, rp_table *t); /* section_rl.c: t is an RL metrics.csv */
+/* section_classes.c: 1 when a forecaster's metrics.csv t is a classifier's (val_acc has values); its accuracy chart
+ * and the confusion matrix of row best (-1: none) */
+int rp_is_classifier(const rp_table *t);
+void rp_section_classes(rp_page *p, const rp_table *t, const double *epoch, int64_t best);
 void rp_section_telemetry(rp_page *p); /* section_telemetry.c */
 void rp_section_backtest(rp_page *p);  /* section_backtest.c */
 

@@ -33,12 +33,19 @@ static int trainer_flag(const tg_json *t, const char *key) {
   return v && v->type == TG_JSON_INT ? (int)v->i : -1;
 }
 
-static void summary(rp_page *p, const fc_cols *c) {
+/* The row with the lowest validation loss, or -1. */
+static int64_t best_row(const fc_cols *c) {
   int64_t best = -1;
+  for (int64_t i = 0; i < c->n; i++)
+    if (c->v[C_VAL] && isfinite(c->v[C_VAL][i]) && (best < 0 || c->v[C_VAL][i] < c->v[C_VAL][best])) best = i;
+  return best;
+}
+
+static void summary(rp_page *p, const fc_cols *c) {
+  int64_t best = best_row(c);
   double total = 0, sps = 0;
   int n_sps = 0;
   for (int64_t i = 0; i < c->n; i++) {
-    if (c->v[C_VAL] && isfinite(c->v[C_VAL][i]) && (best < 0 || c->v[C_VAL][i] < c->v[C_VAL][best])) best = i;
     if (c->v[C_SEC] && isfinite(c->v[C_SEC][i])) total += c->v[C_SEC][i];
     if (c->v[C_SPS] && isfinite(c->v[C_SPS][i])) sps += c->v[C_SPS][i], n_sps++;
   }
@@ -52,8 +59,8 @@ static void summary(rp_page *p, const fc_cols *c) {
   if (best >= 0) {
     kv_num(p, "best validation loss", "%.5f", c->v[C_VAL][best]);
     kv_num(p, "best epoch", "%.0f", c->v[C_EPOCH] ? c->v[C_EPOCH][best] : (double)(best + 1));
-    if (c->v[C_Q50]) kv_num(p, "q-risk P50 at the best epoch", "%.4f", c->v[C_Q50][best]);
-    if (c->v[C_N50]) kv_num(p, "naive q-risk P50", "%.4f", c->v[C_N50][best]);
+    if (c->v[C_Q50] && isfinite(c->v[C_Q50][best])) kv_num(p, "q-risk P50 at the best epoch", "%.4f", c->v[C_Q50][best]);
+    if (c->v[C_N50] && isfinite(c->v[C_N50][best])) kv_num(p, "naive q-risk P50", "%.4f", c->v[C_N50][best]);
   }
   if (c->v[C_TRAIN]) kv_num(p, "last training loss", "%.5f", c->v[C_TRAIN][last]);
   if (c->v[C_VAL]) kv_num(p, "last validation loss", "%.5f", c->v[C_VAL][last]);
@@ -72,18 +79,24 @@ static rp_chart chart(const char *id, const char *title, const char *ylabel) {
   return c;
 }
 
-static void loss_charts(rp_page *p, const fc_cols *c) {
+static void loss_charts(rp_page *p, const fc_cols *c, const rp_table *t) {
   const double *x = c->v[C_EPOCH];
-  rp_chart k = chart("loss", "Loss by epoch (pinball, scaled targets)", "loss");
+  int classes = rp_is_classifier(t);
+  rp_chart k = chart("loss", classes ? "Loss by epoch (cross-entropy; validation: log loss)"
+                                     : "Loss by epoch (pinball, scaled targets)", "loss");
   rp_chart_add(&k, "training", x, c->v[C_TRAIN], c->n, 0, 0);
   rp_chart_add(&k, "validation", x, c->v[C_VAL], c->n, 1, 0);
   rp_svg_lines_or(p, &k, "metrics.csv has no loss values");
-  k = chart("qrisk", "Validation q-risk against the naive forecaster", "q-risk");
+  if (classes) {
+    rp_section_classes(p, t, x, best_row(c));
+  } else {
+    k = chart("qrisk", "Validation q-risk against the naive forecaster", "q-risk");
   rp_chart_add(&k, "model P50", x, c->v[C_Q50], c->n, 0, 0);
   rp_chart_add(&k, "naive P50", x, c->v[C_N50], c->n, 0, 1);
   rp_chart_add(&k, "model P90", x, c->v[C_Q90], c->n, 1, 0);
-  rp_chart_add(&k, "naive P90", x, c->v[C_N90], c->n, 1, 1);
-  rp_svg_lines_or(p, &k, "no q-risk values (quantiles 0.5 and 0.9 not configured)");
+    rp_chart_add(&k, "naive P90", x, c->v[C_N90], c->n, 1, 1);
+    rp_svg_lines_or(p, &k, "no q-risk values (quantiles 0.5 and 0.9 not configured)");
+  }
   k = chart("lr", "Learning rate (after each epoch's last step)", "learning rate");
   rp_chart_add(&k, "learning rate", x, c->v[C_LR], c->n, 2, 0);
   rp_svg_lines_or(p, &k, "metrics.csv has no lr values");
@@ -138,7 +151,7 @@ static void forecaster(rp_page *p, const rp_table *t) {
   rp_raw(p, "<h3>Forecaster</h3>\n");
   summary(p, &c);
   rp_raw(p, "<div class=\"grid\">\n");
-  loss_charts(p, &c);
+  loss_charts(p, &c, t);
   time_chart(p, &c);
   speed_chart(p, &c);
   rp_raw(p, "</div>\n");

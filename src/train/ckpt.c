@@ -50,10 +50,10 @@ static tg_status write_trainer(const char *run, const tr_data *d, const tr_progr
   }
   tg_text_puts(&b, "],\n  \"metrics\": [");
   for (int r = 0; r < p->n_rows; r++) {
-    double v[TR_METRIC_COLS];
+    double v[TR_METRIC_COLS + TG_TRAIN_CM_MAX];
     tr_metrics_to_array(&p->rows[r], v);
     tg_text_puts(&b, r ? ",\n    [" : "\n    [");
-    for (int i = 0; i < TR_METRIC_COLS; i++) {
+    for (int i = 0; i < tr_metrics_numbers(p->rows[r].n_classes); i++) {
       if (i) tg_text_puts(&b, ", ");
       put_double(&b, v[i]);
     }
@@ -113,23 +113,29 @@ static tg_status get_hash(const tg_json *root, const char *key, const char *path
   return TG_OK;
 }
 
-static tg_status read_rows(const tg_json *root, const char *path, tr_progress *p) {
+/* 1 when a trainer.json row of count numbers fits a run with n_classes; *v1 when it is from before grad_norm. */
+static int row_fits(int count, int n_classes, int *v1) {
+  *v1 = n_classes == 0 && count == TR_METRIC_COLS_V1;
+  return count == tr_metrics_numbers(n_classes) || *v1;
+}
+
+static tg_status read_rows(const tg_json *root, const char *path, int n_classes, tr_progress *p) {
   const tg_json *ms = tg_json_get(root, "metrics");
   if (!ms || ms->type != TG_JSON_ARRAY) return tg_error(TG_ERR_FORMAT, "%s: \"metrics\" is missing", path);
   for (const tg_json *row = ms->first; row; row = row->next) {
-    double v[TR_METRIC_COLS];
-    int i = 0;
-    if (row->type != TG_JSON_ARRAY || (row->count != TR_METRIC_COLS && row->count != TR_METRIC_COLS_V1))
-      return tg_error(TG_ERR_FORMAT, "%s: byte %zu: a metrics row needs %d numbers (%d in runs from before grad_norm)",
-                      path, row->offset, TR_METRIC_COLS, TR_METRIC_COLS_V1);
-    int old = row->count == TR_METRIC_COLS_V1; /* no grad_norm: NaN in its place */
+    double v[TR_METRIC_COLS + TG_TRAIN_CM_MAX];
+    int i = 0, v1 = 0, want = tr_metrics_numbers(n_classes);
+    if (row->type != TG_JSON_ARRAY || !row_fits(row->count, n_classes, &v1))
+      return tg_error(TG_ERR_FORMAT, "%s: byte %zu: a metrics row of this run needs %d numbers%s", path, row->offset,
+                      want, n_classes ? "" : " (20 in runs from before grad_norm)");
+    for (int k = 0; k < want; k++) v[k] = NAN; /* what an older row lacks */
     for (const tg_json *e = row->first; e; e = e->next, i++) {
-      if (old && i == TR_METRIC_GRAD_NORM) v[i++] = NAN;
+      if (v1 && i == TR_METRIC_GRAD_NORM) i++; /* no grad_norm: NaN in its place */
       v[i] = e->type == TG_JSON_INT || e->type == TG_JSON_REAL ? e->num : NAN;
     }
     tg_train_metrics m;
     memset(&m, 0, sizeof m);
-    tr_metrics_from_array(&m, v);
+    tr_metrics_from_array(&m, v, n_classes);
     tg_status st = tr_progress_push(p, &m);
     if (st != TG_OK) return st;
   }
@@ -168,7 +174,7 @@ static tg_status read_trainer(const char *run, const tr_data *d, tr_progress *p)
   if (st == TG_OK) st = read_scales(root, path, d);
   if (st == TG_OK) st = get_hash(root, "weights_fnv1a", path, "weights.safetensors", run);
   if (st == TG_OK) st = get_hash(root, "state_fnv1a", path, "state.safetensors", run);
-  if (st == TG_OK) st = read_rows(root, path, p);
+  if (st == TG_OK) st = read_rows(root, path, d->C, p);
   if (st == TG_OK && p->n_rows != p->epoch)
     st = tg_error(TG_ERR_FORMAT, "%s: %d metric rows for %d epochs", path, p->n_rows, p->epoch);
   tg_json_free(doc);
@@ -190,12 +196,12 @@ tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progre
   return st;
 }
 
-tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, FILE **out) {
+tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, int n_classes, FILE **out) {
   char path[TG_PATH_MAX + 32];
   path_in(path, sizeof path, run, "metrics.csv");
   FILE *f = fopen(path, "w");
   if (!f) return tg_error(TG_ERR_IO, "train: cannot write '%s'", path);
-  tr_metrics_header(f);
+  tr_metrics_header(f, n_classes);
   for (int r = 0; r < p->n_rows; r++) tr_metrics_row(f, &p->rows[r]);
   fflush(f);
   *out = f;

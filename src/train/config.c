@@ -32,11 +32,14 @@ static const tg_setting SETTINGS[] = {
     STR("features", features, 0, "feature spec (default " TG_FEATURES_DEFAULT ")"),
     STR("tz", tz, 0, "zone of the time-of-day and weekday features (default UTC)"),
     NUM("horizons", NULL, TG_SET_INT, horizons, 1, TG_MAX_HORIZONS, 0, "forecast 1..H bars ahead (default 8; tft: its decoder steps)"),
+    STR("target", target, 0, "logret (default), col:NAME[:diff|:logdiff], labels:FILE or triple-barrier:UP,DOWN,BARS"),
+    STR("class_weights", class_weights, 0, "a classifier's loss weights: balanced, or name=w,name=w (default all 1)"),
     NUM("train_frac", NULL, TG_SET_DOUBLE, train_frac, 0.01, 0.98, 0, "share of the bars for training (default 0.7)"),
     NUM("val_frac", NULL, TG_SET_DOUBLE, val_frac, 0.01, 0.98, 0, "share for validation (default 0.15; test is the rest)"),
     {.key = "quantiles", .type = TG_SET_NUMS, .off = OFF(model.q), .lo = 0, .hi = 1,
      .flags = TG_SET_LO_OPEN | TG_SET_HI_OPEN | TG_SET_INCREASING, .elem = TG_SET_FLOAT, .count_off = OFF(model.nq),
      .min_n = 1, .max_n = TG_MAX_QUANTILES, .arg = "Q,Q,...", .help = "increasing, in (0, 1) (default 0.1,0.5,0.9)"},
+    NUM("cat_dim", NULL, TG_SET_INT, model.cat_dim, 1, 1024, 0, "embedding width of each cat: covariate (default 4)"),
     NUM("dropout", NULL, TG_SET_FLOAT, model.dropout, 0, 0.95, 0, "default 0.1"),
     NUM("epochs", NULL, TG_SET_INT, epochs, 1, 1e6, 0, "default 20"),
     NUM("batch", NULL, TG_SET_INT, batch, 1, 1 << 20, 0, "windows per step (default 32 tft, 8 mamba2, 64 mlp)"),
@@ -75,7 +78,11 @@ static const tg_setting SETTINGS[] = {
     NUM("mlp.hidden", NULL, TG_SET_INT, model.mlp.hidden, 1, 65536, M_MLP, "mlp: hidden units (default 64)"),
 };
 
-const tg_settings TR_SETTINGS = {"config", SETTINGS, (int)(sizeof SETTINGS / sizeof SETTINGS[0]), 0, 0, NULL};
+/* config.json members that are not settings: a classifier's class names, written for the record (the data decides
+ * them again on resume) */
+static const char *const EXTRA[] = {"classes", NULL};
+
+const tg_settings TR_SETTINGS = {"config", SETTINGS, (int)(sizeof SETTINGS / sizeof SETTINGS[0]), 0, 0, EXTRA};
 
 const char *tg_train_model_name(tg_model_kind kind) {
   return (int)kind >= 0 && (int)kind < 3 ? KIND_NAMES[kind] : NULL;

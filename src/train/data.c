@@ -23,8 +23,9 @@ tg_status tg_train_read_bars(const tg_train_config *c, FILE *log, tg_bars *all) 
 }
 
 /* Window geometry per model: rows of a window, past rows, the target row's offset. */
-static void geometry(tr_data *d, const tg_train_config *c) {
+static void geometry(tr_data *d, const tg_train_config *c, int classifier) {
   d->H = c->horizons;
+  d->Hm = classifier && c->model.kind != TG_MODEL_TFT ? 1 : d->H;
   d->nq = c->model.nq;
   if (c->model.kind == TG_MODEL_TFT) {
     d->enc = c->model.tft.enc_len;
@@ -38,14 +39,19 @@ static void geometry(tr_data *d, const tg_train_config *c) {
   }
 }
 
-static tg_status build_dataset(tr_data *d, const tg_train_config *c, const tg_bars *bars) {
+static tg_status build_dataset(tr_data *d, const tg_train_config *c, const tg_target_opts *target, const tg_bars *bars,
+                               FILE *log) {
   tg_dataset_opts o;
   memset(&o, 0, sizeof o);
   o.features.spec = c->features[0] ? c->features : NULL;
   o.features.tz = c->tz[0] ? c->tz : NULL;
+  o.features.leads = c->model.kind == TG_MODEL_TFT ? 0 : d->H; /* the tft's decoder takes known: values itself */
+  o.targets = *target;
+  o.targets.warn = log;
   o.targets.nh = d->H;
   for (int h = 0; h < d->H; h++) o.targets.horizons[h] = h + 1;
   o.splits.window = d->Lw;
+  o.splits.target_offset = d->Lt;
   o.splits.frac_train = c->train_frac;
   o.splits.frac_val = c->val_frac;
   tg_status st = tg_dataset_build(bars, &o, &d->ds);
@@ -65,7 +71,7 @@ static tg_status build_dataset(tr_data *d, const tg_train_config *c, const tg_ba
   return TG_OK;
 }
 
-/* tft: the columns of the known-future features. */
+/* tft: the columns of the known-future features, the calendar's and then every known: covariate's. */
 static tg_status find_future(tr_data *d, const tg_train_config *c) {
   if (c->model.kind != TG_MODEL_TFT) return TG_OK;
   d->nfut = 4;
@@ -77,6 +83,32 @@ static tg_status find_future(tr_data *d, const tg_train_config *c) {
       return tg_error(TG_ERR_INVALID, "train: tft needs the known-future features tod_sin, tod_cos, dow_sin, dow_cos; "
                       "the feature spec '%s' has no '%s' (add tod,dow)", c->features[0] ? c->features : TG_FEATURES_DEFAULT,
                       FUTURE_NAMES[k]);
+  }
+  for (int j = 0; j < d->F; j++) {
+    if (d->ds.fx.role[j] != TG_FEATURE_KNOWN) continue;
+    if (d->nfut == TR_MAX_FUTURE)
+      return tg_error(TG_ERR_INVALID, "train: more than %d known-future inputs", TR_MAX_FUTURE - 4);
+    d->fut_col[d->nfut++] = j;
+  }
+  return TG_OK;
+}
+
+/* The cat: covariates: the last feature columns; their ids offset so that one embedding table holds them all. */
+static tg_status find_categories(tr_data *d) {
+  tg_features *fx = &d->ds.fx;
+  int first = fx->f, offset = 0;
+  while (first > 0 && fx->role[first - 1] == TG_FEATURE_CATEGORY) first--;
+  for (int j = 0; j < first; j++)
+    if (fx->role[j] == TG_FEATURE_CATEGORY)
+      return tg_error(TG_ERR_INVALID, "train: category column '%s' is not among the last feature columns", fx->names[j]);
+  d->ncat = fx->f - first;
+  if (d->ncat > TG_MAX_CAT_INPUTS)
+    return tg_error(TG_ERR_INVALID, "train: %d cat: covariates; at most %d are supported", d->ncat, TG_MAX_CAT_INPUTS);
+  for (int k = 0; k < d->ncat; k++) {
+    int col = first + k;
+    d->cat_card[k] = fx->card[col];
+    for (int64_t r = 0; r < fx->n; r++) fx->x[r * fx->f + col] += (float)offset;
+    offset += fx->card[col];
   }
   return TG_OK;
 }
@@ -132,7 +164,79 @@ static void scale_targets(tr_data *d) {
     for (int h = 0; h < nh; h++) d->ds.y.ret[r * nh + h] = (float)((double)d->ds.y.ret[r * nh + h] / d->scale[h]);
 }
 
+/* The class weights: all 1, "balanced" (n / (classes present * count), mean 1 over the windows) or name=w pairs. */
+static tg_status class_weights(tr_data *d, const tg_train_config *c) {
+  const tg_targets *y = &d->ds.y;
+  for (int k = 0; k < d->C; k++) d->class_w[k] = 1.0;
+  const char *w = c->class_weights;
+  if (!w[0]) return TG_OK;
+  if (strcmp(w, "balanced") == 0) {
+    int present = 0;
+    for (int k = 0; k < d->C; k++) present += d->prior[k] > 0;
+    for (int k = 0; k < d->C; k++) d->class_w[k] = d->prior[k] > 0 ? 1.0 / (present * d->prior[k]) : 0.0;
+    return TG_OK;
+  }
+  while (*w) {
+    const char *eq = strchr(w, '='), *end = strchr(w, ',');
+    if (!end) end = w + strlen(w);
+    if (!eq || eq > end)
+      return tg_error(TG_ERR_INVALID, "train: class_weights '%s': want balanced or name=w,name=w", c->class_weights);
+    int k = 0;
+    while (k < d->C && !(strlen(y->class_names[k]) == (size_t)(eq - w) && strncmp(y->class_names[k], w, (size_t)(eq - w)) == 0)) k++;
+    if (k == d->C) {
+      char have[512] = "";
+      for (int j = 0; j < d->C; j++)
+        snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", j ? ", " : "", y->class_names[j]);
+      return tg_error(TG_ERR_INVALID, "train: class_weights names class '%.*s'; the classes are %s", (int)(eq - w), w,
+                      have);
+    }
+    char num[64];
+    snprintf(num, sizeof num, "%.*s", (int)(end - eq - 1), eq + 1);
+    char *stop = NULL;
+    double v = strtod(num, &stop);
+    if (!num[0] || *stop || !(v >= 0.0) || !isfinite(v))
+      return tg_error(TG_ERR_INVALID, "train: class_weights: weight '%s' of class '%s' is not a finite number >= 0", num,
+                      y->class_names[k]);
+    d->class_w[k] = v;
+    w = *end ? end + 1 : end;
+  }
+  return TG_OK;
+}
+
+/* A classifier's training-window class frequencies, weights, the [n, C] weighted one-hot table in place of the
+ * returns, and the validation buffers. */
+static tg_status classes(tr_data *d, const tg_train_config *c) {
+  tg_targets *y = &d->ds.y;
+  const tg_split *sp = &d->ds.splits.s[TG_TRAIN];
+  const tg_layout *lay = &d->ds.layout;
+  double count[TG_MAX_CLASSES] = {0}, n = 0;
+  for (int j = 0; j < d->ds.splits.k; j++)
+    for (int64_t p = sp->begin[j]; p < sp->end[j]; p++) {
+      int32_t k = y->cls[lay->rows[p + d->Lt]];
+      if (k >= 0) count[k]++, n++;
+    }
+  if (n == 0) return tg_error(TG_ERR_INVALID, "train: no training window has a class label");
+  for (int k = 0; k < d->C; k++) d->prior[k] = count[k] / n;
+  tg_status st = class_weights(d, c);
+  if (st != TG_OK) return st;
+  float *onehot = tg_calloc((size_t)y->n * (size_t)d->C, sizeof *onehot); /* [n, C] */
+  d->val_y = tg_malloc((size_t)(d->n_val > 0 ? d->n_val : 1) * sizeof *d->val_y);
+  d->val_p = tg_malloc((size_t)(d->n_val > 0 ? d->n_val : 1) * (size_t)d->C * sizeof *d->val_p);
+  if (!onehot || !d->val_y || !d->val_p) {
+    tg_free(onehot);
+    return tg_error(TG_ERR_NOMEM, "train: out of memory for the class table of %lld rows", (long long)y->n);
+  }
+  for (int64_t r = 0; r < y->n; r++)
+    if (y->cls[r] >= 0) onehot[r * d->C + y->cls[r]] = (float)d->class_w[y->cls[r]];
+  tg_free(y->ret);
+  y->ret = onehot;
+  y->nh = d->C;
+  for (int h = 0; h < d->H; h++) d->scale[h] = 1.0;
+  return TG_OK;
+}
+
 static tg_status targets_and_naive(tr_data *d, const tg_train_config *c) {
+  if (d->C) return classes(d, c);
   double *ytr = NULL, *yval = NULL;
   tg_status st = split_targets(d, TG_TRAIN, &ytr);
   if (st == TG_OK) st = fit_targets(d, ytr, d->n_train, c->model.q);
@@ -155,14 +259,15 @@ static tg_status stage_data(tr_data *d, const tg_train_config *c) {
   d->staged_bytes = (size_t)n * ((size_t)d->F + (size_t)d->ds.y.nh) * sizeof(float);
   if (!tg_device_host_memory(d->dev)) d->staged_bytes += (size_t)n * 16; /* the stage's index tables */
   if (!d->nfut) return TG_OK;
-  d->fut_host = tg_malloc((size_t)n * 4 * sizeof(float));
+  size_t nf = (size_t)d->nfut;
+  d->fut_host = tg_malloc((size_t)n * nf * sizeof(float)); /* [n, nfut] */
   if (!d->fut_host) return tg_error(TG_ERR_NOMEM, "train: out of memory for the known-future table of %lld rows", (long long)n);
   for (int64_t r = 0; r < n; r++)
-    for (int k = 0; k < 4; k++) d->fut_host[r * 4 + k] = d->ds.fx.x[r * d->F + d->fut_col[k]];
-  st = tg_device_upload(d->dev, d->fut_host, (size_t)n * 4 * sizeof(float), &d->fut_dev);
-  int64_t shape[2] = {n, 4};
+    for (size_t k = 0; k < nf; k++) d->fut_host[(size_t)r * nf + k] = d->ds.fx.x[r * d->F + d->fut_col[k]];
+  st = tg_device_upload(d->dev, d->fut_host, (size_t)n * nf * sizeof(float), &d->fut_dev);
+  int64_t shape[2] = {n, d->nfut};
   if (st == TG_OK) st = tg_tensor_view(&d->fut_tab, "future_table", d->dev, TG_F32, 2, shape, d->fut_dev);
-  d->staged_bytes += (size_t)n * 4 * sizeof(float);
+  d->staged_bytes += (size_t)n * nf * sizeof(float);
   return st;
 }
 
@@ -170,25 +275,38 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
                        tg_forecast_cfg *model, FILE *log) {
   memset(d, 0, sizeof *d);
   d->dev = dev;
-  geometry(d, c);
+  tg_target_opts target;
+  tg_status st = tg_target_parse(c->target[0] ? c->target : "logret", &target);
+  if (st != TG_OK) return st;
+  geometry(d, c, tg_target_is_class(&target));
   tg_bars own;
   tg_bars_init(&own);
-  tg_status st = TG_OK;
   if (!bars) {
     st = tg_train_read_bars(c, log, &own);
     bars = &own;
   }
-  if (st == TG_OK) st = build_dataset(d, c, bars);
+  if (st == TG_OK) st = build_dataset(d, c, &target, bars, log);
+  if (st == TG_OK && d->ds.y.n_classes > TG_MAX_CLASSES)
+    st = tg_error(TG_ERR_INVALID, "train: the target has %d classes; at most %d are supported", d->ds.y.n_classes,
+                  TG_MAX_CLASSES);
+  if (st == TG_OK) d->C = d->ds.y.n_classes;
   if (st == TG_OK) st = find_future(d, c);
+  if (st == TG_OK) st = find_categories(d);
   if (st == TG_OK) st = tr_bar_interval(&d->ds, bars, &d->bar_ns);
   if (st == TG_OK) st = targets_and_naive(d, c);
   if (st == TG_OK) st = stage_data(d, c);
   if (st == TG_OK && log) {
     fprintf(log, "data: %lld bars, %d instrument%s, %d features; windows of %d bars: train %lld, val %lld, test %lld; "
-            "targets: log returns 1..%d bars ahead\n", (long long)bars->n, d->ds.layout.k, d->ds.layout.k == 1 ? "" : "s",
-            d->F, d->Lw, (long long)d->n_train, (long long)d->n_val, (long long)d->n_test, d->H);
-    fprintf(log, "target scales (training std per horizon):");
-    for (int h = 0; h < d->H; h++) fprintf(log, " %.3g", d->scale[h]);
+            "target %s\n", (long long)bars->n, d->ds.layout.k, d->ds.layout.k == 1 ? "" : "s", d->F, d->Lw,
+            (long long)d->n_train, (long long)d->n_val, (long long)d->n_test, c->target[0] ? c->target : "logret");
+    if (d->C) {
+      fprintf(log, "classes (training share, loss weight):");
+      for (int k = 0; k < d->C; k++)
+        fprintf(log, "%s %s %.3f %.3g", k ? "," : "", d->ds.y.class_names[k], d->prior[k], d->class_w[k]);
+    } else {
+      fprintf(log, "target scales (training std per horizon 1..%d):", d->H);
+      for (int h = 0; h < d->H; h++) fprintf(log, " %.3g", d->scale[h]);
+    }
     fprintf(log, "\n");
   }
   tg_bars_free(&own);
@@ -197,9 +315,12 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
     return st;
   }
   model->n_past = d->F;
+  model->n_cat = d->ncat;
+  memcpy(model->cat_card, d->cat_card, sizeof model->cat_card);
   model->n_future = d->nfut;
   model->n_static = d->ds.layout.k;
-  model->horizons = d->H;
+  model->horizons = d->Hm;
+  model->n_classes = d->C;
   if (model->kind == TG_MODEL_TFT) model->tft.dec_len = d->H;
   return TG_OK;
 }
@@ -210,6 +331,8 @@ void tr_data_close(tr_data *d) {
   tg_stage_free(d->stage);
   if (d->fut_dev) tg_device_free(d->dev, d->fut_dev);
   tg_free(d->fut_host);
+  tg_free(d->val_y);
+  tg_free(d->val_p);
   if (d->have_ds) tg_dataset_free(&d->ds);
   memset(d, 0, sizeof *d);
 }

@@ -135,8 +135,19 @@ static tg_status eval_batch(tr_epoch_ctx *x, tr_net *net, tr_qacc *a) {
   if (st == TG_OK) st = tg_graph_run(net->g);
   if (st == TG_OK) st = tg_device_download(d->dev, x->pred, net->pred->data, tg_nbytes(net->pred));
   if (st == TG_OK) st = tg_device_download(d->dev, x->tgt, net->tgt->data, tg_nbytes(net->tgt));
-  if (st == TG_OK) tr_qacc_add(a, d, x->c->model.q, x->pred, x->tgt, net->B);
-  return st;
+  if (st != TG_OK) return st;
+  if (!d->C) {
+    tr_qacc_add(a, d, x->c->model.q, x->pred, x->tgt, net->B);
+    return TG_OK;
+  }
+  for (int64_t i = 0; i < net->B; i++, a->n++) { /* a classifier: the class is the one-hot row's nonzero entry */
+    int32_t y = -1;
+    for (int k = 0; k < d->C; k++)
+      if (x->tgt[i * d->C + k] != 0.0f) y = k;
+    d->val_y[a->n] = y;
+    memcpy(d->val_p + a->n * d->C, x->pred + i * d->C, (size_t)d->C * sizeof(float));
+  }
+  return TG_OK;
 }
 
 tg_status tr_eval_epoch(tr_epoch_ctx *x, tr_qacc *a) {

@@ -5,6 +5,8 @@
 #include "base/hash.h"
 #include "base/clock.h"
 #include "base/alloc.h"
+#include "base/json.h"
+#include "base/text.h"
 #include "tickgrad/device.h"
 #include "tickgrad/dist.h"
 #include "tickgrad/report.h"
@@ -51,7 +53,8 @@ static void default_out(tg_train_config *c) {
   snprintf(c->out, sizeof c->out, "runs/%s-%s", tg_train_model_name(c->model.kind), stamp);
 }
 
-static tg_status write_config(const tg_train_config *c) {
+/* config.json: every setting, and a classifier's class names after them. */
+static tg_status write_config(const tg_train_config *c, const tr_data *d) {
   char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", c->out);
   if (tg_file_exists(path))
@@ -59,8 +62,23 @@ static tg_status write_config(const tg_train_config *c) {
                     "choose another --out", c->out, c->out);
   char *text = tg_train_config_to_json(c);
   if (!text) return tg_error(TG_ERR_NOMEM, "train: out of memory writing %s", path);
-  tg_status st = tg_write_atomic(path, text, strlen(text));
+  tg_text b = {0};
+  char *close = strrchr(text, '}'); /* the object's end: the classes go before it */
+  if (close) *close = '\0';
+  tg_text_puts(&b, text);
+  if (d->C) {
+    while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == ' ')) b.data[--b.len] = '\0';
+    tg_text_puts(&b, ",\n  \"classes\": [");
+    for (int k = 0; k < d->C; k++) {
+      tg_text_puts(&b, k ? ", " : "");
+      tg_json_append_string(&b, d->ds.y.class_names[k]);
+    }
+    tg_text_puts(&b, "]\n");
+  }
+  tg_text_puts(&b, "}\n");
   tg_free(text);
+  tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "train: out of memory writing %s", path) : tg_write_atomic(path, b.data, b.len);
+  tg_text_free(&b);
   return st;
 }
 
@@ -145,7 +163,8 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
     r->collectives = 1;
     tg_step_set_reduce(r->m.step, device_mean, &r->dev);
   }
-  size_t np = (size_t)c->batch * (size_t)r->d.H * (size_t)r->d.nq, nt = (size_t)c->batch * (size_t)r->d.H;
+  size_t per = r->d.C ? (size_t)r->d.C : (size_t)r->d.H; /* a window's targets; a classifier's outputs too */
+  size_t np = (size_t)c->batch * (r->d.C ? per : per * (size_t)r->d.nq), nt = (size_t)c->batch * per;
   r->pred = tg_malloc(np * sizeof(float));
   r->tgt = tg_malloc(nt * sizeof(float));
   if (!r->pred || !r->tgt) return tg_error(TG_ERR_NOMEM, "train: out of memory for validation outputs");
@@ -154,11 +173,11 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
     if ((st = tr_ckpt_load(c->out, &r->m, &r->d, &r->p)) != TG_OK) return st;
     r->p.saved_epoch = r->p.epoch;
     if (r->log) fprintf(r->log, "resuming %s after epoch %d (step %lld)\n", c->out, r->p.epoch, (long long)r->p.step);
-  } else if (r->root && (st = write_config(c)) != TG_OK) {
+  } else if (r->root && (st = write_config(c, &r->d)) != TG_OK) {
     return st;
   }
   if (r->root && (st = tr_meta_write(c->out, &r->d, c->precision, c->recompute)) != TG_OK) return st;
-  if (r->root && (st = tr_metrics_rewrite(c->out, &r->p, &r->metrics)) != TG_OK) return st;
+  if (r->root && (st = tr_metrics_rewrite(c->out, &r->p, r->d.C, &r->metrics)) != TG_OK) return st;
   print_header(r);
   tr_memplan_print(r->log, &r->m, &r->d, c->batch, c->precision);
   if (r->log) fflush(r->log);
@@ -198,11 +217,16 @@ static tg_status run_epoch(tr_run *r, int epoch, tg_train_metrics *t) {
   t->val_s = tg_clock_seconds() - t1;
   t->seconds = tg_clock_seconds() - t0;
   t->samples_per_s = (double)(r->d.n_train / r->c.batch * r->c.batch) / (t1 - t0);
-  t->val_loss = tr_qacc_loss(&val, r->d.H, r->d.nq);
-  t->q50 = tr_qacc_qrisk(&val, &r->c.model, 0.5f);
-  t->q90 = tr_qacc_qrisk(&val, &r->c.model, 0.9f);
-  t->naive50 = tr_qacc_qrisk(&r->d.naive_acc, &r->c.model, 0.5f);
-  t->naive90 = tr_qacc_qrisk(&r->d.naive_acc, &r->c.model, 0.9f);
+  if (r->d.C) {
+    tr_class_metrics(&r->d, t);
+  } else {
+    t->val_loss = tr_qacc_loss(&val, r->d.H, r->d.nq);
+    t->q50 = tr_qacc_qrisk(&val, &r->c.model, 0.5f);
+    t->q90 = tr_qacc_qrisk(&val, &r->c.model, 0.9f);
+    t->naive50 = tr_qacc_qrisk(&r->d.naive_acc, &r->c.model, 0.5f);
+    t->naive90 = tr_qacc_qrisk(&r->d.naive_acc, &r->c.model, 0.9f);
+    t->acc = t->bal_acc = t->base_acc = t->base_bal_acc = t->base_logloss = NAN;
+  }
   usage_delta(r, t);
   if (!isfinite(t->val_loss))
     return tg_error(TG_ERR_NUMERIC, "train: validation loss is %s after epoch %d (step %lld); stopped, %s",

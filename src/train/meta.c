@@ -56,6 +56,13 @@ tg_status tr_meta_write(const char *run, const tr_data *d, tg_precision precisio
     tg_text_puts(&b, h ? ", " : "");
     put_num(&b, d->scale[h]);
   }
+  if (d->C) {
+    tg_text_puts(&b, "],\n  \"classes\": [");
+    for (int k = 0; k < d->C; k++) {
+      tg_text_puts(&b, k ? ", " : "");
+      tg_json_append_string(&b, ds->y.class_names[k]);
+    }
+  }
   tg_text_puts(&b, "],\n  \"instruments\": [");
   for (int j = 0; j < ds->layout.k; j++) tg_text_printf(&b, "%s%u", j ? ", " : "", ds->layout.ids[j]);
   tg_text_puts(&b, "]\n}\n");

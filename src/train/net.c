@@ -5,6 +5,13 @@
 #include "tickgrad/dist.h"
 #include "train/train_internal.h"
 
+/* The class-weighted softmax cross-entropy: -sum(w_y log p_y) / sum(w_y) over the batch, from logits [B, C] and
+ * the weighted one-hot rows [B, C] (PyTorch's weighted mean; a row without a class weighs 0). */
+static tg_tensor *weighted_cross_entropy(tg_graph *g, tg_tensor *logits, tg_tensor *onehot) {
+  tg_tensor *num = tg_sum(g, tg_mul(g, onehot, tg_log_softmax(g, logits))); /* sum of w_y log p_y */
+  return tg_scale(g, tg_div(g, num, tg_sum(g, onehot)), -1.0f);
+}
+
 /* One graph over the staged tables for batches of B windows:
  *   idx [B, Lw] i64 (the stage's batch rows) -> past rows idx[:, :Lp], target row idx[:, Lt],
  *   tft: decoder rows idx[:, enc:], instrument inst [B] i64.
@@ -18,21 +25,28 @@ static tg_status net_build(tr_net *net, tg_store *store, const char *name, int64
   if (!g) return tg_error(TG_ERR_NOMEM, "train: out of memory for graph '%s'", name);
   int64_t n = d->ds.fx.n;
   int64_t s_feat[2] = {n, d->F}, s_tgt[2] = {n, d->ds.y.nh}, s_idx[2] = {B, d->Lw}, s_fut[2] = {n, d->nfut};
-  int64_t s_inst[1] = {B}, s_y[2] = {B, d->H};
+  int64_t s_inst[1] = {B}, s_y[2] = {B, d->C ? d->C : d->H};
   tg_tensor *feat = tg_input(g, "features", TG_F32, 2, s_feat); /* [n, F] */
   tg_tensor *tgt_tab = tg_input(g, "targets", TG_F32, 2, s_tgt); /* [n, H] scaled */
   tg_tensor *idx = tg_input(g, "idx", TG_I64, 2, s_idx);         /* [B, Lw] */
   tg_tensor *past_idx = d->Lp == d->Lw ? idx : tg_slice(g, idx, 1, 0, d->Lp); /* [B, Lp] */
-  tg_forecast_inputs in = {tg_gather_rows(g, feat, past_idx), NULL, NULL};  /* [B, Lp, F] */
+  tg_forecast_inputs in = {tg_gather_rows(g, feat, past_idx), NULL, NULL}; /* [B, Lp, F] (cat: ids last) */
   if (d->nfut) {
-    tg_tensor *fut_tab = tg_input(g, "future", TG_F32, 2, s_fut);                     /* [n, 4] */
-    in.future = tg_gather_rows(g, fut_tab, tg_slice(g, idx, 1, d->enc, d->dec));       /* [B, dec, 4] */
+    tg_tensor *fut_tab = tg_input(g, "future", TG_F32, 2, s_fut);                     /* [n, nfut] */
+    in.future = tg_gather_rows(g, fut_tab, tg_slice(g, idx, 1, d->enc, d->dec));       /* [B, dec, nfut] */
     in.inst = tg_input(g, "inst", TG_I64, 1, s_inst);                                  /* [B] */
   }
-  tg_tensor *y = tg_gather_rows(g, tgt_tab, tg_slice(g, idx, 1, d->Lt, 1)); /* [B, 1, H] */
-  net->tgt = tg_reshape(g, y, 2, s_y);                                      /* [B, H] */
-  net->pred = tg_forecast_build(g, model, &in);                             /* [B, H, nq] */
-  if (training && net->pred) net->loss = tg_pinball_loss(g, net->pred, net->tgt, model->nq, model->q);
+  tg_tensor *y = tg_gather_rows(g, tgt_tab, tg_slice(g, idx, 1, d->Lt, 1)); /* [B, 1, H] (a classifier: [B, 1, C]) */
+  net->tgt = tg_reshape(g, y, 2, s_y);                                      /* [B, H] or [B, C] */
+  net->pred = tg_forecast_build(g, model, &in);                             /* [B, Hm, nq] or logits [B, Hm, C] */
+  if (d->C && net->pred) { /* a classifier reads the last horizon step */
+    int64_t s_logits[2] = {B, d->C};
+    tg_tensor *logits = tg_reshape(g, tg_slice(g, net->pred, 1, d->Hm - 1, 1), 2, s_logits); /* [B, C] */
+    net->pred = training ? logits : tg_softmax(g, logits);                                   /* [B, C] */
+    if (training) net->loss = weighted_cross_entropy(g, logits, net->tgt);
+  } else if (training && net->pred) {
+    net->loss = tg_pinball_loss(g, net->pred, net->tgt, model->nq, model->q);
+  }
   if (!net->pred || !net->tgt || (training && !net->loss) || tg_graph_status(g) != TG_OK) {
     tg_status st = tg_graph_status(g);
     return st != TG_OK ? st : tg_error(TG_ERR_INVALID, "train: building graph '%s' failed", name);

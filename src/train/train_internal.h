@@ -23,6 +23,7 @@ extern const tg_settings TR_SETTINGS;
 const tg_setting *tr_config_diff(const tg_train_config *a, const tg_train_config *b);
 
 /* ---- data.c: bars -> dataset -> tables on the device ---- */
+#define TR_MAX_FUTURE 64
 typedef struct tr_qacc {
   double ql[TG_MAX_QUANTILES]; /* sum of QL(y, yhat_k, q_k) in original units */
   double abs_y;                /* sum of |y| in original units */
@@ -36,8 +37,11 @@ typedef struct tr_data {
   int Lw, Lp, Lt;               /* rows of a window; past rows (its first); the target row's offset */
   int H, F, nq;
   int enc, dec;                 /* tft: encoder and decoder steps (Lw = enc + dec) */
-  int nfut;                     /* tft: known-future columns (4), else 0 */
-  int fut_col[4];
+  int nfut;                     /* tft: known-future columns (the calendar's 4, then each known: covariate), else 0 */
+  int fut_col[TR_MAX_FUTURE];   /* [nfut] their feature columns */
+  int ncat;                     /* category inputs (cat: covariates): the last ncat feature columns, each holding its
+                                   id plus the ids of the category inputs before it (one embedding table) */
+  int cat_card[TG_MAX_CAT_INPUTS];
   double scale[TG_MAX_HORIZONS];                      /* training-split std of each horizon's target */
   double naive[TG_MAX_HORIZONS][TG_MAX_QUANTILES];    /* training-split quantiles, original units */
   tr_qacc naive_acc;                                  /* the naive forecaster over the validation windows */
@@ -50,6 +54,15 @@ typedef struct tr_data {
   tg_tensor fut_tab;
   size_t staged_bytes;          /* features, targets, known-future table, index tables */
   int64_t bar_ns;               /* the median bar interval (tr_bar_interval) */
+  /* a classifier (class targets: labels, triple-barrier); C == 0 for a quantile forecaster */
+  int C;                        /* classes; the staged target table is [n, C]: row r the one-hot of its class times the
+                                   class weight (zeros for a row without a class) */
+  int Hm;                       /* horizon steps the model outputs: H, or 1 for a classifier other than the tft (the
+                                   tft keeps H decoder steps of known-future inputs and classifies from the last) */
+  double class_w[TG_MAX_CLASSES]; /* loss weight per class */
+  double prior[TG_MAX_CLASSES]; /* class frequencies of the training windows' target rows */
+  int32_t *val_y;               /* [n_val] true class of each validation window */
+  float *val_p;                 /* [n_val, C] predicted probabilities */
 } tr_data;
 
 /* Reads c->data (when bars is NULL), builds the dataset and the naive forecaster, stages it on dev.
@@ -60,7 +73,8 @@ void tr_data_close(tr_data *d);
 
 /* ---- meta.c: RUN/inference.json for prediction (tg_predictor_open reads it) ---- */
 #define TR_META_FORMAT "tickgrad-forecast-inference-1"
-/* Feature names, the normalisation (mean, std per column), the target scales, the instrument ids, the feature
+/* Feature names, the normalisation (mean, std per column), the target scales, a classifier's class names
+ * ("classes", absent for a quantile forecaster), the instrument ids, the feature
  * warm-up and the median bar interval (bar_ns) of the data d was opened on; the precision prediction plans in (the
  * run's); and, for the record, the recompute setting training used ("training_recompute": prediction plans never
  * recompute). */
@@ -72,8 +86,8 @@ tg_status tr_bar_interval(const tg_dataset *ds, const tg_bars *bars, int64_t *ou
 typedef struct tr_net {
   tg_graph *g;
   int64_t B;
-  tg_tensor *pred;  /* [B, H, nq] */
-  tg_tensor *tgt;   /* [B, H] scaled targets */
+  tg_tensor *pred;  /* [B, H, nq]; a classifier: probabilities [B, C] */
+  tg_tensor *tgt;   /* [B, H] scaled targets; a classifier: weighted one-hot [B, C] */
   tg_tensor *loss;  /* training only */
 } tr_net;
 
@@ -94,21 +108,30 @@ tg_optim_config tr_optim_config(const tg_train_config *c, int64_t steps_per_epoc
 /* ---- metrics.c ---- */
 /* Adds b windows: pred [b, H, nq], tgt [b, H] scaled. */
 void tr_qacc_add(tr_qacc *a, const tr_data *d, const float *q, const float *pred, const float *tgt, int64_t b);
+/* A classifier's validation numbers from d->val_y and d->val_p (every validation window): the log loss as val_loss,
+ * accuracy, balanced accuracy, the majority-class baseline, the confusion counts; the q-risks NaN. */
+void tr_class_metrics(const tr_data *d, tg_train_metrics *t);
 /* The naive forecaster's prediction at every validation window, accumulated. */
 void tr_qacc_naive(tr_qacc *a, const tr_data *d, const float *q, const double *y /* [n_val, H] original */,
                    int64_t n);
 double tr_qacc_qrisk(const tr_qacc *a, const tg_forecast_cfg *m, float q);
 double tr_qacc_loss(const tr_qacc *a, int H, int nq);
-void tr_metrics_header(FILE *f);
+void tr_metrics_header(FILE *f, int n_classes);
 void tr_metrics_row(FILE *f, const tg_train_metrics *m);
 void tr_metrics_print(FILE *f, const tg_train_metrics *m, int epochs, tg_device dev, tg_precision precision);
-/* metrics as doubles in the CSV's column order (and back); trainer.json rows of runs from before
- * grad_norm have TR_METRIC_COLS_V1 numbers (no grad_norm, which comes after lr) */
-#define TR_METRIC_COLS 21
+/* metrics as doubles in the CSV's column order (and back): a regressor's rows hold the first TR_METRIC_COLS_REG
+ * columns, a classifier's all TR_METRIC_COLS and then its confusion counts (tr_metrics_cm_cols of them);
+ * trainer.json rows of runs from before grad_norm (which comes after lr) hold TR_METRIC_COLS_V1 */
+#define TR_METRIC_COLS 26
+#define TR_METRIC_COLS_REG 21
 #define TR_METRIC_COLS_V1 20
 #define TR_METRIC_GRAD_NORM 8
+#define TR_METRIC_H2D 19
+/* Numbers in a row of a run with n_classes (0: a regressor). */
+int tr_metrics_numbers(int n_classes);
+int tr_metrics_cm_cols(int n_classes);
 void tr_metrics_to_array(const tg_train_metrics *m, double *v);
-void tr_metrics_from_array(tg_train_metrics *m, const double *v);
+void tr_metrics_from_array(tg_train_metrics *m, const double *v, int n_classes);
 
 /* The run's position: what a checkpoint saves besides weights and optimizer state. */
 typedef struct tr_progress {
@@ -137,7 +160,8 @@ typedef struct tr_epoch_ctx {
 /* Shuffled training steps of epoch x->epoch (the last partial batch dropped); loss, lr and phase times into t.
  * TG_ERR_NUMERIC naming the epoch and step when the loss or the gradients are not finite. */
 tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t);
-/* Every validation window once, in order: full batches, then the remainder through the rest graph. */
+/* Every validation window once, in order: full batches, then the remainder through the rest graph. A classifier's
+ * windows go to d->val_y and d->val_p (a counts them). */
 tg_status tr_eval_epoch(tr_epoch_ctx *x, tr_qacc *a);
 
 /* ---- memplan.c ---- */
@@ -152,7 +176,7 @@ tg_status tr_ckpt_save(const char *run, tr_model *m, const tr_data *d, const tr_
 tg_status tr_ckpt_save_best(const char *run, tr_model *m);
 /* Loads the three and checks that they belong together and to this data (target scales). */
 tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p);
-/* RUN/metrics.csv with the header and p's rows. */
-tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, FILE **out);
+/* RUN/metrics.csv with the header (a classifier's confusion columns for n_classes) and p's rows. */
+tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, int n_classes, FILE **out);
 
 #endif
