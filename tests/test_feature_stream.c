@@ -49,7 +49,7 @@ typedef struct batch {
 } batch;
 
 static void batch_make(const tg_bars *b, const char *spec, const char *tz, batch *out) {
-  tg_feature_opts fo = {spec, tz};
+  tg_feature_opts fo = {.spec = spec, .tz = tz};
   CHECK_OK(tg_layout_build(b, &out->lay));
   CHECK_OK(tg_features_compute(b, &out->lay, &fo, &out->fx));
 }
@@ -97,7 +97,7 @@ static void stream_equals_batch(const char *spec, const char *tz, int64_t start_
   batch x;
   batch_make(&b, spec, tz, &x);
   CHECK(x.lay.k == 3);
-  tg_feature_opts fo = {spec, tz};
+  tg_feature_opts fo = {.spec = spec, .tz = tz};
   tg_feature_stream *s = NULL;
   CHECK_OK(tg_feature_stream_new(&fo, x.lay.ids, x.lay.k, &s));
   if (!s) return;
@@ -143,7 +143,7 @@ static void time_of_day_per_bar(int64_t start_day) {
   tg_bars b;
   make_bars(&b, 3000, start_day, 9);
   uint32_t ids[3] = {7, 19, 300};
-  tg_feature_opts fo = {"tod", NY};
+  tg_feature_opts fo = {.spec = "tod", .tz = NY};
   tg_feature_stream *s = NULL;
   CHECK_OK(tg_feature_stream_new(&fo, ids, 3, &s));
   if (!s) return;
@@ -171,7 +171,7 @@ static void bad_pushes(void) {
   batch x;
   batch_make(&b, TG_FEATURES_DEFAULT ",inst", NULL, &x);
   tg_feature_stream *s = NULL;
-  CHECK_OK(tg_feature_stream_new(&(tg_feature_opts){TG_FEATURES_DEFAULT ",inst", NULL}, x.lay.ids, 3, &s));
+  CHECK_OK(tg_feature_stream_new(&(tg_feature_opts){.spec = TG_FEATURES_DEFAULT ",inst", .tz = NULL}, x.lay.ids, 3, &s));
   if (!s) return;
   int f = tg_feature_stream_width(s), bad = 0, refused = 0, kept = 1;
   float *row = malloc((size_t)f * sizeof *row);
@@ -227,7 +227,7 @@ static void bad_pushes(void) {
 static void bad_streams(void) {
   uint32_t ids[3] = {1, 5, 9}, unsorted[3] = {1, 9, 5};
   tg_feature_stream *s = (tg_feature_stream *)&ids; /* must be set to NULL on failure */
-  tg_feature_opts bad_spec = {"logret,vol:1", NULL}, bad_tz = {"tod", "Mars/Olympus"}, ok = {NULL, NULL};
+  tg_feature_opts bad_spec = {.spec = "logret,vol:1", .tz = NULL}, bad_tz = {.spec = "tod", .tz = "Mars/Olympus"}, ok = {.spec = NULL, .tz = NULL};
   CHECK_STATUS(tg_feature_stream_new(&bad_spec, ids, 3, &s), TG_ERR_INVALID);
   CHECK_MSG(strstr(tg_last_error(), "'vol:1'") && strstr(tg_last_error(), "valid names"), "%s", tg_last_error());
   CHECK(s == NULL);
@@ -257,7 +257,7 @@ static void single_instrument(const char *tz) {
   batch_make(&b, spec, tz, &x);
   CHECK(x.lay.k == 1 && x.lay.ids[0] == 0);
   tg_feature_stream *s = NULL;
-  CHECK_OK(tg_feature_stream_new(&(tg_feature_opts){spec, tz}, x.lay.ids, 1, &s));
+  CHECK_OK(tg_feature_stream_new(&(tg_feature_opts){.spec = spec, .tz = tz}, x.lay.ids, 1, &s));
   if (!s) return;
   float row[32];
   CHECK(tg_feature_stream_width(s) == 17 && x.fx.f == 17);
