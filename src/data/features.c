@@ -130,6 +130,16 @@ static void column_name(const tg_fitem *it, int c, const uint32_t *ids, char *ou
   else snprintf(out, TG_NAME_MAX, "%s", base);
 }
 
+/* 1 when name is "NAME@+h" of known: item k's leads. */
+static int is_lead_of(const char *name, const tg_fitem *k) {
+  size_t len = strlen(k->cname);
+  if (k->kind != TG_F_KNOWN || k->ncols < 2 || strncmp(name, k->cname, len) != 0 || strncmp(name + len, "@+", 2) != 0)
+    return 0;
+  const char *d = name + len + 2;
+  if (*d < '1' || *d > '9' || strspn(d, "0123456789") != strlen(d) || strlen(d) > 9) return 0;
+  return atoi(d) < k->ncols;
+}
+
 /* An error when item n's columns take a name an earlier item's have (a covariate named like a built-in column, or
  * two tokens over one extra column). */
 static tg_status check_names(const tg_fitem *items, int n, const char *tok) {
@@ -142,6 +152,10 @@ static tg_status check_names(const tg_fitem *items, int n, const char *tok) {
       if (strcmp(o->cname, it->cname) == 0)
         return tg_error(TG_ERR_INVALID, "features: '%s' repeats the column '%s' of an earlier token (each extra "
                         "column once: col:, known:, static: or cat:)", tok, it->cname);
+      if (is_lead_of(it->cname, o) || is_lead_of(o->cname, it))
+        return tg_error(TG_ERR_INVALID, "features: '%s': a column \"%s\" and a lead of known:%s would share a name",
+                        tok, is_lead_of(it->cname, o) ? it->cname : o->cname, is_lead_of(it->cname, o) ? o->cname
+                        : it->cname);
       continue;
     }
     const tg_fitem *b = o->kind < TG_F_BUILTIN_COUNT ? o : it, *c = b == o ? it : o; /* built-in, covariate */

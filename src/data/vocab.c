@@ -148,13 +148,17 @@ tg_status tg_features_recode(tg_features *fx, const tg_bars *bars, const tg_voca
   if (!fx || !bars || fx->n != bars->n || (fx->n_cat > 0 && !fx->role))
     return tg_error(TG_ERR_INVALID, "recode: the features do not belong to these bars");
   int64_t f = fx->f;
-  for (int c = 0; c < fx->f; c++) {
+  for (int c = 0; c < fx->f && fx->n_cat > 0; c++) /* every column and vocabulary first: on failure nothing changes */
+    if (fx->role[c] == TG_FEATURE_CATEGORY) {
+      if (!cat_column(bars, fx, c, "recode")) return TG_ERR_INVALID;
+      if (!tg_vocab_find(v, n_vocab, fx->names[c]))
+        return tg_error(TG_ERR_INVALID, "recode: no vocabulary of column '%s' among the %d given", fx->names[c],
+                        n_vocab);
+    }
+  for (int c = 0; c < fx->f && fx->n_cat > 0; c++) {
     if (fx->role[c] != TG_FEATURE_CATEGORY) continue;
-    const tg_bar_column *col = cat_column(bars, fx, c, "recode");
-    if (!col) return TG_ERR_INVALID;
+    const tg_bar_column *col = tg_bars_column(bars, fx->names[c]);
     const tg_vocab *vv = tg_vocab_find(v, n_vocab, fx->names[c]);
-    if (!vv)
-      return tg_error(TG_ERR_INVALID, "recode: no vocabulary of column '%s' among the %d given", fx->names[c], n_vocab);
     int32_t *map;
     tg_status st = tg_vocab_code_map(col, vv, &map);
     if (st != TG_OK) return st;
