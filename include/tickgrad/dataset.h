@@ -50,13 +50,13 @@ void tg_layout_free(tg_layout *l);
  *   known:NAME        known ahead: as col:, and with tg_feature_opts.leads = H > 0 also columns
  *                     "NAME@+1".."NAME@+H" = NAME at the instrument's bar t+h (NaN past its last bar)
  *   static:NAME       per-instrument constant number: as col:, and an error naming the column, the
- *                     instrument and two values when its values differ within an instrument
+ *                     instrument and two values when its values (missing ones aside) differ within one
  *   cat:NAME          category: the float id of the bar's name in a vocabulary (sorted names, id i+1
  *                     for the i-th; 0 for a missing or unseen name); never normalised       0
  * cat: columns come last (after every numeric column, in spec order); the others and the leads stand
  * where the spec names them (leads right after their column). col:/known:/static: need a numeric column
  * and cat: a category column (an error says which to use); an unknown NAME is an error listing the
- * bars' extra columns. Leads read the future ON PURPOSE (values known in advance: calendars, schedules):
+ * bars' extra columns; each extra column appears once, and "NAME@+H" must fit TG_NAME_MAX. Leads read the future ON PURPOSE (values known in advance: calendars, schedules):
  * they never decide a row's validity, and normalisation fits them on their finite values only. A
  * vocabulary comes from tg_feature_opts.vocab when given, else from every row's names (the dataset then
  * refits it on the training rows: tg_vocab_fit, tg_features_recode). tg_features.role tells the columns
