@@ -185,7 +185,7 @@ static void normalisation(void) {
   tg_features fx;
   tg_splits sp;
   CHECK_OK(tg_layout_build(&b, &lay));
-  tg_feature_opts fo = {"logret,logvol_z:10,vol:10,tod,inst", NULL};
+  tg_feature_opts fo = {.spec = "logret,logvol_z:10,vol:10,tod,inst", .tz = NULL};
   CHECK_OK(tg_features_compute(&b, &lay, &fo, &fx));
   tg_split_opts so = {.window = 16, .horizon = 2, .warmup = fx.warmup_max};
   CHECK_OK(tg_splits_make(&b, &lay, &so, &sp));

@@ -1,5 +1,6 @@
 /* Feature stream: rows pushed one bar at a time equal tg_features_compute bitwise (any interleaving, DST, reset and
- * replay), no heap calls per push, and bad bars, instruments and times are refused without changing the state. */
+ * replay, covariates), no heap calls per push, and bad bars, instruments and times are refused without changing the
+ * state. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -49,7 +50,7 @@ typedef struct batch {
 } batch;
 
 static void batch_make(const tg_bars *b, const char *spec, const char *tz, batch *out) {
-  tg_feature_opts fo = {spec, tz};
+  tg_feature_opts fo = {.spec = spec, .tz = tz};
   CHECK_OK(tg_layout_build(b, &out->lay));
   CHECK_OK(tg_features_compute(b, &out->lay, &fo, &out->fx));
 }
@@ -97,7 +98,7 @@ static void stream_equals_batch(const char *spec, const char *tz, int64_t start_
   batch x;
   batch_make(&b, spec, tz, &x);
   CHECK(x.lay.k == 3);
-  tg_feature_opts fo = {spec, tz};
+  tg_feature_opts fo = {.spec = spec, .tz = tz};
   tg_feature_stream *s = NULL;
   CHECK_OK(tg_feature_stream_new(&fo, x.lay.ids, x.lay.k, &s));
   if (!s) return;
@@ -138,12 +139,112 @@ static void stream_equals_batch(const char *spec, const char *tz, int64_t start_
   tg_bars_free(&b);
 }
 
+/* Covariate columns on the bars: obs (observed, often missing, instrument 300 without a value for its first 400
+ * bars), fut (known), st (one value per instrument, sometimes missing) and grp (names; "late" only in the last tenth
+ * of the rows, so the vocabulary fitted on training rows lacks it). */
+static void add_covariates(tg_bars *b, uint64_t stream) {
+  static const char *names[5] = {"energy", "banks", "tech", "retail", "mining"};
+  tg_bars_add_column(b, "obs", TG_COLUMN_NUMERIC);
+  tg_bars_add_column(b, "fut", TG_COLUMN_NUMERIC);
+  tg_bars_add_column(b, "st", TG_COLUMN_NUMERIC);
+  tg_bars_add_column(b, "grp", TG_COLUMN_CATEGORY);
+  tg_bar_column *obs = &b->cols[0], *fut = &b->cols[1], *st = &b->cols[2], *grp = &b->cols[3];
+  int64_t seen300 = 0;
+  for (int64_t r = 0; r < b->n; r++) {
+    uint64_t q = 1000000 + (uint64_t)r * 6;
+    uint32_t id = b->instrument[r];
+    seen300 += id == 300;
+    obs->values[r] = tg_rng_uniform(g_seed, stream, q) < 0.3 || (id == 300 && seen300 <= 400)
+                         ? NAN : tg_rng_normal(g_seed, stream, q + 1);
+    fut->values[r] = tg_rng_uniform(g_seed, stream, q + 2) < 0.1 ? NAN : (double)(r % 17) - 8.0;
+    st->values[r] = tg_rng_uniform(g_seed, stream, q + 3) < 0.2 ? NAN : 1.0 + 0.5 * (double)(id % 7);
+    const char *name = names[(int)(tg_rng_uniform(g_seed, stream, q + 4) * 5.0) % 5];
+    if (r >= b->n - b->n / 10 && r % 3 == 0) name = "late";
+    uint32_t code = TG_CATEGORY_MISSING;
+    if (tg_rng_uniform(g_seed, stream, q + 5) >= 0.1) tg_categories_intern(&grp->cats, name, strlen(name), &code);
+    grp->codes[r] = code;
+  }
+}
+
+/* Pushes row r with its covariate inputs (leads from the batch, as a caller that knows them would give them). */
+static int push_row_ex(tg_feature_stream *s, const tg_bars *b, const batch *x, int64_t r, float *row) {
+  int n_in = tg_feature_stream_n_inputs(s), n_num = tg_feature_stream_n_num_inputs(s), j = x->lay.inst[r], valid = -1;
+  double num[16];
+  const char *cat[4];
+  for (int i = 0; i < n_in && i < 16; i++) {
+    const char *name = tg_feature_stream_input_name(s, i);
+    const tg_bar_column *c = tg_bars_column(b, name);
+    if (i >= n_num) {
+      cat[i - n_num] = c->codes[r] == TG_CATEGORY_MISSING ? NULL : tg_categories_name(&c->cats, c->codes[r]);
+    } else if (c) {
+      num[i] = c->values[r];
+    } else { /* a lead: its batch column */
+      int col = 0;
+      while (strcmp(x->fx.names[col], name) != 0) col++;
+      num[i] = x->fx.x[r * x->fx.f + col];
+    }
+  }
+  tg_status st = tg_feature_stream_push_ex(s, j, b->ts[r], b->open[r], b->high[r], b->low[r], b->close[r], b->volume[r],
+                                           num, cat, row, &valid);
+  if (st != TG_OK) {
+    fprintf(stderr, "row %lld: %s\n", (long long)r, tg_last_error());
+    return 0;
+  }
+  return memcmp(row, x->fx.x + r * x->fx.f, (size_t)x->fx.f * sizeof(float)) == 0 && valid == (r >= x->fx.first_valid[j]);
+}
+
+/* Covariates: push_ex equals the batch bitwise (cat ids through a vocabulary fitted on training rows, known leads,
+ * carried values and their warm-ups) in two interleavings, without heap calls; push is refused. */
+static void covariates_equal_batch(const char *tz, int64_t start_day, uint64_t stream) {
+  tg_bars b;
+  make_bars(&b, 3000, start_day, stream);
+  add_covariates(&b, stream);
+  const char *spec = ODD_SPEC ",col:obs,cat:grp,known:fut,static:st";
+  tg_dataset_opts o = {.features = {.spec = spec, .tz = tz, .leads = 3}, .no_normalize = 1};
+  tg_dataset ds;
+  CHECK_OK(tg_dataset_build(&b, &o, &ds));
+  if (ds.norm.n_vocab != 1) return;
+  CHECK(ds.norm.vocab[0].n == 5 && tg_vocab_id(&ds.norm.vocab[0], "late") == 0);
+  tg_feature_opts fo = {.spec = spec, .tz = tz, .leads = 3, .vocab = ds.norm.vocab, .n_vocab = 1};
+  batch x;
+  CHECK_OK(tg_layout_build(&b, &x.lay));
+  CHECK_OK(tg_features_compute(&b, &x.lay, &fo, &x.fx));
+  CHECK(memcmp(x.fx.x, ds.fx.x, (size_t)b.n * (size_t)x.fx.f * sizeof(float)) == 0); /* recoded = given vocabulary */
+  tg_feature_stream *s = NULL;
+  CHECK_OK(tg_feature_stream_new(&fo, x.lay.ids, x.lay.k, &s));
+  if (!s) return;
+  int f = tg_feature_stream_width(s);
+  CHECK(f == x.fx.f && tg_feature_stream_n_inputs(s) == 7 && tg_feature_stream_n_num_inputs(s) == 6);
+  for (int c = 0; c < f && c < x.fx.f; c++) CHECK(strcmp(tg_feature_stream_name(s, c), x.fx.names[c]) == 0);
+  CHECK(strcmp(tg_feature_stream_input_name(s, 2), "fut@+1") == 0 && strcmp(tg_feature_stream_input_name(s, 6), "grp") == 0);
+  CHECK_MSG(x.fx.first_valid[2] >= x.lay.rows[x.lay.seg[2] + 400], "instrument 300 waits for its first obs");
+  float *row = malloc((size_t)f * sizeof *row);
+  CHECK_STATUS(tg_feature_stream_push(s, 0, b.ts[0], b.open[0], b.high[0], b.low[0], b.close[0], b.volume[0], row,
+                                      NULL), TG_ERR_INVALID);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < b.n; r++) bad += !push_row_ex(s, &b, &x, r, row);
+  CHECK_MSG(bad == 0, "covariates: %lld rows differ from the batch", (long long)bad);
+  tg_feature_stream_reset(s);
+  long heap0 = tg_test_heap_calls();
+  bad = 0;
+  for (int j = x.lay.k - 1; j >= 0; j--)
+    for (int64_t p = x.lay.seg[j]; p < x.lay.seg[j + 1]; p++) bad += !push_row_ex(s, &b, &x, x.lay.rows[p], row);
+  long heap = tg_test_heap_calls() - heap0;
+  CHECK_MSG(bad == 0, "covariates, by instrument after a reset: %lld rows differ", (long long)bad);
+  CHECK_MSG(heap == 0, "%ld heap calls in %lld pushes", heap, (long long)b.n);
+  free(row);
+  tg_feature_stream_free(s);
+  batch_free(&x);
+  tg_dataset_free(&ds);
+  tg_bars_free(&b);
+}
+
 /* The time of day through the stream's cached zone offsets equals a lookup per bar (the DST change is inside). */
 static void time_of_day_per_bar(int64_t start_day) {
   tg_bars b;
   make_bars(&b, 3000, start_day, 9);
   uint32_t ids[3] = {7, 19, 300};
-  tg_feature_opts fo = {"tod", NY};
+  tg_feature_opts fo = {.spec = "tod", .tz = NY};
   tg_feature_stream *s = NULL;
   CHECK_OK(tg_feature_stream_new(&fo, ids, 3, &s));
   if (!s) return;
@@ -171,7 +272,7 @@ static void bad_pushes(void) {
   batch x;
   batch_make(&b, TG_FEATURES_DEFAULT ",inst", NULL, &x);
   tg_feature_stream *s = NULL;
-  CHECK_OK(tg_feature_stream_new(&(tg_feature_opts){TG_FEATURES_DEFAULT ",inst", NULL}, x.lay.ids, 3, &s));
+  CHECK_OK(tg_feature_stream_new(&(tg_feature_opts){.spec = TG_FEATURES_DEFAULT ",inst", .tz = NULL}, x.lay.ids, 3, &s));
   if (!s) return;
   int f = tg_feature_stream_width(s), bad = 0, refused = 0, kept = 1;
   float *row = malloc((size_t)f * sizeof *row);
@@ -227,7 +328,7 @@ static void bad_pushes(void) {
 static void bad_streams(void) {
   uint32_t ids[3] = {1, 5, 9}, unsorted[3] = {1, 9, 5};
   tg_feature_stream *s = (tg_feature_stream *)&ids; /* must be set to NULL on failure */
-  tg_feature_opts bad_spec = {"logret,vol:1", NULL}, bad_tz = {"tod", "Mars/Olympus"}, ok = {NULL, NULL};
+  tg_feature_opts bad_spec = {.spec = "logret,vol:1"}, bad_tz = {.spec = "tod", .tz = "Mars/Olympus"}, ok = {.spec = NULL};
   CHECK_STATUS(tg_feature_stream_new(&bad_spec, ids, 3, &s), TG_ERR_INVALID);
   CHECK_MSG(strstr(tg_last_error(), "'vol:1'") && strstr(tg_last_error(), "valid names"), "%s", tg_last_error());
   CHECK(s == NULL);
@@ -257,7 +358,7 @@ static void single_instrument(const char *tz) {
   batch_make(&b, spec, tz, &x);
   CHECK(x.lay.k == 1 && x.lay.ids[0] == 0);
   tg_feature_stream *s = NULL;
-  CHECK_OK(tg_feature_stream_new(&(tg_feature_opts){spec, tz}, x.lay.ids, 1, &s));
+  CHECK_OK(tg_feature_stream_new(&(tg_feature_opts){.spec = spec, .tz = tz}, x.lay.ids, 1, &s));
   if (!s) return;
   float row[32];
   CHECK(tg_feature_stream_width(s) == 17 && x.fx.f == 17);
@@ -281,6 +382,8 @@ int main(void) {
     time_of_day_per_bar(autumn);
     time_of_day_per_bar(spring);
   }
+  covariates_equal_batch(ny, autumn, 11);
+  covariates_equal_batch(NULL, spring, 12);
   bad_pushes();
   bad_streams();
   single_instrument(ny);

@@ -51,7 +51,7 @@ static void causality(int64_t n, int k, const char *tz) {
   make_bars(&b, n, k, 1);
   tg_layout lay;
   tg_features fx;
-  tg_feature_opts fo = {ALL_SPEC, tz};
+  tg_feature_opts fo = {.spec = ALL_SPEC, .tz = tz};
   CHECK_OK(tg_layout_build(&b, &lay));
   CHECK_OK(tg_features_compute(&b, &lay, &fo, &fx));
   int64_t ts_list[] = {0, 1, 2, 13, 40, n / 3, n / 2 + 1, n - 2};
@@ -96,7 +96,7 @@ static void per_instrument(void) {
   for (int64_t i = 0; i < mix.n; i++)
     if (mix.instrument[i] == 13)
       tg_bars_push(&one, mix.ts[i], mix.open[i], mix.high[i], mix.low[i], mix.close[i], mix.volume[i], 0);
-  tg_feature_opts fo = {TG_FEATURES_DEFAULT, NULL};
+  tg_feature_opts fo = {.spec = TG_FEATURES_DEFAULT, .tz = NULL};
   tg_layout lm, lo;
   tg_features fm, f1;
   CHECK_OK(tg_layout_build(&mix, &lm));
@@ -116,7 +116,7 @@ static void per_instrument(void) {
   for (int j = 0; j < 3; j++) CHECK(fm.first_valid[j] == lm.rows[lm.seg[j] + fm.warmup_max]);
   CHECK(fm.first_valid_row == fm.first_valid[2]);
   /* one-hot of the instrument */
-  tg_feature_opts fi = {"inst", NULL};
+  tg_feature_opts fi = {.spec = "inst", .tz = NULL};
   tg_features fh;
   CHECK_OK(tg_features_compute(&mix, &lm, &fi, &fh));
   CHECK(fh.f == 3 && strcmp(fh.names[2], "inst=16") == 0 && !fh.scale[0]);
@@ -151,7 +151,7 @@ static void values(void) {
   make_bars(&b, n, 1, 3);
   tg_layout lay;
   tg_features fx;
-  tg_feature_opts fo = {"logret,range,body,wicks,logvol_z:7,vol:5,rsi:6,macd:3:8:4,dist_mean:9", NULL};
+  tg_feature_opts fo = {.spec = "logret,range,body,wicks,logvol_z:7,vol:5,rsi:6,macd:3:8:4,dist_mean:9", .tz = NULL};
   CHECK_OK(tg_layout_build(&b, &lay));
   CHECK_OK(tg_features_compute(&b, &lay, &fo, &fx));
   const char *want[] = {"logret", "range", "body", "wick_up", "wick_lo", "logvol_z_7", "vol_5", "rsi_6",
@@ -216,7 +216,7 @@ static void calendar(void) {
   tg_layout lay;
   CHECK_OK(tg_layout_build(&b, &lay));
   int ny = tg_tz_check("America/New_York") == TG_OK;
-  tg_feature_opts fo = {"tod,dow", ny ? "America/New_York" : NULL};
+  tg_feature_opts fo = {.spec = "tod,dow", .tz = ny ? "America/New_York" : NULL};
   tg_features fx;
   CHECK_OK(tg_features_compute(&b, &lay, &fo, &fx));
   CHECK(fx.f == 4 && strcmp(fx.names[0], "tod_sin") == 0 && strcmp(fx.names[3], "dow_cos") == 0);
@@ -267,16 +267,16 @@ static void errors(void) {
              {"rsi:14:3", "'rsi:14:3'"},   {"macd:26:12:9", "'macd:26:12:9'"}, {"logret,,range", "empty"},
              {"vol:10,vol:10", "'vol:10'"}, {"tod:5", "'tod:5'"},          {"vol:200000", "'vol:200000'"}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    tg_feature_opts fo = {bad[i].spec, NULL};
+    tg_feature_opts fo = {.spec = bad[i].spec, .tz = NULL};
     CHECK_STATUS(tg_features_compute(&b, &lay, &fo, &fx), TG_ERR_INVALID);
     CHECK_MSG(strstr(tg_last_error(), bad[i].token), "%s: %s", bad[i].spec, tg_last_error());
     CHECK_MSG(strstr(tg_last_error(), "valid names: logret, range, body, wicks, logvol_z"), "lists names: %s",
               tg_last_error());
   }
-  tg_feature_opts fz = {"tod", "Mars/Olympus"};
+  tg_feature_opts fz = {.spec = "tod", .tz = "Mars/Olympus"};
   CHECK_STATUS(tg_features_compute(&b, &lay, &fz, &fx), TG_ERR_INVALID);
   /* defaults and whitespace */
-  tg_feature_opts fd = {" logret , vol ", NULL};
+  tg_feature_opts fd = {.spec = " logret , vol ", .tz = NULL};
   CHECK_OK(tg_features_compute(&b, &lay, &fd, &fx));
   CHECK(fx.f == 2 && strcmp(fx.names[1], "vol_20") == 0);
   tg_features_free(&fx);

@@ -45,19 +45,56 @@ void tg_layout_free(tg_layout *l);
  *   tod               tod_sin, tod_cos: 2*pi * (seconds since local midnight) / 86400
  *   dow               dow_sin, dow_cos: 2*pi * (local weekday, Monday = 0) / 7
  *   inst              one-hot of the instrument: one column "inst=<id>" per instrument
- * Every column of row t reads only bars <= t of t's own instrument (inst reads only the instrument
- * id; its width is the number of instruments in the whole series, which is static metadata). For an
+ * Covariates: an extra column of the bars (tg_bars.cols) by its exact name, one column "NAME" each:
+ *   col:NAME          observed number: the value at t, a missing one (NaN) carried forward from the
+ *                     instrument's last value; warm-up until its first value             per instrument
+ *   known:NAME        known ahead: as col:, and with tg_feature_opts.leads = H > 0 also columns
+ *                     "NAME@+1".."NAME@+H" = NAME at the instrument's bar t+h (NaN past its last bar)
+ *   static:NAME       per-instrument constant number: as col:, and an error naming the column, the
+ *                     instrument and two values when its values (missing ones aside) differ within one
+ *   cat:NAME          category: the float id of the bar's name in a vocabulary (sorted names, id i+1
+ *                     for the i-th; 0 for a missing or unseen name); never normalised       0
+ * cat: columns come last (after every numeric column, in spec order); the others and the leads stand
+ * where the spec names them (leads right after their column). col:/known:/static: need a numeric column
+ * and cat: a category column (an error says which to use); an unknown NAME is an error listing the
+ * bars' extra columns; each extra column appears once, and "NAME@+H" must fit TG_NAME_MAX. Leads read the future ON PURPOSE (values known in advance: calendars, schedules):
+ * they never decide a row's validity, and normalisation fits them on their finite values only. A
+ * vocabulary comes from tg_feature_opts.vocab when given, else from every row's names (the dataset then
+ * refits it on the training rows: tg_vocab_fit, tg_features_recode). tg_features.role tells the columns
+ * apart. Every column of row t reads only bars <= t of t's own instrument, except the leads (inst reads
+ * only the instrument id; its width is the number of instruments in the whole series, which is static
+ * metadata; a vocabulary fitted on all rows holds names of later rows, which is metadata too). For an
  * embedding instead of a one-hot, use tg_layout.inst (per row) or tg_batch.inst (per window).
  * Parameters are integers in 2..100000 (warm-up in bars of the row's own instrument). */
 #define TG_FEATURES_DEFAULT "logret,range,body,wicks,logvol_z:20,vol:10,vol:30,rsi:14,macd,dist_mean:20,tod,dow"
+#define TG_FEATURES_MAX_LEADS 1000
+
+/* What a feature column is (tg_features.role): built-in columns and col: are observed. */
+typedef enum tg_feature_role {
+  TG_FEATURE_OBSERVED = 0, TG_FEATURE_KNOWN, TG_FEATURE_KNOWN_LEAD, TG_FEATURE_STATIC, TG_FEATURE_CATEGORY
+} tg_feature_role;
+
+/* The vocabulary of a cat: column: names sorted bytewise (strcmp); names[i] has id i + 1, 0 is unseen or
+ * missing. A category name must be shorter than TG_NAME_MAX bytes. */
+typedef struct tg_vocab {
+  char column[TG_NAME_MAX];   /* the extra column */
+  int n;
+  char (*names)[TG_NAME_MAX]; /* [n], owned */
+} tg_vocab;
+
+/* The id of name in v (binary search): 1..n, or 0 when v does not hold it (or name is NULL). */
+int tg_vocab_id(const tg_vocab *v, const char *name);
+void tg_vocab_free(tg_vocab *v);           /* its names; v is re-initialised */
+void tg_vocabs_free(tg_vocab *v, int n);   /* n vocabularies and the array (from tg_vocab_fit) */
 
 typedef struct tg_feature_opts {
   const char *spec; /* NULL: TG_FEATURES_DEFAULT */
   const char *tz;   /* zone for tod and dow (NULL: UTC), e.g. "America/New_York" */
-  int leads;        /* known: columns' values 1..leads bars ahead as further columns */
+  int leads;        /* H, 0..TG_FEATURES_MAX_LEADS: lead columns of each known: column (default 0) */
+  const tg_vocab *vocab; /* [n_vocab] the cat: columns' vocabularies, by column name (each cat: column needs
+                            one); NULL: built from every row's names (the stream needs them) */
+  int n_vocab;
 } tg_feature_opts;
-
-enum { TG_FEATURE_OBSERVED = 0, TG_FEATURE_KNOWN, TG_FEATURE_KNOWN_LEAD, TG_FEATURE_STATIC, TG_FEATURE_CATEGORY };
 
 typedef struct tg_features {
   int64_t n;                  /* rows */
@@ -65,22 +102,29 @@ typedef struct tg_features {
   float *x;                   /* [n, f] row-major; warm-up entries are NaN */
   char (*names)[TG_NAME_MAX]; /* [f] "logret", "vol_10", "tod_sin", "inst=7", ... */
   int32_t *warmup;            /* [f] bars of its own instrument a column needs before it is valid */
-  uint8_t *scale;             /* [f] 1: normalise; 0: already bounded (sin/cos, one-hot) */
-  int warmup_max;             /* a row is valid when position - seg[its instrument] >= warmup_max */
+  uint8_t *scale;             /* [f] 1: normalise; 0: already bounded (sin/cos, one-hot, cat: ids) */
+  uint8_t *role;              /* [f] tg_feature_role */
+  int32_t *card;              /* [f] cat: columns: vocabulary size + 1 (with the reserved 0); else 0 */
+  int n_cat;                  /* cat: columns (the last n_cat) */
+  int warmup_max;             /* bars a row needs: valid when position - seg[its instrument] >= warmup_max
+                                 and (covariates) its col:, known: and static: columns have had a value */
   int k;                      /* instruments */
-  int64_t *first_valid;       /* [k] first row of each instrument with every column valid (n: none) */
+  int64_t *first_valid;       /* [k] first row of each instrument with every column valid (n: none); the
+                                 lead columns do not count */
   int64_t first_valid_row;    /* every row >= this is valid (max of first_valid) */
-  uint8_t *role;              /* [f] TG_FEATURE_* */
-  int32_t *card;              /* [f] a category's ids incl. the reserved 0; else 0 */
-  int n_cat;                  /* category columns (the last ones) */
 } tg_features;
 
 /* Computes features of bars (in time order) per instrument. Unknown names or bad parameters:
- * TG_ERR_INVALID naming the token and listing the valid names. Prices must be finite and > 0 and
- * volumes finite and >= 0 (TG_ERR_NUMERIC naming the row otherwise). out is initialised here. */
+ * TG_ERR_INVALID naming the token and listing the valid names (or the bars' extra columns). Prices
+ * must be finite and > 0, volumes finite and >= 0 and covariate numbers finite or NaN (TG_ERR_NUMERIC
+ * naming the row otherwise). out is initialised here. */
 tg_status tg_features_compute(const tg_bars *bars, const tg_layout *lay, const tg_feature_opts *opts,
                               tg_features *out);
 void tg_features_free(tg_features *fx);
+/* Rewrites every cat: column's ids (and card) from the bars' names with the vocabularies v [n_vocab] (matched by
+ * column name; a name v lacks gets 0). TG_ERR_INVALID when a cat: column has no vocabulary in v or the bars lack
+ * it. */
+tg_status tg_features_recode(tg_features *fx, const tg_bars *bars, const tg_vocab *v, int n_vocab);
 
 /* Features one bar at a time: after the bars b_0..b_t of an instrument have been pushed (in time order, other
  * instruments' bars interleaved freely), the row for b_t equals bitwise row t of tg_features_compute over those
@@ -102,6 +146,20 @@ int tg_feature_stream_warmup(const tg_feature_stream *s);                /* tg_f
  * Not thread-safe: one thread pushes to a stream at a time. */
 tg_status tg_feature_stream_push(tg_feature_stream *s, int inst, int64_t ts, double open, double high, double low,
                                  double close, double volume, float *row, int *valid);
+/* Covariates: a spec with col:, known:, static: or cat: tokens takes them with every bar, and then
+ * tg_feature_stream_push refuses (TG_ERR_INVALID) and push_ex is the call. Inputs: the numeric ones first, in spec
+ * order (each known:NAME followed by NAME@+1..NAME@+H: the caller supplies the lead values itself, NaN when not
+ * known; static:NAME too, its value with each bar), then the cat: names. Names as the feature columns'. */
+int tg_feature_stream_n_inputs(const tg_feature_stream *s);
+int tg_feature_stream_n_num_inputs(const tg_feature_stream *s);
+const char *tg_feature_stream_input_name(const tg_feature_stream *s, int i); /* NULL out of range */
+/* As tg_feature_stream_push, with num_inputs [n_num_inputs] (NaN: missing, carried forward as in tg_features_compute;
+ * +-inf is TG_ERR_NUMERIC) and cat_inputs [n_inputs - n_num_inputs] (NULL or a name the vocabulary of opts lacks:
+ * id 0). *valid also needs every col:, known: and static: input to have had a value. TG_ERR_INVALID (nothing
+ * changed) for a static: value other than that instrument's earlier one, or NULL inputs the spec needs. */
+tg_status tg_feature_stream_push_ex(tg_feature_stream *s, int inst, int64_t ts, double open, double high, double low,
+                                    double close, double volume, const double *num_inputs,
+                                    const char *const *cat_inputs, float *row, int *valid);
 void tg_feature_stream_reset(tg_feature_stream *s); /* every instrument back to no bars */
 void tg_feature_stream_free(tg_feature_stream *s);
 
@@ -203,6 +261,9 @@ typedef struct tg_split_opts {
                            exists (reach >= 0); each split keeps one range of starts per instrument, cut at the first
                            start that fails after its first that passes */
   int target_offset;   /* with reach: the target row's offset in the window (0: L - 1) */
+  const int64_t *warmup_inst; /* [k] or NULL: a window of instrument j starts at least max(warmup, warmup_inst[j])
+                                 bars into the instrument (covariate warm-ups; tg_dataset_build fills it from
+                                 tg_features.first_valid) */
 } tg_split_opts;
 
 typedef struct tg_split {
@@ -226,13 +287,21 @@ typedef struct tg_norm {
   int f;
   int64_t rows;        /* rows the statistics came from */
   double *mean, *std;  /* [f]; unscaled columns get 0 and 1; constant columns std 1 */
+  int n_vocab;         /* the cat: columns' vocabularies (tg_dataset_build sets them, normalised or not) */
+  tg_vocab *vocab;     /* [n_vocab], owned */
 } tg_norm;
 
-/* Fits on the rows the training windows cover (positions begin[j] .. end[j]+L-2 of each instrument). */
+/* Fits on the rows the training windows cover (positions begin[j] .. end[j]+L-2 of each instrument); lead columns
+ * (TG_FEATURE_KNOWN_LEAD) on their finite values among those rows only (none: mean 0, std 1). */
 tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, tg_norm *out);
 /* x = (x - mean) / std on every row, in place (NaN warm-up entries stay NaN). */
 tg_status tg_norm_apply(const tg_norm *nm, tg_features *fx);
-void tg_norm_free(tg_norm *nm);
+void tg_norm_free(tg_norm *nm); /* and its vocabularies */
+/* One vocabulary per cat: column of fx (in column order, *n_out = fx->n_cat; *out NULL when none) from the names
+ * on the rows the training windows cover, as tg_norm_fit's. TG_ERR_INVALID when the training split has no
+ * windows, the bars lack a column, or a name is TG_NAME_MAX bytes or longer. Free with tg_vocabs_free. */
+tg_status tg_vocab_fit(const tg_bars *bars, const tg_features *fx, const tg_layout *lay, const tg_splits *sp,
+                       tg_vocab **out, int *n_out);
 
 /* ---- classification metrics ---- */
 typedef struct tg_class_report {
@@ -264,13 +333,16 @@ typedef struct tg_dataset {
   tg_features fx;
   tg_targets y;
   tg_splits splits;
-  tg_norm norm;      /* f == 0 when not normalised */
+  tg_norm norm;      /* f == 0 when not normalised; its vocab: the cat: columns' (opts' or fitted on training) */
   int window;        /* L */
   tg_tensor x;       /* [n, f] f32 view of fx.x on cpu:0 (the host) */
   tg_tensor y_ret;   /* [n, nh] f32 view of y.ret */
   tg_tensor y_cls;   /* [n] i32 view of y.cls */
 } tg_dataset;
 
+/* cat: columns: the vocabularies of opts->features.vocab when given, else fitted on the training rows (tg_vocab_fit)
+ * and the features recoded, so a name only later rows hold gets 0; either way kept in out->norm.vocab. Windows start
+ * past each instrument's own covariate warm-up (tg_split_opts.warmup_inst). */
 tg_status tg_dataset_build(const tg_bars *bars, const tg_dataset_opts *opts, tg_dataset *out);
 void tg_dataset_free(tg_dataset *ds);
 

@@ -1,6 +1,7 @@
 /* The dataset in one call (layout, features, targets, splits, normalisation, tensor views) and window index expansion. */
 #include <string.h>
 #include "base/alloc.h"
+#include "data/features_internal.h"
 #include "tickgrad/dataset.h"
 
 #define DEFAULT_WINDOW 64
@@ -14,26 +15,72 @@ void tg_dataset_free(tg_dataset *ds) {
   memset(ds, 0, sizeof *ds);
 }
 
+/* Each instrument's warm-up in bars from the features' first valid rows (covariates may delay them past warmup_max),
+ * at least the caller's. */
+static tg_status instrument_warmups(const tg_layout *lay, const tg_features *fx, const int64_t *given, int64_t **out) {
+  *out = tg_malloc(((size_t)lay->k + 1) * sizeof **out);
+  if (!*out) return tg_error(TG_ERR_NOMEM, "dataset: out of memory");
+  for (int j = 0; j < lay->k; j++) {
+    int64_t p0 = lay->seg[j], m = lay->seg[j + 1] - p0, q = 0;
+    while (q < m && lay->rows[p0 + q] != fx->first_valid[j]) q++; /* m when it has no valid row */
+    (*out)[j] = given && given[j] > q ? given[j] : q;
+  }
+  return TG_OK;
+}
+
+/* The cat: columns' vocabularies: the options', or fitted on the training rows and the features recoded with them. */
+static tg_status vocabularies(const tg_bars *bars, const tg_feature_opts *fo, tg_dataset *ds, tg_vocab **v, int *n) {
+  *v = NULL;
+  *n = 0;
+  if (ds->fx.n_cat == 0) return TG_OK;
+  if (fo->vocab) {
+    tg_status st = tg_vocabs_copy(fo->vocab, fo->n_vocab, v);
+    if (st == TG_OK) *n = fo->n_vocab;
+    return st;
+  }
+  tg_status st = tg_vocab_fit(bars, &ds->fx, &ds->layout, &ds->splits, v, n);
+  if (st == TG_OK) st = tg_features_recode(&ds->fx, bars, *v, *n);
+  if (st != TG_OK) {
+    tg_vocabs_free(*v, *n);
+    *v = NULL;
+    *n = 0;
+  }
+  return st;
+}
+
 tg_status tg_dataset_build(const tg_bars *bars, const tg_dataset_opts *opts, tg_dataset *out) {
   memset(out, 0, sizeof *out);
   tg_dataset_opts o;
   if (opts) o = *opts;
   else memset(&o, 0, sizeof o);
+  tg_vocab *vocab = NULL;
+  int n_vocab = 0;
   tg_status st = tg_layout_build(bars, &out->layout);
   if (st == TG_OK) st = tg_features_compute(bars, &out->layout, &o.features, &out->fx);
   if (st == TG_OK) st = tg_targets_compute(bars, &out->layout, &o.targets, &out->y);
   if (st == TG_OK) {
     tg_split_opts so = o.splits;
+    int64_t *warm = NULL;
     if (so.window == 0) so.window = DEFAULT_WINDOW;
     if (so.horizon < out->y.hmax) so.horizon = out->y.hmax;
     if (so.warmup < out->fx.warmup_max) so.warmup = out->fx.warmup_max;
     if (o.targets.kind != TG_TARGET_LOGRET) so.reach = out->y.reach; /* log returns keep the fixed horizon */
     out->window = so.window;
-    st = tg_splits_make(bars, &out->layout, &so, &out->splits);
+    st = instrument_warmups(&out->layout, &out->fx, so.warmup_inst, &warm);
+    so.warmup_inst = warm;
+    if (st == TG_OK) st = tg_splits_make(bars, &out->layout, &so, &out->splits);
+    tg_free(warm);
   }
+  if (st == TG_OK) st = vocabularies(bars, &o.features, out, &vocab, &n_vocab);
   if (st == TG_OK && !o.no_normalize) {
     st = tg_norm_fit(&out->fx, &out->layout, &out->splits, &out->norm);
     if (st == TG_OK) st = tg_norm_apply(&out->norm, &out->fx);
+  }
+  if (st == TG_OK) {
+    out->norm.vocab = vocab;
+    out->norm.n_vocab = n_vocab;
+  } else {
+    tg_vocabs_free(vocab, n_vocab);
   }
   if (st == TG_OK) {
     int64_t xs[2] = {out->fx.n, out->fx.f}, ys[2] = {out->y.n, out->y.nh};

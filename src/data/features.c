@@ -1,4 +1,4 @@
-/* Feature specs ("logret,vol:10,rsi:14,...") parsed into a plan, then computed bar by bar per instrument into one [n, f] array. */
+/* Feature specs ("logret,vol:10,rsi:14,col:x,...") parsed into a plan, then computed bar by bar per instrument into one [n, f] array. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@ typedef struct fdef {
   int scale;      /* normalise its columns */
 } fdef;
 
-static const fdef k_defs[TG_F_KIND_COUNT] = {
+static const fdef k_defs[TG_F_BUILTIN_COUNT] = {
     [TG_F_LOGRET] = {"logret", 0, {0}, 1, 1},
     [TG_F_RANGE] = {"range", 0, {0}, 1, 1},
     [TG_F_BODY] = {"body", 0, {0}, 1, 1},
@@ -36,16 +36,16 @@ static const fdef k_defs[TG_F_KIND_COUNT] = {
 
 #define VALID_NAMES                                                                                         \
   "logret, range, body, wicks, logvol_z[:W], vol[:W], rsi[:N], macd[:FAST:SLOW:SIGNAL], dist_mean[:W], tod, " \
-  "dow, inst"
+  "dow, inst, col:NAME, known:NAME, static:NAME, cat:NAME"
 
 void tg_features_free(tg_features *fx) {
   tg_free(fx->x);
   tg_free(fx->names);
   tg_free(fx->warmup);
   tg_free(fx->scale);
-  tg_free(fx->first_valid);
   tg_free(fx->role);
   tg_free(fx->card);
+  tg_free(fx->first_valid);
   memset(fx, 0, sizeof *fx);
 }
 
@@ -59,15 +59,17 @@ static int warmup_of(const tg_fitem *it) {
   }
 }
 
-/* Parses one token ("vol:10") into it. tok is trimmed and non-empty. */
-static tg_status parse_token(const char *tok, tg_fitem *it) {
+/* Parses one token ("vol:10", "col:x") into it. tok is trimmed and non-empty. */
+static tg_status parse_token(const char *tok, int leads, tg_fitem *it) {
   char name[32];
   size_t len = strcspn(tok, ":");
+  int cov = tg_fcov_kind(tok, len);
+  if (cov >= 0) return tg_fcov_parse(tok, (tg_fkind)cov, leads, it);
   if (len >= sizeof name) len = sizeof name - 1;
   memcpy(name, tok, len);
   name[len] = '\0';
   int kind = -1;
-  for (int k = 0; k < TG_F_KIND_COUNT; k++)
+  for (int k = 0; k < TG_F_BUILTIN_COUNT; k++)
     if (strcmp(name, k_defs[k].name) == 0) kind = k;
   if (kind < 0)
     return tg_error(TG_ERR_INVALID, "features: unknown feature '%s' (valid names: " VALID_NAMES ")", tok);
@@ -105,9 +107,18 @@ static tg_status parse_token(const char *tok, tg_fitem *it) {
 
 /* Column c's name: the kind's column names plus parameters ("vol_10", "macd_signal_12_26_9"). */
 static void column_name(const tg_fitem *it, int c, const uint32_t *ids, char *out) {
-  static const char *two[TG_F_KIND_COUNT][2] = {
+  static const char *two[TG_F_BUILTIN_COUNT][2] = {
       [TG_F_WICKS] = {"wick_up", "wick_lo"}, [TG_F_MACD] = {"macd", "macd_signal"},
       [TG_F_TOD] = {"tod_sin", "tod_cos"},   [TG_F_DOW] = {"dow_sin", "dow_cos"}};
+  if (it->kind >= TG_F_BUILTIN_COUNT) { /* covariates: "NAME", leads "NAME@+h" (the parser checked the length) */
+    char tmp[TG_NAME_MAX + 16];
+    if (c == 0) snprintf(tmp, sizeof tmp, "%s", it->cname);
+    else snprintf(tmp, sizeof tmp, "%s@+%d", it->cname, c);
+    size_t len = strlen(tmp) < TG_NAME_MAX ? strlen(tmp) : TG_NAME_MAX - 1;
+    memcpy(out, tmp, len);
+    out[len] = '\0';
+    return;
+  }
   const fdef *d = &k_defs[it->kind];
   if (it->kind == TG_F_INST) {
     snprintf(out, TG_NAME_MAX, "inst=%u", ids[c]);
@@ -119,8 +130,51 @@ static void column_name(const tg_fitem *it, int c, const uint32_t *ids, char *ou
   else snprintf(out, TG_NAME_MAX, "%s", base);
 }
 
-/* Splits spec on commas into items; sets *nitems and the total column count. */
-static tg_status parse_spec(const char *spec, int k, tg_fitem *items, int *nitems, int *ncols) {
+/* 1 when name is "NAME@+h" of known: item k's leads. */
+static int is_lead_of(const char *name, const tg_fitem *k) {
+  size_t len = strlen(k->cname);
+  if (k->kind != TG_F_KNOWN || k->ncols < 2 || strncmp(name, k->cname, len) != 0 || strncmp(name + len, "@+", 2) != 0)
+    return 0;
+  const char *d = name + len + 2;
+  if (*d < '1' || *d > '9' || strspn(d, "0123456789") != strlen(d) || strlen(d) > 9) return 0;
+  return atoi(d) < k->ncols;
+}
+
+/* An error when item n's columns take a name an earlier item's have (a covariate named like a built-in column, or
+ * two tokens over one extra column). */
+static tg_status check_names(const tg_fitem *items, int n, const char *tok) {
+  const tg_fitem *it = &items[n];
+  for (int j = 0; j < n; j++) {
+    const tg_fitem *o = &items[j];
+    if (o->kind == TG_F_INST || it->kind == TG_F_INST || (o->kind < TG_F_BUILTIN_COUNT && it->kind < TG_F_BUILTIN_COUNT))
+      continue;
+    if (o->kind >= TG_F_BUILTIN_COUNT && it->kind >= TG_F_BUILTIN_COUNT) {
+      if (strcmp(o->cname, it->cname) == 0)
+        return tg_error(TG_ERR_INVALID, "features: '%s' repeats the column '%s' of an earlier token (each extra "
+                        "column once: col:, known:, static: or cat:)", tok, it->cname);
+      if (is_lead_of(it->cname, o) || is_lead_of(o->cname, it))
+        return tg_error(TG_ERR_INVALID, "features: '%s': a column \"%s\" and a lead of known:%s would share a name",
+                        tok, is_lead_of(it->cname, o) ? it->cname : o->cname, is_lead_of(it->cname, o) ? o->cname
+                        : it->cname);
+      continue;
+    }
+    const tg_fitem *b = o->kind < TG_F_BUILTIN_COUNT ? o : it, *c = b == o ? it : o; /* built-in, covariate */
+    for (int q = 0; q < b->ncols; q++)
+      for (int h = 0; h < c->ncols; h++) {
+        char x[TG_NAME_MAX], y[TG_NAME_MAX];
+        column_name(b, q, NULL, x);
+        column_name(c, h, NULL, y);
+        if (strcmp(x, y) == 0)
+          return tg_error(TG_ERR_INVALID, "features: '%s': the feature column '%s' would appear twice (a built-in "
+                          "feature has that name)", tok, x);
+      }
+  }
+  return TG_OK;
+}
+
+/* Splits spec on commas into items; sets *nitems and the total column count. cat: items' columns come last. */
+static tg_status parse_spec(const char *spec, int k, int leads, tg_fplan *pl) {
+  tg_fitem *items = pl->items;
   size_t len = strlen(spec);
   char *buf = tg_malloc(len + 1);
   if (!buf) return tg_error(TG_ERR_NOMEM, "features: out of memory");
@@ -142,37 +196,53 @@ static tg_status parse_spec(const char *spec, int k, tg_fitem *items, int *nitem
       st = tg_error(TG_ERR_INVALID, "features: more than %d names in the spec", TG_F_MAX_ITEMS);
       break;
     }
-    if ((st = parse_token(p, &items[n])) != TG_OK) break;
-    for (int j = 0; j < n; j++)
+    if ((st = parse_token(p, leads, &items[n])) != TG_OK) break;
+    for (int j = 0; j < n && items[n].kind < TG_F_BUILTIN_COUNT; j++)
       if (items[j].kind == items[n].kind && memcmp(items[j].p, items[n].p, sizeof items[n].p) == 0) {
         st = tg_error(TG_ERR_INVALID, "features: '%s' repeats an earlier feature (valid names: " VALID_NAMES ")", p);
         break;
       }
     if (st != TG_OK) break;
-    items[n].col = cols;
-    items[n].ncols = k_defs[items[n].kind].ncols ? k_defs[items[n].kind].ncols : k;
-    cols += items[n].ncols;
+    if (items[n].kind < TG_F_BUILTIN_COUNT)
+      items[n].ncols = k_defs[items[n].kind].ncols ? k_defs[items[n].kind].ncols : k;
+    if ((st = check_names(items, n, p)) != TG_OK) break;
+    if (items[n].kind != TG_F_CAT) {
+      items[n].col = cols;
+      cols += items[n].ncols;
+    }
+    if (items[n].kind == TG_F_COL || items[n].kind == TG_F_KNOWN || items[n].kind == TG_F_STATIC) {
+      items[n].in = pl->n_num;
+      pl->n_num += items[n].ncols;
+    }
     n++;
     if (!comma) break;
     p = comma + 1;
   }
   tg_free(buf);
-  *nitems = n;
-  *ncols = cols;
+  for (int i = 0; i < n && st == TG_OK; i++)
+    if (items[i].kind == TG_F_CAT) {
+      items[i].col = cols++;
+      items[i].in = pl->n_cat++;
+    }
+  pl->ni = n;
+  pl->f = cols;
   return st;
 }
 
-tg_status tg_fplan_make(const char *spec, const char *tz, int k, tg_fplan *out) {
+tg_status tg_fplan_make(const char *spec, const char *tz, int leads, int k, tg_fplan *out) {
   memset(out, 0, sizeof *out);
   if (!spec) spec = TG_FEATURES_DEFAULT;
   if (k < 1) return tg_error(TG_ERR_INVALID, "features: %d instruments (need at least 1)", k);
+  if (leads < 0 || leads > TG_FEATURES_MAX_LEADS)
+    return tg_error(TG_ERR_INVALID, "features: leads %d (must be 0..%d)", leads, TG_FEATURES_MAX_LEADS);
   if (!tg_tz_is_utc(tz)) {
     tg_status st = tg_tz_zone_get(tz, &out->zone); /* loads the zone now, so no bar waits for its file */
     if (st != TG_OK) return st;
     out->tz = tz;
   }
   out->k = k;
-  tg_status st = parse_spec(spec, k, out->items, &out->ni, &out->f);
+  out->leads = leads;
+  tg_status st = parse_spec(spec, k, leads, out);
   if (st != TG_OK) return st;
   for (int i = 0; i < out->ni; i++) {
     const tg_fitem *it = &out->items[i];
@@ -183,13 +253,24 @@ tg_status tg_fplan_make(const char *spec, const char *tz, int k, tg_fplan *out) 
   return TG_OK;
 }
 
+const tg_fitem *tg_fplan_item(const tg_fplan *p, int col) {
+  for (int i = 0; i < p->ni; i++)
+    if (col >= p->items[i].col && col < p->items[i].col + p->items[i].ncols) return &p->items[i];
+  return &p->items[0];
+}
+
 void tg_fplan_column(const tg_fplan *p, const uint32_t *ids, int col, char name[TG_NAME_MAX], int32_t *warmup,
-                     uint8_t *scale) {
-  const tg_fitem *it = &p->items[0];
-  for (int i = 1; i < p->ni && p->items[i].col <= col; i++) it = &p->items[i];
+                     uint8_t *scale, uint8_t *role) {
+  const tg_fitem *it = tg_fplan_item(p, col);
   column_name(it, col - it->col, ids, name);
   *warmup = it->warmup;
-  *scale = (uint8_t)k_defs[it->kind].scale;
+  switch (it->kind) {
+    case TG_F_KNOWN: *role = col == it->col ? TG_FEATURE_KNOWN : TG_FEATURE_KNOWN_LEAD; break;
+    case TG_F_STATIC: *role = TG_FEATURE_STATIC; break;
+    case TG_F_CAT: *role = TG_FEATURE_CATEGORY; break;
+    default: *role = TG_FEATURE_OBSERVED; break;
+  }
+  *scale = it->kind == TG_F_CAT ? 0 : it->kind >= TG_F_BUILTIN_COUNT ? 1 : (uint8_t)k_defs[it->kind].scale;
 }
 
 int tg_fbar_bad(const tg_fbar *b) {
@@ -211,7 +292,8 @@ tg_status tg_fbar_error(const tg_fbar *b, int bad, const char *where) {
 }
 
 static tg_fbar bar_at(const tg_bars *b, int64_t r) {
-  tg_fbar x = {b->ts[r], b->open[r], b->high[r], b->low[r], b->close[r], b->volume[r]};
+  tg_fbar x = {.ts = b->ts[r], .open = b->open[r], .high = b->high[r], .low = b->low[r], .close = b->close[r],
+               .volume = b->volume[r]};
   return x;
 }
 
@@ -240,18 +322,20 @@ static tg_status alloc_out(const tg_fplan *p, const tg_layout *lay, tg_features 
   out->names = tg_calloc((size_t)f, sizeof *out->names);
   out->warmup = tg_calloc((size_t)f, sizeof *out->warmup);
   out->scale = tg_calloc((size_t)f, sizeof *out->scale);
-  out->first_valid = tg_calloc((size_t)lay->k, sizeof *out->first_valid);
   out->role = tg_calloc((size_t)f, sizeof *out->role);
   out->card = tg_calloc((size_t)f, sizeof *out->card);
-  if (!out->x || !out->names || !out->warmup || !out->scale || !out->first_valid)
+  out->first_valid = tg_calloc((size_t)lay->k, sizeof *out->first_valid);
+  if (!out->x || !out->names || !out->warmup || !out->scale || !out->role || !out->card || !out->first_valid)
     return tg_error(TG_ERR_NOMEM, "features: out of memory for %lld x %d features", (long long)n, f);
-  for (int c = 0; c < f; c++) tg_fplan_column(p, lay->ids, c, out->names[c], &out->warmup[c], &out->scale[c]);
+  out->n_cat = p->n_cat;
+  for (int c = 0; c < f; c++)
+    tg_fplan_column(p, lay->ids, c, out->names[c], &out->warmup[c], &out->scale[c], &out->role[c]);
   return TG_OK;
 }
 
 /* Each instrument's bars, in time order, through the per-bar update the stream uses. */
-static tg_status compute_rows(const tg_fplan *p, tg_finst *s, const tg_bars *bars, const tg_layout *lay,
-                              tg_features *out) {
+static tg_status compute_rows(const tg_fplan *p, tg_finst *s, tg_fcov *cov, const tg_bars *bars,
+                              const tg_layout *lay, tg_features *out) {
   out->first_valid_row = 0;
   for (int j = 0; j < lay->k; j++) {
     tg_finst_reset(s, p);
@@ -259,6 +343,7 @@ static tg_status compute_rows(const tg_fplan *p, tg_finst *s, const tg_bars *bar
     for (int64_t q = 0; q < m; q++) {
       int64_t r = lay->rows[p0 + q];
       tg_fbar b = bar_at(bars, r);
+      if (cov) tg_fcov_row(cov, r, &b);
       tg_status st = tg_feature_bar(p, s, j, &b, out->x + r * (int64_t)p->f);
       if (st != TG_OK) return st;
     }
@@ -274,14 +359,23 @@ tg_status tg_features_compute(const tg_bars *bars, const tg_layout *lay, const t
   if (!bars || !lay || lay->n != bars->n)
     return tg_error(TG_ERR_INVALID, "features: the layout does not belong to these bars");
   tg_fplan plan;
-  tg_status st = tg_fplan_make(opts ? opts->spec : NULL, opts ? opts->tz : NULL, lay->k, &plan);
+  tg_status st = tg_fplan_make(opts ? opts->spec : NULL, opts ? opts->tz : NULL, opts ? opts->leads : 0, lay->k, &plan);
   if (st != TG_OK) return st;
   if ((st = check_bars(bars)) != TG_OK) return st;
+  tg_fcov cov;
+  int has_cov = plan.n_num + plan.n_cat > 0;
+  memset(&cov, 0, sizeof cov);
+  if (has_cov && (st = tg_fcov_bind(&plan, bars, lay, opts ? opts->vocab : NULL, opts ? opts->n_vocab : 0, &cov)) != TG_OK) return st;
   tg_finst s;
-  if ((st = tg_finst_init(&s, &plan)) != TG_OK) return st;
+  if ((st = tg_finst_init(&s, &plan)) != TG_OK) {
+    tg_fcov_free(&cov);
+    return st;
+  }
   st = alloc_out(&plan, lay, out);
-  if (st == TG_OK) st = compute_rows(&plan, &s, bars, lay, out);
+  if (st == TG_OK) st = compute_rows(&plan, &s, has_cov ? &cov : NULL, bars, lay, out);
+  if (st == TG_OK && has_cov) tg_fcov_finish(&plan, &cov, lay, out);
   tg_finst_free(&s);
+  tg_fcov_free(&cov);
   if (st != TG_OK) tg_features_free(out);
   return st;
 }

@@ -30,12 +30,19 @@ void tg_finst_reset(tg_finst *s, const tg_fplan *p) {
     memset(&s->st[i], 0, sizeof s->st[i]);
     s->st[i].ring = p->items[i].ring ? ring : NULL;
     ring += p->items[i].ring;
+    if (p->items[i].kind >= TG_F_COL) s->st[i].a = NAN; /* covariates: no value yet */
   }
   s->i = 0;
   s->last_ts = 0;
   s->prev_close = 0.0;
   s->tz_from = s->tz_until = 0;
   s->tz_off = 0;
+}
+
+int tg_finst_covariates_seen(const tg_fplan *p, const tg_finst *s) {
+  for (int i = 0; i < p->ni; i++)
+    if (p->items[i].kind >= TG_F_COL && p->items[i].kind != TG_F_CAT && isnan(s->st[i].a)) return 0;
+  return 1;
 }
 
 void tg_finst_free(tg_finst *s) {
@@ -219,6 +226,16 @@ tg_status tg_feature_bar(const tg_fplan *p, tg_finst *s, int inst, const tg_fbar
       case TG_F_INST:
         for (int col = 0; col < it->ncols; col++) out[col] = col == inst ? 1.0f : 0.0f;
         break;
+      case TG_F_COL:
+      case TG_F_KNOWN:
+      case TG_F_STATIC: { /* the value, a missing one carried forward; then the leads as given */
+        const double *v = b->num + it->in;
+        if (!isnan(v[0])) r->a = v[0];
+        out[0] = (float)r->a;
+        for (int h = 1; h < it->ncols; h++) out[h] = (float)v[h];
+        break;
+      }
+      case TG_F_CAT: out[0] = (float)b->cat[it->in]; break;
       default: break; /* the parser makes no other kind */
     }
   }

@@ -1,4 +1,4 @@
-/* Per-column normalisation: mean and std from the training windows' rows only, applied to every row in place. */
+/* Per-column normalisation: mean and std from the training windows' rows only (lead columns: their finite values), applied to every row in place. */
 #include <math.h>
 #include <string.h>
 #include "base/alloc.h"
@@ -7,6 +7,7 @@
 void tg_norm_free(tg_norm *nm) {
   tg_free(nm->mean);
   tg_free(nm->std);
+  tg_vocabs_free(nm->vocab, nm->n_vocab);
   memset(nm, 0, sizeof *nm);
 }
 
@@ -31,37 +32,56 @@ tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_spli
   out->mean = tg_calloc((size_t)f, sizeof(double));
   out->std = tg_calloc((size_t)f, sizeof(double));
   double *acc = tg_calloc((size_t)f, sizeof(double)); /* [f] running sums */
-  if (!out->mean || !out->std || !acc) {
+  int64_t *cnt = tg_calloc((size_t)f + 1, sizeof(int64_t)); /* [f] finite values of the lead columns */
+  if (!out->mean || !out->std || !acc || !cnt) {
     tg_free(acc);
+    tg_free(cnt);
     tg_norm_free(out);
     return tg_error(TG_ERR_NOMEM, "normalise: out of memory");
   }
+  int leads = 0;
+  for (int c = 0; fx->role && c < f; c++) leads |= fx->role[c] == TG_FEATURE_KNOWN_LEAD;
   int64_t rows = 0;
   FOR_TRAIN_ROWS(lay, tr, L, r, {
     const float *x = fx->x + r * f;
-    for (int c = 0; c < f; c++) acc[c] += x[c];
+    if (!leads) {
+      for (int c = 0; c < f; c++) acc[c] += x[c];
+    } else {
+      for (int c = 0; c < f; c++) {
+        if (fx->role[c] != TG_FEATURE_KNOWN_LEAD) acc[c] += x[c];
+        else if (isfinite(x[c])) {
+          acc[c] += x[c];
+          cnt[c]++;
+        }
+      }
+    }
     rows++;
   })
   out->rows = rows;
   if (rows == 0) {
     tg_free(acc);
+    tg_free(cnt);
     tg_norm_free(out);
     return tg_error(TG_ERR_INVALID, "normalise: the training split has no windows to fit on");
   }
-  for (int c = 0; c < f; c++) out->mean[c] = acc[c] / (double)rows, acc[c] = 0.0;
+  for (int c = 0; c < f; c++) {
+    if (!leads || fx->role[c] != TG_FEATURE_KNOWN_LEAD) cnt[c] = rows;
+    out->mean[c] = cnt[c] ? acc[c] / (double)cnt[c] : 0.0, acc[c] = 0.0;
+  }
   FOR_TRAIN_ROWS(lay, tr, L, r, {
     const float *x = fx->x + r * f;
     for (int c = 0; c < f; c++) {
       double d = x[c] - out->mean[c];
-      acc[c] += d * d;
+      if (!leads || fx->role[c] != TG_FEATURE_KNOWN_LEAD || isfinite(d)) acc[c] += d * d;
     }
   })
   for (int c = 0; c < f; c++) {
-    double sd = sqrt(acc[c] / (double)rows);
+    double sd = cnt[c] ? sqrt(acc[c] / (double)cnt[c]) : 1.0;
     if (fx->scale && !fx->scale[c]) {
       out->mean[c] = 0.0, out->std[c] = 1.0;
     } else if (!isfinite(out->mean[c]) || !isfinite(sd)) {
       tg_free(acc);
+      tg_free(cnt);
       tg_status st = tg_error(TG_ERR_NUMERIC, "normalise: column %d '%s' is not finite on the training rows "
                               "(a window starting inside the feature warm-up?)", c, fx->names ? fx->names[c] : "");
       tg_norm_free(out);
@@ -71,6 +91,7 @@ tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_spli
     }
   }
   tg_free(acc);
+  tg_free(cnt);
   return TG_OK;
 }
 

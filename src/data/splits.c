@@ -111,13 +111,15 @@ tg_status tg_splits_make(const tg_bars *bars, const tg_layout *lay, const tg_spl
     tg_split *sp = &out->s[s];
     sp->ts_begin = t[s];
     sp->ts_end = t[s + 1];
-    int64_t bars_in = 0, longest = 0;
+    int64_t bars_in = 0, longest = 0, warm_max = opts->warmup;
     for (int j = 0; j < lay->k; j++) {
       int64_t p0 = lay->seg[j], p1 = lay->seg[j + 1];
       int64_t a = lower_bound(bars, lay, p0, p1, t[s]);          /* the region: positions [a, b) */
       int64_t b = t[s + 1] == INT64_MAX ? p1 : lower_bound(bars, lay, a, p1, t[s + 1]);
       int64_t lo = a + (s > 0 ? opts->embargo : 0);
-      if (lo < p0 + opts->warmup) lo = p0 + opts->warmup;        /* first row past the feature warm-up */
+      int64_t warm = opts->warmup_inst && opts->warmup_inst[j] > opts->warmup ? opts->warmup_inst[j] : opts->warmup;
+      if (lo < p0 + warm) lo = p0 + warm;                        /* first row past the feature warm-up */
+      if (warm > warm_max) warm_max = warm;
       if (opts->reach) {
         fit_reach(lay, opts, lo, b, &sp->begin[j], &sp->end[j]);
       } else {
@@ -129,18 +131,21 @@ tg_status tg_splits_make(const tg_bars *bars, const tg_layout *lay, const tg_spl
       bars_in += b - a;
       if (b - a > longest) longest = b - a;
     }
-    char b0[32], b1[32];
+    char b0[32], b1[32], late[128] = "";
+    if (s == 0 && warm_max > opts->warmup)
+      snprintf(late, sizeof late, " (and covariates' first values come up to %lld bars into an instrument)",
+               (long long)warm_max);
     if (bars_in == 0 && requested[s])
       st = tg_error(TG_ERR_INVALID, "splits: the %s split (%s .. %s) holds no bars; %lld bars in all", k_split_names[s],
                     fmt_ts(t[s], b0, sizeof b0), fmt_ts(t[s + 1], b1, sizeof b1), (long long)n);
     else if (bars_in > 0 && sp->count < minw)
       st = tg_error(TG_ERR_INVALID,
                     "splits: the %s split (%s .. %s, %lld bars, longest instrument run %lld) has %lld windows, "
-                    "needs at least %lld: a window of %lld bars plus a horizon of %lld%s%d needs %lld bars in one run",
+                    "needs at least %lld: a window of %lld bars plus a horizon of %lld%s%d needs %lld bars in one run%s",
                     k_split_names[s], fmt_ts(t[s], b0, sizeof b0), fmt_ts(t[s + 1], b1, sizeof b1), (long long)bars_in,
                     (long long)longest, (long long)sp->count, (long long)minw, (long long)L, (long long)h,
                     s == 0 ? " plus the feature warm-up of " : " plus the embargo of ", s == 0 ? opts->warmup : opts->embargo,
-                    (long long)(L + h + (s == 0 ? opts->warmup : opts->embargo)));
+                    (long long)(L + h + (s == 0 ? opts->warmup : opts->embargo)), late);
   }
   if (st != TG_OK) tg_splits_free(out);
   return st;

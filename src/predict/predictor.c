@@ -54,7 +54,7 @@ static tg_status model_config(tg_predictor *p) {
 
 /* The stream's columns must be the ones the run was trained on. */
 static tg_status open_features(tg_predictor *p) {
-  tg_feature_opts fo = {p->cfg.features[0] ? p->cfg.features : NULL, p->cfg.tz[0] ? p->cfg.tz : NULL};
+  tg_feature_opts fo = {.spec = p->cfg.features[0] ? p->cfg.features : NULL, .tz = p->cfg.tz[0] ? p->cfg.tz : NULL};
   tg_status st = tg_feature_stream_new(&fo, p->meta.ids, p->meta.k, &p->fs);
   if (st != TG_OK) return st;
   if (tg_feature_stream_width(p->fs) != p->meta.f)
