@@ -153,7 +153,7 @@ static int predictor_time(const char *dir, const lat_opts *o, double *us) {
   float *out = malloc(sizeof(float) * (size_t)tg_predictor_out_len(info));
   int rc = !out || tg_synth_generate(&sc, &b) != TG_OK, ready = 0;
   for (int64_t t = 0; t < b.n && !rc; t++) {
-    tg_pbar bar = {b.ts[t], 0, b.open[t], b.high[t], b.low[t], b.close[t], b.volume[t]};
+    tg_pbar bar = {b.ts[t], 0, b.open[t], b.high[t], b.low[t], b.close[t], b.volume[t], NULL, NULL};
     double t0 = now_ns();
     rc = tg_predictor_push(p, &bar, out, &ready) != TG_OK;
     double t1 = now_ns();

@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
   long changes = 0, forecasts = 0;
   for (int64_t t = 0; t < bars.n; t++) {
     tg_pbar bar = {bars.ts[t], bars.instrument ? bars.instrument[t] : 0, bars.open[t], bars.high[t], bars.low[t],
-                   bars.close[t], bars.volume[t]};
+                   bars.close[t], bars.volume[t], NULL, NULL};
     struct timespec t0, t1;
     int ready = 0;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -39,7 +39,7 @@ static tg_train_config small_config(tg_model_kind kind, const char *name) {
 static void push_all(tg_predictor *p, const tg_bars *b, float *out, int *ready) {
   tg_predictor_reset(p);
   for (int64_t t = 0; t < b->n; t++) {
-    tg_pbar bar = {b->ts[t], 0, b->open[t], b->high[t], b->low[t], b->close[t], b->volume[t]};
+    tg_pbar bar = {b->ts[t], 0, b->open[t], b->high[t], b->low[t], b->close[t], b->volume[t], NULL, NULL};
     CHECK_OK(tg_predictor_push(p, &bar, out + t * H * NQ, &ready[t]));
   }
 }
@@ -255,7 +255,7 @@ static void check_behaviour(const char *name) {
   long heap = 0;
   int same = 1;
   for (int64_t t = 0; t < n; t++) {
-    tg_pbar bar = {b.ts[t], 0, b.open[t], b.high[t], b.low[t], b.close[t], b.volume[t]};
+    tg_pbar bar = {b.ts[t], 0, b.open[t], b.high[t], b.low[t], b.close[t], b.volume[t], NULL, NULL};
     if (t == 250) {
       tg_pbar bad = bar;
       bad.instrument = 7;
@@ -392,14 +392,14 @@ static void check_instruments(void) {
   float *mixed = malloc((size_t)n * H * NQ * sizeof *mixed), f[H * NQ];
   int *ready = calloc((size_t)n, sizeof *ready), r = 0, same = 1, differ = 0;
   for (int64_t t = 0; t < n; t++) {
-    tg_pbar bar = {two.ts[t], two.instrument[t], two.open[t], two.high[t], two.low[t], two.close[t], two.volume[t]};
+    tg_pbar bar = {two.ts[t], two.instrument[t], two.open[t], two.high[t], two.low[t], two.close[t], two.volume[t], NULL, NULL};
     CHECK_OK(tg_predictor_push(p, &bar, mixed + t * H * NQ, &ready[t]));
   }
   for (uint32_t id = 0; id < 2; id++) {
     tg_predictor_reset(p);
     for (int64_t t = 0; t < n; t++) {
       if (two.instrument[t] != id) continue;
-      tg_pbar bar = {two.ts[t], id, two.open[t], two.high[t], two.low[t], two.close[t], two.volume[t]};
+      tg_pbar bar = {two.ts[t], id, two.open[t], two.high[t], two.low[t], two.close[t], two.volume[t], NULL, NULL};
       CHECK_OK(tg_predictor_push(p, &bar, f, &r));
       same &= r == ready[t] && memcmp(f, mixed + t * H * NQ, sizeof f) == 0;
     }
@@ -409,7 +409,7 @@ static void check_instruments(void) {
   tg_predictor_reset(p);
   for (int64_t t = 0; t < n; t++) {
     if (two.instrument[t] != 0) continue;
-    tg_pbar bar = {two.ts[t], 1, two.open[t], two.high[t], two.low[t], two.close[t], two.volume[t]};
+    tg_pbar bar = {two.ts[t], 1, two.open[t], two.high[t], two.low[t], two.close[t], two.volume[t], NULL, NULL};
     CHECK_OK(tg_predictor_push(p, &bar, f, &r));
     if (r) differ |= memcmp(f, mixed + t * H * NQ, sizeof f) != 0;
   }

@@ -77,8 +77,7 @@ typedef struct tg_bars {
   char format[16];         /* "csv", "dbn", "parquet", "synthetic" */
   int64_t reordered;       /* bars tg_bars_read found out of time order (and sorted) */
   int n_cols;              /* extra columns, in the order of the file (DBN and synthetic bars have none) */
-  tg_bar_column *cols;     /* [n_cols], owned; a view made by copying the struct and moving the bar pointers must
-                              set n_cols 0 and cols NULL, since the columns' pointers do not move with them */
+  tg_bar_column *cols;     /* [n_cols], owned (a view's point into its source's: tg_bars_view) */
 } tg_bars;
 
 void tg_bars_init(tg_bars *b);
@@ -106,6 +105,10 @@ int tg_bars_column_index(const tg_bars *b, const char *name);
 tg_status tg_bars_add_column(tg_bars *b, const char *name, tg_column_kind kind);
 /* Makes column k a column of kind with every value missing (a category's names are dropped). */
 tg_status tg_bars_reset_column(tg_bars *b, int k, tg_column_kind kind);
+/* Rows [a, b) of bars as a view: every pointer, the extra columns' too, points into bars (nothing copied);
+ * cols [bars->n_cols] is the caller's room for the view's column headers (may be NULL without columns). The view
+ * is never tg_bars_free'd and must not outlive bars or cols. */
+void tg_bars_view(const tg_bars *bars, int64_t a, int64_t b, tg_bar_column *cols, tg_bars *view);
 /* Removes column k; the later ones move down one. */
 void tg_bars_drop_column(tg_bars *b, int k);
 

@@ -3,6 +3,7 @@
 #define TICKGRAD_PREDICTOR_H
 
 #include <stdint.h>
+#include "tickgrad/data.h"
 #include "tickgrad/graph.h"
 #include "tickgrad/models.h"
 #include "tickgrad/status.h"
@@ -45,6 +46,8 @@ typedef struct tg_pbar {
   int64_t ts;
   uint32_t instrument;
   double open, high, low, close, volume;
+  const double *inputs;     /* [info.n_num_inputs] the run's numeric extra inputs (NaN: missing), or NULL */
+  const char *const *cats;  /* [info.n_inputs - n_num_inputs] its category names (NULL or unseen: id 0), or NULL */
 } tg_pbar;
 
 typedef struct tg_predictor_info {
@@ -61,6 +64,8 @@ typedef struct tg_predictor_info {
   tg_precision precision; /* the run's: forecasts run its GEMMs in the precision it trained and validated in */
   int k;                /* instruments */
   const uint32_t *ids;  /* [k] their ids */
+  int n_inputs, n_num_inputs; /* extra inputs each bar brings (covariates): the numbers first, then category names */
+  const char *const *input_names; /* [n_inputs] "NAME" (col:, known:, static:, cat:), "NAME@+h" (known: leads) */
   char run[1024];
 } tg_predictor_info;
 
@@ -80,6 +85,11 @@ const tg_predictor_info *tg_predictor_get_info(const tg_predictor *p);
  * trained on or a time before that instrument's last bar, TG_ERR_NUMERIC for a price that is not finite and
  * positive or a volume that is not finite and >= 0. */
 tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int *ready);
+/* Bar row of bars as a tg_pbar with the run's extra inputs from the columns of the same names. A lead input
+ * "NAME@+h" missing as a column of its own is column NAME h bars later of the same instrument in bars (NaN past its
+ * last) when leads_from_rows is 1, else missing. The pointers stay valid until the next call. TG_ERR_INVALID naming
+ * the input and the bars' columns when one is missing, or a column's kind is not the input's (number or name). */
+tg_status tg_predictor_bar_at(tg_predictor *p, const tg_bars *bars, int64_t row, int leads_from_rows, tg_pbar *b);
 /* Forgets every bar: the next push starts each instrument afresh. */
 void tg_predictor_reset(tg_predictor *p);
 void tg_predictor_free(tg_predictor *p);

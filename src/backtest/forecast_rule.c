@@ -115,10 +115,10 @@ tg_status tg_fc_targets(tg_predictor *p, const tg_bars *bars, int64_t from, cons
   int64_t got = 0;
   tg_predictor_reset(p);
   for (int64_t t = 0; t < bars->n; t++) {
-    tg_pbar b = {bars->ts[t], bars->instrument ? bars->instrument[t] : 0, bars->open[t], bars->high[t], bars->low[t],
-                 bars->close[t], bars->volume[t]};
+    tg_pbar b;
     int ready = 0;
-    tg_status st = tg_predictor_push(p, &b, f, &ready);
+    tg_status st = tg_predictor_bar_at(p, bars, t, 1, &b); /* known: leads from the file's later bars */
+    if (st == TG_OK) st = tg_predictor_push(p, &b, f, &ready);
     if (st != TG_OK) return tg_error(st, "backtest: %s, bar %lld: %s", bars->source, (long long)t + 1, tg_last_error());
     if (t < from) continue;
     if (!ready) target[t - from] = 0.0;

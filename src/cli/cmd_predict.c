@@ -119,12 +119,6 @@ static tg_status predict_bar(tg_predictor *p, const tg_pbar *b, float *pred, FIL
   return TG_OK;
 }
 
-static tg_pbar bar_at(const tg_bars *bars, int64_t i) {
-  tg_pbar b = {bars->ts[i], bars->instrument ? bars->instrument[i] : 0, bars->open[i], bars->high[i], bars->low[i],
-               bars->close[i], bars->volume[i]};
-  return b;
-}
-
 static tg_read_opts read_opts(const pr_args *a) {
   tg_read_opts ro;
   memset(&ro, 0, sizeof ro);
@@ -142,27 +136,27 @@ static tg_status predict_files(const pr_args *a, tg_predictor *p, float *pred, F
   char where[300];
   snprintf(where, sizeof where, "%s, bar", bars.source);
   for (int64_t i = 0; st == TG_OK && i < bars.n; i++) {
-    tg_pbar b = bar_at(&bars, i);
-    st = predict_bar(p, &b, pred, f, where, i + 1);
+    tg_pbar b;
+    st = tg_predictor_bar_at(p, &bars, i, 1, &b);
+    if (st == TG_OK) st = predict_bar(p, &b, pred, f, where, i + 1);
   }
   tg_bars_free(&bars);
   return st;
 }
 
 /* One line of stdin as a bar: the CSV reader over the header and that line, so every format it knows works. */
-static tg_status parse_line(const pr_args *a, const char *header, const char *line, int64_t lineno, tg_pbar *b) {
+static tg_status parse_line(const pr_args *a, tg_predictor *p, const char *header, const char *line, int64_t lineno,
+                            tg_bars *one, tg_pbar *b) {
   char buf[2 * PR_LINE_MAX + 4], where[64];
   int n = snprintf(buf, sizeof buf, "%s\n%s\n", header, line);
   snprintf(where, sizeof where, "stdin line %lld", (long long)lineno);
   tg_read_opts ro = read_opts(a);
   ro.warn = NULL;
-  tg_bars one;
-  tg_bars_init(&one);
-  tg_status st = tg_csv_parse(where, buf, (size_t)n, &ro, &one);
-  if (st == TG_OK && one.n != 1) st = tg_error(TG_ERR_FORMAT, "%s: expected one bar, the line holds %lld", where, (long long)one.n);
-  if (st == TG_OK) *b = bar_at(&one, 0);
-  tg_bars_free(&one);
-  return st;
+  tg_bars_free(one);
+  tg_status st = tg_csv_parse(where, buf, (size_t)n, &ro, one);
+  if (st == TG_OK && one->n != 1) st = tg_error(TG_ERR_FORMAT, "%s: expected one bar, the line holds %lld", where, (long long)one->n);
+  if (st == TG_OK) st = tg_predictor_bar_at(p, one, 0, 0, b);
+  return st == TG_OK ? st : tg_error(st, "%s: %s", where, tg_last_error());
 }
 
 /* Reads a line without its end of line; 0 at the end of input; -1 for a line over PR_LINE_MAX bytes. */
@@ -178,6 +172,8 @@ static int read_line(FILE *in, char *buf) {
 static tg_status predict_stream(const pr_args *a, tg_predictor *p, float *pred, FILE *f) {
   char header[PR_LINE_MAX + 2], line[PR_LINE_MAX + 2];
   int64_t lineno = 1;
+  tg_bars one; /* the line's bar and its extra columns */
+  tg_bars_init(&one);
   int r = read_line(stdin, header);
   if (r <= 0) return tg_error(TG_ERR_FORMAT, "stdin: %s", r ? "the header line is too long" : "no header line");
   while ((r = read_line(stdin, line)) != 0) {
@@ -185,11 +181,15 @@ static tg_status predict_stream(const pr_args *a, tg_predictor *p, float *pred, 
     if (r < 0) return tg_error(TG_ERR_FORMAT, "stdin line %lld: longer than %d bytes", (long long)lineno, PR_LINE_MAX);
     if (!line[0]) continue;
     tg_pbar b;
-    tg_status st = parse_line(a, header, line, lineno, &b);
+    tg_status st = parse_line(a, p, header, line, lineno, &one, &b); /* b points into one until the next line */
     if (st == TG_OK) st = predict_bar(p, &b, pred, f, "stdin line", lineno);
-    if (st != TG_OK) return st;
+    if (st != TG_OK) {
+      tg_bars_free(&one);
+      return st;
+    }
     fflush(f);
   }
+  tg_bars_free(&one);
   return TG_OK;
 }
 

@@ -163,3 +163,19 @@ tg_status tg_bar_columns_copy(tg_bars *dst, const tg_bars *src) {
   }
   return TG_OK;
 }
+
+void tg_bars_view(const tg_bars *bars, int64_t a, int64_t b, tg_bar_column *cols, tg_bars *view) {
+  *view = *bars;
+  view->n = view->cap = b - a;
+  view->ts += a, view->open += a, view->close += a;
+  if (view->high) view->high += a;
+  if (view->low) view->low += a;
+  if (view->volume) view->volume += a;
+  if (view->instrument) view->instrument += a;
+  view->cols = bars->n_cols ? cols : NULL;
+  for (int k = 0; k < bars->n_cols; k++) {
+    cols[k] = bars->cols[k];
+    if (cols[k].values) cols[k].values += a;
+    if (cols[k].codes) cols[k].codes += a;
+  }
+}

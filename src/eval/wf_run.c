@@ -33,17 +33,6 @@ tg_status tg_wf_plan(const tg_wf_config *c, int64_t n, tg_wf_fold *f) {
   return TG_OK;
 }
 
-/* bars' rows [a, b) as a view (nothing copied). */
-static tg_bars rows_view(const tg_bars *all, int64_t a, int64_t b) {
-  tg_bars v = *all;
-  v.ts += a, v.open += a, v.high += a, v.low += a, v.close += a, v.volume += a;
-  if (v.instrument) v.instrument += a;
-  v.n_cols = 0, v.cols = NULL; /* extra columns do not move with the bars */
-  v.n = b - a;
-  v.cap = v.n;
-  return v;
-}
-
 /* One fold: train on rows [begin, test_begin) (the trainer's last block of them validates), backtest the test rows. */
 static tg_status run_fold(const tg_wf_config *c, const tg_bars *all, int k, tg_wf_fold *f, tg_train_config *tc) {
   *tc = c->train;
@@ -53,15 +42,19 @@ static tg_status run_fold(const tg_wf_config *c, const tg_bars *all, int k, tg_w
   tc->solo = 1;
   int len = snprintf(tc->out, sizeof tc->out, "%s/fold-%02d", c->out, k + 1);
   if (len < 0 || (size_t)len >= sizeof tc->out) return tg_error(TG_ERR_INVALID, "walkforward: the path of %s is too long", c->out);
-  tg_bars slice = rows_view(all, f->begin, f->end);
+  tg_bar_column *cols = all->n_cols ? malloc(2 * (size_t)all->n_cols * sizeof *cols) : NULL; /* the views' */
+  if (all->n_cols && !cols) return tg_error(TG_ERR_NOMEM, "walkforward: out of memory");
+  tg_bars slice, upto;
+  tg_bars_view(all, f->begin, f->end, cols, &slice);
+  tg_bars_view(all, 0, f->end, cols ? cols + all->n_cols : NULL, &upto); /* every bar before the test block, then it */
   char t0[48], t1[48], t2[48];
   if (c->log)
     fprintf(c->log, "\n== fold %d/%d: train %s .., validate from %s, test from %s (%lld bars)\n", k + 1, c->folds,
             tg_format_utc(all->ts[f->begin], 0, t0, sizeof t0), tg_format_utc(all->ts[f->val_begin], 0, t1, sizeof t1),
             tg_format_utc(all->ts[f->test_begin], 0, t2, sizeof t2), (long long)(f->end - f->test_begin));
   tg_status st = tg_train_run(tc, &slice, &f->res.train);
-  tg_bars upto = rows_view(all, 0, f->end); /* every bar before the test block, then the test block */
   if (st == TG_OK) st = tg_fc_backtest_run(tc->out, &upto, f->test_begin, &c->bt, "walkforward", &f->res.st, &f->res.bh);
+  free(cols);
   f->res.ok = st == TG_OK;
   return st == TG_OK ? TG_OK : tg_error(st, "walkforward: fold %d: %s", k + 1, tg_last_error());
 }

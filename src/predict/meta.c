@@ -14,6 +14,7 @@ void pr_meta_free(pr_meta *m) {
   tg_free(m->std);
   tg_free(m->ids);
   tg_free(m->classes);
+  if (m->vocab) tg_vocabs_free(m->vocab, m->n_vocab);
   memset(m, 0, sizeof *m);
 }
 
@@ -56,6 +57,35 @@ static tg_status classes(const tg_json *root, const char *path, pr_meta *m) {
     memcpy(m->classes[k], e->str, e->len + 1);
   }
   m->C = a->count;
+  return TG_OK;
+}
+
+/* "leads" and the cat: columns' "vocab" (both absent in runs without covariates). */
+static tg_status covariates(const tg_json *root, const char *path, pr_meta *m) {
+  const tg_json *l = tg_json_get(root, "leads"), *a = tg_json_get(root, "vocab");
+  if (l && (l->type != TG_JSON_INT || l->num < 0 || l->num > TG_FEATURES_MAX_LEADS))
+    return tg_error(TG_ERR_FORMAT, "%s: \"leads\" must be a whole number in 0..%d", path, TG_FEATURES_MAX_LEADS);
+  m->leads = l ? (int)l->num : 0;
+  if (!a || a->count == 0) return TG_OK;
+  if (a->type != TG_JSON_ARRAY) return tg_error(TG_ERR_FORMAT, "%s: \"vocab\" must be an array", path);
+  m->vocab = tg_calloc((size_t)a->count, sizeof *m->vocab);
+  if (!m->vocab) return tg_error(TG_ERR_NOMEM, "%s: out of memory", path);
+  for (const tg_json *e = a->first; e; e = e->next) {
+    const tg_json *col = tg_json_get(e, "column"), *names = tg_json_get(e, "names");
+    tg_vocab *v = &m->vocab[m->n_vocab++];
+    if (!col || col->type != TG_JSON_STRING || col->len >= TG_NAME_MAX || !names || names->type != TG_JSON_ARRAY)
+      return tg_error(TG_ERR_FORMAT, "%s: \"vocab\"[%d] must be {\"column\": name, \"names\": [...]}", path,
+                      m->n_vocab - 1);
+    memcpy(v->column, col->str, col->len + 1);
+    v->names = tg_calloc((size_t)(names->count ? names->count : 1), sizeof *v->names);
+    if (!v->names) return tg_error(TG_ERR_NOMEM, "%s: out of memory", path);
+    for (const tg_json *n = names->first; n; n = n->next) {
+      if (n->type != TG_JSON_STRING || n->len >= TG_NAME_MAX || (v->n && strcmp(v->names[v->n - 1], n->str) >= 0))
+        return tg_error(TG_ERR_FORMAT, "%s: the vocabulary of '%s' must be names of under %d bytes in ascending "
+                        "order", path, v->column, TG_NAME_MAX);
+      memcpy(v->names[v->n++], n->str, n->len + 1);
+    }
+  }
   return TG_OK;
 }
 
@@ -103,6 +133,7 @@ static tg_status parse(const tg_json *root, const char *path, pr_meta *m) {
       st = tg_error(TG_ERR_FORMAT, "%s: \"std\"[%d] (%s) must be a positive number", path, j, m->names[j]);
   tg_free(idv);
   if (st == TG_OK) st = classes(root, path, m);
+  if (st == TG_OK) st = covariates(root, path, m);
   return st;
 }
 

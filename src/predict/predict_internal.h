@@ -21,6 +21,9 @@ typedef struct pr_meta {
   int64_t bar_ns;
   int C;                      /* a classifier's classes (0: a quantile forecaster) */
   char (*classes)[TG_NAME_MAX]; /* [C] their names */
+  int leads;                  /* lead columns of each known: covariate */
+  int n_vocab;
+  tg_vocab *vocab;            /* [n_vocab] the cat: columns' vocabularies */
 } pr_meta;
 
 tg_status pr_meta_read(const char *run, pr_meta *m);
@@ -52,5 +55,9 @@ tg_status pr_net_bar(pr_net *n, float *row);
 /* Runs the window in n->past (and future, inst); pred [H, nq] in the model's scaled units. */
 tg_status pr_net_run(pr_net *n, float *pred, int64_t len);
 void pr_net_close(pr_net *n);
+
+/* The predictor's buffers for one bar's extra inputs (tg_predictor_bar_at fills them). */
+double *pr_input_numbers(tg_predictor *p);
+const char **pr_input_names(tg_predictor *p);
 
 #endif

@@ -21,6 +21,10 @@ struct tg_predictor {
   int64_t *seen;                 /* [k] valid rows pushed per instrument */
   float *raw, *x, *pred;         /* [F] the bar's features, [F] normalised, [H * nq] scaled forecast or logits */
   const char *tz;                /* the tft's calendar zone (NULL: UTC) */
+  const char **input_names;      /* [info.n_inputs] the stream's extra inputs (tg_feature_stream_input_name) */
+  int cat_offset[TG_MAX_CAT_INPUTS]; /* added to each cat: id, as the trainer does (one embedding table) */
+  double *in_num;                /* [n_num_inputs] tg_predictor_bar_at's buffers */
+  const char **in_cat;           /* [n_inputs - n_num_inputs] */
 };
 
 static tg_status read_config(const char *run, tg_train_config *c) {
@@ -47,6 +51,15 @@ static tg_status model_config(tg_predictor *p) {
   m->n_future = m->kind == TG_MODEL_TFT ? 4 : 0;
   m->n_static = mt->k;
   m->n_classes = mt->C;
+  m->n_cat = mt->n_vocab;
+  if (m->n_cat > TG_MAX_CAT_INPUTS)
+    return tg_error(TG_ERR_FORMAT, "predict: %s/inference.json has %d category vocabularies (at most %d)", p->info.run,
+                    m->n_cat, TG_MAX_CAT_INPUTS);
+  for (int k = 0, off = 0; k < m->n_cat; k++) {
+    m->cat_card[k] = mt->vocab[k].n + 1;
+    p->cat_offset[k] = off;
+    off += m->cat_card[k];
+  }
   m->horizons = mt->C && m->kind != TG_MODEL_TFT ? 1 : p->cfg.horizons; /* as tr_data's Hm */
   if (m->kind == TG_MODEL_TFT) m->tft.dec_len = p->cfg.horizons;
   return tg_forecast_check(m);
@@ -54,9 +67,22 @@ static tg_status model_config(tg_predictor *p) {
 
 /* The stream's columns must be the ones the run was trained on. */
 static tg_status open_features(tg_predictor *p) {
-  tg_feature_opts fo = {.spec = p->cfg.features[0] ? p->cfg.features : NULL, .tz = p->cfg.tz[0] ? p->cfg.tz : NULL};
+  tg_feature_opts fo = {.spec = p->cfg.features[0] ? p->cfg.features : NULL, .tz = p->cfg.tz[0] ? p->cfg.tz : NULL,
+                        .leads = p->meta.leads, .vocab = p->meta.vocab, .n_vocab = p->meta.n_vocab};
   tg_status st = tg_feature_stream_new(&fo, p->meta.ids, p->meta.k, &p->fs);
   if (st != TG_OK) return st;
+  int n = tg_feature_stream_n_inputs(p->fs), n_num = tg_feature_stream_n_num_inputs(p->fs);
+  if (p->cfg.model.kind == TG_MODEL_TFT && strstr(p->cfg.features, "known:"))
+    return tg_error(TG_ERR_INVALID, "predict: %s is a tft with known: inputs, whose decoder needs their future values; "
+                    "the predictor does not take those yet (train it without known:, or another model)", p->info.run);
+  p->input_names = tg_calloc((size_t)(n ? n : 1), sizeof *p->input_names);
+  p->in_num = tg_calloc((size_t)(n_num ? n_num : 1), sizeof *p->in_num);
+  p->in_cat = tg_calloc((size_t)(n - n_num ? n - n_num : 1), sizeof *p->in_cat);
+  if (!p->input_names || !p->in_num || !p->in_cat) return tg_error(TG_ERR_NOMEM, "predict: out of memory");
+  for (int i = 0; i < n; i++) p->input_names[i] = tg_feature_stream_input_name(p->fs, i);
+  p->info.n_inputs = n;
+  p->info.n_num_inputs = n_num;
+  p->info.input_names = p->input_names;
   if (tg_feature_stream_width(p->fs) != p->meta.f)
     return tg_error(TG_ERR_FORMAT, "predict: the feature spec gives %d columns, %s/inference.json names %d",
                     tg_feature_stream_width(p->fs), p->info.run, p->meta.f);
@@ -139,6 +165,8 @@ tg_status tg_predictor_open(const char *run_dir, const tg_predictor_opts *opts, 
 }
 
 const tg_predictor_info *tg_predictor_get_info(const tg_predictor *p) { return p ? &p->info : NULL; }
+double *pr_input_numbers(tg_predictor *p) { return p->in_num; }
+const char **pr_input_names(tg_predictor *p) { return p->in_cat; }
 
 void tg_predictor_reset(tg_predictor *p) {
   if (!p) return;
@@ -159,6 +187,9 @@ void tg_predictor_free(tg_predictor *p) {
   tg_free(p->raw);
   tg_free(p->x);
   tg_free(p->pred);
+  tg_free(p->input_names);
+  tg_free(p->in_num);
+  tg_free(p->in_cat);
   tg_free(p);
 }
 
@@ -210,10 +241,17 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
   if (j < 0)
     return tg_error(TG_ERR_INVALID, "predict: instrument %u is not one %s was trained on (%d instrument%s)",
                     bar->instrument, p->info.run, p->meta.k, p->meta.k == 1 ? "" : "s");
-  tg_status st = tg_feature_stream_push(p->fs, j, bar->ts, bar->open, bar->high, bar->low, bar->close, bar->volume,
-                                        p->raw, &valid);
+  int n_in = p->info.n_inputs, n_num = p->info.n_num_inputs;
+  if ((n_num && !bar->inputs) || (n_in > n_num && !bar->cats))
+    return tg_error(TG_ERR_INVALID, "predict: %s reads %d extra input%s (the first '%s'); the bar gives %s", p->info.run,
+                    n_in, n_in == 1 ? "" : "s", p->input_names[0], n_num && !bar->inputs ? "no numbers" : "no names");
+  tg_status st = n_in ? tg_feature_stream_push_ex(p->fs, j, bar->ts, bar->open, bar->high, bar->low, bar->close,
+                                                   bar->volume, bar->inputs, bar->cats, p->raw, &valid)
+                      : tg_feature_stream_push(p->fs, j, bar->ts, bar->open, bar->high, bar->low, bar->close,
+                                               bar->volume, p->raw, &valid);
   if (st != TG_OK || !valid) return st;
   for (int c = 0; c < p->F; c++) p->x[c] = (float)((p->raw[c] - p->meta.mean[c]) / p->meta.std[c]);
+  for (int k = 0, c0 = p->F - p->cfg.model.n_cat; k < p->cfg.model.n_cat; k++) p->x[c0 + k] += (float)p->cat_offset[k];
   if (p->steppers) {
     st = tg_mamba2_step(p->steppers[j], p->x, p->pred);
     p->seen[j]++;

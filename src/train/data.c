@@ -45,7 +45,7 @@ static tg_status build_dataset(tr_data *d, const tg_train_config *c, const tg_ta
   memset(&o, 0, sizeof o);
   o.features.spec = c->features[0] ? c->features : NULL;
   o.features.tz = c->tz[0] ? c->tz : NULL;
-  o.features.leads = c->model.kind == TG_MODEL_TFT ? 0 : d->H; /* the tft's decoder takes known: values itself */
+  o.features.leads = d->leads = c->model.kind == TG_MODEL_TFT ? 0 : d->H; /* the tft's decoder takes known: values itself */
   o.targets = *target;
   o.targets.warn = log;
   o.targets.nh = d->H;

@@ -1,4 +1,4 @@
-/* RUN/inference.json: what prediction needs beyond the weights (feature names, normalisation, target scales, instruments, bar interval). */
+/* RUN/inference.json: what prediction needs beyond the weights (features, normalisation, vocabularies, target scales, instruments, bar interval). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +62,18 @@ tg_status tr_meta_write(const char *run, const tr_data *d, tg_precision precisio
       tg_text_puts(&b, k ? ", " : "");
       tg_json_append_string(&b, ds->y.class_names[k]);
     }
+  }
+  tg_text_printf(&b, "],\n  \"leads\": %d,\n  \"vocab\": [", d->leads);
+  for (int v = 0; v < ds->norm.n_vocab; v++) { /* the cat: columns' names; id i + 1 is names[i] */
+    const tg_vocab *vo = &ds->norm.vocab[v];
+    tg_text_puts(&b, v ? ",\n    {\"column\": " : "\n    {\"column\": ");
+    tg_json_append_string(&b, vo->column);
+    tg_text_puts(&b, ", \"names\": [");
+    for (int i = 0; i < vo->n; i++) {
+      tg_text_puts(&b, i ? ", " : "");
+      tg_json_append_string(&b, vo->names[i]);
+    }
+    tg_text_puts(&b, "]}");
   }
   tg_text_puts(&b, "],\n  \"instruments\": [");
   for (int j = 0; j < ds->layout.k; j++) tg_text_printf(&b, "%s%u", j ? ", " : "", ds->layout.ids[j]);

@@ -39,6 +39,7 @@ typedef struct tr_data {
   int enc, dec;                 /* tft: encoder and decoder steps (Lw = enc + dec) */
   int nfut;                     /* tft: known-future columns (the calendar's 4, then each known: covariate), else 0 */
   int fut_col[TR_MAX_FUTURE];   /* [nfut] their feature columns */
+  int leads;                    /* lead columns of each known: covariate in the features (0 for the tft) */
   int ncat;                     /* category inputs (cat: covariates): the last ncat feature columns, each holding its
                                    id plus the ids of the category inputs before it (one embedding table) */
   int cat_card[TG_MAX_CAT_INPUTS];
