@@ -97,6 +97,7 @@ static tg_tensor *b_tanh(tg_graph *g, tg_tensor **x) { return tg_tanh(g, x[0]); 
 static tg_tensor *b_sigmoid(tg_graph *g, tg_tensor **x) { return tg_sigmoid(g, x[0]); }
 static tg_tensor *b_elu(tg_graph *g, tg_tensor **x) { return tg_elu(g, x[0], 1.0f); }
 static tg_tensor *b_silu(tg_graph *g, tg_tensor **x) { return tg_silu(g, x[0]); }
+static tg_tensor *b_gelu(tg_graph *g, tg_tensor **x) { return tg_gelu(g, x[0]); }
 static tg_tensor *b_softplus(tg_graph *g, tg_tensor **x) { return tg_softplus(g, x[0]); }
 static tg_tensor *b_exp(tg_graph *g, tg_tensor **x) { return tg_exp(g, x[0]); }
 static tg_tensor *b_log(tg_graph *g, tg_tensor **x) { return tg_log(g, x[0]); }
@@ -187,6 +188,7 @@ static const pc_case k_cases[] = {
     {"sigmoid", 1, {F32P("x", 2, 5, 7)}, b_sigmoid},
     {"elu", 1, {F32P("x", 2, 5, 7)}, b_elu},
     {"silu", 1, {F32P("x", 2, 5, 7)}, b_silu},
+    {"gelu", 1, {{"x", TG_F32, 2, {5, 70}, 1, -6.0, 6.0}}, b_gelu},
     {"softplus", 1, {F32P("x", 2, 5, 7)}, b_softplus},
     {"exp", 1, {F32P("x", 2, 5, 7)}, b_exp},
     {"log", 1, {POS("x", 2, 5, 7)}, b_log},

@@ -97,7 +97,7 @@ static void test_binary(unsigned long long seed) {
 
 /* ---- unary ops ---- */
 
-enum { U_SCALE, U_RELU, U_TANH, U_SIGMOID, U_ELU, U_SILU, U_SOFTPLUS, U_EXP, U_LOG, U_SQRT };
+enum { U_SCALE, U_RELU, U_TANH, U_SIGMOID, U_ELU, U_SILU, U_SOFTPLUS, U_EXP, U_LOG, U_SQRT, U_GELU };
 
 typedef struct un_ctx {
   int op;
@@ -113,6 +113,7 @@ static tg_tensor *build_unary(tg_graph *g, tg_tensor **in, const void *ctx) {
     case U_SIGMOID: return tg_sigmoid(g, in[0]);
     case U_ELU: return tg_elu(g, in[0], u->p);
     case U_SILU: return tg_silu(g, in[0]);
+    case U_GELU: return tg_gelu(g, in[0]);
     case U_SOFTPLUS: return tg_softplus(g, in[0]);
     case U_EXP: return tg_exp(g, in[0]);
     case U_LOG: return tg_log(g, in[0]);
@@ -130,6 +131,7 @@ static double un_apply(const un_ctx *u, double x) {
     case U_SIGMOID: return ref_sigmoid(x);
     case U_ELU: return x > 0 ? x : (double)u->p * expm1(x);
     case U_SILU: return x * ref_sigmoid(x);
+    case U_GELU: return 0.5 * x * erfc(-x / sqrt(2.0)); /* exact GELU: x Phi(x) */
     case U_SOFTPLUS: return x > 20.0 ? x : log1p(exp(x));
     case U_EXP: return exp(x);
     case U_LOG: return log(x);
@@ -158,6 +160,8 @@ static void test_unary(unsigned long long seed) {
       {"elu", {U_ELU, 1.0f}, -2.0, 2.0},
       {"elu_alpha_half", {U_ELU, 0.5f}, -2.0, 2.0},
       {"silu", {U_SILU, 0}, -4.0, 4.0},
+      {"gelu", {U_GELU, 0}, -4.0, 4.0},
+      {"gelu_wide", {U_GELU, 0}, -20.0, 20.0},
       {"softplus", {U_SOFTPLUS, 0}, -4.0, 4.0},
       {"softplus_wide", {U_SOFTPLUS, 0}, -40.0, 40.0},
       {"exp", {U_EXP, 0}, -3.0, 3.0},
@@ -288,11 +292,11 @@ static void large_binary(int op, int swap) {
 
 static void large_unary(void) {
   enum { N = 1 << 17 };
-  static const un_ctx us[] = {{U_RELU, 0}, {U_SIGMOID, 0}, {U_SILU, 0}, {U_SOFTPLUS, 0}, {U_ELU, 0.7f}};
+  static const un_ctx us[] = {{U_RELU, 0}, {U_SIGMOID, 0}, {U_SILU, 0}, {U_SOFTPLUS, 0}, {U_ELU, 0.7f}, {U_GELU, 0}};
   static const kern fwd[] = {tg_cpu_relu_fwd, tg_cpu_sigmoid_fwd, tg_cpu_silu_fwd,
-                             tg_cpu_softplus_fwd, tg_cpu_elu_fwd};
+                             tg_cpu_softplus_fwd, tg_cpu_elu_fwd, tg_cpu_gelu_fwd};
   static const kern bwd[] = {tg_cpu_relu_bwd, tg_cpu_sigmoid_bwd, tg_cpu_silu_bwd,
-                             tg_cpu_softplus_bwd, tg_cpu_elu_bwd};
+                             tg_cpu_softplus_bwd, tg_cpu_elu_bwd, tg_cpu_gelu_bwd};
   float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
   float *dy = malloc(sizeof(float) * N), *dx = malloc(sizeof(float) * N);
   for (int64_t i = 0; i < N; i++) x[i] = (val(i, 4) - 1.0f) * 60.0f, dy[i] = val(i, 5);

@@ -302,7 +302,10 @@ static void fc_data(const tg_forecast_cfg *c, int64_t b, int64_t lp, float **pas
 }
 
 static int64_t past_len(const tg_forecast_cfg *c) {
-  return c->kind == TG_MODEL_TFT ? c->tft.enc_len : c->kind == TG_MODEL_MAMBA2 ? c->mamba.seq_len : c->mlp.window;
+  return c->kind == TG_MODEL_TFT           ? c->tft.enc_len
+         : c->kind == TG_MODEL_MAMBA2      ? c->mamba.seq_len
+         : c->kind == TG_MODEL_TRANSFORMER ? c->transformer.seq_len
+                                           : c->mlp.window;
 }
 
 /* The forecaster c with its pinball loss on inputs bound to data, planned for training in mode. */
@@ -402,6 +405,12 @@ static void check_forecasters(void) {
   p.dropout = 0.3f;
   p.mlp = (tg_mlp_cfg){.window = 4, .hidden = 8};
   check_forecaster("mlp", &p, 5);
+  tg_forecast_cfg r = tg_forecast_defaults(TG_MODEL_TRANSFORMER);
+  r.n_past = 3;
+  r.horizons = 2;
+  r.dropout = 0.2f;
+  r.transformer = (tg_transformer_cfg){.d_model = 8, .n_heads = 2, .n_layers = 2, .seq_len = 6};
+  check_forecaster("transformer", &r, 3);
 }
 
 /* The grouped TFT at batch 16 computes what it does one window at a time, where each window's VSN is one group:

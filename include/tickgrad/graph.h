@@ -115,6 +115,9 @@ tg_tensor *tg_tanh(tg_graph *g, tg_tensor *x);
 tg_tensor *tg_sigmoid(tg_graph *g, tg_tensor *x);
 tg_tensor *tg_elu(tg_graph *g, tg_tensor *x, float alpha);
 tg_tensor *tg_silu(tg_graph *g, tg_tensor *x);
+/* Exact GELU, x Phi(x) with Phi the standard normal CDF (erf form, PyTorch's nn.GELU() default, not the tanh
+ * approximation). */
+tg_tensor *tg_gelu(tg_graph *g, tg_tensor *x);
 tg_tensor *tg_softplus(tg_graph *g, tg_tensor *x);
 tg_tensor *tg_exp(tg_graph *g, tg_tensor *x);
 tg_tensor *tg_log(tg_graph *g, tg_tensor *x);

@@ -1,4 +1,5 @@
-/* Forecasting models (Temporal Fusion Transformer, Mamba-2, an MLP baseline) as graph builders behind one interface. */
+/* Forecasting models (Temporal Fusion Transformer, Mamba-2, a causal transformer, an MLP baseline) as graph builders
+ * behind one interface. */
 #ifndef TICKGRAD_MODELS_H
 #define TICKGRAD_MODELS_H
 
@@ -8,7 +9,8 @@
 extern "C" {
 #endif
 
-typedef enum tg_model_kind { TG_MODEL_TFT = 0, TG_MODEL_MAMBA2, TG_MODEL_MLP } tg_model_kind;
+/* New kinds go at the end (settings tables list the kind names in this order). */
+typedef enum tg_model_kind { TG_MODEL_TFT = 0, TG_MODEL_MAMBA2, TG_MODEL_MLP, TG_MODEL_TRANSFORMER } tg_model_kind;
 
 typedef struct tg_tft_cfg {
   int hidden;      /* d_model (default 64) */
@@ -38,6 +40,27 @@ typedef struct tg_mlp_cfg {
 
 #define TG_MAX_CAT_INPUTS 16
 
+/* The causal pre-norm transformer (GPT-style, decoder only) over the window past [B, L, n_past]:
+ *   x = Linear(n_past -> d_model)(past) + pos                   pos: a LEARNED absolute position embedding [L, d_model]
+ *   n_layers times:  x = x + Dropout(MHA(LayerNorm(x)))         causal: step t attends to steps <= t; n_heads heads of
+ *                                                               d_model / n_heads, softmax(q k^T / sqrt(d_head)) v
+ *                    x = x + Dropout(W2 GELU(W1 LayerNorm(x)))  d_ff = 4 d_model, GELU exact (erf), as nn.GELU()
+ *   pred = Linear(d_model -> horizons * nq)(LayerNorm(x[:, L-1])) reshaped [B, horizons, nq]
+ * MHA is one Linear(d_model -> 3 d_model) "attn.qkv" (rows q | k | v, each head-major, PyTorch's in_proj layout) and
+ * "attn.out" Linear(d_model -> d_model). LayerNorm eps 1e-5 with weight and bias; every Linear has a bias. Only the last
+ * step feeds the head, so the last layer computes its query, residual and MLP for that step alone (keys and values for
+ * all L). Parameters "transformer.in_proj.*", "transformer.pos_embed" [L, d_model], "transformer.layers.<i>.{norm1,
+ * attn.qkv, attn.out, norm2, ff1, ff2}.*", "transformer.norm_f.*", "transformer.head.*"; initialised: Linear weights
+ * U(+-1/sqrt(fan_in)), biases 0, LayerNorm weight 1 and bias 0, pos_embed N(0, 0.02^2). Dropout (cfg.dropout) on
+ * the attention and MLP outputs before each residual add, in training plans only. reference/transformer.py is the
+ * PyTorch twin. */
+typedef struct tg_transformer_cfg {
+  int d_model;     /* default 64 */
+  int n_heads;     /* default 4; d_model % n_heads == 0 */
+  int n_layers;    /* default 2 */
+  int seq_len;     /* window length L (default 64) */
+} tg_transformer_cfg;
+
 typedef struct tg_forecast_cfg {
   tg_model_kind kind;
   int n_past;      /* past-observed features per step (with the n_cat category ids) */
@@ -58,13 +81,14 @@ typedef struct tg_forecast_cfg {
   tg_tft_cfg tft;
   tg_mamba2_cfg mamba;
   tg_mlp_cfg mlp;
+  tg_transformer_cfg transformer;
 } tg_forecast_cfg;
 
 /* Graph inputs the caller makes (tg_input or ops such as gather_rows) and passes in. */
 typedef struct tg_forecast_inputs {
-  tg_tensor *past;   /* [B, L_past, n_past] f32 (L_past: tft.enc_len, mamba.seq_len or mlp.window) */
-  tg_tensor *future; /* [B, dec_len, n_future] f32 (TFT; NULL for Mamba-2) */
-  tg_tensor *inst;   /* [B] i64 instrument index in [0, n_static) (TFT static input; Mamba-2 ignores it) */
+  tg_tensor *past;   /* [B, L_past, n_past] f32 (L_past: tft.enc_len, mamba.seq_len, mlp.window or transformer.seq_len) */
+  tg_tensor *future; /* [B, dec_len, n_future] f32 (TFT; NULL for the others) */
+  tg_tensor *inst;   /* [B] i64 instrument index in [0, n_static) (TFT static input; the others ignore it) */
 } tg_forecast_inputs;
 
 #define TG_MAX_CLASSES 64
@@ -76,9 +100,9 @@ static inline int tg_forecast_step_width(const tg_forecast_cfg *c) { return c->n
 tg_forecast_cfg tg_forecast_defaults(tg_model_kind kind);
 /* TG_ERR_INVALID naming the field when a setting is out of range or inconsistent. */
 tg_status tg_forecast_check(const tg_forecast_cfg *c);
-/* Declares the model's parameters in g's store (names "tft.*" / "mamba2.*" / "mlp.*", shared across graphs of
- * the same store) and returns the quantile forecasts [B, horizons, nq] (a classifier: logits [B, horizons,
- * n_classes]); NULL after a build error (tg_graph_status says why). */
+/* Declares the model's parameters in g's store (names "tft.*" / "mamba2.*" / "mlp.*" / "transformer.*", shared
+ * across graphs of the same store) and returns the quantile forecasts [B, horizons, nq] (a classifier: logits
+ * [B, horizons, n_classes]); NULL after a build error (tg_graph_status says why). */
 tg_tensor *tg_forecast_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
 
 /* ---- Mamba-2 recurrent inference: one new bar at a time, O(1) per bar ----

@@ -18,6 +18,7 @@ tg_forecast_cfg tg_forecast_defaults(tg_model_kind kind) {
   c.mamba = (tg_mamba2_cfg){.d_model = 128, .n_layers = 2, .d_state = 64, .headdim = 32, .expand = 2,
                             .d_conv = 4, .ngroups = 1, .chunk = 64, .seq_len = 128};
   c.mlp = (tg_mlp_cfg){.window = 16, .hidden = 64};
+  c.transformer = (tg_transformer_cfg){.d_model = 64, .n_heads = 4, .n_layers = 2, .seq_len = 64};
   return c;
 }
 
@@ -27,8 +28,9 @@ tg_forecast_cfg tg_forecast_defaults(tg_model_kind kind) {
   } while (0)
 
 tg_status tg_forecast_check(const tg_forecast_cfg *c) {
-  NEED(c->kind == TG_MODEL_TFT || c->kind == TG_MODEL_MAMBA2 || c->kind == TG_MODEL_MLP, "model: unknown kind %d",
-       (int)c->kind);
+  NEED(c->kind == TG_MODEL_TFT || c->kind == TG_MODEL_MAMBA2 || c->kind == TG_MODEL_MLP ||
+           c->kind == TG_MODEL_TRANSFORMER,
+       "model: unknown kind %d", (int)c->kind);
   NEED(c->n_past >= 1, "model: n_past %d: at least one past feature is needed", c->n_past);
   NEED(c->n_static >= 1, "model: n_static %d must be >= 1", c->n_static);
   NEED(c->horizons >= 1, "model: horizons %d must be >= 1", c->horizons);
@@ -52,6 +54,12 @@ tg_status tg_forecast_check(const tg_forecast_cfg *c) {
     NEED(t->dec_len == c->horizons, "tft: decoder steps %d must equal horizons %d (one forecast per decoder step)",
          t->dec_len, c->horizons);
     NEED(c->n_future >= 1, "tft: n_future %d: the decoder needs at least one known-future feature", c->n_future);
+  } else if (c->kind == TG_MODEL_TRANSFORMER) {
+    const tg_transformer_cfg *t = &c->transformer;
+    NEED(t->d_model >= 1 && t->n_heads >= 1 && t->d_model % t->n_heads == 0,
+         "transformer: d_model %d must be a positive multiple of n_heads %d", t->d_model, t->n_heads);
+    NEED(t->n_layers >= 1, "transformer: n_layers %d must be >= 1", t->n_layers);
+    NEED(t->seq_len >= 1, "transformer: seq_len %d must be >= 1", t->seq_len);
   } else if (c->kind == TG_MODEL_MLP) {
     NEED(c->mlp.window >= 1 && c->mlp.hidden >= 1, "mlp: window %d and hidden %d must be >= 1", c->mlp.window,
          c->mlp.hidden);
@@ -74,6 +82,7 @@ tg_status tg_forecast_check(const tg_forecast_cfg *c) {
 
 static tg_tensor *build_kind(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in) {
   if (c->kind == TG_MODEL_MLP) return tg_mlp_build(g, c, in);
+  if (c->kind == TG_MODEL_TRANSFORMER) return tg_transformer_build(g, c, in);
   return c->kind == TG_MODEL_TFT ? tg_tft_build(g, c, in) : tg_mamba2_build(g, c, in);
 }
 

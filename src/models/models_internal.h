@@ -14,5 +14,10 @@ tg_tensor *tg_tft_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast
 tg_tensor *tg_mamba2_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
 /* mlp.c: pred [B, horizons, nq] */
 tg_tensor *tg_mlp_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
+/* transformer.c: pred [B, horizons, nq] from the last step */
+tg_tensor *tg_transformer_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
+/* transformer.c: the same model's forecast from every step, pred [B, seq_len, horizons, nq], step t reading steps <= t
+ * only (the causality test's view; the head and final norm applied at every step, the last layer over every step). */
+tg_tensor *tg_transformer_build_steps(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
 
 #endif

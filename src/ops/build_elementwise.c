@@ -62,6 +62,7 @@ tg_tensor *tg_tanh(tg_graph *g, tg_tensor *x) { return build_unary(g, TG_OP_TANH
 tg_tensor *tg_sigmoid(tg_graph *g, tg_tensor *x) { return build_unary(g, TG_OP_SIGMOID, "sigmoid", x, 0); }
 tg_tensor *tg_elu(tg_graph *g, tg_tensor *x, float alpha) { return build_unary(g, TG_OP_ELU, "elu", x, alpha); }
 tg_tensor *tg_silu(tg_graph *g, tg_tensor *x) { return build_unary(g, TG_OP_SILU, "silu", x, 0); }
+tg_tensor *tg_gelu(tg_graph *g, tg_tensor *x) { return build_unary(g, TG_OP_GELU, "gelu", x, 0); }
 tg_tensor *tg_softplus(tg_graph *g, tg_tensor *x) { return build_unary(g, TG_OP_SOFTPLUS, "softplus", x, 0); }
 tg_tensor *tg_exp(tg_graph *g, tg_tensor *x) { return build_unary(g, TG_OP_EXP, "exp", x, 0); }
 tg_tensor *tg_log(tg_graph *g, tg_tensor *x) { return build_unary(g, TG_OP_LOG, "log", x, 0); }

@@ -58,6 +58,7 @@ typedef enum tg_op {
   TG_OP_GATE_ADD_NORM,
   TG_OP_PPO_LOSS,
   TG_OP_WINDOW_ROWS,
+  TG_OP_GELU, /* exact (erf) GELU: x Phi(x) */
   TG_OP_COUNT
 } tg_op;
 

@@ -38,6 +38,8 @@ tg_status tg_cpu_elu_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_elu_bwd(const tg_kernel_args *a);
 tg_status tg_cpu_silu_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_silu_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_gelu_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_gelu_bwd(const tg_kernel_args *a);
 tg_status tg_cpu_softplus_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_softplus_bwd(const tg_kernel_args *a);
 tg_status tg_cpu_exp_fwd(const tg_kernel_args *a);

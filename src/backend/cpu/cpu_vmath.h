@@ -80,4 +80,20 @@ static inline float tg_vtanhf(float x) {
   return tg_vsel(x < 0.0f, -t, tg_vsel(x == 0.0f, x, t));
 }
 
+/* The standard normal CDF Phi(x) = erfc(-x / sqrt 2) / 2 for the exact (erf) GELU, given e = exp(-x^2 / 2) (the caller
+ * computes it once for Phi and for the density e / sqrt(2 pi)). erfc(z) = t P(t) exp(-z^2) with z = |x| / sqrt 2 and
+ * t = 1 / (1 + 0.3275911 z), Abramowitz and Stegun 7.1.26: |error| below 1.5e-7 (absolute), the form PyTorch's
+ * vectorised CPU erf uses; Phi = 1 - erfc(z) / 2 for x >= 0, erfc(z) / 2 below. Branch-free; NaN passes. */
+static inline float tg_vnormcdf_e(float x, float e) {
+  float z = tg_vsel(x < 0.0f, -x, x) * 0.707106781186547524f;
+  float t = 1.0f / (1.0f + 0.3275911f * z);
+  float p = 1.061405429f;
+  p = p * t - 1.453152027f;
+  p = p * t + 1.421413741f;
+  p = p * t - 0.284496736f;
+  p = p * t + 0.254829592f;
+  float half_erfc = 0.5f * (t * p) * e;
+  return tg_vsel(x < 0.0f, half_erfc, 1.0f - half_erfc);
+}
+
 #endif

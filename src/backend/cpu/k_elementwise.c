@@ -282,6 +282,23 @@ TG_CPU_CLONES static void silu_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* r
   }
 }
 
+/* Exact GELU, PyTorch's nn.GELU() default: x Phi(x), Phi the standard normal CDF (erf form, not the tanh one). */
+TG_CPU_CLONES static void gelu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
+  const float *restrict x = c->x; float *restrict o = c->out;
+  for (int64_t i = lo; i < hi; i++) {
+    float v = x[i];
+    o[i] = v * tg_vnormcdf_e(v, tg_vexpf(-0.5f * v * v));
+  }
+}
+/* d gelu / dx = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi): one exp for both. */
+TG_CPU_CLONES static void gelu_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads x */
+  const float *restrict x = c->x, *restrict dy = c->dy; float *restrict dx = c->dx;
+  for (int64_t i = lo; i < hi; i++) {
+    float v = x[i], e = tg_vexpf(-0.5f * v * v);
+    dx[i] += dy[i] * (tg_vnormcdf_e(v, e) + v * (0.398942280401432678f * e));
+  }
+}
+
 /* PyTorch Softplus(beta=1, threshold=20): x above the threshold passes through. */
 static void softplus_f(const ew_ctx *c, int64_t lo, int64_t hi) {
   const float *x = c->x; float *o = c->out;
@@ -331,6 +348,8 @@ tg_status tg_cpu_elu_fwd(const tg_kernel_args *a) { return un_fwd(a, elu_f); }
 tg_status tg_cpu_elu_bwd(const tg_kernel_args *a) { return un_bwd(a, elu_b); }
 tg_status tg_cpu_silu_fwd(const tg_kernel_args *a) { return un_fwd(a, silu_f); }
 tg_status tg_cpu_silu_bwd(const tg_kernel_args *a) { return un_bwd(a, silu_b); }
+tg_status tg_cpu_gelu_fwd(const tg_kernel_args *a) { return un_fwd(a, gelu_f); }
+tg_status tg_cpu_gelu_bwd(const tg_kernel_args *a) { return un_bwd(a, gelu_b); }
 tg_status tg_cpu_softplus_fwd(const tg_kernel_args *a) { return un_fwd(a, softplus_f); }
 tg_status tg_cpu_softplus_bwd(const tg_kernel_args *a) { return un_bwd(a, softplus_b); }
 tg_status tg_cpu_exp_fwd(const tg_kernel_args *a) { return un_fwd(a, exp_f); }

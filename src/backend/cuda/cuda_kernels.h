@@ -37,6 +37,8 @@ tg_status tg_cuda_elu_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_elu_bwd(const tg_kernel_args *a);
 tg_status tg_cuda_silu_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_silu_bwd(const tg_kernel_args *a);
+tg_status tg_cuda_gelu_fwd(const tg_kernel_args *a);
+tg_status tg_cuda_gelu_bwd(const tg_kernel_args *a);
 tg_status tg_cuda_softplus_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_softplus_bwd(const tg_kernel_args *a);
 tg_status tg_cuda_exp_fwd(const tg_kernel_args *a);

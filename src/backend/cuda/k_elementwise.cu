@@ -223,6 +223,16 @@ struct un_silu {
     return dy * s * (1.0f + __fmul_rn(x, 1.0f - s));
   }
 };
+/* Exact GELU (PyTorch's nn.GELU() default): x Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2; d/dx = Phi(x) + x phi(x). */
+struct un_gelu {
+  static constexpr bool READS_X = true, READS_Y = false;
+  static __device__ float cdf(float x) { return 0.5f * erfcf(__fmul_rn(x, -0.707106781186547524f)); }
+  static __device__ float fwd(float x, float) { return __fmul_rn(x, cdf(x)); }
+  static __device__ float bwd(float x, float, float dy, float) {
+    float pdf = __fmul_rn(0.398942280401432678f, expf(__fmul_rn(-0.5f, __fmul_rn(x, x))));
+    return __fmul_rn(dy, __fadd_rn(cdf(x), __fmul_rn(x, pdf)));
+  }
+};
 /* PyTorch Softplus(beta=1, threshold=20): x above the threshold passes through. */
 struct un_softplus {
   static constexpr bool READS_X = true, READS_Y = false;
@@ -295,6 +305,8 @@ tg_status tg_cuda_elu_fwd(const tg_kernel_args *a) { return un_fwd<un_elu>(a, "e
 tg_status tg_cuda_elu_bwd(const tg_kernel_args *a) { return un_bwd<un_elu>(a, "elu_bwd"); }
 tg_status tg_cuda_silu_fwd(const tg_kernel_args *a) { return un_fwd<un_silu>(a, "silu_fwd"); }
 tg_status tg_cuda_silu_bwd(const tg_kernel_args *a) { return un_bwd<un_silu>(a, "silu_bwd"); }
+tg_status tg_cuda_gelu_fwd(const tg_kernel_args *a) { return un_fwd<un_gelu>(a, "gelu_fwd"); }
+tg_status tg_cuda_gelu_bwd(const tg_kernel_args *a) { return un_bwd<un_gelu>(a, "gelu_bwd"); }
 tg_status tg_cuda_softplus_fwd(const tg_kernel_args *a) { return un_fwd<un_softplus>(a, "softplus_fwd"); }
 tg_status tg_cuda_softplus_bwd(const tg_kernel_args *a) { return un_bwd<un_softplus>(a, "softplus_bwd"); }
 tg_status tg_cuda_exp_fwd(const tg_kernel_args *a) { return un_fwd<un_exp>(a, "exp_fwd"); }

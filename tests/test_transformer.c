@@ -1,0 +1,410 @@
+/* The causal transformer forecaster against its PyTorch twin (reference/transformer.py), and its causality. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/json.h"
+#include "models/models_internal.h"
+#include "support/check.h"
+#include "tickgrad/tickgrad.h"
+
+#define TOL 1e-4      /* against float64 PyTorch, relative to the tensor's largest value */
+#define PREFIX_TOL 1e-5 /* one model at two window lengths (other GEMM shapes: float rounding only) */
+
+/* ---- reference file ---- */
+
+static const tg_tensor *need(const tg_safetensors *f, const char *name) {
+  const tg_tensor *t = tg_safetensors_find(f, name);
+  CHECK_MSG(t != NULL, "reference tensor '%s' missing", name);
+  return t;
+}
+
+static int64_t json_int(const tg_json *o, const char *key) {
+  const tg_json *v = tg_json_get(o, key);
+  CHECK_MSG(v && v->type == TG_JSON_INT, "config key '%s' missing or not an integer", key);
+  return v && v->type == TG_JSON_INT ? v->i : 0;
+}
+
+/* The config stored in the file's metadata ("config": JSON), and its batch size. */
+static int ref_config(const tg_safetensors *ref, tg_forecast_cfg *c, int64_t *batch) {
+  const char *text = tg_safetensors_meta(ref, "config");
+  CHECK_MSG(text != NULL, "reference metadata has no 'config'");
+  if (!text) return 0;
+  tg_json_doc *doc = NULL;
+  CHECK_OK(tg_json_parse(text, strlen(text), "transformer_ref config", 0, &doc));
+  if (!doc) return 0;
+  const tg_json *o = tg_json_root(doc);
+  *c = tg_forecast_defaults(TG_MODEL_TRANSFORMER);
+  c->transformer.d_model = (int)json_int(o, "d_model");
+  c->transformer.n_heads = (int)json_int(o, "n_heads");
+  c->transformer.n_layers = (int)json_int(o, "n_layers");
+  c->transformer.seq_len = (int)json_int(o, "seq_len");
+  c->n_past = (int)json_int(o, "n_past");
+  c->horizons = (int)json_int(o, "horizons");
+  c->nq = (int)json_int(o, "nq");
+  *batch = json_int(o, "batch");
+  const tg_json *q = tg_json_get(o, "quantiles"), *p = tg_json_get(o, "dropout");
+  int ok = q && q->type == TG_JSON_ARRAY && q->count == c->nq && p;
+  CHECK_MSG(ok, "config quantiles / dropout missing or inconsistent");
+  if (ok) {
+    int k = 0;
+    for (const tg_json *e = q->first; e; e = e->next) c->q[k++] = (float)e->num;
+    c->dropout = (float)p->num;
+  }
+  tg_json_free(doc);
+  return ok;
+}
+
+/* max |got - want| / max |want| over the tensor (0 when both are all zero). */
+static double rel_err(const float *got, const tg_tensor *want) {
+  const float *w = want->data;
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < tg_numel(want); i++) {
+    double dd = fabs((double)got[i] - w[i]);
+    diff = isnan(dd) ? INFINITY : fmax(diff, dd);
+    scale = fmax(scale, fabs((double)w[i]));
+  }
+  return diff / (scale > 0 ? scale : 1);
+}
+
+static long long param_count(const tg_store *s) {
+  long long n = 0;
+  for (int i = 0; i < tg_store_count(s); i++) n += (long long)tg_store_param(s, i).numel;
+  return n;
+}
+
+/* ---- the model in a graph ---- */
+
+typedef struct model {
+  tg_graph *g;
+  tg_tensor *pred, *loss; /* loss: NULL for the every-step graph */
+} model;
+
+/* The forecaster on input "past" [B, seq_len, n_past]: with steps, every step's forecast [B, L, horizons, nq]
+ * (tg_transformer_build_steps, no loss); else the last step's through tg_forecast_build, with the pinball loss
+ * against input "target" [B, horizons]. */
+static model build(tg_store *s, const char *name, const tg_forecast_cfg *c, int64_t B, int steps) {
+  model m = {0};
+  m.g = tg_graph_new(s, name);
+  int64_t ps[3] = {B, c->transformer.seq_len, c->n_past}, ts[2] = {B, c->horizons};
+  tg_forecast_inputs in = {tg_input(m.g, "past", TG_F32, 3, ps), NULL, NULL};
+  if (steps) {
+    m.pred = tg_transformer_build_steps(m.g, c, &in);
+  } else {
+    m.pred = tg_forecast_build(m.g, c, &in);
+    m.loss = tg_pinball_loss(m.g, m.pred, tg_input(m.g, "target", TG_F32, 2, ts), c->nq, c->q);
+  }
+  CHECK_OK(tg_graph_status(m.g));
+  return m;
+}
+
+static int plan(model *m, int training) {
+  tg_plan_opts po = tg_plan_defaults(tg_cpu(0));
+  po.training = training;
+  po.no_reuse = 1; /* pred stays readable after backward */
+  po.poison = 1;
+  po.guard_bytes = 64;
+  CHECK_OK(tg_graph_plan(m->g, &po));
+  return tg_graph_status(m->g) == TG_OK && m->pred;
+}
+
+static void bind_ref(model *m, const tg_safetensors *ref) {
+  const tg_tensor *t = need(ref, "in.past");
+  if (t) CHECK_OK(tg_graph_bind(m->g, "past", t));
+  if (m->loss && (t = need(ref, "in.target"))) CHECK_OK(tg_graph_bind(m->g, "target", t));
+}
+
+/* Copies every "init.<name>" into the store; 1 when each parameter had one of the same shape. */
+static int load_weights(tg_store *s, const tg_safetensors *ref) {
+  int ok = 1;
+  for (int i = 0; i < tg_store_count(s); i++) {
+    tg_param_info pi = tg_store_param(s, i);
+    char key[TG_NAME_MAX + 8];
+    snprintf(key, sizeof key, "init.%s", pi.name);
+    const tg_tensor *src = need(ref, key);
+    tg_tensor dst = tg_store_tensor(s, i, 0);
+    int same = src && tg_shape_eq(src, &dst);
+    CHECK_MSG(src == NULL || same, "parameter %s: shape differs from the reference", pi.name);
+    if (same) memcpy(dst.data, src->data, tg_nbytes(&dst));
+    ok &= same;
+  }
+  return ok;
+}
+
+static double compare(const char *what, const float *got, const tg_tensor *want) {
+  if (!got || !want) return INFINITY;
+  double e = rel_err(got, want);
+  CHECK_MSG(e <= TOL, "%s: relative error %.3g > %.0e", what, e, TOL);
+  return e;
+}
+
+/* Every parameter gradient against "grad.<name>"; the worst relative error (its name into worst_name). */
+static double compare_grads(tg_store *s, const tg_safetensors *ref, char *worst_name, size_t n) {
+  double worst = 0;
+  for (int i = 0; i < tg_store_count(s); i++) {
+    const char *pn = tg_store_param(s, i).name;
+    char key[TG_NAME_MAX + 8];
+    snprintf(key, sizeof key, "grad.%s", pn);
+    tg_tensor gt = tg_store_tensor(s, i, 1);
+    double e = compare(key, gt.data, need(ref, key));
+    if (e >= worst) {
+      worst = e;
+      if (worst_name) snprintf(worst_name, n, "%s", pn);
+    }
+  }
+  return worst;
+}
+
+/* ---- tests ---- */
+
+/* Forward (last step, and every step), loss and every gradient against PyTorch, with debug plans and with an ordinary
+ * (reusing) one and recompute = blocks. */
+static void test_reference(const tg_safetensors *ref, const tg_forecast_cfg *c, int64_t B) {
+  tg_store *s = tg_store_new(tg_cpu(0), 7);
+  model m = build(s, "transformer_ref", c, B, 0);
+  model st = build(s, "transformer_steps", c, B, 1);
+  CHECK_MSG(tg_store_count(s) == 7 + 12 * c->transformer.n_layers, "%d parameters", tg_store_count(s));
+  if (!plan(&m, 1) || !plan(&st, 0)) {
+    tg_graph_free(m.g), tg_graph_free(st.g), tg_store_free(s);
+    return;
+  }
+  const char *np = tg_safetensors_meta(ref, "params"), *nn = tg_safetensors_meta(ref, "numel");
+  CHECK_MSG(np && tg_store_count(s) == atoi(np), "%d parameters, PyTorch has %s", tg_store_count(s), np);
+  CHECK_MSG(nn && param_count(s) == atoll(nn), "%lld values, PyTorch has %s", param_count(s), nn);
+  CHECK(load_weights(s, ref));
+  bind_ref(&m, ref);
+  bind_ref(&st, ref);
+  CHECK_OK(tg_graph_run(m.g));
+  CHECK_OK(tg_graph_backward(m.g, m.loss));
+  CHECK_OK(tg_graph_check_guards(m.g));
+  CHECK_MSG(m.pred->ndim == 3 && m.pred->shape[0] == B && m.pred->shape[1] == c->horizons &&
+                m.pred->shape[2] == c->nq,
+            "pred must be [B, horizons, nq]");
+  double e_pred = compare("out.pred", m.pred->data, need(ref, "out.pred"));
+  double e_loss = compare("out.loss", m.loss->data, need(ref, "out.loss"));
+  char worst[TG_NAME_MAX] = "";
+  double e_grad = compare_grads(s, ref, worst, sizeof worst);
+  CHECK_OK(tg_graph_run(st.g));
+  CHECK_OK(tg_graph_check_guards(st.g));
+  double e_steps = compare("out.steps", st.pred->data, need(ref, "out.steps"));
+  printf("against PyTorch (float64): pred %.2e, every step %.2e, loss %.2e, gradients %.2e (worst %s), %d tensors\n",
+         e_pred, e_steps, e_loss, e_grad, worst, tg_store_count(s));
+
+  /* the same loss and gradients from an ordinary plan and from recompute = blocks, on the same store */
+  for (int mode = TG_RECOMPUTE_NONE; mode <= TG_RECOMPUTE_BLOCKS; mode++) {
+    model r = build(s, "transformer_plain", c, B, 0);
+    tg_plan_opts pr = tg_plan_defaults(tg_cpu(0));
+    pr.training = 1;
+    pr.recompute = mode;
+    CHECK_OK(tg_graph_plan(r.g, &pr));
+    if (tg_graph_status(r.g) == TG_OK) {
+      bind_ref(&r, ref);
+      CHECK_OK(tg_graph_run(r.g));
+      CHECK_OK(tg_graph_backward(r.g, r.loss));
+      double e = fmax(rel_err(r.loss->data, need(ref, "out.loss")), compare_grads(s, ref, NULL, 0));
+      CHECK_MSG(e <= TOL, "plan with recompute %s: worst relative error %.3g", tg_recompute_name(mode), e);
+      if (mode == TG_RECOMPUTE_BLOCKS)
+        CHECK_MSG(tg_graph_stats(r.g).segments == c->transformer.n_layers, "%d segments recomputed",
+                  tg_graph_stats(r.g).segments);
+    }
+    tg_graph_free(r.g);
+  }
+  tg_graph_free(st.g);
+  tg_graph_free(m.g);
+  tg_store_free(s);
+}
+
+/* A training graph (dropout active) and an evaluation graph on one store share every parameter; evaluation ignores
+ * dropout, so it reproduces PyTorch's loss with the reference weights. */
+static void test_shared_store(const tg_safetensors *ref, tg_forecast_cfg c, int64_t B) {
+  c.dropout = 0.25f;
+  tg_store *s = tg_store_new(tg_cpu(0), 11);
+  model tr = build(s, "transformer_train", &c, B, 0);
+  int count = tg_store_count(s);
+  model ev = build(s, "transformer_eval", &c, B, 0);
+  CHECK_MSG(tg_store_count(s) == count, "the second build declared new parameters (%d -> %d)", count,
+            tg_store_count(s));
+  tg_plan_opts pt = tg_plan_defaults(tg_cpu(0)), pe = tg_plan_defaults(tg_cpu(0));
+  pt.training = 1;
+  pe.training = 0;
+  CHECK_OK(tg_graph_plan(tr.g, &pt));
+  CHECK_OK(tg_graph_plan(ev.g, &pe));
+  const tg_tensor *want = need(ref, "out.loss");
+  if (want && tg_graph_status(tr.g) == TG_OK && tg_graph_status(ev.g) == TG_OK && load_weights(s, ref)) {
+    bind_ref(&tr, ref);
+    bind_ref(&ev, ref);
+    CHECK_OK(tg_graph_set_seed(tr.g, 5, 0));
+    CHECK_OK(tg_graph_run(ev.g));
+    CHECK_OK(tg_graph_run(tr.g));
+    CHECK_OK(tg_graph_backward(tr.g, tr.loss));
+    double e_eval = rel_err(ev.loss->data, want), e_train = rel_err(tr.loss->data, want);
+    CHECK_MSG(e_eval <= TOL, "evaluation graph: loss relative error %.3g against PyTorch", e_eval);
+    CHECK_MSG(e_train > 1e-3, "training graph with dropout 0.25 gave the evaluation loss (%.3g)", e_train);
+    double gsum = 0;
+    const float *gr = tg_store_grads(s);
+    for (size_t i = 0; i < tg_store_numel(s); i++) gsum += fabs(gr[i]);
+    CHECK_MSG(isfinite(*(const float *)tr.loss->data) && isfinite(gsum) && gsum > 0,
+              "training: loss %g, sum |g| = %g", (double)*(const float *)tr.loss->data, gsum);
+  }
+  tg_graph_free(tr.g);
+  tg_graph_free(ev.g);
+  tg_store_free(s);
+}
+
+/* Causality: every step's forecast reads no later step. Changing the inputs of the steps after t leaves the forecasts
+ * of steps 0..t bitwise unchanged (and those after t changed), for every t. */
+static void test_causal_steps(const tg_safetensors *ref, const tg_forecast_cfg *c, int64_t B) {
+  tg_store *s = tg_store_new(tg_cpu(0), 3);
+  model m = build(s, "transformer_causal", c, B, 1);
+  const tg_tensor *past = need(ref, "in.past");
+  if (!past || !plan(&m, 0) || !load_weights(s, ref)) {
+    tg_graph_free(m.g), tg_store_free(s);
+    return;
+  }
+  int64_t L = c->transformer.seq_len, F = c->n_past, W = (int64_t)c->horizons * c->nq, n = tg_numel(past);
+  float *x = malloc(sizeof(float) * (size_t)n), *base = malloc(sizeof(float) * (size_t)(B * L * W));
+  tg_tensor xt;
+  CHECK_OK(tg_tensor_view(&xt, "past", tg_cpu(0), TG_F32, 3, past->shape, x));
+  memcpy(x, past->data, sizeof(float) * (size_t)n);
+  CHECK_OK(tg_graph_bind(m.g, "past", &xt));
+  CHECK_OK(tg_graph_run(m.g));
+  memcpy(base, m.pred->data, sizeof(float) * (size_t)(B * L * W));
+  int64_t leaks = 0, unmoved = 0;
+  for (int64_t t = 0; t + 1 < L; t++) {
+    memcpy(x, past->data, sizeof(float) * (size_t)n);
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t k = (t + 1) * F; k < L * F; k++) x[b * L * F + k] = 3.0f - x[b * L * F + k] * 1.5f;
+    CHECK_OK(tg_graph_run(m.g));
+    const float *y = m.pred->data;
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t u = 0; u < L; u++) {
+        int same = memcmp(y + (b * L + u) * W, base + (b * L + u) * W, sizeof(float) * (size_t)W) == 0;
+        if (u <= t) leaks += !same;
+        else unmoved += same;
+      }
+  }
+  CHECK_MSG(leaks == 0, "%lld forecasts of steps <= t changed with the inputs after t", (long long)leaks);
+  CHECK_MSG(unmoved == 0, "%lld forecasts of steps > t did not change with their inputs", (long long)unmoved);
+  printf("causality: %lld windows cut; forecasts at or before the cut that moved: %lld\n", (long long)(L - 1),
+         (long long)leaks);
+  free(x);
+  free(base);
+  tg_graph_free(m.g);
+  tg_store_free(s);
+}
+
+/* The last-step forecaster on the window cut at t (seq_len t + 1, the first t + 1 rows of pos_embed, every other weight
+ * the same) gives step t's forecast of the every-step graph over the whole window. */
+static void test_prefix_windows(const tg_safetensors *ref, const tg_forecast_cfg *c, int64_t B) {
+  const tg_tensor *past = need(ref, "in.past"), *steps = need(ref, "out.steps");
+  if (!past || !steps) return;
+  int64_t L = c->transformer.seq_len, F = c->n_past, W = (int64_t)c->horizons * c->nq;
+  const int64_t cuts[3] = {0, L / 2, L - 2};
+  for (int k = 0; k < 3; k++) {
+    int64_t T = cuts[k] + 1;
+    tg_forecast_cfg cc = *c;
+    cc.transformer.seq_len = (int)T;
+    tg_store *s = tg_store_new(tg_cpu(0), 5);
+    tg_graph *g = tg_graph_new(s, "transformer_prefix");
+    int64_t ps[3] = {B, T, F};
+    tg_forecast_inputs in = {tg_input(g, "past", TG_F32, 3, ps), NULL, NULL};
+    tg_tensor *pred = tg_forecast_build(g, &cc, &in);
+    tg_plan_opts po = tg_plan_defaults(tg_cpu(0));
+    po.training = 0;
+    CHECK_OK(tg_graph_plan(g, &po));
+    float *x = malloc(sizeof(float) * (size_t)(B * T * F));
+    for (int64_t b = 0; b < B; b++)
+      memcpy(x + b * T * F, (const float *)past->data + b * L * F, sizeof(float) * (size_t)(T * F));
+    for (int i = 0; pred && i < tg_store_count(s); i++) { /* every weight from the file, pos_embed's first T rows */
+      tg_param_info pi = tg_store_param(s, i);
+      char key[TG_NAME_MAX + 8];
+      snprintf(key, sizeof key, "init.%s", pi.name);
+      const tg_tensor *src = need(ref, key);
+      tg_tensor dst = tg_store_tensor(s, i, 0);
+      if (src) memcpy(dst.data, src->data, tg_nbytes(&dst));
+    }
+    tg_tensor xt;
+    CHECK_OK(tg_tensor_view(&xt, "past", tg_cpu(0), TG_F32, 3, ps, x));
+    CHECK_OK(tg_graph_bind(g, "past", &xt));
+    CHECK_OK(tg_graph_run(g));
+    double diff = 0, scale = 0;
+    for (int64_t b = 0; pred && b < B; b++)
+      for (int64_t j = 0; j < W; j++) {
+        double want = ((const float *)steps->data)[(b * L + T - 1) * W + j];
+        diff = fmax(diff, fabs(((const float *)pred->data)[b * W + j] - want));
+        scale = fmax(scale, fabs(want));
+      }
+    CHECK_MSG(pred && diff <= PREFIX_TOL * scale, "window cut at %lld: forecast differs by %.3g (scale %.3g)",
+              (long long)cuts[k], diff, scale);
+    free(x);
+    tg_graph_free(g);
+    tg_store_free(s);
+  }
+}
+
+/* The default config's parameter count (reference/transformer.py --count agrees). */
+static void test_default_count(void) {
+  tg_forecast_cfg c = tg_forecast_defaults(TG_MODEL_TRANSFORMER);
+  c.n_past = 16;
+  c.horizons = 8;
+  tg_store *s = tg_store_new(tg_cpu(0), 1);
+  model m = build(s, "transformer_default", &c, 2, 0);
+  long long n = param_count(s);
+  printf("default config (d_model 64, 4 heads, 2 layers, seq 64, n_past 16, 8 horizons): %lld parameters in %d tensors\n",
+         n, tg_store_count(s));
+  CHECK_MSG(n == 106840, "default parameter count %lld (PyTorch twin: 106840)", n);
+  CHECK(m.pred && m.pred->shape[1] == 8 && m.pred->shape[2] == 3);
+  tg_graph_free(m.g);
+  tg_store_free(s);
+}
+
+/* A bad config or input shape fails the build with a message naming it. */
+static void expect_fail(const tg_forecast_cfg *c, int64_t L_in, tg_status want, const char *needle) {
+  tg_store *s = tg_store_new(tg_cpu(0), 1);
+  tg_graph *g = tg_graph_new(s, "transformer_bad");
+  int64_t ps[3] = {2, L_in, c->n_past};
+  tg_forecast_inputs in = {tg_input(g, "past", TG_F32, 3, ps), NULL, NULL};
+  tg_tensor *pred = tg_forecast_build(g, c, &in);
+  CHECK_MSG(pred == NULL && tg_graph_status(g) == want, "expected %s for '%s', got %s", tg_status_name(want), needle,
+            tg_status_name(tg_graph_status(g)));
+  tg_plan_opts po = tg_plan_defaults(tg_cpu(0));
+  CHECK_STATUS(tg_graph_plan(g, &po), want);
+  CHECK_MSG(strstr(tg_last_error(), needle) != NULL, "error '%s' does not mention '%s'", tg_last_error(), needle);
+  tg_graph_free(g);
+  tg_store_free(s);
+}
+
+static void test_bad_configs(const tg_forecast_cfg *good) {
+  tg_forecast_cfg c = *good;
+  c.transformer.n_heads = 3; /* 16 % 3 != 0 */
+  expect_fail(&c, c.transformer.seq_len, TG_ERR_INVALID, "n_heads");
+  c = *good;
+  c.transformer.n_layers = 0;
+  expect_fail(&c, c.transformer.seq_len, TG_ERR_INVALID, "n_layers");
+  c = *good;
+  c.dropout = 1.0f;
+  expect_fail(&c, c.transformer.seq_len, TG_ERR_INVALID, "dropout");
+  c = *good;
+  expect_fail(&c, c.transformer.seq_len + 1, TG_ERR_SHAPE, "seq_len");
+}
+
+int main(void) {
+  const char *src = getenv("TG_SOURCE_DIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/reference/data/transformer_ref.safetensors", src ? src : "..");
+  tg_safetensors *ref = NULL;
+  CHECK_OK(tg_safetensors_load(path, &ref));
+  if (!ref) return tg_test_finish();
+  tg_forecast_cfg c;
+  int64_t B = 0;
+  if (ref_config(ref, &c, &B)) {
+    test_reference(ref, &c, B);
+    test_shared_store(ref, c, B);
+    test_causal_steps(ref, &c, B);
+    test_prefix_windows(ref, &c, B);
+    test_bad_configs(&c);
+  }
+  test_default_count();
+  tg_safetensors_free(ref);
+  return tg_test_finish();
+}
