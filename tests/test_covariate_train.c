@@ -90,6 +90,41 @@ static void check_found(tg_model_kind kind, const tg_bars *bars, const char *inp
             a.best.val_loss, b.best.val_loss);
 }
 
+/* Decisions at bars up to t do not change when the bars after t are cut off, for a run reading covariates (cat:,
+ * col:, known:) or trained on labels; a known: input's leads read values known lag bars ahead, so its decisions are
+ * compared up to t - lag. */
+static void check_causal(const tg_bars *bars, const char *name) {
+  char run[512];
+  snprintf(run, sizeof run, "%s/%s", g_tmp, name);
+  tg_predictor *p = NULL;
+  CHECK_OK(tg_predictor_open(run, NULL, &p));
+  if (!p) return;
+  const tg_predictor_info *in = tg_predictor_get_info(p);
+  int lag = 0;
+  for (int i = 0; i < in->n_inputs; i++) lag += strstr(in->input_names[i], "@+") != NULL;
+  int64_t n = 1500, from = 600;
+  double *full = malloc((size_t)n * sizeof *full), *cut = malloc((size_t)n * sizeof *cut);
+  tg_fc_bt_opts o = tg_fc_bt_defaults();
+  tg_fc_rule r = tg_fc_bt_rule(&o);
+  tg_bars b = *bars; /* the first n bars, columns and all */
+  b.n = n;
+  int64_t got = 0;
+  CHECK_OK(tg_fc_targets(p, &b, from, &r, full, &got));
+  CHECK(got > 0);
+  const int64_t ends[3] = {from + 1 + lag, 1000, 1377};
+  for (int i = 0; i < 3; i++) {
+    tg_bars c = b;
+    c.n = ends[i];
+    CHECK_OK(tg_fc_targets(p, &c, from, &r, cut, NULL));
+    CHECK_MSG(memcmp(cut, full, (size_t)(ends[i] - lag - from) * sizeof *cut) == 0,
+              "%s: decisions up to bar %lld change when the bars after %lld are cut off", name,
+              (long long)(ends[i] - lag), (long long)ends[i]);
+  }
+  free(full);
+  free(cut);
+  tg_predictor_free(p);
+}
+
 /* A classifier on triple-barrier labels: metrics against the baseline, the files that name the classes, the
  * predictor's probabilities and the backtest's class map. */
 static void test_classifier(const tg_bars *bars) {
@@ -160,13 +195,18 @@ int main(void) {
   if (!mkdtemp(g_tmp)) return tg_test_skip("cannot make a temporary folder");
   tg_bars bars;
   CHECK(planted_bars(&bars, 6000, 5));
-  static const tg_model_kind kinds[] = {TG_MODEL_MLP, TG_MODEL_MAMBA2, TG_MODEL_TFT};
+  static const tg_model_kind kinds[] = {TG_MODEL_MLP, TG_MODEL_MAMBA2, TG_MODEL_TFT, TG_MODEL_TRANSFORMER};
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) check_found(kinds[k], &bars, "col:signal");
   check_found(TG_MODEL_MLP, &bars, "cat:regime");
   check_found(TG_MODEL_TFT, &bars, "cat:regime");
+  check_found(TG_MODEL_TRANSFORMER, &bars, "cat:regime");
   check_found(TG_MODEL_MLP, &bars, "known:event");
   check_found(TG_MODEL_TFT, &bars, "known:event");
+  check_found(TG_MODEL_TRANSFORMER, &bars, "known:event");
   test_classifier(&bars);
+  static const char *const causal_runs[] = {"with-mlp-col_signal", "with-transformer-cat_regime",
+                                            "with-mlp-known_event", "with-transformer-known_event", "classes-mlp"};
+  for (size_t k = 0; k < sizeof causal_runs / sizeof causal_runs[0]; k++) check_causal(&bars, causal_runs[k]);
   tg_bars_free(&bars);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);

@@ -96,6 +96,12 @@ typedef struct tg_forecast_inputs {
 /* Outputs per horizon step: n_classes logits for a classifier, else nq quantiles. */
 static inline int tg_forecast_step_width(const tg_forecast_cfg *c) { return c->n_classes > 0 ? c->n_classes : c->nq; }
 
+/* Past steps one forecast reads: tft.enc_len, mamba.seq_len, mlp.window or transformer.seq_len. */
+static inline int tg_forecast_window(const tg_forecast_cfg *c) {
+  return c->kind == TG_MODEL_TFT ? c->tft.enc_len : c->kind == TG_MODEL_MLP ? c->mlp.window
+       : c->kind == TG_MODEL_TRANSFORMER ? c->transformer.seq_len : c->mamba.seq_len;
+}
+
 /* Defaults from the issue for kind (n_past, n_future, n_static, horizons left 0 for the caller). */
 tg_forecast_cfg tg_forecast_defaults(tg_model_kind kind);
 /* TG_ERR_INVALID naming the field when a setting is out of range or inconsistent. */

@@ -13,15 +13,15 @@ extern "C" {
 #endif
 
 /* A predictor holds a run's model (config.json, inference.json and the weights of `tickgrad train --model
- * tft|mamba2|mlp`) on the host CPU and, per instrument, the state that makes each new bar cheap:
+ * tft|mamba2|mlp|transformer`) on the host CPU and, per instrument, the state that makes each new bar cheap:
  *
  *   features: computed incrementally (tg_feature_stream), equal to the batch features of the same bars, then
  *             normalised with the training split's mean and std saved in RUN/inference.json;
  *   mamba2:   the recurrent state (tg_mamba2_stepper): O(1) per bar. The state starts at the instrument's first
  *             bar past the feature warm-up and is never reset, so the forecast at bar t sees every bar since
  *             then (the model's recurrent form; training saw windows of seq_len bars from a zero state);
- *   mlp:      the last `window` normalised feature rows in a ring; each bar runs the model over them at batch 1
- *             (a graph planned at open);
+ *   mlp, transformer: the last `window` normalised feature rows in a ring; each bar runs the model over them at
+ *             batch 1 (a graph planned at open);
  *   tft:      each bar's past variable-selection output (it depends only on that bar and the instrument) is
  *             computed once and kept in a ring of enc_len; each bar then runs the rest of the model (the LSTM
  *             encoder from the static context at the window's start, as in training, the decoder, attention and

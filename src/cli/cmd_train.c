@@ -20,7 +20,7 @@ typedef struct train_args {
 
 static void train_usage(FILE *f) {
   fprintf(f,
-          "usage: tickgrad train --model tft|mamba2|mlp --data FILE... [flags]\n"
+          "usage: tickgrad train --model tft|mamba2|mlp|transformer --data FILE... [flags]\n"
           "       tickgrad train --resume RUN [--stop-after N] [--device D] [--threads N]\n"
           "Trains a quantile forecaster of forward log returns 1..H bars ahead on bar files (CSV, DBN, Parquet):\n"
           "causal features, chronological train/validation/test splits, targets scaled by their training std,\n"
@@ -123,7 +123,7 @@ static int config_new(const train_args *a, tg_train_config *c) {
   const char *model = pair_value(a, "--model");
   char *text = NULL;
   size_t len = 0;
-  if (model && tg_train_model_parse(model, &kind) != TG_OK) return tg_cli_usage_error("train", "--model %s: want tft, mamba2 or mlp", model);
+  if (model && tg_train_model_parse(model, &kind) != TG_OK) return tg_cli_usage_error("train", "--model %s: want tft, mamba2, mlp or transformer", model);
   if (a->config) {
     tg_train_config probe = tg_train_defaults(kind);
     tg_status st = tg_train_config_load(a->config, &probe);
@@ -145,7 +145,7 @@ static int config_new(const train_args *a, tg_train_config *c) {
   }
   if (!model) {
     free(text);
-    return tg_cli_usage_error("train", "which model? give --model tft, mamba2 or mlp (or \"model\" in --config)");
+    return tg_cli_usage_error("train", "which model? give --model tft, mamba2, mlp or transformer (or \"model\" in --config)");
   }
   *c = tg_train_defaults(kind);
   tg_status st = text ? tg_train_config_apply_json(c, text, len, a->config) : TG_OK;

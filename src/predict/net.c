@@ -16,10 +16,6 @@ void pr_net_close(pr_net *n) {
   memset(n, 0, sizeof *n);
 }
 
-static int64_t past_len(const tg_forecast_cfg *c) {
-  return c->kind == TG_MODEL_TFT ? c->tft.enc_len : c->kind == TG_MODEL_MLP ? c->mlp.window : c->mamba.seq_len;
-}
-
 static tg_status bind_host(tg_graph *g, const char *name, tg_dtype dt, int ndim, const int64_t *shape, void *data) {
   tg_tensor t;
   tg_device host = {TG_CPU, 0};
@@ -59,7 +55,7 @@ static tg_status open_tft(pr_net *n, const tg_forecast_cfg *c) {
 
 /* mlp, mamba2: the forecast graph over past [1, L, F]. */
 static tg_status open_window(pr_net *n, const tg_forecast_cfg *c) {
-  int64_t s_past[3] = {1, past_len(c), c->n_past};
+  int64_t s_past[3] = {1, tg_forecast_window(c), c->n_past};
   tg_forecast_inputs in = {tg_input(n->g, "past", TG_F32, 3, s_past), NULL, NULL};
   n->pred = tg_forecast_build(n->g, c, &in); /* [1, H, nq] */
   tg_status st = plan(n, n->g);
@@ -73,7 +69,7 @@ tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_p
   n->row = tft ? c->tft.hidden : c->n_past;
   n->store = tg_store_new((tg_device){TG_CPU, 0}, 1);
   n->g = n->store ? tg_graph_new(n->store, "predict") : NULL;
-  n->past = tg_calloc((size_t)(past_len(c) * n->row), sizeof(float));
+  n->past = tg_calloc((size_t)(tg_forecast_window(c) * n->row), sizeof(float));
   n->bar = tg_calloc((size_t)c->n_past, sizeof(float));
   n->future = tg_calloc((size_t)(c->horizons * 4), sizeof(float));
   n->inst = tg_calloc(1, sizeof(int64_t));

@@ -130,7 +130,7 @@ static void fill_info(tg_predictor *p) {
   memcpy(i->q, m->q, sizeof i->q);
   i->n_features = p->F = p->meta.f;
   i->warmup = p->meta.warmup;
-  i->window = p->L = m->kind == TG_MODEL_TFT ? m->tft.enc_len : m->kind == TG_MODEL_MLP ? m->mlp.window : 1;
+  i->window = p->L = m->kind == TG_MODEL_MAMBA2 ? 1 : tg_forecast_window(m);
   i->first_bar = (int64_t)i->warmup + i->window - 1;
   i->bar_ns = p->meta.bar_ns;
   i->k = p->meta.k;
@@ -205,7 +205,7 @@ static int find_instrument(const tg_predictor *p, uint32_t id) {
   return -1;
 }
 
-/* tft, mlp: the window ending at this bar from the ring, the decoder's calendar, one run. */
+/* tft, mlp, transformer: the window ending at this bar from the ring, the decoder's calendar, one run. */
 static tg_status run_window(tg_predictor *p, int j, int64_t ts) {
   size_t W = (size_t)p->net.row, L = (size_t)p->L;
   const float *ring = p->ring + (size_t)j * L * W; /* [L, W], row r holds valid row r mod L */

@@ -64,7 +64,8 @@ static void kv(rp_page *p, const char *prefix, const char *key, const char *valu
 }
 
 static int is_model_block(const char *key) {
-  return strcmp(key, "tft") == 0 || strcmp(key, "mamba2") == 0 || strcmp(key, "mlp") == 0;
+  return strcmp(key, "tft") == 0 || strcmp(key, "mamba2") == 0 || strcmp(key, "mlp") == 0 ||
+         strcmp(key, "transformer") == 0;
 }
 
 /* Every setting of obj, nested objects one level deep as "outer.inner"; the blocks of the model kinds this

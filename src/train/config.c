@@ -9,6 +9,7 @@
 #define M_TFT (1u << TG_MODEL_TFT)
 #define M_MAMBA (1u << TG_MODEL_MAMBA2)
 #define M_MLP (1u << TG_MODEL_MLP)
+#define M_TRANSFORMER (1u << TG_MODEL_TRANSFORMER)
 /* a number row: key, flag (NULL: --key), type, member, range, the models it applies to (0: all), help */
 #define NUM(k, f, ty, m, l, h, only_, hl) {.key = k, .flag = f, .type = ty, .off = OFF(m), .lo = l, .hi = h, .only = only_, .help = hl}
 #define STR(k, m, fl, hl) {.key = k, .type = TG_SET_STRING, .off = OFF(m), .size = SZ(m), .flags = fl, .help = hl}
@@ -19,13 +20,14 @@ _Static_assert(sizeof(tg_model_kind) == sizeof(int) && sizeof(tg_train_schedule)
                "enums are int settings");
 _Static_assert(TG_RECOMPUTE_COUNT == 3, "RECOMPUTE names every tg_recompute");
 
-static const char *const KIND_NAMES[] = {"tft", "mamba2", "mlp", NULL};
+static const char *const KIND_NAMES[] = {"tft", "mamba2", "mlp", "transformer", NULL}; /* tg_model_kind's order */
+#define N_KINDS 4
 static const char *const SCHEDULES[] = {"cosine", "constant", NULL}; /* TG_TRAIN_COSINE, TG_TRAIN_CONSTANT */
 static const char *const RECOMPUTE[] = {"none", "blocks", "all", NULL}; /* tg_recompute's order */
 
 /* The order here is the order of config.json and of `tickgrad train --help`. */
 static const tg_setting SETTINGS[] = {
-    {.key = "model", .type = TG_SET_ENUM, .off = OFF(model.kind), .names = KIND_NAMES, .help = "tft, mamba2 or mlp"},
+    {.key = "model", .type = TG_SET_ENUM, .off = OFF(model.kind), .names = KIND_NAMES, .help = "tft, mamba2, mlp or transformer"},
     {.key = "data", .type = TG_SET_STRS, .off = OFF(data), .size = TG_TRAIN_PATH_MAX, .count_off = OFF(n_data),
      .max_n = TG_TRAIN_MAX_DATA, .arg = "FILE...", .help = "bar files, folders or globs (CSV, DBN, Parquet); several allowed"},
     STR("data_tz", data_tz, 0, "zone of naive timestamps in the files (default UTC)"),
@@ -42,7 +44,7 @@ static const tg_setting SETTINGS[] = {
     NUM("cat_dim", NULL, TG_SET_INT, model.cat_dim, 1, 1024, 0, "embedding width of each cat: covariate (default 4)"),
     NUM("dropout", NULL, TG_SET_FLOAT, model.dropout, 0, 0.95, 0, "default 0.1"),
     NUM("epochs", NULL, TG_SET_INT, epochs, 1, 1e6, 0, "default 20"),
-    NUM("batch", NULL, TG_SET_INT, batch, 1, 1 << 20, 0, "windows per step (default 32 tft, 8 mamba2, 64 mlp)"),
+    NUM("batch", NULL, TG_SET_INT, batch, 1, 1 << 20, 0, "windows per step (default 32 tft and transformer, 8 mamba2, 64 mlp)"),
     {.key = "recompute", .type = TG_SET_ENUM, .off = OFF(recompute), .names = RECOMPUTE,
      .help = "activations recomputed in backward instead of kept: none (default), blocks (the model's blocks keep only "
              "their inputs) or all (also the layers between blocks); the same numbers, less memory, more time"},
@@ -76,6 +78,14 @@ static const tg_setting SETTINGS[] = {
     NUM("mamba2.seq_len", NULL, TG_SET_INT, model.mamba.seq_len, 1, 1 << 20, M_MAMBA, "mamba2: window length (default 128)"),
     NUM("mlp.window", NULL, TG_SET_INT, model.mlp.window, 1, 1 << 20, M_MLP, "mlp: past bars (default 16)"),
     NUM("mlp.hidden", NULL, TG_SET_INT, model.mlp.hidden, 1, 65536, M_MLP, "mlp: hidden units (default 64)"),
+    NUM("transformer.d_model", NULL, TG_SET_INT, model.transformer.d_model, 1, 65536, M_TRANSFORMER,
+        "transformer: width (default 64; a multiple of --heads)"),
+    NUM("transformer.n_heads", "--heads", TG_SET_INT, model.transformer.n_heads, 1, 1024, M_TRANSFORMER,
+        "transformer: attention heads (default 4)"),
+    NUM("transformer.n_layers", "--layers", TG_SET_INT, model.transformer.n_layers, 1, 1024, M_TRANSFORMER,
+        "transformer: blocks (default 2)"),
+    NUM("transformer.seq_len", NULL, TG_SET_INT, model.transformer.seq_len, 1, 1 << 20, M_TRANSFORMER,
+        "transformer: window length (default 64)"),
 };
 
 /* config.json members that are not settings: a classifier's class names, written for the record (the data decides
@@ -85,16 +95,16 @@ static const char *const EXTRA[] = {"classes", NULL};
 const tg_settings TR_SETTINGS = {"config", SETTINGS, (int)(sizeof SETTINGS / sizeof SETTINGS[0]), 0, 0, EXTRA};
 
 const char *tg_train_model_name(tg_model_kind kind) {
-  return (int)kind >= 0 && (int)kind < 3 ? KIND_NAMES[kind] : NULL;
+  return (int)kind >= 0 && (int)kind < N_KINDS ? KIND_NAMES[kind] : NULL;
 }
 
 tg_status tg_train_model_parse(const char *name, tg_model_kind *out) {
-  for (int k = 0; k < 3; k++)
+  for (int k = 0; k < N_KINDS; k++)
     if (name && strcmp(name, KIND_NAMES[k]) == 0) {
       *out = (tg_model_kind)k;
       return TG_OK;
     }
-  return tg_error(TG_ERR_INVALID, "model '%s': want tft, mamba2 or mlp", name ? name : "");
+  return tg_error(TG_ERR_INVALID, "model '%s': want tft, mamba2, mlp or transformer", name ? name : "");
 }
 
 tg_train_config tg_train_defaults(tg_model_kind kind) {
@@ -106,7 +116,7 @@ tg_train_config tg_train_defaults(tg_model_kind kind) {
   c.train_frac = 0.7;
   c.val_frac = 0.15;
   c.epochs = 20;
-  c.batch = kind == TG_MODEL_TFT ? 32 : kind == TG_MODEL_MAMBA2 ? 8 : 64;
+  c.batch = kind == TG_MODEL_TFT || kind == TG_MODEL_TRANSFORMER ? 32 : kind == TG_MODEL_MAMBA2 ? 8 : 64;
   c.lr = 1e-3;
   c.warmup_steps = -1;
   c.schedule = TG_TRAIN_COSINE;

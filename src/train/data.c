@@ -34,7 +34,7 @@ static void geometry(tr_data *d, const tg_train_config *c, int classifier) {
     d->Lp = d->enc;
     d->Lt = d->enc - 1; /* forecasts start after the last encoder step */
   } else {
-    d->Lw = d->Lp = c->model.kind == TG_MODEL_MLP ? c->model.mlp.window : c->model.mamba.seq_len;
+    d->Lw = d->Lp = tg_forecast_window(&c->model);
     d->Lt = d->Lw - 1;
   }
 }

@@ -28,6 +28,9 @@ tg_train_config tg_test_small_config(tg_model_kind kind, const char *dir, const 
     c.model.mamba = (tg_mamba2_cfg){.d_model = 16, .n_layers = 1, .d_state = 8, .headdim = 8, .expand = 2,
                                     .d_conv = 4, .ngroups = 1, .chunk = 16, .seq_len = 16};
     c.batch = 32;
+  } else if (kind == TG_MODEL_TRANSFORMER) {
+    c.model.transformer = (tg_transformer_cfg){.d_model = 16, .n_heads = 2, .n_layers = 1, .seq_len = 16};
+    c.batch = 32;
   }
   return c;
 }
