@@ -180,6 +180,7 @@ static int lat_predictor(tg_model_kind kind, const lat_opts *o, double *us) {
 static int lat_mamba2_stream(const lat_opts *o, double *us) { return lat_predictor(TG_MODEL_MAMBA2, o, us); }
 static int lat_tft_batch1(const lat_opts *o, double *us) { return lat_predictor(TG_MODEL_TFT, o, us); }
 static int lat_mlp_batch1(const lat_opts *o, double *us) { return lat_predictor(TG_MODEL_MLP, o, us); }
+static int lat_transformer_batch1(const lat_opts *o, double *us) { return lat_predictor(TG_MODEL_TRANSFORMER, o, us); }
 
 /* ---- the models alone, without a run: fresh weights, fixed inputs ---- */
 
@@ -222,10 +223,10 @@ static int lat_mamba2_step_raw(const lat_opts *o, double *us) {
   return rc;
 }
 
-/* tg_graph_run of the forecast graph at batch 1 (the predictor's inner call for tft and mlp). */
+/* tg_graph_run of the forecast graph at batch 1 (the predictor's inner call for tft, mlp and transformer). */
 static int forward_b1(tg_model_kind kind, const lat_opts *o, double *us) {
   tg_forecast_cfg c = model_cfg(kind);
-  int64_t L = kind == TG_MODEL_TFT ? c.tft.enc_len : c.mlp.window;
+  int64_t L = tg_forecast_window(&c);
   int64_t ps[3] = {1, L, N_PAST}, fs[3] = {1, c.horizons, 4}, is[1] = {1};
   tg_store *s = tg_store_new(tg_cpu(0), 1);
   tg_graph *g = tg_graph_new(s, "forward_b1");
@@ -260,6 +261,7 @@ static int forward_b1(tg_model_kind kind, const lat_opts *o, double *us) {
 
 static int lat_tft_forward_b1(const lat_opts *o, double *us) { return forward_b1(TG_MODEL_TFT, o, us); }
 static int lat_mlp_forward_b1(const lat_opts *o, double *us) { return forward_b1(TG_MODEL_MLP, o, us); }
+static int lat_transformer_forward_b1(const lat_opts *o, double *us) { return forward_b1(TG_MODEL_TRANSFORMER, o, us); }
 
 static const lat_case LAT_CASES[] = {
     {"dqn_policy_cartpole", "DQN greedy action, CartPole's CleanRL network 4-120-84-2 ReLU, one observation "
@@ -279,6 +281,10 @@ static const lat_case LAT_CASES[] = {
     {"mlp_batch1", "tg_predictor_push of one bar on an MLP run (window 16 x 16 features, hidden 64): one forward "
      "at batch 1", lat_mlp_batch1},
     {"mlp_forward_b1", "tg_graph_run of the same MLP at batch 1 alone (fixed inputs)", lat_mlp_forward_b1},
+    {"transformer_batch1", "tg_predictor_push of one bar on a causal transformer run (d_model 64, 4 heads, 2 layers, "
+     "window 64): one forward of the ring's window at batch 1", lat_transformer_batch1},
+    {"transformer_forward_b1", "tg_graph_run of the same transformer at batch 1 alone (fixed inputs)",
+     lat_transformer_forward_b1},
 };
 #define N_LAT_CASES (sizeof LAT_CASES / sizeof LAT_CASES[0])
 

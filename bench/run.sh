@@ -170,10 +170,10 @@ gpu_section() {
 
 # ---- latency section: one prediction per call at batch 1, one thread, both sides pinned to one CPU ----
 lat_cases_all="dqn_policy_cartpole dqn_policy_trading dqn_policy_trading_gather mamba2_stream mamba2_step_raw
-  tft_batch1 tft_forward_b1 mlp_batch1 mlp_forward_b1"
+  tft_batch1 tft_forward_b1 mlp_batch1 mlp_forward_b1 transformer_batch1 transformer_forward_b1"
 # torch_latency.py's twin of each tickgrad case: the *_raw / *_forward_b1 cases share their predictor case's
 torch_twin() { case $1 in mamba2_step_raw) echo mamba2_stream ;; tft_forward_b1) echo tft_batch1 ;;
-  mlp_forward_b1) echo mlp_batch1 ;; *) echo "$1" ;; esac; }
+  mlp_forward_b1) echo mlp_batch1 ;; transformer_forward_b1) echo transformer_batch1 ;; *) echo "$1" ;; esac; }
 latency_section() {
   local cpu=${BENCH_LATENCY_CPU:-$((cores - 1))} calls=${BENCH_LATENCY_CALLS:-100000} pin=() failed=0
   local budget=${BENCH_LATENCY_TORCH_BUDGET:-60}

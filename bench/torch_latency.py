@@ -21,6 +21,7 @@ matter for latency):
   tft_batch1, tft_forward_b1 reference/tft.py at the defaults (hidden 64, 4 heads, encoder 64, 8 horizons),
                              torch's fused LSTM, forward at batch 1
   mlp_batch1, mlp_forward_b1 the MLP baseline: 16 x 16 features flattened -> 64 ReLU -> 24, batch 1
+  transformer_batch1, transformer_forward_b1  reference/transformer.py at its defaults over a 64-bar window, batch 1
 """
 import argparse
 import copy
@@ -167,6 +168,14 @@ def mlp_batch1(window=16, hidden=64):
     return lambda: net(past).reshape(1, HORIZONS, NQ)
 
 
+def transformer_batch1():
+    import transformer
+    torch.manual_seed(1)
+    model = transformer.build(dict(transformer.DEFAULTS, n_past=N_PAST, horizons=HORIZONS)).use_sdpa(True).eval()
+    past = torch.randn(1, model.cfg["seq_len"], N_PAST)
+    return lambda: model(past)
+
+
 CASES = {
     "dqn_policy_cartpole": lambda: dqn_policy(4, 2),
     "dqn_policy_trading": lambda: dqn_policy(32 * N_PAST + 2, 3),
@@ -177,6 +186,8 @@ CASES = {
     "tft_forward_b1": tft_batch1,
     "mlp_batch1": mlp_batch1,
     "mlp_forward_b1": mlp_batch1,
+    "transformer_batch1": transformer_batch1,
+    "transformer_forward_b1": transformer_batch1,
 }
 
 
