@@ -159,15 +159,13 @@ static tg_status check_names(const tg_fitem *items, int n, const char *tok) {
       continue;
     }
     const tg_fitem *b = o->kind < TG_F_BUILTIN_COUNT ? o : it, *c = b == o ? it : o; /* built-in, covariate */
-    for (int q = 0; q < b->ncols; q++)
-      for (int h = 0; h < c->ncols; h++) {
-        char x[TG_NAME_MAX], y[TG_NAME_MAX];
-        column_name(b, q, NULL, x);
-        column_name(c, h, NULL, y);
-        if (strcmp(x, y) == 0)
-          return tg_error(TG_ERR_INVALID, "features: '%s': the feature column '%s' would appear twice (a built-in "
-                          "feature has that name)", tok, x);
-      }
+    for (int q = 0; q < b->ncols; q++) {
+      char x[TG_NAME_MAX];
+      column_name(b, q, NULL, x);
+      if (strcmp(x, c->cname) == 0 || is_lead_of(x, c))
+        return tg_error(TG_ERR_INVALID, "features: '%s': the feature column '%s' would appear twice (a built-in "
+                        "feature has that name)", tok, x);
+    }
   }
   return TG_OK;
 }
