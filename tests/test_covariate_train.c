@@ -190,6 +190,46 @@ static void test_classifier(const tg_bars *bars) {
   CHECK_OK(tg_train_run(&c, bars, &r));
 }
 
+/* A label file through the trainer: classes from its names (and "none"), listed in config.json; a walk-forward of a
+ * classifier reading covariates trains and backtests every fold (the folds' views carry the columns). */
+static void test_labels_and_walkforward(const tg_bars *bars) {
+  char path[600], line[600];
+  snprintf(path, sizeof path, "%s/labels.csv", g_tmp);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs("ts,label,end\n", f);
+  for (int64_t t = 100; t + 3 < bars->n; t += 3) { /* a "trader" who buys before rises and sells before falls */
+    const char *name = bars->cols[0].values[t] > 0.5 ? "buy" : bars->cols[0].values[t] < -0.5 ? "sell" : NULL;
+    if (!name) continue;
+    fprintf(f, "%lld,%s,%lld\n", (long long)(bars->ts[t] / 1000000000), name, (long long)(bars->ts[t + 2] / 1000000000));
+  }
+  fclose(f);
+  tg_train_config c = tg_test_small_config(TG_MODEL_TRANSFORMER, g_tmp, "labels-transformer", 2);
+  snprintf(c.features, sizeof c.features, "logret,col:signal");
+  snprintf(c.target, sizeof c.target, "labels:%s", path);
+  tg_train_result r;
+  CHECK_OK(tg_train_run(&c, bars, &r));
+  CHECK(r.best.n_classes == 3);
+  snprintf(path, sizeof path, "%s/labels-transformer/config.json", g_tmp);
+  CHECK(file_has(path, "\"classes\": [\"buy\", \"none\", \"sell\"]"));
+  snprintf(line, sizeof line, "labels:%s/nowhere.csv", g_tmp);
+  snprintf(c.target, sizeof c.target, "%s", line);
+  snprintf(c.out, sizeof c.out, "%s/labels-missing", g_tmp);
+  CHECK(tg_train_run(&c, bars, &r) == TG_ERR_IO && strstr(tg_last_error(), "nowhere.csv"));
+
+  static tg_wf_config w;
+  tg_wf_defaults(&w, TG_MODEL_MLP);
+  w.train = tg_test_small_config(TG_MODEL_MLP, g_tmp, "wf", 1);
+  snprintf(w.train.features, sizeof w.train.features, "logret,col:signal,cat:regime");
+  snprintf(w.train.target, sizeof w.train.target, "triple-barrier:0.5,0.5,1");
+  w.folds = 2, w.train_blocks = 2;
+  snprintf(w.out, sizeof w.out, "%s/wf", g_tmp);
+  tg_wf_fold folds[2];
+  CHECK_OK(tg_wf_run(&w, bars, folds));
+  CHECK(folds[0].res.ok && folds[1].res.ok && folds[1].res.st.trades > 0);
+}
+
 int main(void) {
   snprintf(g_tmp, sizeof g_tmp, "/tmp/tg_covariate_train_XXXXXX");
   if (!mkdtemp(g_tmp)) return tg_test_skip("cannot make a temporary folder");
@@ -204,6 +244,7 @@ int main(void) {
   check_found(TG_MODEL_TFT, &bars, "known:event");
   check_found(TG_MODEL_TRANSFORMER, &bars, "known:event");
   test_classifier(&bars);
+  test_labels_and_walkforward(&bars);
   static const char *const causal_runs[] = {"with-mlp-col_signal", "with-transformer-cat_regime",
                                             "with-mlp-known_event", "with-transformer-known_event", "classes-mlp"};
   for (size_t k = 0; k < sizeof causal_runs / sizeof causal_runs[0]; k++) check_causal(&bars, causal_runs[k]);

@@ -48,6 +48,7 @@ static tg_status build_dataset(tr_data *d, const tg_train_config *c, const tg_ta
   o.features.leads = d->leads = c->model.kind == TG_MODEL_TFT ? 0 : d->H; /* the tft's decoder takes known: values itself */
   o.targets = *target;
   o.targets.warn = log;
+  o.targets.tz = c->data_tz[0] ? c->data_tz : NULL; /* a label file's wall-clock times are read as the bars' */
   o.targets.nh = d->H;
   for (int h = 0; h < d->H; h++) o.targets.horizons[h] = h + 1;
   o.splits.window = d->Lw;
