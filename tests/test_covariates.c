@@ -274,6 +274,12 @@ static void errors(void) {
   CHECK_STATUS(compute(&b, "col:sector", 0, NULL, 0, &lay, &fx), TG_ERR_INVALID);
   CHECK_MSG(strstr(tg_last_error(), "categories") && strstr(tg_last_error(), "cat:sector"), "%s", tg_last_error());
   tg_layout_free(&lay);
+  for (int64_t r = 0; r < b.n; r++) set_cat(&b, "price2", r, r == 7 ? "n/a?" : r % 2 ? "1.5" : "2"); /* one bad value */
+  snprintf(b.source, sizeof b.source, "desk.csv");
+  CHECK_STATUS(compute(&b, "col:price2", 0, NULL, 0, &lay, &fx), TG_ERR_INVALID);
+  CHECK_MSG(strstr(tg_last_error(), "desk.csv") && strstr(tg_last_error(), "bar 8 ") && strstr(tg_last_error(), "'n/a?'"),
+            "%s", tg_last_error());
+  tg_layout_free(&lay);
   static const char *bad[] = {"col:x,col:x", "col:x,known:x", "col:", "static: ", "cat", "known:k,col:k@+2"};
   for (int i = 0; i < 6; i++) {
     CHECK_STATUS(compute(&b, bad[i], 2, NULL, 0, &lay, &fx), TG_ERR_INVALID);

@@ -132,6 +132,26 @@ static tg_status bind_category(const tg_fitem *it, const tg_bar_column *c, const
   return st;
 }
 
+/* A number column that the reader kept as names: the first bar whose value is not a number, and where it is. */
+static tg_status not_numbers(const tg_fitem *it, const tg_bar_column *c, const tg_bars *bars) {
+  int64_t r = 0;
+  const char *name = NULL;
+  for (; r < bars->n; r++) {
+    if (c->codes[r] == TG_CATEGORY_MISSING) continue;
+    name = tg_categories_name(&c->cats, c->codes[r]);
+    char *end = NULL;
+    if (!name || (strtod(name, &end), end == name || *end)) break;
+  }
+  char ts[48];
+  if (r == bars->n)
+    return tg_error(TG_ERR_INVALID, "features: '%s:%s': column '%s' holds categories (names), not numbers; use cat:%s",
+                    kind_name(it->kind), it->cname, c->name, it->cname);
+  return tg_error(TG_ERR_INVALID, "features: '%s:%s': column '%s' of %s holds categories (names), not numbers: "
+                  "bar %lld (%s) is '%.40s'; fix the value, or use cat:%s for names", kind_name(it->kind), it->cname, c->name,
+                  bars->source[0] ? bars->source : "the bars", (long long)r + 1, tg_format_utc(bars->ts[r], 0, ts, sizeof ts),
+                  name ? name : "", it->cname);
+}
+
 tg_status tg_fcov_bind(const tg_fplan *p, const tg_bars *bars, const tg_layout *lay, const tg_vocab *v, int n_v,
                        tg_fcov *out) {
   memset(out, 0, sizeof *out);
@@ -158,8 +178,7 @@ tg_status tg_fcov_bind(const tg_fplan *p, const tg_bars *bars, const tg_layout *
       st = tg_error(TG_ERR_INVALID, "features: 'cat:%s': column '%s' is numeric; cat: takes a category column (names), "
                     "use col:%s for its numbers", it->cname, c->name, it->cname);
     else if (it->kind != TG_F_CAT && c->kind != TG_COLUMN_NUMERIC)
-      st = tg_error(TG_ERR_INVALID, "features: '%s:%s': column '%s' holds categories (names), not numbers; use cat:%s",
-                    kind_name(it->kind), it->cname, c->name, it->cname);
+      st = not_numbers(it, c, bars);
     else if (it->kind == TG_F_CAT)
       st = bind_category(it, c, bars, v, n_v, out);
     else if ((st = check_numbers(it, c, bars, lay)) == TG_OK)
