@@ -106,8 +106,8 @@ tg_status tg_bars_add_column(tg_bars *b, const char *name, tg_column_kind kind);
 /* Makes column k a column of kind with every value missing (a category's names are dropped). */
 tg_status tg_bars_reset_column(tg_bars *b, int k, tg_column_kind kind);
 /* Rows [a, b) of bars as a view: every pointer, the extra columns' too, points into bars (nothing copied);
- * cols [bars->n_cols] is the caller's room for the view's column headers (may be NULL without columns). The view
- * is never tg_bars_free'd and must not outlive bars or cols. */
+ * cols [bars->n_cols] is the caller's room for the view's column headers, or NULL for a view of the bar fields
+ * only (no extra columns). The view is never tg_bars_free'd and must not outlive bars or cols. */
 void tg_bars_view(const tg_bars *bars, int64_t a, int64_t b, tg_bar_column *cols, tg_bars *view);
 /* Removes column k; the later ones move down one. */
 void tg_bars_drop_column(tg_bars *b, int k);

@@ -44,11 +44,8 @@ tg_status tg_fc_backtest_run(const char *run, const tg_bars *upto, int64_t from,
   tg_predictor *p = NULL;
   tg_predictor_opts po = {o->weights};
   tg_fc_rule r = tg_fc_bt_rule(o);
-  tg_bars test = *upto;
-  test.ts += from, test.open += from, test.high += from, test.low += from, test.close += from, test.volume += from;
-  if (test.instrument) test.instrument += from;
-  test.n_cols = 0, test.cols = NULL; /* extra columns do not move with the bars */
-  test.n = upto->n - from;
+  tg_bars test;
+  tg_bars_view(upto, from, upto->n, NULL, &test); /* the engine's bars; the predictor reads upto's columns */
   double *target = test.n > 0 ? malloc((size_t)test.n * sizeof *target) : NULL;
   tg_backtest bt;
   memset(&bt, 0, sizeof bt);

@@ -35,20 +35,6 @@ tg_status tg_backtest_check_bars(const tg_bars *bars, const char *where) {
   return TG_OK;
 }
 
-/* Shifts a copy of bars to start at row a with b - a rows (no copy of the columns). */
-static void make_view(const tg_bars *bars, int64_t a, int64_t b, tg_bars *view) {
-  *view = *bars;
-  view->n = view->cap = b - a;
-  view->ts = bars->ts + a;
-  view->open = bars->open + a;
-  view->high = bars->high ? bars->high + a : NULL;
-  view->low = bars->low ? bars->low + a : NULL;
-  view->close = bars->close + a;
-  view->volume = bars->volume ? bars->volume + a : NULL;
-  view->instrument = bars->instrument ? bars->instrument + a : NULL;
-  view->n_cols = 0, view->cols = NULL; /* extra columns do not move with the bars */
-}
-
 tg_status tg_backtest_split(const tg_bars *bars, const char *split, double train_frac, double val_frac, tg_bars *view) {
   if (!bars || !split || !view) return tg_error(TG_ERR_INVALID, "backtest split: missing bars, split name or view");
   if (train_frac == 0 && val_frac == 0) train_frac = 0.7, val_frac = 0.15;
@@ -65,6 +51,6 @@ tg_status tg_backtest_split(const tg_bars *bars, const char *split, double train
   if (b <= a)
     return tg_error(TG_ERR_INVALID, "backtest split '%s' of %lld bars holds none (train is the first %g%%, val the "
                     "next %g%%, test the rest)", split, (long long)n, 100 * train_frac, 100 * val_frac);
-  make_view(bars, a, b, view);
+  tg_bars_view(bars, a, b, NULL, view); /* the bar fields: what the engine reads */
   return TG_OK;
 }

@@ -73,12 +73,8 @@ tg_status tg_policy_backtest(const char *run, const tg_policy_bt_opts *o, tg_pol
     st = tg_error(TG_ERR_NOMEM, "backtest: out of memory");
   if (st == TG_OK) st = decisions(run, r->model, env, &ti, target);
   if (st == TG_OK) {
-    tg_bars view = bars;
-    view.ts += ti.first_bar, view.open += ti.first_bar, view.high += ti.first_bar, view.low += ti.first_bar;
-    view.close += ti.first_bar, view.volume += ti.first_bar;
-    if (view.instrument) view.instrument += ti.first_bar;
-    view.n_cols = 0, view.cols = NULL; /* extra columns do not move with the bars */
-    view.n = ti.steps + 1; /* the last decision fills at the next bar's open */
+    tg_bars view; /* the last decision fills at the next bar's open */
+    tg_bars_view(&bars, ti.first_bar, ti.first_bar + ti.steps + 1, NULL, &view);
     r->decisions = ti.steps;
     snprintf(r->source, sizeof r->source, "%s", bars.source);
     if (o->log)

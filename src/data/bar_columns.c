@@ -172,8 +172,9 @@ void tg_bars_view(const tg_bars *bars, int64_t a, int64_t b, tg_bar_column *cols
   if (view->low) view->low += a;
   if (view->volume) view->volume += a;
   if (view->instrument) view->instrument += a;
-  view->cols = bars->n_cols ? cols : NULL;
-  for (int k = 0; k < bars->n_cols; k++) {
+  view->n_cols = cols ? bars->n_cols : 0;
+  view->cols = view->n_cols ? cols : NULL;
+  for (int k = 0; k < view->n_cols; k++) {
     cols[k] = bars->cols[k];
     if (cols[k].values) cols[k].values += a;
     if (cols[k].codes) cols[k].codes += a;
