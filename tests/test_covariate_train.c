@@ -213,6 +213,27 @@ static void test_labels_and_walkforward(const tg_bars *bars) {
   CHECK(r.best.n_classes == 3);
   snprintf(path, sizeof path, "%s/labels-transformer/config.json", g_tmp);
   CHECK(file_has(path, "\"classes\": [\"buy\", \"none\", \"sell\"]"));
+  /* stopped after epoch 1 and resumed: bitwise the uninterrupted run (covariates, labels, a transformer) */
+  tg_train_config part = c;
+  snprintf(part.out, sizeof part.out, "%s/labels-part", g_tmp);
+  part.stop_after = 1;
+  CHECK_OK(tg_train_run(&part, bars, &r));
+  part.stop_after = 0;
+  snprintf(part.resume, sizeof part.resume, "%s", part.out);
+  CHECK_OK(tg_train_run(&part, bars, &r));
+  char a[700], b2[700];
+  snprintf(a, sizeof a, "%s/labels-transformer/weights.safetensors", g_tmp);
+  snprintf(b2, sizeof b2, "%s/labels-part/weights.safetensors", g_tmp);
+  CHECK_MSG(tg_test_same_tensors(a, b2), "weights differ after resuming a labelled transformer run with covariates");
+  /* a predictor given bars without the run's column says which column and which ones there are */
+  snprintf(path, sizeof path, "%s/labels-transformer", g_tmp);
+  tg_predictor *p = NULL;
+  CHECK_OK(tg_predictor_open(path, NULL, &p));
+  tg_bars plain = *bars;
+  plain.n_cols = 0, plain.cols = NULL;
+  tg_pbar pb;
+  CHECK(p && tg_predictor_bar_at(p, &plain, 0, 1, &pb) == TG_ERR_INVALID && strstr(tg_last_error(), "'signal'"));
+  tg_predictor_free(p);
   snprintf(line, sizeof line, "labels:%s/nowhere.csv", g_tmp);
   snprintf(c.target, sizeof c.target, "%s", line);
   snprintf(c.out, sizeof c.out, "%s/labels-missing", g_tmp);
