@@ -125,6 +125,33 @@ static void check_causal(const tg_bars *bars, const char *name) {
   tg_predictor_free(p);
 }
 
+/* The predictor feeds a known: input's future values where training did: the event column at t+1 carries the
+ * return of bar t+1, so the median forecast of horizon 1 must follow that return closely (misaligned by a bar, it
+ * would not follow it at all). */
+static void check_known_forecasts(const tg_bars *bars, const char *name) {
+  char run[512];
+  snprintf(run, sizeof run, "%s/%s", g_tmp, name);
+  tg_predictor *p = NULL;
+  CHECK_OK(tg_predictor_open(run, NULL, &p));
+  if (!p) return;
+  const tg_predictor_info *in = tg_predictor_get_info(p);
+  float out[TG_MAX_HORIZONS * TG_MAX_QUANTILES];
+  double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0, m = 0;
+  for (int64_t t = 0; t + 1 < 2000; t++) {
+    tg_pbar b;
+    int ready = 0;
+    if (tg_predictor_bar_at(p, bars, t, 1, &b) != TG_OK || tg_predictor_push(p, &b, out, &ready) != TG_OK) break;
+    if (!ready || t < 600) continue;
+    double x = out[in->nq / 2], y = log(bars->close[t + 1] / bars->close[t]);
+    sx += x, sy += y, sxx += x * x, syy += y * y, sxy += x * y, m++;
+  }
+  double corr = (sxy - sx * sy / m) / sqrt((sxx - sx * sx / m) * (syy - sy * sy / m));
+  printf("%s: correlation of the predictor's median forecast (h1) with the next return %.3f over %.0f bars\n", name,
+         corr, m);
+  CHECK_MSG(m > 1000 && corr > 0.5, "%s: correlation %.3f over %.0f bars", name, corr, m);
+  tg_predictor_free(p);
+}
+
 /* A classifier on triple-barrier labels: metrics against the baseline, the files that name the classes, the
  * predictor's probabilities and the backtest's class map. */
 static void test_classifier(const tg_bars *bars) {
@@ -266,9 +293,13 @@ int main(void) {
   check_found(TG_MODEL_TRANSFORMER, &bars, "known:event");
   test_classifier(&bars);
   test_labels_and_walkforward(&bars);
-  static const char *const causal_runs[] = {"with-mlp-col_signal", "with-transformer-cat_regime",
-                                            "with-mlp-known_event", "with-transformer-known_event", "classes-mlp"};
+  static const char *const causal_runs[] = {"with-mlp-col_signal", "with-transformer-cat_regime", "with-tft-cat_regime",
+                                            "with-mlp-known_event", "with-transformer-known_event",
+                                            "with-tft-known_event", "classes-mlp"};
   for (size_t k = 0; k < sizeof causal_runs / sizeof causal_runs[0]; k++) check_causal(&bars, causal_runs[k]);
+  check_known_forecasts(&bars, "with-tft-known_event");
+  check_known_forecasts(&bars, "with-mlp-known_event");
+  check_known_forecasts(&bars, "with-transformer-known_event");
   tg_bars_free(&bars);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);

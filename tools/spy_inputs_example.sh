@@ -13,11 +13,11 @@ tools/spy_columns.sh ../shared/data/lean/equity/usa/hour/spy.csv "$out/spy_colum
 grep -oE 'avx512f|avx512_bf16|amx_bf16|avx2' /proc/cpuinfo | sort -u | tr '\n' ' ' | sed 's/^/ISA: /'; echo
 common=(--data "$out/spy_columns.csv" --data-tz America/New_York --tz America/New_York
         --target triple-barrier:1,1,8 --epochs "$epochs" --seed 1)
-"$tg" train --model transformer "${common[@]}" --out "$out/transformer" \
-  --features logret,range,vol:20,rsi:14,tod,dow,col:relvol,known:bar_of_day,cat:session \
+features=logret,range,vol:20,rsi:14,tod,dow,col:relvol,known:bar_of_day,cat:session
+"$tg" train --model transformer "${common[@]}" --out "$out/transformer" --features "$features" \
   --seq-len 32 --d-model 32 --heads 4 --layers 2 --batch 64
-"$tg" train --model tft "${common[@]}" --out "$out/tft" \
-  --features logret,range,vol:20,rsi:14,tod,dow,col:relvol,cat:session --enc-len 32 --hidden 32 --heads 4 --batch 64
+"$tg" train --model tft "${common[@]}" --out "$out/tft" --features "$features" \
+  --enc-len 32 --hidden 32 --heads 4 --batch 64
 for m in transformer tft; do
   "$tg" backtest --run "$out/$m" --data "$out/spy_columns.csv" --data-tz America/New_York --cost-bps 1 \
     > "$out/$m/backtest.txt"

@@ -35,7 +35,7 @@ static tg_status plan(const pr_net *n, tg_graph *g) {
 /* tft: the past VSN of one bar, and the rest over a window of its outputs. */
 static tg_status open_tft(pr_net *n, const tg_forecast_cfg *c) {
   int64_t d = c->tft.hidden, s_bar[3] = {1, 1, c->n_past}, s_win[3] = {1, c->tft.enc_len, d};
-  int64_t s_fut[3] = {1, c->horizons, 4}, s_inst[1] = {1};
+  int64_t s_fut[3] = {1, c->horizons, c->n_future}, s_inst[1] = {1};
   n->g_bar = tg_graph_new(n->store, "predict.bar");
   if (!n->g_bar) return tg_error(TG_ERR_NOMEM, "predict: out of memory for the model");
   tg_tensor *inst = tg_input(n->g_bar, "inst", TG_I64, 1, s_inst);
@@ -71,7 +71,7 @@ tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_p
   n->g = n->store ? tg_graph_new(n->store, "predict") : NULL;
   n->past = tg_calloc((size_t)(tg_forecast_window(c) * n->row), sizeof(float));
   n->bar = tg_calloc((size_t)c->n_past, sizeof(float));
-  n->future = tg_calloc((size_t)(c->horizons * 4), sizeof(float));
+  n->future = tg_calloc((size_t)(c->horizons * (c->n_future > 0 ? c->n_future : 1)), sizeof(float));
   n->inst = tg_calloc(1, sizeof(int64_t));
   if (!n->g || !n->past || !n->bar || !n->future || !n->inst)
     return tg_error(TG_ERR_NOMEM, "predict: out of memory for the model");

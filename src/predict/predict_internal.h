@@ -43,7 +43,8 @@ typedef struct pr_net {
   int64_t row;        /* floats per window row: F, or d for the tft */
   float *past;        /* [L, row] the window, oldest row first */
   float *bar;         /* tft: [F] one bar's normalised features */
-  float *future;      /* [dec, 4] tft: tod_sin, tod_cos, dow_sin, dow_cos of the decoder steps */
+  float *future;      /* [dec, n_future] tft: tod_sin, tod_cos, dow_sin, dow_cos of the decoder steps, then the
+                         known: inputs' values */
   int64_t *inst;      /* [1] tft: the instrument's dense index */
   tg_precision precision; /* the run's: forecasts use the GEMM precision the model was trained and validated in */
 } pr_net;
@@ -55,6 +56,29 @@ tg_status pr_net_bar(pr_net *n, float *row);
 /* Runs the window in n->past (and future, inst); pred [H, nq] in the model's scaled units. */
 tg_status pr_net_run(pr_net *n, float *pred, int64_t len);
 void pr_net_close(pr_net *n);
+
+/* The stream's columns as the model reads them (known_future.c). For a TFT with known: inputs the stream also makes
+ * each one's next H values, "NAME@+1".."NAME@+H" (the feed supplies them), which its past does not read: they are the
+ * decoder steps' known-future values, as training's future table held the column at the next H bars. */
+typedef struct pr_cols {
+  int width;        /* the stream's columns */
+  int *past_col;    /* [F] the stream column of each model feature */
+  int n_known;      /* a TFT's known: inputs (0 otherwise) */
+  int H;            /* decoder steps */
+  int *known_feat;  /* [n_known] each one's feature column (its normalisation) */
+  int *lead_col;    /* [n_known, H] the stream column of NAME@+h */
+  float *fut;       /* [H, n_known] the last bar's normalised known-future values */
+} pr_cols;
+
+/* known: inputs named in a feature spec. */
+int pr_cols_count_known(const char *spec);
+/* Maps the stream's columns to the run's features (names must match in order, leads of a TFT's known: inputs aside);
+ * TG_ERR_FORMAT naming the first that differs. H: the TFT's decoder steps (0 for the other models). */
+tg_status pr_cols_open(pr_cols *c, const tg_feature_stream *fs, const pr_meta *m, int H, const char *run);
+/* x [F] normalised from the stream's raw row; a TFT's known-future values into c->fut (a missing one carries the
+ * value before it forward, as the training data's column did). */
+void pr_cols_take(pr_cols *c, const pr_meta *m, const float *raw, float *x);
+void pr_cols_close(pr_cols *c);
 
 /* The predictor's buffers for one bar's extra inputs (tg_predictor_bar_at fills them). */
 double *pr_input_numbers(tg_predictor *p);

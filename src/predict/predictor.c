@@ -21,6 +21,7 @@ struct tg_predictor {
   int64_t *seen;                 /* [k] valid rows pushed per instrument */
   float *raw, *x, *pred;         /* [F] the bar's features, [F] normalised, [H * nq] scaled forecast or logits */
   const char *tz;                /* the tft's calendar zone (NULL: UTC) */
+  pr_cols cols;                  /* the stream's columns as the model reads them */
   const char **input_names;      /* [info.n_inputs] the stream's extra inputs (tg_feature_stream_input_name) */
   int cat_offset[TG_MAX_CAT_INPUTS]; /* added to each cat: id, as the trainer does (one embedding table) */
   double *in_num;                /* [n_num_inputs] tg_predictor_bar_at's buffers */
@@ -48,7 +49,7 @@ static tg_status model_config(tg_predictor *p) {
     return tg_error(TG_ERR_FORMAT, "predict: %s/inference.json has %d target scales, config.json %d horizons",
                     p->info.run, mt->h, p->cfg.horizons);
   m->n_past = mt->f;
-  m->n_future = m->kind == TG_MODEL_TFT ? 4 : 0;
+  m->n_future = m->kind == TG_MODEL_TFT ? 4 + pr_cols_count_known(p->cfg.features) : 0; /* calendar, known: */
   m->n_static = mt->k;
   m->n_classes = mt->C;
   m->n_cat = mt->n_vocab;
@@ -67,14 +68,13 @@ static tg_status model_config(tg_predictor *p) {
 
 /* The stream's columns must be the ones the run was trained on. */
 static tg_status open_features(tg_predictor *p) {
+  int tft = p->cfg.model.kind == TG_MODEL_TFT, H = p->cfg.horizons;
   tg_feature_opts fo = {.spec = p->cfg.features[0] ? p->cfg.features : NULL, .tz = p->cfg.tz[0] ? p->cfg.tz : NULL,
-                        .leads = p->meta.leads, .vocab = p->meta.vocab, .n_vocab = p->meta.n_vocab};
+                        .leads = tft && p->cfg.model.n_future > 4 ? H : p->meta.leads, /* a tft's decoder reads them */
+                        .vocab = p->meta.vocab, .n_vocab = p->meta.n_vocab};
   tg_status st = tg_feature_stream_new(&fo, p->meta.ids, p->meta.k, &p->fs);
   if (st != TG_OK) return st;
   int n = tg_feature_stream_n_inputs(p->fs), n_num = tg_feature_stream_n_num_inputs(p->fs);
-  if (p->cfg.model.kind == TG_MODEL_TFT && strstr(p->cfg.features, "known:"))
-    return tg_error(TG_ERR_INVALID, "predict: %s is a tft with known: inputs, whose decoder needs their future values; "
-                    "the predictor does not take those yet (train it without known:, or another model)", p->info.run);
   p->input_names = tg_calloc((size_t)(n ? n : 1), sizeof *p->input_names);
   p->in_num = tg_calloc((size_t)(n_num ? n_num : 1), sizeof *p->in_num);
   p->in_cat = tg_calloc((size_t)(n - n_num ? n - n_num : 1), sizeof *p->in_cat);
@@ -83,14 +83,7 @@ static tg_status open_features(tg_predictor *p) {
   p->info.n_inputs = n;
   p->info.n_num_inputs = n_num;
   p->info.input_names = p->input_names;
-  if (tg_feature_stream_width(p->fs) != p->meta.f)
-    return tg_error(TG_ERR_FORMAT, "predict: the feature spec gives %d columns, %s/inference.json names %d",
-                    tg_feature_stream_width(p->fs), p->info.run, p->meta.f);
-  for (int c = 0; c < p->meta.f; c++)
-    if (strcmp(tg_feature_stream_name(p->fs, c), p->meta.names[c]) != 0)
-      return tg_error(TG_ERR_FORMAT, "predict: feature %d is '%s', %s/inference.json says '%s'", c,
-                      tg_feature_stream_name(p->fs, c), p->info.run, p->meta.names[c]);
-  return TG_OK;
+  return pr_cols_open(&p->cols, p->fs, &p->meta, tft ? H : 0, p->info.run);
 }
 
 static tg_status open_model(tg_predictor *p, const char *weights) {
@@ -110,7 +103,7 @@ static tg_status open_buffers(tg_predictor *p) {
   size_t k = (size_t)p->meta.k, F = (size_t)p->F;
   p->ring = tg_calloc(k * (size_t)p->L * (size_t)p->net.row, sizeof(float));
   p->seen = tg_calloc(k, sizeof(int64_t));
-  p->raw = tg_calloc(F, sizeof(float));
+  p->raw = tg_calloc((size_t)p->cols.width, sizeof(float));
   p->x = tg_calloc(F, sizeof(float));
   p->pred = tg_calloc((size_t)(p->H * p->nq), sizeof(float));
   return p->ring && p->seen && p->raw && p->x && p->pred ? TG_OK : tg_error(TG_ERR_NOMEM, "predict: out of memory");
@@ -187,6 +180,7 @@ void tg_predictor_free(tg_predictor *p) {
   tg_free(p->raw);
   tg_free(p->x);
   tg_free(p->pred);
+  pr_cols_close(&p->cols);
   tg_free(p->input_names);
   tg_free(p->in_num);
   tg_free(p->in_cat);
@@ -213,9 +207,12 @@ static tg_status run_window(tg_predictor *p, int j, int64_t ts) {
   for (size_t r = 0; r < L; r++) memcpy(p->net.past + r * W, ring + ((oldest + r) % L) * W, W * sizeof(float));
   if (p->cfg.model.kind == TG_MODEL_TFT) {
     p->net.inst[0] = j;
-    for (int h = 0; h < p->H; h++) {
-      tg_status st = tg_feature_calendar(ts + (int64_t)(h + 1) * p->meta.bar_ns, p->tz, p->net.future + (size_t)h * 4);
+    size_t nf = (size_t)p->cfg.model.n_future, nk = (size_t)p->cols.n_known;
+    for (int h = 0; h < p->H; h++) { /* [H, nf]: the calendar of ts + h bars, then the known: inputs at t + h */
+      float *row = p->net.future + (size_t)h * nf;
+      tg_status st = tg_feature_calendar(ts + (int64_t)(h + 1) * p->meta.bar_ns, p->tz, row);
       if (st != TG_OK) return st;
+      memcpy(row + 4, p->cols.fut + (size_t)h * nk, nk * sizeof(float));
     }
   }
   return pr_net_run(&p->net, p->pred, (int64_t)p->H * p->nq);
@@ -250,7 +247,7 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
                       : tg_feature_stream_push(p->fs, j, bar->ts, bar->open, bar->high, bar->low, bar->close,
                                                bar->volume, p->raw, &valid);
   if (st != TG_OK || !valid) return st;
-  for (int c = 0; c < p->F; c++) p->x[c] = (float)((p->raw[c] - p->meta.mean[c]) / p->meta.std[c]);
+  pr_cols_take(&p->cols, &p->meta, p->raw, p->x);
   for (int k = 0, c0 = p->F - p->cfg.model.n_cat; k < p->cfg.model.n_cat; k++) p->x[c0 + k] += (float)p->cat_offset[k];
   if (p->steppers) {
     st = tg_mamba2_step(p->steppers[j], p->x, p->pred);
