@@ -56,8 +56,8 @@ tg_status tg_predictor_bar_at(tg_predictor *p, const tg_bars *bars, int64_t row,
     const tg_bar_column *c = tg_bars_column(bars, name);
     if (!c && is_num && leads_from_rows && lead_value(bars, row, name, &num[i])) continue;
     if (!c)
-      return tg_error(TG_ERR_INVALID, "predict: %s reads the column '%s', which %s lacks (its extra columns: %s)",
-                      in->run, name, bars->source[0] ? bars->source : "the bars", column_list(bars, list, sizeof list));
+      return tg_error(TG_ERR_INVALID, "predict: %s reads the column '%s'; %s has none (extra columns there: %s)",
+                      in->run, name, bars->source[0] ? bars->source : "the input", column_list(bars, list, sizeof list));
     if (is_num != (c->kind == TG_COLUMN_NUMERIC))
       return tg_error(TG_ERR_INVALID, "predict: the column '%s' of %s holds %s; %s reads it as %s", name,
                       bars->source[0] ? bars->source : "the bars", is_num ? "names" : "numbers", in->run,
