@@ -286,9 +286,11 @@ int main(void) {
   static const tg_model_kind kinds[] = {TG_MODEL_MLP, TG_MODEL_MAMBA2, TG_MODEL_TFT, TG_MODEL_TRANSFORMER};
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) check_found(kinds[k], &bars, "col:signal");
   check_found(TG_MODEL_MLP, &bars, "cat:regime");
+  check_found(TG_MODEL_MAMBA2, &bars, "cat:regime");
   check_found(TG_MODEL_TFT, &bars, "cat:regime");
   check_found(TG_MODEL_TRANSFORMER, &bars, "cat:regime");
   check_found(TG_MODEL_MLP, &bars, "known:event");
+  check_found(TG_MODEL_MAMBA2, &bars, "known:event");
   check_found(TG_MODEL_TFT, &bars, "known:event");
   check_found(TG_MODEL_TRANSFORMER, &bars, "known:event");
   test_classifier(&bars);
@@ -300,6 +302,7 @@ int main(void) {
   check_known_forecasts(&bars, "with-tft-known_event");
   check_known_forecasts(&bars, "with-mlp-known_event");
   check_known_forecasts(&bars, "with-transformer-known_event");
+  check_known_forecasts(&bars, "with-mamba2-known_event");
   tg_bars_free(&bars);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
