@@ -1,5 +1,6 @@
 /* The extra columns of a bar series: lookup by name, adding, resetting and dropping, growth and append. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
 #include "data/bar_columns.h"
@@ -179,4 +180,18 @@ void tg_bars_view(const tg_bars *bars, int64_t a, int64_t b, tg_bar_column *cols
     if (cols[k].values) cols[k].values += a;
     if (cols[k].codes) cols[k].codes += a;
   }
+}
+
+const char *tg_bars_column_names(const tg_bars *b, char *buf, size_t n) {
+  size_t used = 0;
+  snprintf(buf, n, "%s", b->n_cols ? "" : "none");
+  for (int k = 0; k < b->n_cols; k++) {
+    int w = snprintf(buf + used, n - used, "%s%s", k ? ", " : "", b->cols[k].name);
+    if (w < 0 || (size_t)w >= n - used) { /* cut at the last whole name */
+      snprintf(buf + used, n - used, "%s", n - used > 5 ? ", ..." : "");
+      break;
+    }
+    used += (size_t)w;
+  }
+  return buf;
 }

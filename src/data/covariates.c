@@ -55,19 +55,9 @@ static tg_status unknown_column(const tg_fitem *it, const tg_bars *bars) {
     return tg_error(TG_ERR_INVALID, "features: '%s:%s': the bars have no extra columns (%s bars keep the further "
                     "columns of a CSV or Parquet file)", kind_name(it->kind), it->cname,
                     bars->format[0] ? bars->format : "these");
-  char list[600] = "";
-  size_t used = 0;
-  int shown = 0;
-  for (int k = 0; k < bars->n_cols; k++, shown++) {
-    int w = snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "", bars->cols[k].name);
-    if (w < 0 || (size_t)w >= sizeof list - used) {
-      list[used] = '\0';
-      break;
-    }
-    used += (size_t)w;
-  }
-  return tg_error(TG_ERR_INVALID, "features: '%s:%s': the bars have no extra column '%s' (extra columns: %s%s)",
-                  kind_name(it->kind), it->cname, it->cname, list, shown < bars->n_cols ? ", ..." : "");
+  char list[600];
+  return tg_error(TG_ERR_INVALID, "features: '%s:%s': the bars have no extra column '%s' (extra columns: %s)",
+                  kind_name(it->kind), it->cname, it->cname, tg_bars_column_names(bars, list, sizeof list));
 }
 
 /* v as the shortest of %.15g and %.17g that reads back as v. */

@@ -5,17 +5,12 @@
 
 /* "unknown column 'x'; the bars hold: a, b" or "...; the bars hold no extra columns". */
 static tg_status unknown_column(const tg_bars *bars, const char *name) {
-  char list[512] = "";
-  size_t at = 0;
-  for (int k = 0; k < bars->n_cols && at + 4 < sizeof list; k++) {
-    int w = snprintf(list + at, sizeof list - at, "%s%s", k ? ", " : "", bars->cols[k].name);
-    if (w < 0) break;
-    at += (size_t)w;
-  }
+  char list[512];
   if (bars->n_cols == 0)
     return tg_error(TG_ERR_INVALID, "target col:%s: the bars hold no extra columns (only ts, open, high, low, close, "
                     "volume%s)", name, bars->instrument ? ", instrument" : "");
-  return tg_error(TG_ERR_INVALID, "target col:%s: no such column; the bars' extra columns are: %s", name, list);
+  return tg_error(TG_ERR_INVALID, "target col:%s: no such column; the bars' extra columns are: %s", name,
+                  tg_bars_column_names(bars, list, sizeof list));
 }
 
 tg_status tg_targets_column(const tg_bars *bars, const tg_layout *lay, const tg_target_opts *o, tg_targets *out) {

@@ -5,18 +5,6 @@
 #include <string.h>
 #include "predict/predict_internal.h"
 
-/* "a, b, c" of the bars' extra columns (or "none"). */
-static const char *column_list(const tg_bars *bars, char *buf, size_t n) {
-  size_t at = 0;
-  buf[0] = '\0';
-  for (int k = 0; k < bars->n_cols && at + 4 < n; k++) {
-    int w = snprintf(buf + at, n - at, "%s%s", k ? ", " : "", bars->cols[k].name);
-    if (w < 0) break;
-    at += (size_t)w;
-  }
-  return bars->n_cols ? buf : "none";
-}
-
 /* The value of the lead "NAME@+h": column NAME at the h-th next bar of row's instrument (NaN past its last). */
 static int lead_value(const tg_bars *bars, int64_t row, const char *input, double *v) {
   const char *at = strstr(input, "@+");
@@ -57,7 +45,7 @@ tg_status tg_predictor_bar_at(tg_predictor *p, const tg_bars *bars, int64_t row,
     if (!c && is_num && leads_from_rows && lead_value(bars, row, name, &num[i])) continue;
     if (!c)
       return tg_error(TG_ERR_INVALID, "predict: %s reads the column '%s'; %s has none (extra columns there: %s)",
-                      in->run, name, bars->source[0] ? bars->source : "the input", column_list(bars, list, sizeof list));
+                      in->run, name, bars->source[0] ? bars->source : "the input", tg_bars_column_names(bars, list, sizeof list));
     if (is_num != (c->kind == TG_COLUMN_NUMERIC))
       return tg_error(TG_ERR_INVALID, "predict: the column '%s' of %s holds %s; %s reads it as %s", name,
                       bars->source[0] ? bars->source : "the bars", is_num ? "names" : "numbers", in->run,
