@@ -112,3 +112,18 @@ tg_tensor *tg_forecast_build(tg_graph *g, const tg_forecast_cfg *c, const tg_for
   with.past = tg_forecast_embed(g, c, in->past, &inner);
   return with.past || !in->past ? build_kind(g, &inner, &with) : NULL;
 }
+
+int tg_forecast_check_past(tg_graph *g, const tg_forecast_cfg *c, const char *model, const tg_tensor *past) {
+  char sp[96];
+  int L = tg_forecast_window(c);
+  if (!past) {
+    tg_graph_fail(g, TG_ERR_INVALID, "%s: inputs.past is NULL; it must be f32 [B, %d, %d]", model, L, c->n_past);
+    return 0;
+  }
+  if (past->dtype != TG_F32 || past->ndim != 3 || past->shape[1] != L || past->shape[2] != c->n_past) {
+    tg_graph_fail(g, TG_ERR_SHAPE, "%s: past '%s' is %s %s; expected f32 [B, %d (seq_len), %d (n_past)]", model,
+                  past->name, tg_dtype_name(past->dtype), tg_shape_str(past, sp, sizeof sp), L, c->n_past);
+    return 0;
+  }
+  return 1;
+}

@@ -74,27 +74,10 @@ static tg_tensor *m2_mixer(tg_graph *g, const tg_forecast_cfg *c, const m2_dims 
   return tg_linear(g, y, w_out, NULL); /* [B, L, d] */
 }
 
-/* past must be f32 [B, seq_len, n_past]. */
-static int m2_check_past(tg_graph *g, const tg_forecast_cfg *c, const tg_tensor *past) {
-  char sp[96];
-  if (!past) {
-    tg_graph_fail(g, TG_ERR_INVALID, "mamba2: inputs.past is NULL; it must be f32 [B, %d, %d]", c->mamba.seq_len,
-                  c->n_past);
-    return 0;
-  }
-  if (past->dtype != TG_F32 || past->ndim != 3 || past->shape[1] != c->mamba.seq_len ||
-      past->shape[2] != c->n_past) {
-    tg_graph_fail(g, TG_ERR_SHAPE, "mamba2: past '%s' is %s %s; expected f32 [B, %d (seq_len), %d (n_past)]",
-                  past->name, tg_dtype_name(past->dtype), tg_shape_str(past, sp, sizeof sp), c->mamba.seq_len,
-                  c->n_past);
-    return 0;
-  }
-  return 1;
-}
 
 tg_tensor *tg_mamba2_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in) {
   if (in->past && !tg_graph_check_inputs(g, "mamba2", 1, &in->past)) return NULL;
-  if (!m2_check_past(g, c, in->past)) return NULL;
+  if (!tg_forecast_check_past(g, c, "mamba2", in->past)) return NULL;
   m2_dims k = m2_dims_of(c, in->past->shape[0]);
   int64_t s_emb[2] = {k.d, c->n_past}, s_d[1] = {k.d}, s_head[2] = {(int64_t)c->horizons * tg_forecast_step_width(c), k.d};
   int64_t s_hb[1] = {(int64_t)c->horizons * tg_forecast_step_width(c)};

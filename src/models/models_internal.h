@@ -8,6 +8,8 @@
  * replaced by their embeddings; *inner receives c for the model proper (n_past that width, n_cat 0). past itself
  * when c has no category inputs. */
 tg_tensor *tg_forecast_embed(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past, tg_forecast_cfg *inner);
+/* 1 when past is f32 [B, tg_forecast_window(c), n_past]; else fails g naming model, the shape and the expected one. */
+int tg_forecast_check_past(tg_graph *g, const tg_forecast_cfg *c, const char *model, const tg_tensor *past);
 /* tft.c: pred [B, dec_len, nq] */
 tg_tensor *tg_tft_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
 /* mamba2.c: pred [B, horizons, nq] */

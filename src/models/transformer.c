@@ -117,24 +117,6 @@ static tg_tensor *tr_block(tr_b *b, int i, tg_tensor *x, int last_only) {
   return tg_add(g, x, tr_drop(b, tr_linear(b, pre, "ff2", f, b->d)));
 }
 
-/* past must be f32 [B, seq_len, n_past]. */
-static int tr_check_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past) {
-  char sp[96];
-  if (!past) {
-    tg_graph_fail(g, TG_ERR_INVALID, "transformer: inputs.past is NULL; it must be f32 [B, %d, %d]",
-                  c->transformer.seq_len, c->n_past);
-    return 0;
-  }
-  if (!tg_graph_check_inputs(g, "transformer", 1, &past)) return 0;
-  if (past->dtype != TG_F32 || past->ndim != 3 || past->shape[1] != c->transformer.seq_len ||
-      past->shape[2] != c->n_past) {
-    tg_graph_fail(g, TG_ERR_SHAPE, "transformer: past '%s' is %s %s; expected f32 [B, %d (seq_len), %d (n_past)]",
-                  past->name, tg_dtype_name(past->dtype), tg_shape_str(past, sp, sizeof sp), c->transformer.seq_len,
-                  c->n_past);
-    return 0;
-  }
-  return 1;
-}
 
 /* The whole model: [B, horizons, nq] from the last step, or (all_steps) [B, L, horizons, nq] from every step. */
 static tg_tensor *tr_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in, int all_steps) {
@@ -143,7 +125,9 @@ static tg_tensor *tr_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forec
   if (c->kind != TG_MODEL_TRANSFORMER)
     return tg_graph_fail(g, TG_ERR_INVALID, "transformer: config kind %d is not TG_MODEL_TRANSFORMER", (int)c->kind);
   if (tg_forecast_check(c) != TG_OK) return tg_graph_fail(g, TG_ERR_INVALID, "%s", tg_last_error());
-  if (tg_graph_status(g) != TG_OK || !tr_check_past(g, c, in->past)) return NULL;
+  if (tg_graph_status(g) != TG_OK || (in->past && !tg_graph_check_inputs(g, "transformer", 1, &in->past)) ||
+      !tg_forecast_check_past(g, c, "transformer", in->past))
+    return NULL;
   const tg_transformer_cfg *t = &c->transformer;
   tr_b b = {g, in->past->shape[0], t->seq_len, t->d_model, t->n_heads, c->dropout};
   int64_t ps[2] = {b.L, b.d}, out_n = (int64_t)c->horizons * tg_forecast_step_width(c);
