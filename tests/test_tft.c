@@ -5,24 +5,13 @@
 #include "base/json.h"
 #include "models/tft_internal.h"
 #include "support/check.h"
+#include "support/reference.h"
 #include "tickgrad/tickgrad.h"
 
 #define TOL 1e-4
 #define MAX_GROUPS 48
 
 /* ---- reference file ---- */
-
-static const tg_tensor *need(const tg_safetensors *f, const char *name) {
-  const tg_tensor *t = tg_safetensors_find(f, name);
-  CHECK_MSG(t != NULL, "reference tensor '%s' missing", name);
-  return t;
-}
-
-static int64_t json_int(const tg_json *o, const char *key) {
-  const tg_json *v = tg_json_get(o, key);
-  CHECK_MSG(v && v->type == TG_JSON_INT, "config key '%s' missing or not an integer", key);
-  return v && v->type == TG_JSON_INT ? v->i : 0;
-}
 
 /* The config stored in the file's metadata ("config": JSON), and its batch size. */
 static int ref_config(const tg_safetensors *ref, tg_forecast_cfg *c, int64_t *batch) {
@@ -34,15 +23,15 @@ static int ref_config(const tg_safetensors *ref, tg_forecast_cfg *c, int64_t *ba
   if (!doc) return 0;
   const tg_json *o = tg_json_root(doc);
   *c = tg_forecast_defaults(TG_MODEL_TFT);
-  c->tft.hidden = (int)json_int(o, "hidden");
-  c->tft.heads = (int)json_int(o, "heads");
-  c->tft.enc_len = (int)json_int(o, "enc_len");
-  c->tft.dec_len = c->horizons = (int)json_int(o, "dec_len");
-  c->n_past = (int)json_int(o, "n_past");
-  c->n_future = (int)json_int(o, "n_future");
-  c->n_static = (int)json_int(o, "n_static");
-  c->nq = (int)json_int(o, "nq");
-  *batch = json_int(o, "batch");
+  c->tft.hidden = (int)tg_test_json_int(o, "hidden");
+  c->tft.heads = (int)tg_test_json_int(o, "heads");
+  c->tft.enc_len = (int)tg_test_json_int(o, "enc_len");
+  c->tft.dec_len = c->horizons = (int)tg_test_json_int(o, "dec_len");
+  c->n_past = (int)tg_test_json_int(o, "n_past");
+  c->n_future = (int)tg_test_json_int(o, "n_future");
+  c->n_static = (int)tg_test_json_int(o, "n_static");
+  c->nq = (int)tg_test_json_int(o, "nq");
+  *batch = tg_test_json_int(o, "batch");
   const tg_json *q = tg_json_get(o, "quantiles"), *p = tg_json_get(o, "dropout");
   int ok = q && q->type == TG_JSON_ARRAY && q->count == c->nq && p;
   CHECK_MSG(ok, "config quantiles / dropout missing or inconsistent");
@@ -53,25 +42,6 @@ static int ref_config(const tg_safetensors *ref, tg_forecast_cfg *c, int64_t *ba
   }
   tg_json_free(doc);
   return ok;
-}
-
-/* max |got - want| / max |want| over the tensor (0 when both are all zero). */
-static double rel_err(const float *got, const tg_tensor *want) {
-  const float *w = want->data;
-  double diff = 0, scale = 0;
-  for (int64_t i = 0; i < tg_numel(want); i++) {
-    double dd = fabs((double)got[i] - w[i]);
-    diff = isnan(dd) ? INFINITY : fmax(diff, dd);
-    scale = fmax(scale, fabs((double)w[i]));
-  }
-  return diff / (scale > 0 ? scale : 1);
-}
-
-/* Parameter values in the store (its flat buffer also holds alignment padding). */
-static long long param_count(const tg_store *s) {
-  long long n = 0;
-  for (int i = 0; i < tg_store_count(s); i++) n += (long long)tg_store_param(s, i).numel;
-  return n;
 }
 
 /* ---- the model in a graph ---- */
@@ -101,7 +71,7 @@ static void bind_ref(model *m, const tg_safetensors *ref) {
   for (int i = 0; i < 4; i++) {
     char key[32];
     snprintf(key, sizeof key, "in.%s", names[i]);
-    const tg_tensor *t = need(ref, key);
+    const tg_tensor *t = tg_test_ref_need(ref, key);
     if (t) CHECK_OK(tg_graph_bind(m->g, names[i], t));
   }
 }
@@ -113,7 +83,7 @@ static int load_weights(tg_store *s, const tg_safetensors *ref) {
     tg_param_info pi = tg_store_param(s, i);
     char key[TG_NAME_MAX + 8];
     snprintf(key, sizeof key, "init.%s", pi.name);
-    const tg_tensor *src = need(ref, key);
+    const tg_tensor *src = tg_test_ref_need(ref, key);
     tg_tensor dst = tg_store_tensor(s, i, 0);
     int same = src && tg_shape_eq(src, &dst);
     CHECK_MSG(src == NULL || same, "parameter %s: shape differs from the reference", pi.name);
@@ -162,7 +132,7 @@ static void grad_group(const char *param, char *out, size_t n) {
 
 static void compare(const char *group_name, const char *what, const float *got, const tg_tensor *want) {
   if (!got || !want) return;
-  double e = rel_err(got, want);
+  double e = tg_test_rel_err(got, want);
   record(group_name, what, e);
   CHECK_MSG(e <= TOL, "%s: relative error %.3g > %.0e", what, e, TOL);
 }
@@ -186,7 +156,7 @@ static void test_reference(const tg_safetensors *ref, const tg_forecast_cfg *c, 
   }
   const char *np = tg_safetensors_meta(ref, "params"), *nn = tg_safetensors_meta(ref, "numel");
   CHECK_MSG(np && tg_store_count(s) == atoi(np), "%d parameters, PyTorch has %s", tg_store_count(s), np);
-  CHECK_MSG(nn && param_count(s) == atoll(nn), "%lld values, PyTorch has %s", param_count(s), nn);
+  CHECK_MSG(nn && tg_test_param_count(s) == atoll(nn), "%lld values, PyTorch has %s", tg_test_param_count(s), nn);
   CHECK(load_weights(s, ref));
   bind_ref(&m, ref);
   CHECK_OK(tg_graph_run(m.g));
@@ -195,18 +165,18 @@ static void test_reference(const tg_safetensors *ref, const tg_forecast_cfg *c, 
   int64_t want_shape[3] = {B, c->tft.dec_len, c->nq};
   CHECK_MSG(m.pred->ndim == 3 && memcmp(m.pred->shape, want_shape, sizeof want_shape) == 0,
             "pred must be [B, dec, nq]");
-  compare("forward", "out.pred", m.pred->data, need(ref, "out.pred"));
-  compare("forward", "out.loss", m.loss->data, need(ref, "out.loss"));
-  compare("taps", "out.past_vsn_weights", m.taps.past_vsn_weights->data, need(ref, "out.past_vsn_weights"));
-  compare("taps", "out.future_vsn_weights", m.taps.future_vsn_weights->data, need(ref, "out.future_vsn_weights"));
-  compare("taps", "out.attention", m.taps.attention->data, need(ref, "out.attention"));
+  compare("forward", "out.pred", m.pred->data, tg_test_ref_need(ref, "out.pred"));
+  compare("forward", "out.loss", m.loss->data, tg_test_ref_need(ref, "out.loss"));
+  compare("taps", "out.past_vsn_weights", m.taps.past_vsn_weights->data, tg_test_ref_need(ref, "out.past_vsn_weights"));
+  compare("taps", "out.future_vsn_weights", m.taps.future_vsn_weights->data, tg_test_ref_need(ref, "out.future_vsn_weights"));
+  compare("taps", "out.attention", m.taps.attention->data, tg_test_ref_need(ref, "out.attention"));
   for (int i = 0; i < tg_store_count(s); i++) {
     tg_param_info pi = tg_store_param(s, i);
     char key[TG_NAME_MAX + 8], grp[TG_NAME_MAX];
     snprintf(key, sizeof key, "grad.%s", pi.name);
     grad_group(pi.name, grp, sizeof grp);
     tg_tensor gt = tg_store_tensor(s, i, 1);
-    compare(grp, key, gt.data, need(ref, key));
+    compare(grp, key, gt.data, tg_test_ref_need(ref, key));
   }
   printf("%-24s %8s  %s\n", "group", "max rel", "worst tensor");
   for (int k = 0; k < n_groups; k++)
@@ -252,13 +222,13 @@ static void test_reference(const tg_safetensors *ref, const tg_forecast_cfg *c, 
     bind_ref(&r, ref);
     CHECK_OK(tg_graph_run(r.g));
     CHECK_OK(tg_graph_backward(r.g, r.loss));
-    double worst_r = rel_err(r.loss->data, need(ref, "out.loss"));
+    double worst_r = tg_test_rel_err(r.loss->data, tg_test_ref_need(ref, "out.loss"));
     for (int i = 0; i < tg_store_count(s); i++) {
       char key[TG_NAME_MAX + 8];
       snprintf(key, sizeof key, "grad.%s", tg_store_param(s, i).name);
       tg_tensor gt = tg_store_tensor(s, i, 1);
-      const tg_tensor *want = need(ref, key);
-      if (want) worst_r = fmax(worst_r, rel_err(gt.data, want));
+      const tg_tensor *want = tg_test_ref_need(ref, key);
+      if (want) worst_r = fmax(worst_r, tg_test_rel_err(gt.data, want));
     }
     CHECK_MSG(worst_r <= TOL, "reusing plan: worst relative error %.3g", worst_r);
   }
@@ -275,16 +245,16 @@ static void test_shared_store(const tg_safetensors *ref, tg_forecast_cfg c, int6
   tg_store *s = tg_store_new(tg_cpu(0), 11);
   model tr = build(s, "tft_train", &c, B);
   int count = tg_store_count(s);
-  long long numel = param_count(s);
+  long long numel = tg_test_param_count(s);
   model ev = build(s, "tft_eval", &c, B);
-  CHECK_MSG(tg_store_count(s) == count && param_count(s) == numel,
+  CHECK_MSG(tg_store_count(s) == count && tg_test_param_count(s) == numel,
             "the second build declared new parameters (%d -> %d)", count, tg_store_count(s));
   tg_plan_opts pt = tg_plan_defaults(tg_cpu(0)), pe = tg_plan_defaults(tg_cpu(0));
   pt.training = 1;
   pe.training = 0; /* plans default to training */
   CHECK_OK(tg_graph_plan(tr.g, &pt));
   CHECK_OK(tg_graph_plan(ev.g, &pe));
-  const tg_tensor *want = need(ref, "out.loss");
+  const tg_tensor *want = tg_test_ref_need(ref, "out.loss");
   if (want && tg_graph_status(tr.g) == TG_OK && tg_graph_status(ev.g) == TG_OK && load_weights(s, ref)) {
     bind_ref(&tr, ref);
     bind_ref(&ev, ref);
@@ -292,7 +262,7 @@ static void test_shared_store(const tg_safetensors *ref, tg_forecast_cfg c, int6
     CHECK_OK(tg_graph_run(ev.g));
     CHECK_OK(tg_graph_run(tr.g));
     CHECK_OK(tg_graph_backward(tr.g, tr.loss));
-    double e_eval = rel_err(ev.loss->data, want), e_train = rel_err(tr.loss->data, want);
+    double e_eval = tg_test_rel_err(ev.loss->data, want), e_train = tg_test_rel_err(tr.loss->data, want);
     CHECK_MSG(e_eval <= TOL, "evaluation graph: loss relative error %.3g against PyTorch", e_eval);
     CHECK_MSG(e_train > 1e-3, "training graph with dropout 0.25 gave the evaluation loss (%.3g)", e_train);
     float lt = *(const float *)tr.loss->data;
@@ -318,7 +288,7 @@ static void test_default_count(void) {
   c.horizons = c.tft.dec_len;
   tg_store *s = tg_store_new(tg_cpu(0), 1);
   model m = build(s, "tft_default", &c, 2);
-  long long n = param_count(s);
+  long long n = tg_test_param_count(s);
   printf("default config (hidden 64, heads 4, enc 64, dec 8, n_past 16, n_future 4): %lld parameters in %d tensors\n",
          n, tg_store_count(s));
   CHECK_MSG(n == 679911, "default parameter count %lld (PyTorch twin: 679911)", n);

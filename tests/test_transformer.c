@@ -6,24 +6,13 @@
 #include "base/json.h"
 #include "models/models_internal.h"
 #include "support/check.h"
+#include "support/reference.h"
 #include "tickgrad/tickgrad.h"
 
 #define TOL 1e-4      /* against float64 PyTorch, relative to the tensor's largest value */
 #define PREFIX_TOL 1e-5 /* one model at two window lengths (other GEMM shapes: float rounding only) */
 
 /* ---- reference file ---- */
-
-static const tg_tensor *need(const tg_safetensors *f, const char *name) {
-  const tg_tensor *t = tg_safetensors_find(f, name);
-  CHECK_MSG(t != NULL, "reference tensor '%s' missing", name);
-  return t;
-}
-
-static int64_t json_int(const tg_json *o, const char *key) {
-  const tg_json *v = tg_json_get(o, key);
-  CHECK_MSG(v && v->type == TG_JSON_INT, "config key '%s' missing or not an integer", key);
-  return v && v->type == TG_JSON_INT ? v->i : 0;
-}
 
 /* The config stored in the file's metadata ("config": JSON), and its batch size. */
 static int ref_config(const tg_safetensors *ref, tg_forecast_cfg *c, int64_t *batch) {
@@ -35,14 +24,14 @@ static int ref_config(const tg_safetensors *ref, tg_forecast_cfg *c, int64_t *ba
   if (!doc) return 0;
   const tg_json *o = tg_json_root(doc);
   *c = tg_forecast_defaults(TG_MODEL_TRANSFORMER);
-  c->transformer.d_model = (int)json_int(o, "d_model");
-  c->transformer.n_heads = (int)json_int(o, "n_heads");
-  c->transformer.n_layers = (int)json_int(o, "n_layers");
-  c->transformer.seq_len = (int)json_int(o, "seq_len");
-  c->n_past = (int)json_int(o, "n_past");
-  c->horizons = (int)json_int(o, "horizons");
-  c->nq = (int)json_int(o, "nq");
-  *batch = json_int(o, "batch");
+  c->transformer.d_model = (int)tg_test_json_int(o, "d_model");
+  c->transformer.n_heads = (int)tg_test_json_int(o, "n_heads");
+  c->transformer.n_layers = (int)tg_test_json_int(o, "n_layers");
+  c->transformer.seq_len = (int)tg_test_json_int(o, "seq_len");
+  c->n_past = (int)tg_test_json_int(o, "n_past");
+  c->horizons = (int)tg_test_json_int(o, "horizons");
+  c->nq = (int)tg_test_json_int(o, "nq");
+  *batch = tg_test_json_int(o, "batch");
   const tg_json *q = tg_json_get(o, "quantiles"), *p = tg_json_get(o, "dropout");
   int ok = q && q->type == TG_JSON_ARRAY && q->count == c->nq && p;
   CHECK_MSG(ok, "config quantiles / dropout missing or inconsistent");
@@ -53,24 +42,6 @@ static int ref_config(const tg_safetensors *ref, tg_forecast_cfg *c, int64_t *ba
   }
   tg_json_free(doc);
   return ok;
-}
-
-/* max |got - want| / max |want| over the tensor (0 when both are all zero). */
-static double rel_err(const float *got, const tg_tensor *want) {
-  const float *w = want->data;
-  double diff = 0, scale = 0;
-  for (int64_t i = 0; i < tg_numel(want); i++) {
-    double dd = fabs((double)got[i] - w[i]);
-    diff = isnan(dd) ? INFINITY : fmax(diff, dd);
-    scale = fmax(scale, fabs((double)w[i]));
-  }
-  return diff / (scale > 0 ? scale : 1);
-}
-
-static long long param_count(const tg_store *s) {
-  long long n = 0;
-  for (int i = 0; i < tg_store_count(s); i++) n += (long long)tg_store_param(s, i).numel;
-  return n;
 }
 
 /* ---- the model in a graph ---- */
@@ -109,9 +80,9 @@ static int plan(model *m, int training) {
 }
 
 static void bind_ref(model *m, const tg_safetensors *ref) {
-  const tg_tensor *t = need(ref, "in.past");
+  const tg_tensor *t = tg_test_ref_need(ref, "in.past");
   if (t) CHECK_OK(tg_graph_bind(m->g, "past", t));
-  if (m->loss && (t = need(ref, "in.target"))) CHECK_OK(tg_graph_bind(m->g, "target", t));
+  if (m->loss && (t = tg_test_ref_need(ref, "in.target"))) CHECK_OK(tg_graph_bind(m->g, "target", t));
 }
 
 /* Copies every "init.<name>" into the store; 1 when each parameter had one of the same shape. */
@@ -121,7 +92,7 @@ static int load_weights(tg_store *s, const tg_safetensors *ref) {
     tg_param_info pi = tg_store_param(s, i);
     char key[TG_NAME_MAX + 8];
     snprintf(key, sizeof key, "init.%s", pi.name);
-    const tg_tensor *src = need(ref, key);
+    const tg_tensor *src = tg_test_ref_need(ref, key);
     tg_tensor dst = tg_store_tensor(s, i, 0);
     int same = src && tg_shape_eq(src, &dst);
     CHECK_MSG(src == NULL || same, "parameter %s: shape differs from the reference", pi.name);
@@ -133,7 +104,7 @@ static int load_weights(tg_store *s, const tg_safetensors *ref) {
 
 static double compare(const char *what, const float *got, const tg_tensor *want) {
   if (!got || !want) return INFINITY;
-  double e = rel_err(got, want);
+  double e = tg_test_rel_err(got, want);
   CHECK_MSG(e <= TOL, "%s: relative error %.3g > %.0e", what, e, TOL);
   return e;
 }
@@ -146,7 +117,7 @@ static double compare_grads(tg_store *s, const tg_safetensors *ref, char *worst_
     char key[TG_NAME_MAX + 8];
     snprintf(key, sizeof key, "grad.%s", pn);
     tg_tensor gt = tg_store_tensor(s, i, 1);
-    double e = compare(key, gt.data, need(ref, key));
+    double e = compare(key, gt.data, tg_test_ref_need(ref, key));
     if (e >= worst) {
       worst = e;
       if (worst_name) snprintf(worst_name, n, "%s", pn);
@@ -170,7 +141,7 @@ static void test_reference(const tg_safetensors *ref, const tg_forecast_cfg *c, 
   }
   const char *np = tg_safetensors_meta(ref, "params"), *nn = tg_safetensors_meta(ref, "numel");
   CHECK_MSG(np && tg_store_count(s) == atoi(np), "%d parameters, PyTorch has %s", tg_store_count(s), np);
-  CHECK_MSG(nn && param_count(s) == atoll(nn), "%lld values, PyTorch has %s", param_count(s), nn);
+  CHECK_MSG(nn && tg_test_param_count(s) == atoll(nn), "%lld values, PyTorch has %s", tg_test_param_count(s), nn);
   CHECK(load_weights(s, ref));
   bind_ref(&m, ref);
   bind_ref(&st, ref);
@@ -180,13 +151,13 @@ static void test_reference(const tg_safetensors *ref, const tg_forecast_cfg *c, 
   CHECK_MSG(m.pred->ndim == 3 && m.pred->shape[0] == B && m.pred->shape[1] == c->horizons &&
                 m.pred->shape[2] == c->nq,
             "pred must be [B, horizons, nq]");
-  double e_pred = compare("out.pred", m.pred->data, need(ref, "out.pred"));
-  double e_loss = compare("out.loss", m.loss->data, need(ref, "out.loss"));
+  double e_pred = compare("out.pred", m.pred->data, tg_test_ref_need(ref, "out.pred"));
+  double e_loss = compare("out.loss", m.loss->data, tg_test_ref_need(ref, "out.loss"));
   char worst[TG_NAME_MAX] = "";
   double e_grad = compare_grads(s, ref, worst, sizeof worst);
   CHECK_OK(tg_graph_run(st.g));
   CHECK_OK(tg_graph_check_guards(st.g));
-  double e_steps = compare("out.steps", st.pred->data, need(ref, "out.steps"));
+  double e_steps = compare("out.steps", st.pred->data, tg_test_ref_need(ref, "out.steps"));
   printf("against PyTorch (float64): pred %.2e, every step %.2e, loss %.2e, gradients %.2e (worst %s), %d tensors\n",
          e_pred, e_steps, e_loss, e_grad, worst, tg_store_count(s));
 
@@ -201,7 +172,7 @@ static void test_reference(const tg_safetensors *ref, const tg_forecast_cfg *c, 
       bind_ref(&r, ref);
       CHECK_OK(tg_graph_run(r.g));
       CHECK_OK(tg_graph_backward(r.g, r.loss));
-      double e = fmax(rel_err(r.loss->data, need(ref, "out.loss")), compare_grads(s, ref, NULL, 0));
+      double e = fmax(tg_test_rel_err(r.loss->data, tg_test_ref_need(ref, "out.loss")), compare_grads(s, ref, NULL, 0));
       CHECK_MSG(e <= TOL, "plan with recompute %s: worst relative error %.3g", tg_recompute_name(mode), e);
       if (mode == TG_RECOMPUTE_BLOCKS)
         CHECK_MSG(tg_graph_stats(r.g).segments == c->transformer.n_layers, "%d segments recomputed",
@@ -229,7 +200,7 @@ static void test_shared_store(const tg_safetensors *ref, tg_forecast_cfg c, int6
   pe.training = 0;
   CHECK_OK(tg_graph_plan(tr.g, &pt));
   CHECK_OK(tg_graph_plan(ev.g, &pe));
-  const tg_tensor *want = need(ref, "out.loss");
+  const tg_tensor *want = tg_test_ref_need(ref, "out.loss");
   if (want && tg_graph_status(tr.g) == TG_OK && tg_graph_status(ev.g) == TG_OK && load_weights(s, ref)) {
     bind_ref(&tr, ref);
     bind_ref(&ev, ref);
@@ -237,7 +208,7 @@ static void test_shared_store(const tg_safetensors *ref, tg_forecast_cfg c, int6
     CHECK_OK(tg_graph_run(ev.g));
     CHECK_OK(tg_graph_run(tr.g));
     CHECK_OK(tg_graph_backward(tr.g, tr.loss));
-    double e_eval = rel_err(ev.loss->data, want), e_train = rel_err(tr.loss->data, want);
+    double e_eval = tg_test_rel_err(ev.loss->data, want), e_train = tg_test_rel_err(tr.loss->data, want);
     CHECK_MSG(e_eval <= TOL, "evaluation graph: loss relative error %.3g against PyTorch", e_eval);
     CHECK_MSG(e_train > 1e-3, "training graph with dropout 0.25 gave the evaluation loss (%.3g)", e_train);
     double gsum = 0;
@@ -256,7 +227,7 @@ static void test_shared_store(const tg_safetensors *ref, tg_forecast_cfg c, int6
 static void test_causal_steps(const tg_safetensors *ref, const tg_forecast_cfg *c, int64_t B) {
   tg_store *s = tg_store_new(tg_cpu(0), 3);
   model m = build(s, "transformer_causal", c, B, 1);
-  const tg_tensor *past = need(ref, "in.past");
+  const tg_tensor *past = tg_test_ref_need(ref, "in.past");
   if (!past || !plan(&m, 0) || !load_weights(s, ref)) {
     tg_graph_free(m.g), tg_store_free(s);
     return;
@@ -296,7 +267,7 @@ static void test_causal_steps(const tg_safetensors *ref, const tg_forecast_cfg *
 /* The last-step forecaster on the window cut at t (seq_len t + 1, the first t + 1 rows of pos_embed, every other weight
  * the same) gives step t's forecast of the every-step graph over the whole window. */
 static void test_prefix_windows(const tg_safetensors *ref, const tg_forecast_cfg *c, int64_t B) {
-  const tg_tensor *past = need(ref, "in.past"), *steps = need(ref, "out.steps");
+  const tg_tensor *past = tg_test_ref_need(ref, "in.past"), *steps = tg_test_ref_need(ref, "out.steps");
   if (!past || !steps) return;
   int64_t L = c->transformer.seq_len, F = c->n_past, W = (int64_t)c->horizons * c->nq;
   const int64_t cuts[3] = {0, L / 2, L - 2};
@@ -319,7 +290,7 @@ static void test_prefix_windows(const tg_safetensors *ref, const tg_forecast_cfg
       tg_param_info pi = tg_store_param(s, i);
       char key[TG_NAME_MAX + 8];
       snprintf(key, sizeof key, "init.%s", pi.name);
-      const tg_tensor *src = need(ref, key);
+      const tg_tensor *src = tg_test_ref_need(ref, key);
       tg_tensor dst = tg_store_tensor(s, i, 0);
       if (src) memcpy(dst.data, src->data, tg_nbytes(&dst));
     }
@@ -349,7 +320,7 @@ static void test_default_count(void) {
   c.horizons = 8;
   tg_store *s = tg_store_new(tg_cpu(0), 1);
   model m = build(s, "transformer_default", &c, 2, 0);
-  long long n = param_count(s);
+  long long n = tg_test_param_count(s);
   printf("default config (d_model 64, 4 heads, 2 layers, seq 64, n_past 16, 8 horizons): %lld parameters in %d tensors\n",
          n, tg_store_count(s));
   CHECK_MSG(n == 106840, "default parameter count %lld (PyTorch twin: 106840)", n);

@@ -1,0 +1,33 @@
+/* Comparing a model with its PyTorch twin's reference file: tensors by name, config integers, relative errors. */
+#include "support/reference.h"
+#include <math.h>
+#include "support/check.h"
+
+const tg_tensor *tg_test_ref_need(const tg_safetensors *f, const char *name) {
+  const tg_tensor *t = tg_safetensors_find(f, name);
+  CHECK_MSG(t != NULL, "reference tensor '%s' missing", name);
+  return t;
+}
+
+int64_t tg_test_json_int(const tg_json *o, const char *key) {
+  const tg_json *v = tg_json_get(o, key);
+  CHECK_MSG(v && v->type == TG_JSON_INT, "config key '%s' missing or not an integer", key);
+  return v && v->type == TG_JSON_INT ? v->i : 0;
+}
+
+double tg_test_rel_err(const float *got, const tg_tensor *want) {
+  const float *w = want->data;
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < tg_numel(want); i++) {
+    double dd = fabs((double)got[i] - w[i]);
+    diff = isnan(dd) ? INFINITY : fmax(diff, dd);
+    scale = fmax(scale, fabs((double)w[i]));
+  }
+  return diff / (scale > 0 ? scale : 1);
+}
+
+long long tg_test_param_count(const tg_store *s) {
+  long long n = 0;
+  for (int i = 0; i < tg_store_count(s); i++) n += (long long)tg_store_param(s, i).numel;
+  return n;
+}

@@ -1,0 +1,18 @@
+/* Comparing a model with its PyTorch twin's reference file: tensors by name, config integers, relative errors. */
+#ifndef TG_TEST_REFERENCE_H
+#define TG_TEST_REFERENCE_H
+
+#include <stdint.h>
+#include "base/json.h"
+#include "tickgrad/tickgrad.h"
+
+/* The tensor called name in f; a failed check (and NULL) when it is missing. */
+const tg_tensor *tg_test_ref_need(const tg_safetensors *f, const char *name);
+/* The integer o[key]; a failed check (and 0) when it is missing or not an integer. */
+int64_t tg_test_json_int(const tg_json *o, const char *key);
+/* max |got - want| / max |want| over the tensor (0 when both are all zero; a NaN difference is infinite). */
+double tg_test_rel_err(const float *got, const tg_tensor *want);
+/* Parameter values in the store (its flat buffer also holds alignment padding). */
+long long tg_test_param_count(const tg_store *s);
+
+#endif
