@@ -16,7 +16,7 @@ layer_of_dir() {
     models|env|agents) echo 4 ;;
     report) echo 5 ;;
     train|predict|backtest|eval) echo 6 ;;
-    cli) echo 7 ;;
+    cli|python) echo 7 ;;
     *) echo "" ;;
   esac
 }

@@ -2,6 +2,7 @@
 #ifndef TICKGRAD_DATA_H
 #define TICKGRAD_DATA_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "tickgrad/status.h"
@@ -80,6 +81,10 @@ typedef struct tg_bars {
   tg_bar_column *cols;     /* [n_cols], owned (a view's point into its source's: tg_bars_view) */
 } tg_bars;
 
+/* The id of an instrument named by the bytes [p, p + n) as the CSV reader gives it (see tg_bars): the number when
+ * they are digits of a whole number below 2^32, else their 32-bit FNV-1a hash. */
+uint32_t tg_instrument_id(const char *p, size_t n);
+
 void tg_bars_init(tg_bars *b);
 void tg_bars_free(tg_bars *b); /* frees the columns and re-initialises b */
 /* Ensures room for cap bars; with_instrument allocates the instrument column too. */
@@ -137,7 +142,8 @@ typedef struct tg_read_opts {
  * that lacked it (or the two kinds). out is initialised by this call. */
 tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out);
 /* Reads every path as tg_bars_read does into one series, sorted by time when there are several; its
- * source names the first path ("first and 3 more"). Extra columns as tg_bars_read keeps them over
+ * source names the first path ("first and 3 more"), format the first file's, reordered sums the files' (rows each file
+ * had out of order; the order between files is not counted). Extra columns as tg_bars_read keeps them over
  * several files (the warning names paths). An error names the path and frees what was read. */
 tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts *opts, tg_bars *out);
 

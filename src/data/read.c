@@ -199,6 +199,8 @@ tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts
     if (i > 0) st = tg_common_cols_keep(&cc, out, paths[0], &one, paths[i]);
     if (st == TG_OK) st = tg_bars_append(out, &one);
     if (i == 0) snprintf(out->source, sizeof out->source, "%s", one.source);
+    if (i == 0) snprintf(out->format, sizeof out->format, "%s", one.format);
+    out->reordered += one.reordered;
     tg_bars_free(&one);
     if (st != TG_OK) {
       tg_bars_free(out);

@@ -18,6 +18,11 @@ static int whole_number(const char *p, const char *e, uint32_t *id) {
   return 1;
 }
 
+uint32_t tg_instrument_id(const char *p, size_t n) {
+  uint32_t id;
+  return whole_number(p, p + n, &id) ? id : tg_fnv1a32(p, n);
+}
+
 void tg_csv_ids_free(tg_csv_ids *t) {
   tg_free(t->slot);
   tg_free(t->text);

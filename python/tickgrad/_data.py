@@ -1,0 +1,214 @@
+"""Bars as pandas DataFrames: reading files through libtickgrad's readers, inspecting, and frames handed back to it."""
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _core
+
+PathLike = Union[str, "os.PathLike[str]"]
+BarsLike = Union[pd.DataFrame, PathLike, Sequence[PathLike]]
+
+BAR_FIELDS = ("open", "high", "low", "close", "volume")
+
+
+def _paths(arg: Any, name: str) -> List[str]:
+    if isinstance(arg, (str, os.PathLike)):
+        return [os.fspath(arg)]
+    if isinstance(arg, (list, tuple)) and arg and all(isinstance(p, (str, os.PathLike)) for p in arg):
+        return [os.fspath(p) for p in arg]
+    raise TypeError(f"{name}: want a path, a list of paths or a DataFrame, got {type(arg).__name__}")
+
+
+def _reader_args(columns: Optional[Union[str, Dict[str, Any]]], tz: Optional[str], price_scale: Optional[float],
+                 nulls: str) -> tuple:
+    if isinstance(columns, dict):
+        columns = ",".join(f"{k}={v}" for k, v in columns.items())
+    if columns is not None and not isinstance(columns, str):
+        raise TypeError(f"columns: want a str such as 'ts=Date,close=Adj Close' or a dict, got {type(columns).__name__}")
+    if tz is not None and not isinstance(tz, str):
+        raise TypeError(f"tz: want a zone name such as 'America/New_York', got {type(tz).__name__}")
+    if price_scale is None:
+        price_scale = 0.0
+    if not isinstance(price_scale, (int, float)) or isinstance(price_scale, bool) or not price_scale >= 0:
+        raise ValueError(f"price_scale: want a positive number, got {price_scale!r}")
+    if nulls not in ("error", "nan"):
+        raise ValueError(f"nulls: want 'error' or 'nan', got {nulls!r}")
+    return columns, tz, float(price_scale), nulls == "nan"
+
+
+def _read(paths: List[str], columns=None, tz=None, price_scale=None, nulls="error") -> "_core.Bars":
+    bars, warned = _core.read_bars(paths, *_reader_args(columns, tz, price_scale, nulls))
+    for line in warned.splitlines():
+        warnings.warn(line, stacklevel=3)
+    return bars
+
+
+def bars_to_frame(bars: "_core.Bars") -> pd.DataFrame:
+    """The library's bars as a DataFrame whose numeric columns view the library's memory (no copy)."""
+    ts = np.asarray(bars.field("ts")).view("datetime64[ns]")
+    data: Dict[str, Any] = {name: np.asarray(bars.field(name)) for name in BAR_FIELDS}
+    inst = bars.field("instrument")
+    if inst is not None:
+        data["instrument"] = np.asarray(inst)
+    for name, values in bars.columns():
+        while name in data:  # an extra column named like a bar field ("volume" beside "Volume BTC")
+            name += ".1"
+        if isinstance(values, tuple):
+            codes, names = values
+            codes = np.asarray(codes).astype(np.int64)
+            codes[codes == 0xFFFFFFFF] = -1
+            data[name] = pd.Categorical.from_codes(codes, categories=pd.Index(names, dtype=object))
+        else:
+            data[name] = np.asarray(values)
+    index = pd.DatetimeIndex(ts, name="ts").tz_localize("UTC")
+    frame = pd.DataFrame(data, index=index, copy=False)
+    frame.attrs["source"] = bars.source
+    frame.attrs["format"] = bars.format
+    return frame
+
+
+def read_bars(path: Union[PathLike, Sequence[PathLike]], *, columns: Optional[Union[str, Dict[str, Any]]] = None,
+              tz: Optional[str] = None, price_scale: Optional[float] = None, nulls: str = "error") -> pd.DataFrame:
+    """Reads bar files (CSV, Databento DBN, Parquet: the format is found from the content) into a DataFrame.
+
+    path: a file, a folder (every file in it), a glob such as ``"bars/es_*.csv"``, or a list of them; several
+    files are concatenated and sorted by time (rows found out of order are sorted with a warning).
+
+    Reader options, as the command's ``inspect`` flags: ``columns`` maps CSV columns ("ts=Date,close=Adj Close",
+    by position "ts=0,open=1,...", or a dict); ``tz`` the zone of naive timestamps (default UTC);
+    ``price_scale`` multiplies prices (Lean equities: 0.0001); ``nulls`` "error" (default) or "nan".
+
+    Returns a DataFrame indexed by a UTC ``DatetimeIndex`` named ``ts`` with float64 columns open, high, low,
+    close, volume (NaN where the source has none), ``instrument`` (uint32 ids, as the library gives them) when
+    the source names instruments, then every extra column the file has (numbers as float64 with NaN for missing,
+    text as a pandas Categorical). ``frame.attrs`` holds ``source`` and ``format``. The numeric columns view the
+    library's memory; nothing is copied.
+    """
+    return bars_to_frame(_read(_paths(path, "path"), columns, tz, price_scale, nulls))
+
+
+def _instrument_ids(col: pd.Series) -> np.ndarray:
+    if pd.api.types.is_integer_dtype(col.dtype):
+        v = col.to_numpy()
+        if len(v) and (v.min() < 0 or v.max() > 0xFFFFFFFF):
+            raise ValueError("instrument: integer ids must lie in [0, 2^32)")
+        return v.astype(np.uint32)
+    if isinstance(col.dtype, pd.CategoricalDtype) or col.dtype == object or pd.api.types.is_string_dtype(col.dtype):
+        if col.isna().any():
+            raise ValueError("instrument: missing values; every bar needs its instrument")
+        text = col.astype(str)
+        uniq, inverse = np.unique(text.to_numpy(), return_inverse=True)
+        ids = np.array([_core.instrument_id(u) for u in uniq], dtype=np.uint32)
+        return ids[inverse]
+    raise TypeError(f"instrument: want integer ids or names, got dtype {col.dtype}")
+
+
+def _times(frame: pd.DataFrame, tz: Optional[str]) -> np.ndarray:
+    if isinstance(frame.index, pd.DatetimeIndex):
+        idx = frame.index
+    elif "ts" in frame.columns:
+        idx = pd.DatetimeIndex(pd.to_datetime(frame["ts"]))
+    else:
+        raise ValueError("data: want a DatetimeIndex or a 'ts' column holding the bar times")
+    if idx.tz is None:
+        idx = idx.tz_localize(tz or "UTC")
+    if idx.isna().any():
+        raise ValueError("data: a bar time is missing (NaT)")
+    return np.ascontiguousarray(idx.tz_convert("UTC").as_unit("ns").asi8)
+
+
+def frame_to_bars(frame: pd.DataFrame, tz: Optional[str] = None) -> "_core.Bars":
+    """A DataFrame as the library's bars (copied once): the columns read_bars gives, by the same names."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"data: want a DataFrame, got {type(frame).__name__}")
+    ts = _times(frame, tz)
+    lower = {str(c).lower(): c for c in frame.columns}
+    fields = []
+    for name in BAR_FIELDS:
+        if name not in lower:
+            if name == "volume":
+                fields.append(np.full(len(frame), np.nan))
+                continue
+            raise ValueError(f"data: no '{name}' column (have {', '.join(map(str, frame.columns))})")
+        col = frame[lower[name]]
+        if not pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+            raise TypeError(f"data: column '{lower[name]}' holds {col.dtype}, want numbers")
+        fields.append(np.ascontiguousarray(col.to_numpy(dtype=np.float64, na_value=np.nan)))
+    taken = {lower[n] for n in BAR_FIELDS if n in lower} | ({"ts"} if "ts" in frame.columns else set())
+    inst = None
+    if "instrument" in lower:
+        inst = np.ascontiguousarray(_instrument_ids(frame[lower["instrument"]]))
+        taken.add(lower["instrument"])
+    extras = []
+    for name in frame.columns:
+        if name in taken:
+            continue
+        col = frame[name]
+        if pd.api.types.is_bool_dtype(col.dtype) or pd.api.types.is_numeric_dtype(col.dtype):
+            extras.append((str(name), np.ascontiguousarray(col.to_numpy(dtype=np.float64, na_value=np.nan))))
+        elif isinstance(col.dtype, pd.CategoricalDtype) or col.dtype == object or pd.api.types.is_string_dtype(col.dtype):
+            cat = col.astype("category") if not isinstance(col.dtype, pd.CategoricalDtype) else col
+            names = [str(c) for c in cat.cat.categories]
+            codes = cat.cat.codes.to_numpy().astype(np.int64)
+            codes[codes < 0] = 0xFFFFFFFF
+            extras.append((str(name), np.ascontiguousarray(codes.astype(np.uint32)), names))
+        else:
+            warnings.warn(f"data: column '{name}' ({col.dtype}) is neither numbers nor names; left out", stacklevel=3)
+    source = frame.attrs.get("source", "a DataFrame") if isinstance(frame.attrs.get("source"), str) else "a DataFrame"
+    bars = _core.bars_from_arrays(ts, *fields, inst, extras, source)
+    if bars.reordered:
+        warnings.warn(f"data: {bars.reordered} bars were out of time order and have been sorted", stacklevel=3)
+    return bars
+
+
+def to_bars(data: BarsLike, *, columns=None, tz=None, price_scale=None, nulls="error") -> "_core.Bars":
+    """The library's bars of data: a DataFrame (as read_bars returns) or a path / paths read with the options."""
+    if isinstance(data, pd.DataFrame):
+        return frame_to_bars(data, tz)
+    if isinstance(data, _core.Bars):
+        return data
+    return _read(_paths(data, "data"), columns, tz, price_scale, nulls)
+
+
+def inspect(data: BarsLike, **reader_options: Any) -> Dict[str, Any]:
+    """What ``tickgrad inspect`` reports about bars, as a dict.
+
+    data: a path (file, folder, glob), a list of paths, or a DataFrame; reader options as read_bars takes them.
+    Keys: source, format, rows, instruments, first_ts, last_ts (UTC ns), median_interval_ns, gaps (longer than 3
+    median intervals), longest_gaps [(start ns, length ns)], duplicates, reordered, ohlc_violations, nan_prices,
+    zero_prices, negative_prices, nan_volume, negative_volume, has_volume, has_instrument, and columns: one dict per
+    extra column (name, kind "numeric" or "category", missing, distinct).
+    """
+    report = to_bars(data, **reader_options).inspect()
+    for key in ("first_ts", "last_ts"):
+        report[key + "_utc"] = pd.Timestamp(report[key], tz="UTC") if report["rows"] else None
+    return report
+
+
+def synth(bars: int = 10000, *, interval: str = "1m", instruments: int = 1, seed: int = 1, signal: float = 0.0,
+          correlation: float = 0.0, weekends: bool = False, price: float = 100.0, volatility: float = 0.2,
+          regime_bars: float = 2000.0, regime_drift: float = 0.0, start: Optional[Any] = None) -> pd.DataFrame:
+    """The built-in synthetic market as a DataFrame (what ``tickgrad synth`` writes, bit for bit).
+
+    Seeded OHLCV bars with regimes, volatility clustering, intraday seasonality and, with ``signal`` in (-1, 1),
+    a planted lag-1 predictable component that a model must find (0: a pure random walk). ``bars`` per
+    instrument; ``interval`` a pandas offset such as "1m", "5m", "1h", "1d"; ``start`` a date or Timestamp
+    (default 2020-01-02 UTC). See tickgrad/synth.h for the model.
+    """
+    for name, v in (("bars", bars), ("instruments", instruments), ("seed", seed)):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise TypeError(f"{name}: want an int, got {type(v).__name__}")
+    try:
+        interval_ns = pd.Timedelta(interval).value
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"interval: {interval!r} is not a duration such as '1m', '1h', '1d' ({e})") from None
+    start_ns = None if start is None else pd.Timestamp(start, tz="UTC").value if pd.Timestamp(start).tz is None \
+        else pd.Timestamp(start).tz_convert("UTC").value
+    return bars_to_frame(_core.synth(int(bars), int(interval_ns), int(instruments), int(seed), float(signal),
+                                     float(correlation), bool(weekends), float(price), float(volatility),
+                                     float(regime_bars), float(regime_drift), start_ns))

@@ -1,0 +1,6 @@
+/* tickgrad._core: backtests, walk-forward and sweeps. */
+#include "python/core.h"
+
+PyMethodDef tgpy_backtest_methods[] = {
+    {NULL, NULL, 0, NULL},
+};

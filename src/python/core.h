@@ -1,0 +1,55 @@
+/* The extension module tickgrad._core: what its files share (errors, arrays over C memory, bars, settings). */
+#ifndef TG_PYTHON_CORE_H
+#define TG_PYTHON_CORE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdio.h>
+#include "tickgrad/tickgrad.h"
+
+/* Raises the Python exception of status s carrying tg_last_error() (prefixed by what, when not NULL); returns NULL. */
+PyObject *tgpy_raise(tg_status s, const char *what);
+/* The exception classes, created at import (tickgrad.Error and its subclasses). */
+extern PyObject *tgpy_Error;
+
+/* An array over memory that owner keeps alive: a buffer-protocol object (numpy.asarray views it, no copy).
+ * format: a struct code ("d", "f", "q", "i", "I", "B"); shape [ndim] C-contiguous. */
+PyObject *tgpy_array(PyObject *owner, void *data, const char *format, Py_ssize_t itemsize, int ndim,
+                     const Py_ssize_t *shape, int readonly);
+
+extern PyTypeObject tgpy_ArrayType;
+
+/* A buffer of obj as C-contiguous items of format (one struct code) and ndim dims (-1: any). TypeError or ValueError
+ * naming arg on a mismatch; release with PyBuffer_Release. */
+int tgpy_buffer(PyObject *obj, const char *arg, const char *format, int ndim, int writable, Py_buffer *view);
+
+/* tickgrad._core.Bars: a tg_bars owned by a Python object. */
+typedef struct tgpy_bars {
+  PyObject_HEAD
+  tg_bars b;
+} tgpy_bars;
+extern PyTypeObject tgpy_BarsType;
+/* The bars of obj (a Bars object); TypeError naming arg otherwise. */
+const tg_bars *tgpy_bars_of(PyObject *obj, const char *arg);
+
+/* Captures what the library writes to a FILE * (warnings, logs) as text. */
+typedef struct tgpy_capture {
+  FILE *f;
+  char *text;
+  size_t len;
+} tgpy_capture;
+int tgpy_capture_open(tgpy_capture *c);
+/* Closes c and returns its text as a str (NULL with an exception on failure). */
+PyObject *tgpy_capture_close(tgpy_capture *c);
+
+/* The methods of each file, joined at import. */
+extern PyMethodDef tgpy_data_methods[];
+extern PyMethodDef tgpy_train_methods[];
+extern PyMethodDef tgpy_predict_methods[];
+extern PyMethodDef tgpy_backtest_methods[];
+extern PyMethodDef tgpy_env_methods[];
+/* Types a file adds to the module (0 on success). */
+int tgpy_predict_types(PyObject *m);
+int tgpy_env_types(PyObject *m);
+
+#endif
