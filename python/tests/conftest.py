@@ -8,6 +8,21 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
+def pytest_report_header(config):
+    import tickgrad
+
+    flags = set()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    isa = " ".join(f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags) or "unknown"
+    return f"tickgrad {tickgrad.__version__} from {pathlib.Path(tickgrad.__file__).parent}; ISA {isa}"
+
+
 @pytest.fixture(scope="session")
 def cli() -> pathlib.Path:
     """The `tickgrad` command built from the same sources ($TICKGRAD_CLI, else build/tickgrad of the checkout)."""
