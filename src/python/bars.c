@@ -180,7 +180,8 @@ static PyObject *py_read_bars(PyObject *self, PyObject *args) {
                      .warn = warn.f};
   tg_status st;
   Py_BEGIN_ALLOW_THREADS
-  st = tg_bars_read_paths((int)n, p, &ro, &((tgpy_bars *)o)->b);
+  if (n == 1) st = tg_bars_read(p[0], &ro, &((tgpy_bars *)o)->b); /* its message as `tickgrad inspect` gives it */
+  else st = tg_bars_read_paths((int)n, p, &ro, &((tgpy_bars *)o)->b);
   Py_END_ALLOW_THREADS
   PyMem_Free(p);
   PyObject *w = tgpy_capture_close(&warn);
