@@ -174,6 +174,7 @@ def backtest(data: Optional[BarsLike] = None, *, run: Optional[RunLike] = None, 
             where = path if out is None else out_dir
             files = _write(result, where, out is None) if where else {}
             return Backtest(result, where, files)
+        fc = _fc_args(rule, horizon, long_only, sized, class_map, threshold, weights)
         data_paths, data_tz, f0, f1 = _core.run_data(path)
         if data is None:
             opts = dict(reader_options)
@@ -182,7 +183,6 @@ def backtest(data: Optional[BarsLike] = None, *, run: Optional[RunLike] = None, 
             bars = to_bars(data_paths, **opts)
         else:
             bars = to_bars(data, **reader_options)
-        fc = _fc_args(rule, horizon, long_only, sized, class_map, threshold, weights)
         result = _core.backtest_bars(bars, split, f0, f1, costs, None, None, path, fc)
         where = path if out is None else out_dir
         files = _write(result, where, out is None) if where else {}
