@@ -129,3 +129,21 @@ def test_walkforward_and_sweep_tables(cli, market, tmp_path):
         tickgrad.sweep("mlp", market, grid={"lr": [1e-3]}, out=tmp_path / "bad", hidden=-3)
     with pytest.raises(ValueError, match="grid"):
         tickgrad.sweep("mlp", market, grid={"lr": []}, out=tmp_path / "bad")
+
+
+def test_policy_run_matches_the_command(cli, market, tmp_path):
+    run = tmp_path / "dqn"
+    run_cli(cli, "train", "--model", "dqn", "--env", "trading", "--data", market, "--window", "8",
+            "--total-timesteps", "500", "--out", run)
+    run_cli(cli, "backtest", "--run", run, "--out", tmp_path / "cli")
+    bt = tickgrad.backtest(run=run, out=tmp_path / "py")
+    assert bt.name == "dqn policy" and bt.options["cost_bps"] == 1.0  # the env's costs, as the command keeps them
+    same_files(tmp_path / "cli", tmp_path / "py")
+    run_cli(cli, "backtest", "--run", run, "--split", "val", "--cost-bps", "3", "--out", tmp_path / "cli-val")
+    val = tickgrad.backtest(run=run, split="val", cost_bps=3, out=tmp_path / "py-val")
+    same_files(tmp_path / "cli-val", tmp_path / "py-val")
+    assert val.options["cost_bps"] == 3.0
+    with pytest.raises(ValueError, match="policy"):
+        tickgrad.backtest(run=run, rule="median", out=False)
+    with pytest.raises(TypeError, match="data"):
+        tickgrad.backtest(tickgrad.read_bars(market), run=run, out=False)

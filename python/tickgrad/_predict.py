@@ -189,7 +189,7 @@ class Predictor:
 
         Copies: none of the forecasts. The library fills one float32 block it allocates, the GIL released for the
         whole loop; the ndarray views it, and so do the DataFrame's forecast columns (one float32 block). The index
-        and the instrument and close columns are taken from the bars (copied when data was a path).
+        and the instrument and close columns are copies of the bars' (small beside the forecasts).
         """
         bars = to_bars(data, **reader_options)
         pred, _ready = self._p.predict(bars)
