@@ -141,6 +141,11 @@ static void check_window_model(tg_model_kind kind, const char *name) {
   tg_dataset ds;
   trainer_dataset(&c, Lw, &ds);
   CHECK(in->n_features == ds.fx.f && in->warmup == ds.fx.warmup_max);
+  const float *xl = tg_predictor_features(p); /* the last bar's normalised row: the trainer's */
+  CHECK(xl != NULL);
+  double wx = 0;
+  for (int j = 0; xl && j < ds.fx.f; j++) wx = fmax(wx, rel_diff(xl[j], ds.fx.x[(n - 1) * ds.fx.f + j]));
+  CHECK_MSG(wx <= 1e-5, "%s: tg_predictor_features differs from the trainer's last row by %.3g", name, wx);
   tg_forecast_cfg m = full_model(&c, &ds);
   ref_net r;
   ref_open(&r, &m, c.out);
@@ -188,6 +193,8 @@ static void check_window_model(tg_model_kind kind, const char *name) {
   free(past);
   free(out);
   free(ready);
+  tg_predictor_reset(p);
+  CHECK(tg_predictor_features(p) == NULL);
   tg_predictor_free(p);
 }
 

@@ -90,6 +90,12 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
  * last) when leads_from_rows is 1, else missing. The pointers stay valid until the next call. TG_ERR_INVALID naming
  * the input and the bars' columns when one is missing, or a column's kind is not the input's (number or name). */
 tg_status tg_predictor_bar_at(tg_predictor *p, const tg_bars *bars, int64_t row, int leads_from_rows, tg_pbar *b);
+/* The normalised feature row [info.n_features] that the last push gave the model (the row a window ends with: the
+ * stream's features of that bar, normalised with RUN/inference.json's mean and std, category ids offset into the
+ * one embedding table as the trainer does), or NULL when the last push made none (warm-up, an error, or no push since
+ * open or reset). Valid until the next push or reset. A PyTorch twin of the model fed the last `window` rows of an
+ * instrument reproduces its forecast: the scaled output times the target scales of inference.json. */
+const float *tg_predictor_features(const tg_predictor *p);
 /* Forgets every bar: the next push starts each instrument afresh. */
 void tg_predictor_reset(tg_predictor *p);
 void tg_predictor_free(tg_predictor *p);

@@ -20,6 +20,7 @@ struct tg_predictor {
                                     features, tft their past-VSN outputs */
   int64_t *seen;                 /* [k] valid rows pushed per instrument */
   float *raw, *x, *pred;         /* [F] the bar's features, [F] normalised, [H * nq] scaled forecast or logits */
+  int x_valid;                   /* x holds the last push's normalised row */
   const char *tz;                /* the tft's calendar zone (NULL: UTC) */
   pr_cols cols;                  /* the stream's columns as the model reads them */
   const char **input_names;      /* [info.n_inputs] the stream's extra inputs (tg_feature_stream_input_name) */
@@ -161,8 +162,11 @@ const tg_predictor_info *tg_predictor_get_info(const tg_predictor *p) { return p
 double *pr_input_numbers(tg_predictor *p) { return p->in_num; }
 const char **pr_input_names(tg_predictor *p) { return p->in_cat; }
 
+const float *tg_predictor_features(const tg_predictor *p) { return p && p->x_valid ? p->x : NULL; }
+
 void tg_predictor_reset(tg_predictor *p) {
   if (!p) return;
+  p->x_valid = 0;
   tg_feature_stream_reset(p->fs);
   memset(p->seen, 0, (size_t)p->meta.k * sizeof *p->seen);
   for (int j = 0; p->steppers && j < p->meta.k; j++) tg_mamba2_stepper_reset(p->steppers[j]);
@@ -233,6 +237,7 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
   if (!p || !bar || !out) return tg_error(TG_ERR_INVALID, "predict: push needs a predictor, a bar and an output");
   int n_out = p->info.n_classes ? p->info.n_classes : p->H * p->nq, valid = 0;
   if (ready) *ready = 0;
+  p->x_valid = 0;
   for (int i = 0; i < n_out; i++) out[i] = NAN;
   int j = find_instrument(p, bar->instrument);
   if (j < 0)
@@ -249,6 +254,7 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
   if (st != TG_OK || !valid) return st;
   pr_cols_take(&p->cols, &p->meta, p->raw, p->x);
   for (int k = 0, c0 = p->F - p->cfg.model.n_cat; k < p->cfg.model.n_cat; k++) p->x[c0 + k] += (float)p->cat_offset[k];
+  p->x_valid = 1;
   if (p->steppers) {
     st = tg_mamba2_step(p->steppers[j], p->x, p->pred);
     p->seen[j]++;

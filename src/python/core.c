@@ -96,7 +96,7 @@ PyMODINIT_FUNC PyInit__core(void) {
       add_methods(m, tgpy_env_methods) < 0)
     goto fail;
   if (PyType_Ready(&tgpy_ArrayType) < 0) goto fail;
-  if (tgpy_predict_types(m) < 0 || tgpy_env_types(m) < 0) goto fail;
+  if (tgpy_predict_types(m) < 0 || tgpy_backtest_types(m) < 0 || tgpy_env_types(m) < 0) goto fail;
   return m;
 fail:
   Py_DECREF(m);

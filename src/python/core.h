@@ -51,5 +51,6 @@ extern PyMethodDef tgpy_env_methods[];
 /* Types a file adds to the module (0 on success). */
 int tgpy_predict_types(PyObject *m);
 int tgpy_env_types(PyObject *m);
+int tgpy_backtest_types(PyObject *m);
 
 #endif
