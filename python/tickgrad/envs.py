@@ -249,6 +249,7 @@ class _TickgradEnv(gymnasium.Env):
         self.action_space = vec.single_action_space
         self._discrete = isinstance(self.action_space, spaces.Discrete)
         self._action = np.zeros(1, dtype=np.int32 if self._discrete else np.float32)
+        self._pending = False  # an episode ended and the library has already reset the instance
 
     @property
     def library_env(self) -> "_core.Env":
@@ -259,11 +260,18 @@ class _TickgradEnv(gymnasium.Env):
               options: Optional[Dict[str, Any]] = None) -> Tuple[np.ndarray, Dict[str, Any]]:
         """Starts an episode. seed: rebuilds the env with that seed (None: the next episode of the current one)."""
         super().reset(seed=seed)
+        if seed is None and self._pending:
+            # the library already started the next episode when the last one ended (autoreset): take it, so that
+            # this env's episodes are those of instance 0 of the vector env with the same seed
+            self._pending = False
+            return self._vec._lib.obs[0].copy(), {}
+        self._pending = False
         obs, _ = self._vec.reset(seed=seed)
         return obs[0].copy(), {}
 
     def step(self, action: Any) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
-        """One step: (obs, reward, terminated, truncated, info). After the episode ends call reset()."""
+        """One step: (obs, reward, terminated, truncated, info). After the episode ends call reset() (stepping on
+        continues in the next episode, which the library has already started)."""
         a = self._action
         if self._discrete:
             if isinstance(action, (bool, float)) or not isinstance(action, (int, np.integer)):
@@ -281,6 +289,7 @@ class _TickgradEnv(gymnasium.Env):
             a[0] = x[0]
         lib = self._vec._lib
         done = lib.env.step(a)
+        self._pending = bool(done)
         obs = (lib.final_obs[0] if done else lib.obs[0]).copy()
         return obs, float(lib.reward[0]), bool(lib.terminated[0]), bool(lib.truncated[0]), {}
 
