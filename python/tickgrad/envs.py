@@ -110,6 +110,7 @@ class _TickgradVectorEnv(VectorEnv):
         self._lib = _LibraryEnv(make, self.num_envs, self._seed)
         e = self._lib.env
         self._n_actions = e.n_actions
+        self._action_shape = (self.num_envs,)
         self.single_observation_space = spaces.Box(-np.inf, np.inf, (e.obs_dim,), np.float32)
         if e.n_actions > 0:
             self.single_action_space = spaces.Discrete(e.n_actions)
@@ -149,25 +150,30 @@ class _TickgradVectorEnv(VectorEnv):
         holds final_obs, final_info and episode statistics for them (see the module docstring)."""
         lib = self._lib
         if self._n_actions > 0:
-            a = _discrete_actions(actions, self.num_envs, self._n_actions)
+            if (type(actions) is np.ndarray and actions.dtype == np.int32 and actions.shape == self._action_shape
+                    and actions.flags.c_contiguous):
+                a = actions  # the library checks the range
+            else:
+                a = _discrete_actions(actions, self.num_envs, self._n_actions)
         else:
             a = _continuous_actions(actions, self.num_envs)
-        done = lib.env.step(a)
-        infos: Dict[str, Any] = {}
-        if done:
-            mask = lib.terminated | lib.truncated
-            final = np.full(self.num_envs, None, dtype=object)
-            for i in np.flatnonzero(mask):
-                final[i] = lib.final_obs[i].copy()
-            infos["final_obs"] = final
-            infos["_final_obs"] = mask
-            infos["final_info"] = {}
-            infos["_final_info"] = mask.copy()
-            infos["episode"] = {"r": np.where(mask, lib.ep_return, 0.0), "l": np.where(mask, lib.ep_length, 0)}
-            infos["_episode"] = mask.copy()
+        infos: Dict[str, Any] = self._final_infos() if lib.env.step(a) else {}
         if self.copy:
             return lib.obs.copy(), lib.reward.copy(), lib.terminated.copy(), lib.truncated.copy(), infos
         return lib.obs, lib.reward, lib.terminated, lib.truncated, infos
+
+    def _final_infos(self) -> Dict[str, Any]:
+        """The SAME_STEP infos of the instances whose episode just ended (fresh arrays: they outlive the step)."""
+        lib = self._lib
+        mask = lib.terminated | lib.truncated
+        idx = mask.nonzero()[0]
+        final = np.empty(self.num_envs, dtype=object)  # None where the episode goes on
+        rows = lib.final_obs[idx]  # one copy of the finished rows
+        for j, i in enumerate(idx.tolist()):
+            final[i] = rows[j]
+        # the library writes 0 to the episode statistics of the instances that go on
+        return {"final_obs": final, "_final_obs": mask, "final_info": {}, "_final_info": mask,
+                "episode": {"r": lib.ep_return.copy(), "l": lib.ep_length.copy()}, "_episode": mask}
 
     def close_extras(self, **kwargs: Any) -> None:
         self._lib = None  # type: ignore[assignment]
