@@ -36,6 +36,18 @@ def isa_line() -> str:
     return f"# CPU: {model}; ISA: {' '.join(have) if have else 'none of avx2/avx512f/avx512_bf16/amx_bf16'}"
 
 
+class _RawStep:
+    """The library env's own step (Env.step into the shared buffers), bypassing the gymnasium API."""
+
+    def __init__(self, vec):
+        self.vec = vec
+        self.step = vec.library_env.step
+
+    def reset(self, seed=None):
+        self.vec.reset(seed=seed)
+        self.step = self.vec.library_env.step
+
+
 def steps_per_second(env, actions: np.ndarray, reps: int) -> float:
     """Best of reps timings of len(actions) vector steps; instances x steps / seconds."""
     n = actions.shape[1]
@@ -66,7 +78,9 @@ def main() -> int:
     print(f"# gymnasium.make_vec('CartPole-v1') gives {type(probe.unwrapped).__module__}."
           f"{type(probe.unwrapped).__name__} (vectorization_mode {mode!r})")
     probe.close()
-    print(f"{'n':>5} {'tickgrad steps/s':>17} {'make_vec steps/s':>17} {'Sync steps/s':>14} "
+    print("# C step only: tickgrad's library step called alone from Python (no gymnasium API, no infos), the most "
+          "the gymnasium API over it can reach")
+    print(f"{'n':>5} {'tickgrad steps/s':>17} {'C step only':>14} {'make_vec steps/s':>17} {'Sync steps/s':>14} "
           f"{'ratio vs make_vec':>18} {'ratio vs Sync':>14}")
     rng = np.random.default_rng(0)
     for n in sizes:
@@ -75,6 +89,7 @@ def main() -> int:
         actions64 = actions.astype(np.int64)
         tg = envs.CartPoleVectorEnv(n, seed=0)
         tg_sps = steps_per_second(tg, actions, args.reps)
+        c_sps = steps_per_second(_RawStep(tg), actions, args.reps)
         mv = gymnasium.make_vec("CartPole-v1", num_envs=n)
         mv_sps = steps_per_second(mv, actions64, args.reps)
         mv.close()
@@ -82,7 +97,7 @@ def main() -> int:
         sync = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1") for _ in range(n)])
         sync_sps = steps_per_second(sync, actions64[:sync_steps], max(2, args.reps // 2))
         sync.close()
-        print(f"{n:>5} {tg_sps:>17,.0f} {mv_sps:>17,.0f} {sync_sps:>14,.0f} {tg_sps / mv_sps:>17.1f}x "
+        print(f"{n:>5} {tg_sps:>17,.0f} {c_sps:>14,.0f} {mv_sps:>17,.0f} {sync_sps:>14,.0f} {tg_sps / mv_sps:>17.1f}x "
               f"{tg_sps / sync_sps:>13.1f}x")
     return 0
 

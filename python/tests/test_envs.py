@@ -313,3 +313,18 @@ def test_train_agent_trading_env_instance(tmp_path, capsys):
     text = json.dumps(e)
     assert '"trading"' in text and '"window": 8' in text and "64" in text, text
     assert "test" in capsys.readouterr().out  # the evaluation table reached sys.stdout
+
+
+def test_trading_env_from_a_file_with_reader_options(bars, tmp_path):
+    path = tmp_path / "bars.csv"
+    naive = bars.copy()
+    naive.index = naive.index.tz_convert("America/New_York").tz_localize(None)
+    naive.to_csv(path)
+    from_frame = envs.TradingVectorEnv(2, bars, window=4, seed=2)
+    from_file = envs.TradingVectorEnv(2, str(path), window=4, seed=2, data_tz="America/New_York")
+    assert from_file.settings["data_tz"] == "America/New_York"
+    a, _ = from_frame.reset()
+    b, _ = from_file.reset()
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="reader options need data"):
+        envs.TradingVectorEnv(1, None, data_tz="UTC")

@@ -4,13 +4,16 @@ import numpy as np
 import pytest
 
 pytest.importorskip("gymnasium", reason="tickgrad.envs needs gymnasium (pip install gymnasium)")
-sb3 = pytest.importorskip("stable_baselines3",
-                          reason="the SB3 interoperability test needs stable-baselines3 (pip install stable-baselines3)")
+sb3 = pytest.importorskip("stable_baselines3", reason="the SB3 interoperability test needs stable-baselines3 "
+                                                      "(pip install stable-baselines3)")
 
 import tickgrad  # noqa: E402
 from stable_baselines3 import PPO  # noqa: E402
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 from tickgrad import envs  # noqa: E402
+
+torch = pytest.importorskip("torch")
+torch.set_num_threads(1)  # small networks: threads only contend on a shared machine
 
 STEPS = 4096
 
@@ -37,7 +40,8 @@ class TickgradVecEnv(VecEnv):
         dones = term | trunc
         infos = [{} for _ in range(self.num_envs)]
         for i in np.flatnonzero(dones):
-            infos[i] = {"terminal_observation": info["final_obs"][i], "TimeLimit.truncated": bool(trunc[i] and not term[i])}
+            infos[i] = {"terminal_observation": info["final_obs"][i],
+                        "TimeLimit.truncated": bool(trunc[i] and not term[i])}
         return obs, rew.astype(np.float32), dones, infos
 
     def close(self):

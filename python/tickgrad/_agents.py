@@ -60,6 +60,8 @@ def _env_of(env: Any) -> Tuple[Dict[str, Any], Any]:
              "slippage": float(s["slippage"]), "episode_len": int(s["episode_len"]), "seed": int(s["seed"])}
         if s["tz"]:
             d["tz"] = s["tz"]
+        if s.get("data_tz"):
+            d["data_tz"] = s["data_tz"]
         return d, base.data
     raise TypeError(f"env: want 'cartpole', 'trading' or a tickgrad.envs environment, got {type(env).__name__}")
 

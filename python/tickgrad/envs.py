@@ -205,8 +205,13 @@ def _trading_maker(data: Any, window: int, cost_bps: float, slippage: float, spl
     if split not in _SPLITS:
         raise ValueError(f"split: want 'train', 'val' or 'test', got {split!r}")
     if data is None:
+        if reader_options:
+            raise ValueError(f"{', '.join(reader_options)}: reader options need data (a path or a DataFrame)")
         bars = _core.agent_env_bars(dict(_SYNTH_DEFAULTS, kind="trading"))
     else:
+        reader_options = dict(reader_options)
+        if "data_tz" in reader_options:  # the reader's zone of naive times (tz is the time features' zone)
+            reader_options["tz"] = reader_options.pop("data_tz")
         bars = to_bars(data, **reader_options)
     settings = dict(window=int(window), cost_bps=float(cost_bps), slippage=float(slippage), split=_SPLITS[split],
                     episode_len=int(episode_len), continuous=bool(continuous), features=features, tz=tz)
@@ -219,11 +224,11 @@ def _trading_maker(data: Any, window: int, cost_bps: float, slippage: float, spl
 class TradingVectorEnv(_TickgradVectorEnv):
     """num_envs instances of the bar-by-bar trading market over one instrument's bars, stepped together in C.
 
-    data: a DataFrame (as tickgrad.read_bars returns), a path or list of paths (read with reader_options, e.g.
-    tz="America/New_York" for naive times), or None for the synthetic market the agents train on (20000 bars,
-    planted lag-1 signal 0.3, seed 1). Settings as tg_trading_cfg (tickgrad/rl.h): window (bars of features per
-    observation), cost_bps, slippage, split ("train": random segments of episode_len decisions; "val", "test":
-    the split in order, one episode), episode_len, continuous (actions a target position in [-1, 1] instead of
+    data: a DataFrame (as tickgrad.read_bars returns), a path or list of paths (read with reader_options as
+    read_bars takes them, its tz given as data_tz="America/New_York" for naive times), or None for the synthetic
+    market the agents train on (20000 bars, planted lag-1 signal 0.3, seed 1). Settings as tg_trading_cfg
+    (tickgrad/rl.h): window (bars of features per observation), cost_bps, slippage, split ("train": random
+    segments of episode_len decisions; "val", "test": the split in order, one episode), episode_len, continuous (actions a target position in [-1, 1] instead of
     0 short / 1 flat / 2 long), features (a feature spec; None: the default), tz (zone of the time features),
     seed (segment starts).
 
@@ -238,7 +243,8 @@ class TradingVectorEnv(_TickgradVectorEnv):
         make, self.bars = _trading_maker(data, window, cost_bps, slippage, split, episode_len, continuous, features,
                                          tz, reader_options)
         self.settings = dict(window=window, cost_bps=cost_bps, slippage=slippage, split=split,
-                             episode_len=episode_len, continuous=continuous, features=features, tz=tz, seed=seed)
+                             episode_len=episode_len, continuous=continuous, features=features, tz=tz, seed=seed,
+                             data_tz=reader_options.get("data_tz"))
         self.data = data
         self._setup(make, num_envs, seed, copy)
         self.spec = None
@@ -286,7 +292,8 @@ class _TickgradEnv(gymnasium.Env):
                 else:
                     raise ValueError(f"action: want an int in 0 .. {self.action_space.n - 1}, got {action!r}")
             if not 0 <= action < self.action_space.n:
-                raise ValueError(f"action: instance 0: action {action} is out of range (0 .. {self.action_space.n - 1})")
+                raise ValueError(f"action: instance 0: action {action} is out of range "
+                                 f"(0 .. {self.action_space.n - 1})")
             a[0] = action
         else:
             x = np.asarray(action, dtype=np.float32).reshape(-1)
