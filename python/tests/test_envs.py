@@ -328,3 +328,25 @@ def test_trading_env_from_a_file_with_reader_options(bars, tmp_path):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="reader options need data"):
         envs.TradingVectorEnv(1, None, data_tz="UTC")
+
+
+def test_infos_have_the_layout_of_gymnasium_same_step():
+    """The autoreset infos are laid out as gymnasium's SyncVectorEnv lays them out in SAME_STEP mode."""
+    def first_infos(vec):
+        vec.reset(seed=0)
+        for _ in range(60):
+            info = vec.step(np.zeros(3, dtype=np.int32))[4]
+            if info:
+                return info
+        raise AssertionError("no episode ended")
+    ref = first_infos(gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1") for _ in range(3)],
+                                                     autoreset_mode=AutoresetMode.SAME_STEP))
+    ours = first_infos(envs.CartPoleVectorEnv(3))
+    assert set(ref) <= set(ours) and set(ours) - set(ref) == {"episode", "_episode"}
+    for k in ref:
+        assert type(ours[k]) is type(ref[k]), k
+        if isinstance(ref[k], np.ndarray):
+            assert ours[k].dtype == ref[k].dtype and ours[k].shape == ref[k].shape, k
+    m = ours["_final_obs"]
+    assert all(isinstance(ours["final_obs"][i], np.ndarray) and ours["final_obs"][i].shape == (4,)
+               for i in np.flatnonzero(m))
