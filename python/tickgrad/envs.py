@@ -25,7 +25,7 @@ vector env.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Tuple
 
 import gymnasium
 import numpy as np
@@ -127,10 +127,11 @@ class _TickgradVectorEnv(VectorEnv):
         """The underlying library environment (tickgrad._core.Env): its buffers, test hooks and trading queries."""
         return self._lib.env
 
-    def reset(self, *, seed: Optional[Union[int, Sequence[int]]] = None,
+    def reset(self, *, seed: Optional[int] = None,
               options: Optional[Dict[str, Any]] = None) -> Tuple[np.ndarray, Dict[str, Any]]:
         """Resets every instance. seed: an int rebuilds the library env with that seed (instance i draws from
-        stream i of it); None continues the current streams. Returns (obs [num_envs, obs_dim], {})."""
+        stream i of it; a list of per-instance seeds is refused); None continues the current streams. options:
+        ignored. Returns (obs [num_envs, obs_dim] float32, {}): the obs buffer itself unless copy=True."""
         if seed is not None:
             if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
                 raise ValueError(f"seed: want one int >= 0 for all instances (instance i uses stream i of it), "
@@ -145,8 +146,10 @@ class _TickgradVectorEnv(VectorEnv):
     def step(self, actions: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Dict[str, Any]]:
         """Steps every instance with actions [num_envs] (ints; floats in [-1, 1] for a continuous trading env).
 
-        Returns (obs, rewards, terminations, truncations, infos): views of the env's buffers, overwritten by the
-        next step (copies with copy=True). Finished instances are already reset (SAME_STEP autoreset); infos then
+        Returns (obs [num_envs, obs_dim] float32, rewards [num_envs] float32, terminations and truncations
+        [num_envs] bool, infos): views of the env's buffers, overwritten by the next step (copies with
+        copy=True). Actions that are an int32 C-contiguous array are used without a copy. A bad action
+        (out of range, wrong shape or dtype) raises ValueError naming the instance and no instance is stepped. Finished instances are already reset (SAME_STEP autoreset); infos then
         holds final_obs, final_info and episode statistics for them (see the module docstring)."""
         lib = self._lib
         if self._n_actions > 0:
@@ -182,7 +185,7 @@ class _TickgradVectorEnv(VectorEnv):
 class CartPoleVectorEnv(_TickgradVectorEnv):
     """num_envs CartPole-v1 instances stepped together in C (gymnasium's dynamics in float64, explicit Euler).
 
-    Observation Box(-inf, inf, (4,), float32) per instance (x, x_dot, theta, theta_dot); actions Discrete(2) per
+    Observation Box (4,) float32 per instance (x, x_dot, theta, theta_dot; gymnasium's bounds); actions Discrete(2) per
     instance (0 push left, 1 push right); reward 1 per step including the last; termination at |x| > 2.4 or
     |theta| > 12 degrees; truncation after max_steps. copy=False (default): step() returns views overwritten by
     the next step; copy=True returns copies."""
