@@ -42,12 +42,18 @@ int tgpy_capture_open(tgpy_capture *c);
 /* Closes c and returns its text as a str (NULL with an exception on failure). */
 PyObject *tgpy_capture_close(tgpy_capture *c);
 
+/* A FILE * (fopencookie) whose writes go to Python with the GIL taken: to sys.stdout when echo, and each complete
+ * line (without its newline) to the callable on_line when not NULL/None. The library may write to it from a call
+ * that released the GIL. fclose flushes it (and sys.stdout). NULL with an exception on failure. */
+FILE *tgpy_stdout_file(int echo, PyObject *on_line);
+
 /* The methods of each file, joined at import. */
 extern PyMethodDef tgpy_data_methods[];
 extern PyMethodDef tgpy_train_methods[];
 extern PyMethodDef tgpy_predict_methods[];
 extern PyMethodDef tgpy_backtest_methods[];
 extern PyMethodDef tgpy_env_methods[];
+extern PyMethodDef tgpy_agent_methods[]; /* agent.c: added by tgpy_env_types */
 /* Types a file adds to the module (0 on success). */
 int tgpy_predict_types(PyObject *m);
 int tgpy_env_types(PyObject *m);
