@@ -5,14 +5,6 @@ import subprocess
 
 import pytest
 
-# Workaround, to remove when fixed: tickgrad._core links the system's libnccl (CUDA toolkit), which lacks symbols that
-# torch's CUDA library wants from its own NCCL; once _core is loaded, `import torch` fails (undefined symbol
-# ncclCommResume). Loading torch first lets both work; the SB3 test needs torch after other files imported tickgrad.
-try:
-    import torch  # noqa: F401
-except ImportError:
-    pass
-
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
