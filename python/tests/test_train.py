@@ -202,8 +202,9 @@ def test_verbose_lines_reach_sys_stdout(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "training mlp" in out and "done: 2 epochs" in out
     model, kw = small(tmp_path, "quiet", epochs=1)
-    tickgrad.train(model, df, **kw)
-    assert capsys.readouterr().out == ""
+    tickgrad.train(model, df, progress=True, **kw)
+    captured = capsys.readouterr()
+    assert captured.out == "" and "epoch 1 [" in captured.err  # the progress bar goes to sys.stderr
 
 
 def test_bad_input_names_itself(tmp_path):
