@@ -141,6 +141,11 @@ tg_status tg_train_config_set_flag(tg_train_config *c, const char *flag, const c
 /* One line per flag: name, value and what it sets. */
 void tg_train_flags_help(FILE *f);
 
+/* RUN/metrics.csv as the trainer writes it: the header line of a run with n_classes (0: a quantile forecaster), and
+ * m's row (each with its newline). Bindings use them to hand out rows with exactly the file's columns and numbers. */
+void tg_train_metrics_header(FILE *f, int n_classes);
+void tg_train_metrics_row(FILE *f, const tg_train_metrics *m);
+
 /* Trains. bars: the data (NULL: read c->data). Writes RUN/config.json, RUN/metrics.csv and the
  * checkpoints RUN/weights.safetensors (the latest), RUN/state.safetensors (optimizer moments, step,
  * dropout RNG position, data position), RUN/trainer.json (early stopping, target scales, metrics so

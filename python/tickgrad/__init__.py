@@ -1,6 +1,8 @@
 """tickgrad: train and run market models on bars, from Python, over the compiled libtickgrad.
 
-Data: read_bars, inspect.  Forecasts: Predictor.  Evaluation: backtest, walkforward, sweep.  See docs/PYTHON.md for the whole API.
+Data: read_bars, inspect, synth.  Training: train, Run (resume, predictor).  Forecasts: Predictor.
+Evaluation: backtest, walkforward, sweep.  Environments: tickgrad.envs (gymnasium).
+See docs/PYTHON.md for the whole API.
 """
 from ._core import (DeviceError, Error, FileError, FormatError, InvalidError, NumericError, OutOfMemoryError,
                     ShapeError, UnsupportedError)
@@ -8,11 +10,14 @@ from ._core import version as _library_version
 from ._data import inspect, read_bars, synth
 from ._predict import Predictor
 from ._backtest import Backtest, Sweep, WalkForward, backtest, sweep, walkforward
+from ._run import Run, TrainResult
+from ._train import train
 
 __version__ = _library_version()
 
 __all__ = [
     "read_bars", "inspect", "synth",
+    "train", "Run", "TrainResult",
     "Predictor", "backtest", "Backtest", "walkforward", "WalkForward", "sweep", "Sweep",
     "Error", "InvalidError", "ShapeError", "DeviceError", "OutOfMemoryError", "FileError", "FormatError",
     "UnsupportedError", "NumericError",

@@ -109,6 +109,9 @@ void tr_metrics_row(FILE *f, const tg_train_metrics *m) {
   fprintf(f, "\n");
 }
 
+void tg_train_metrics_header(FILE *f, int n_classes) { tr_metrics_header(f, n_classes); }
+void tg_train_metrics_row(FILE *f, const tg_train_metrics *m) { tr_metrics_row(f, m); }
+
 static void bytes_str(char *buf, size_t n, double b) {
   if (b < 1024) snprintf(buf, n, "%.0f B", b);
   else if (b < 1048576.0) snprintf(buf, n, "%.1f KiB", b / 1024);

@@ -1,0 +1,190 @@
+"""Run folders of `tickgrad train`: tickgrad.Run opens one (config, metrics, checkpoints, report) and resumes it."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import sys
+from typing import Any, Callable, Dict, Optional, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _core
+
+PathLike = Union[str, "os.PathLike[str]"]
+EpochCallback = Callable[[Dict[str, Any]], Any]
+
+CHECKPOINTS = {"weights": "weights.safetensors", "state": "state.safetensors", "best": "best.safetensors",
+               "trainer": "trainer.json"}
+
+
+def _row(header: str, row: str) -> Dict[str, Any]:
+    """One metrics.csv row (the library's header and row text) as a dict: epoch an int, the rest floats (NaN where
+    the file's cell is empty)."""
+    out: Dict[str, Any] = {}
+    for key, text in zip(header.strip().split(","), row.strip().split(",")):
+        out[key] = int(text) if key == "epoch" else (float(text) if text else math.nan)
+    return out
+
+
+def _epoch_hook(on_epoch: Optional[EpochCallback]) -> Optional[Callable[[str, str], Any]]:
+    if on_epoch is None:
+        return None
+    if not callable(on_epoch):
+        raise TypeError(f"on_epoch: want a callable taking the epoch's metrics dict, got {type(on_epoch).__name__}")
+    return lambda header, row: on_epoch(_row(header, row))
+
+
+def _progress(progress: Optional[bool]) -> bool:
+    """None: a progress bar when sys.stderr is a terminal."""
+    if progress is None:
+        try:
+            return bool(sys.stderr is not None and sys.stderr.isatty())
+        except (AttributeError, ValueError):
+            return False
+    return bool(progress)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    """What a training call reports (tg_train_result): epochs completed in all (with those before a resume), the best
+    validation epoch, whether early stopping ended the run, optimizer steps in all, the windows of the splits, and
+    the last and the best epoch's metrics rows (dicts with metrics.csv's columns)."""
+    epochs_run: int
+    best_epoch: int
+    stopped_early: bool
+    steps: int
+    train_windows: int
+    val_windows: int
+    last: Optional[Dict[str, Any]]
+    best: Optional[Dict[str, Any]]
+
+    @classmethod
+    def _of(cls, res: Dict[str, Any]) -> "TrainResult":
+        rows = {k: (_row(*res[k]) if res[k] is not None else None) for k in ("last", "best")}
+        return cls(res["epochs_run"], res["best_epoch"], bool(res["stopped_early"]), res["steps"],
+                   res["train_windows"], res["val_windows"], rows["last"], rows["best"])
+
+
+class Run:
+    """A training run's folder (what ``tickgrad train`` and ``tickgrad.train`` write).
+
+    ``Run(path)`` opens an existing folder; FileError when it holds no config.json. Attributes: ``path``,
+    ``model`` (the kind: "tft", "mlp", ..., "dqn", "ppo"), ``config`` (config.json as a dict), ``metrics``
+    (metrics.csv as a DataFrame, indexed by epoch for forecasters), ``checkpoints`` (weights, state, best,
+    trainer -> the paths that exist), ``report`` (report.html or None), ``inference`` (inference.json as a dict or
+    None), ``result`` (a TrainResult when the Run came from train() or resume(), else None).
+    """
+
+    def __init__(self, path: PathLike, *, _result: Optional[TrainResult] = None) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path: want a run folder path, got {type(path).__name__}")
+        self.path: str = os.fspath(path)
+        cfg = os.path.join(self.path, "config.json")
+        if not os.path.isfile(cfg):
+            raise _core.FileError(f"{self.path}: not a run folder (no config.json)")
+        with open(cfg, encoding="utf-8") as f:
+            self.config: Dict[str, Any] = json.load(f)
+        self.result: Optional[TrainResult] = _result
+
+    def _file(self, name: str) -> str:
+        return os.path.join(self.path, name)
+
+    @property
+    def model(self) -> Optional[str]:
+        """The model kind of config.json ("tft", "mamba2", "mlp", "transformer", "dqn", "ppo")."""
+        return self.config.get("model")
+
+    @property
+    def is_agent(self) -> bool:
+        """True for a DQN or PPO run (its folder holds env.json)."""
+        return os.path.isfile(self._file("env.json"))
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        """metrics.csv as written so far (a forecaster's indexed by epoch; an agent's as it is)."""
+        path = self._file("metrics.csv")
+        if not os.path.isfile(path):
+            raise _core.FileError(f"{path}: no metrics yet")
+        frame = pd.read_csv(path)
+        if not self.is_agent and "epoch" in frame.columns:
+            frame = frame.set_index("epoch")
+        return frame
+
+    @property
+    def checkpoints(self) -> Dict[str, str]:
+        """weights, state, best, trainer -> the paths of those that exist."""
+        return {k: self._file(v) for k, v in CHECKPOINTS.items() if os.path.isfile(self._file(v))}
+
+    @property
+    def report(self) -> Optional[str]:
+        """The path of report.html, or None when it is not written."""
+        path = self._file("report.html")
+        return path if os.path.isfile(path) else None
+
+    @property
+    def inference(self) -> Optional[Dict[str, Any]]:
+        """inference.json (what predicting needs: features, scales, quantiles) as a dict; None when absent."""
+        path = self._file("inference.json")
+        if not os.path.isfile(path):
+            return None
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+
+    def weights(self, which: str = "best") -> Dict[str, np.ndarray]:
+        """The parameters of a checkpoint by name, read by the library's safetensors reader: which "best"
+        (best.safetensors, the best validation epoch) or "last" (weights.safetensors, the latest checkpoint).
+        The arrays are read-only views of the file's bytes (f32; i32, i64; bf16 as raw uint16)."""
+        files = {"best": "best.safetensors", "last": "weights.safetensors"}
+        if which not in files:
+            raise ValueError(f"which: want 'best' or 'last', got {which!r}")
+        tensors = _core.read_safetensors(self._file(files[which]))
+        return {name: np.asarray(a) for name, a in tensors.items()}
+
+    def resume(self, data: Any = None, *, stop_after: Optional[int] = None, device: Optional[str] = None,
+               threads: Optional[int] = None, on_epoch: Optional[EpochCallback] = None, verbose: bool = True,
+               progress: Optional[bool] = None) -> "Run":
+        """Continues this run exactly as if it had not stopped (``tickgrad train --resume PATH``): its config.json
+        is the config; only ``device``, ``threads`` and ``stop_after`` (stop with a checkpoint after that many
+        epochs in all) may change. A run trained on a DataFrame has no data paths in config.json: give the same
+        bars again as ``data=`` (a DataFrame); a run trained on files reads them again and takes no ``data``.
+        on_epoch, verbose and progress as in tickgrad.train. Returns the Run (its ``result`` filled)."""
+        if stop_after is not None and (not isinstance(stop_after, (int, np.integer)) or isinstance(stop_after, bool)):
+            raise TypeError(f"stop_after: want an int, got {type(stop_after).__name__}")
+        if self.is_agent:
+            if data is not None or on_epoch is not None:
+                raise ValueError(f"{self.path} is a {self.model} run: resume takes no data or on_epoch")
+            from . import _agents  # noqa: PLC0415 (agents load lazily)
+            folder = _agents.resume_agent(self.path, stop_after, device, threads, verbose, _progress(progress))
+            return Run(folder)
+        from ._train import _settings_pairs, _data_args  # noqa: PLC0415 (the modules import each other)
+        pairs = _settings_pairs({k: v for k, v in (("device", device), ("threads", threads)) if v is not None})
+        paths = self.config.get("data") or []
+        if data is None and not paths:
+            raise ValueError(f"resume: {self.path} was trained on a DataFrame (its config.json has no data paths): "
+                             "give the same bars again, resume(data=frame)")
+        if data is not None and paths:
+            raise ValueError(f"data: {self.path} reads its data paths from config.json ({', '.join(paths)}); data= is "
+                             "only for runs trained on a DataFrame")
+        bars = None
+        if data is not None:
+            _, bars = _data_args(data)
+            if bars is None:
+                raise TypeError("data: resume takes the bars as a DataFrame (the run's data paths are not recorded)")
+        res = _core.train(None, None, pairs, None, bars, self.path, int(stop_after or 0), bool(verbose),
+                          _progress(progress), _epoch_hook(on_epoch))
+        return Run(res["out"], _result=TrainResult._of(res))
+
+    def __repr__(self) -> str:
+        epochs = 0
+        path = self._file("metrics.csv")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                epochs = max(sum(1 for line in f if line.strip()) - 1, 0)
+        extra = f", best_epoch={self.result.best_epoch}" if self.result else ""
+        return f"Run({self.path!r}, model={self.model!r}, epochs={epochs}{extra})"
+
+    def __fspath__(self) -> str:
+        return self.path
