@@ -13,7 +13,7 @@ import pandas as pd
 from . import _core
 from ._data import BarsLike, PathLike, _paths, to_bars
 from ._predict import RunLike, run_path
-from ._settings import settings_to_flags
+from ._settings import flag_text, settings_pairs
 
 _SPLITS = ("all", "train", "val", "test")
 _TRADE_COLUMNS = ("entry_bar", "exit_bar", "entry_time", "exit_time", "side", "open", "size", "entry_price",
@@ -256,7 +256,8 @@ def walkforward(model: str, data: BarsLike, *, folds: int, out: PathLike, train_
                 rule: str = "band", horizon: int = 0, long_only: bool = False, sized: bool = False,
                 class_map: Optional[Union[str, Mapping[str, float]]] = None, threshold: float = 0.0,
                 cash: float = 100000.0, commission: float = 0.0, cost_bps: float = 0.0, slippage: float = 0.0,
-                reader_options: Optional[Mapping[str, Any]] = None, **settings: Any) -> WalkForward:
+                reader_options: Optional[Mapping[str, Any]] = None, verbose: bool = True,
+                **settings: Any) -> WalkForward:
     """Walk-forward evaluation of a forecaster (``tickgrad walkforward``, tg_wf_run), the GIL released.
 
     The bars are cut into folds + train_blocks + 1 equal blocks; fold k trains on train_blocks blocks (anchored:
@@ -264,7 +265,8 @@ def walkforward(model: str, data: BarsLike, *, folds: int, out: PathLike, train_
     the one after (with the rule and costs given, as ``backtest(run=...)``). model: tft, mamba2, mlp or
     transformer; data: a DataFrame or path(s) (reader_options as read_bars takes them); out: a folder that must not
     hold a walk-forward already. settings: training settings by the command's flag names, "-" written "_"
-    (epochs=2, lr=1e-3, hidden=16, seed=3, ...). Returns a WalkForward with the table of OUT/walkforward.csv.
+    (epochs=2, lr=1e-3, hidden=16, seed=3, ...). verbose: the library's log on sys.stdout as it runs (it is kept
+    in ``.log`` either way). Returns a WalkForward with the table of OUT/walkforward.csv.
     """
     if not isinstance(folds, (int, np.integer)) or isinstance(folds, bool) or not 1 <= folds <= 64:
         raise ValueError(f"folds: want 1..64, got {folds!r}")
@@ -275,16 +277,16 @@ def walkforward(model: str, data: BarsLike, *, folds: int, out: PathLike, train_
     out = os.fspath(out)
     bars, paths = _bars_and_paths(data, reader_options or {})
     fc, costs = _fc_bt(rule, horizon, long_only, sized, class_map, threshold, cash, commission, cost_bps, slippage)
-    log = _core.walkforward(model, bars, paths, settings_to_flags(settings), int(folds), int(train_blocks),
-                            bool(rolling), out, fc, costs)
-    return WalkForward(out, log)
+    log = _core.walkforward(model, bars, paths, settings_pairs(settings), int(folds), int(train_blocks),
+                            bool(rolling), out, fc, costs, bool(verbose))
+    return WalkForward(out, "\n".join(log))
 
 
 def sweep(model: str, data: BarsLike, *, grid: Mapping[str, Sequence[Any]], out: PathLike, metric: str = "val_loss",
           backtest: bool = False, rule: str = "band", horizon: int = 0, long_only: bool = False, sized: bool = False,
           class_map: Optional[Union[str, Mapping[str, float]]] = None, threshold: float = 0.0,
           cash: float = 100000.0, commission: float = 0.0, cost_bps: float = 0.0, slippage: float = 0.0,
-          reader_options: Optional[Mapping[str, Any]] = None, **settings: Any) -> Sweep:
+          reader_options: Optional[Mapping[str, Any]] = None, verbose: bool = True, **settings: Any) -> Sweep:
     """A hyperparameter sweep of a forecaster (``tickgrad sweep``, tg_sweep_run), the GIL released.
 
     grid: setting (its config.json name: "lr", "mlp.hidden", "dropout", ...) -> values to try; every combination is
@@ -307,13 +309,13 @@ def sweep(model: str, data: BarsLike, *, grid: Mapping[str, Sequence[Any]], out:
     out = os.fspath(out)
     bars, paths = _bars_and_paths(data, reader_options or {})
     fc, costs = _fc_bt(rule, horizon, long_only, sized, class_map, threshold, cash, commission, cost_bps, slippage)
-    log = _core.sweep(model, bars, paths, settings_to_flags(settings), texts, metric, bool(backtest), out, fc, costs)
-    return Sweep(out, log)
+    log = _core.sweep(model, bars, paths, settings_pairs(settings), texts, metric, bool(backtest), out, fc, costs,
+                      bool(verbose))
+    return Sweep(out, "\n".join(log))
 
 
 def _grid_value(key: str, v: Any) -> str:
-    from ._settings import flag_value
-    text = flag_value(key, v)
+    text = flag_text(key, v)
     if "," in text:
         raise ValueError(f"grid: {key!r} value {v!r} holds a comma")
     return text

@@ -1,48 +1,74 @@
-"""Training settings given as Python keyword arguments, turned into the command's flags (one place for every API).
+"""Training settings given as Python keywords, turned into the command's flags: one place for train, resume,
+walkforward and sweep.
 
 A setting is named as the command's flag without its dashes, "-" written "_": ``lr=1e-3`` is ``--lr 0.001``,
 ``hidden=16`` is ``--hidden 16`` (tft.hidden or mlp.hidden by the model, as the command reads it), ``train_frac=0.6``
-is ``--train-frac 0.6``. The C side applies each pair with tg_train_config_set_flag, the path `tickgrad train`
-takes, so the names, ranges and messages are the library's.
+is ``--train-frac 0.6``. The names come from the library's own list (tg_train_flags_help); the C side applies each
+pair with tg_train_config_set_flag, the path `tickgrad train` takes, so ranges and messages are the library's.
 """
 from __future__ import annotations
 
-import math
-from typing import Any, List, Mapping, Tuple
+import difflib
+import numbers
+import os
+import re
+from typing import Any, Dict, Iterable, List, Mapping, Tuple
 
 import numpy as np
+import pandas as pd
+
+from . import _core
 
 
-def flag_name(key: str) -> str:
-    """"train_frac" -> "--train-frac"."""
-    return "--" + key.replace("_", "-")
+def _flag_lines() -> List[Tuple[str, str, str]]:
+    """(flag, argument, help) of every line of tg_train_flags_help, in its order."""
+    out = []
+    for line in _core.train_flags_help().splitlines():
+        m = re.match(r"\s+(--[A-Za-z0-9-]+)\s+(\S+)\s*(.*)$", line)
+        if m:
+            out.append((m.group(1), m.group(2), m.group(3).strip()))
+    return out
 
 
-def flag_value(key: str, value: Any) -> str:
-    """A setting's value as the command's text: bools true/false, sequences joined by commas, numbers exactly."""
+def keyword(flag: str) -> str:
+    """"--train-frac" -> "train_frac"."""
+    return flag[2:].replace("-", "_")
+
+
+FLAG_LINES = _flag_lines()
+# keyword -> flag, for every setting flag but --model and --data (parameters of their own)
+SETTINGS: Dict[str, str] = {keyword(f): f for f, _, _ in FLAG_LINES if f not in ("--model", "--data")}
+
+
+def flag_text(key: str, value: Any) -> str:
+    """A Python value as the command's flag text: lists comma-joined, bools 1/0, numbers at full precision."""
     if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, (int, np.integer)):
+        return "1" if value else "0"
+    if isinstance(value, numbers.Integral):
         return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        if not math.isfinite(float(value)):
-            raise ValueError(f"{key}: want a finite number, got {value!r}")
+    if isinstance(value, numbers.Real):
         return repr(float(value))
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return ",".join(flag_value(key, v) for v in value)
-    raise TypeError(f"{key}: want a number, a str, a bool or a list of them, got {type(value).__name__}")
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    if isinstance(value, (list, tuple, np.ndarray, pd.Series)):
+        return ",".join(flag_text(key, v) for v in value)
+    raise TypeError(f"{key}: want a number, a str or a list of them, got {type(value).__name__}")
 
 
-def settings_to_flags(settings: Mapping[str, Any]) -> List[Tuple[str, str]]:
-    """[(flag, text)] for tg_train_config_set_flag; TypeError / ValueError naming a setting the text cannot be made
-    of. Settings with the value None are left out (the default)."""
+def unknown(key: str, caller: str, others: Iterable[str] = ()) -> TypeError:
+    """The TypeError for a keyword that is no setting, with the closest names."""
+    close = difflib.get_close_matches(key, list(SETTINGS) + list(others), n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else "; help(tickgrad.train) lists them"
+    return TypeError(f"{caller}() got an unknown setting {key!r}{hint}")
+
+
+def settings_pairs(settings: Mapping[str, Any], caller: str = "train", others: Iterable[str] = ()) \
+        -> List[Tuple[str, str]]:
+    """(flag, text) of each keyword setting, in the order given; TypeError for an unknown one. None is the default."""
     pairs = []
     for key, value in settings.items():
-        if not isinstance(key, str) or not key:
-            raise TypeError(f"settings: want names, got {key!r}")
-        if value is None:
-            continue
-        pairs.append((flag_name(key), flag_value(key, value)))
+        if key not in SETTINGS:
+            raise unknown(key, caller, others)
+        if value is not None:
+            pairs.append((SETTINGS[key], flag_text(key, value)))
     return pairs

@@ -1,18 +1,17 @@
 """tickgrad.train: `tickgrad train` from Python (the same settings by the same names, the same library calls)."""
 from __future__ import annotations
 
-import difflib
-import numbers
 import os
 import re
 import textwrap
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import pandas as pd
 
 from . import _core
 from ._data import to_bars
+from ._settings import FLAG_LINES, keyword, settings_pairs
 from ._run import EpochCallback, Run, TrainResult, _epoch_hook, _progress
 
 AGENTS = ("dqn", "ppo")
@@ -20,55 +19,8 @@ AGENTS = ("dqn", "ppo")
 CONTROL = ("stop_after",)
 
 
-def _flag_lines() -> List[Tuple[str, str, str]]:
-    """(flag, argument, help) of every line of tg_train_flags_help, in its order."""
-    out = []
-    for line in _core.train_flags_help().splitlines():
-        m = re.match(r"\s+(--[A-Za-z0-9-]+)\s+(\S+)\s*(.*)$", line)
-        if m:
-            out.append((m.group(1), m.group(2), m.group(3).strip()))
-    return out
-
-
-def _keyword(flag: str) -> str:
-    return flag[2:].replace("-", "_")
-
-
-_LINES = _flag_lines()
-# keyword -> flag, for every setting flag but --model and --data (train()'s own parameters)
-SETTINGS: Dict[str, str] = {_keyword(f): f for f, _, _ in _LINES if f not in ("--model", "--data")}
-
-
-def _flag_text(key: str, value: Any) -> str:
-    """A Python value as the command's flag text: lists comma-joined, bools 1/0, numbers at full precision."""
-    if isinstance(value, (bool, np.bool_)):
-        return "1" if value else "0"
-    if isinstance(value, numbers.Integral):
-        return str(int(value))
-    if isinstance(value, numbers.Real):
-        return repr(float(value))
-    if isinstance(value, (str, os.PathLike)):
-        return os.fspath(value)
-    if isinstance(value, (list, tuple, np.ndarray, pd.Series)):
-        return ",".join(_flag_text(key, v) for v in value)
-    raise TypeError(f"{key}: want a number, a str or a list of them, got {type(value).__name__}")
-
-
-def _unknown(key: str) -> TypeError:
-    close = difflib.get_close_matches(key, list(SETTINGS) + list(CONTROL) + ["config", "on_epoch", "verbose",
-                                                                          "progress", "data"], n=3, cutoff=0.6)
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else "; help(tickgrad.train) lists them"
-    return TypeError(f"train() got an unknown setting {key!r}{hint}")
-
-
 def _settings_pairs(settings: Dict[str, Any]) -> List[Tuple[str, str]]:
-    """(flag, text) of each keyword setting, in the order given; TypeError for an unknown one."""
-    pairs = []
-    for key, value in settings.items():
-        if key not in SETTINGS:
-            raise _unknown(key)
-        pairs.append((SETTINGS[key], _flag_text(key, value)))
-    return pairs
+    return settings_pairs(settings, "train", list(CONTROL) + ["config", "on_epoch", "verbose", "progress", "data"])
 
 
 def _data_args(data: Any) -> Tuple[Optional[List[str]], Any]:
@@ -115,12 +67,12 @@ def train(model: str, data: Any = None, *, on_epoch: Optional[EpochCallback] = N
 def _doc() -> str:
     groups: Dict[str, List[str]] = {}
     args: Dict[str, str] = {}
-    for flag, arg, text in _LINES:
+    for flag, arg, text in FLAG_LINES:
         if flag in ("--model", "--data"):
             continue
-        key = _keyword(flag)
+        key = keyword(flag)
         args.setdefault(key, arg)
-        text = re.sub(r"--([a-z][a-z0-9-]*)", lambda m: _keyword("--" + m.group(1)), text)  # flags named in help
+        text = re.sub(r"--([a-z][a-z0-9-]*)", lambda m: keyword("--" + m.group(1)), text)  # flags named in help
         if text and text not in groups.setdefault(key, []):
             groups[key].append(text)
     width = max(len(f"{k}={a}") for k, a in args.items()) + 2

@@ -166,7 +166,7 @@ static PyObject *py_agent_run(PyObject *self, PyObject *args) {
   if (s != TG_OK) return tgpy_raise(s, "device");
   if (threads > 0 && (s = tg_set_threads(threads)) != TG_OK) return tgpy_raise(s, "threads");
   c.stop_after = stop_after;
-  c.log = tgpy_stdout_file(echo, on_line);
+  c.log = tgpy_py_file(echo ? "stdout" : NULL, on_line);
   if (!c.log) return NULL;
   static tg_agent_run_result r;
   memset(&r, 0, sizeof r);

@@ -360,39 +360,6 @@ static PyObject *py_run_data(PyObject *self, PyObject *arg) {
   return Py_BuildValue("(Nsdd)", l, c.data_tz, c.train_frac, c.val_frac);
 }
 
-/* ---- settings: flags as the command gives them, onto a tg_train_config ---- */
-
-/* The (flag, value) pairs of settings (a list of 2-tuples of str: "--lr", "0.001") onto c by tg_train_config_set_flag,
- * the command's path; "data" paths (a list of str) appended. ValueError naming the setting. */
-static int apply_settings(tg_train_config *c, PyObject *pairs, PyObject *data) {
-  PyObject *seq = PySequence_Fast(pairs, "settings: want a list of (flag, value) pairs");
-  if (!seq) return -1;
-  int rc = 0;
-  for (Py_ssize_t i = 0; rc == 0 && i < PySequence_Fast_GET_SIZE(seq); i++) {
-    const char *flag, *value;
-    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "ss", &flag, &value)) rc = -1;
-    else if (tg_train_config_set_flag(c, flag, value) != TG_OK) {
-      PyErr_Format(PyExc_ValueError, "%s", tg_last_error());
-      rc = -1;
-    }
-  }
-  Py_DECREF(seq);
-  if (rc || data == Py_None) return rc;
-  seq = PySequence_Fast(data, "data: want a list of paths");
-  if (!seq) return -1;
-  c->n_data = 0;
-  for (Py_ssize_t i = 0; rc == 0 && i < PySequence_Fast_GET_SIZE(seq); i++) {
-    const char *p = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
-    if (!p) rc = -1;
-    else if (tg_train_config_set(c, "data", p) != TG_OK) {
-      PyErr_Format(PyExc_ValueError, "data: %s", tg_last_error());
-      rc = -1;
-    }
-  }
-  Py_DECREF(seq);
-  return rc;
-}
-
 static int parse_fc(PyObject *fc, PyObject *costs, tg_fc_bt_opts *fo) {
   const char *rule = NULL, *class_map = NULL, *weights = NULL;
   *fo = tg_fc_bt_defaults();
@@ -412,15 +379,26 @@ static int model_kind(const char *model, tg_model_kind *k) {
   return 0;
 }
 
-/* walkforward(model, bars, data paths | None, settings, folds, train_blocks, rolling, out, fc, costs) -> str (the log):
- * tg_wf_run with the GIL released. fc and costs keep their strs alive in the caller's tuples. */
+/* The log of a walk-forward or sweep: each line appended to lines, and written to sys.stdout when verbose. */
+static FILE *log_file(PyObject *lines, int verbose) {
+  PyObject *append = PyObject_GetAttrString(lines, "append");
+  if (!append) return NULL;
+  FILE *f = tgpy_py_file(verbose ? "stdout" : NULL, append);
+  Py_DECREF(append);
+  return f;
+}
+
+/* walkforward(model, bars, data paths | None, settings, folds, train_blocks, rolling, out, fc, costs, verbose)
+ * -> [log lines]: tg_wf_run with the GIL released, its log on sys.stdout as it runs when verbose. fc and costs keep
+ * their strs alive in the caller's tuples. */
 static PyObject *py_walkforward(PyObject *self, PyObject *args) {
   (void)self;
   const char *model, *out;
   PyObject *bars_obj, *data, *settings, *fc, *costs;
   int folds, train_blocks, rolling;
-  if (!PyArg_ParseTuple(args, "sOOOiipsOO", &model, &bars_obj, &data, &settings, &folds, &train_blocks, &rolling, &out,
-                        &fc, &costs))
+  int verbose;
+  if (!PyArg_ParseTuple(args, "sOOOiipsOOp", &model, &bars_obj, &data, &settings, &folds, &train_blocks, &rolling, &out,
+                        &fc, &costs, &verbose))
     return NULL;
   const tg_bars *bars = tgpy_bars_of(bars_obj, "data");
   tg_model_kind kind;
@@ -428,41 +406,39 @@ static PyObject *py_walkforward(PyObject *self, PyObject *args) {
   tg_wf_config *c = calloc(1, sizeof *c);
   if (!c) return PyErr_NoMemory();
   tg_wf_defaults(c, kind);
-  PyObject *res = NULL;
-  tgpy_capture cap = {0};
-  if (apply_settings(&c->train, settings, data) < 0 || parse_fc(fc, costs, &c->bt) < 0) goto done;
-  if (tg_train_config_check(&c->train) != TG_OK) {
-    PyErr_Format(PyExc_ValueError, "%s", tg_last_error());
-    goto done;
-  }
+  PyObject *lines = PyList_New(0);
+  FILE *log = NULL;
+  if (!lines) goto done;
+  if (tgpy_train_config_new(&c->train, model, NULL, settings, data, 1) < 0 || parse_fc(fc, costs, &c->bt) < 0) goto done;
   c->folds = folds, c->train_blocks = train_blocks, c->rolling = rolling;
   snprintf(c->out, sizeof c->out, "%s", out);
-  if (tgpy_capture_open(&cap) < 0) goto done;
-  c->log = c->train.log = c->bt.log = cap.f;
+  if (!(log = log_file(lines, verbose))) goto done;
+  c->log = c->train.log = c->bt.log = log;
   tg_status st;
   Py_BEGIN_ALLOW_THREADS
   st = tg_wf_run(c, bars, NULL);
   Py_END_ALLOW_THREADS
-  PyObject *text = tgpy_capture_close(&cap);
-  if (st != TG_OK) {
-    Py_XDECREF(text);
-    tgpy_raise(st, NULL);
-  } else res = text;
-done:
-  if (cap.f) Py_XDECREF(tgpy_capture_close(&cap));
+  fclose(log);
   free(c);
-  return res;
+  if (st == TG_OK) return lines;
+  Py_DECREF(lines);
+  return tgpy_raise(st, NULL);
+done:
+  Py_XDECREF(lines);
+  free(c);
+  return NULL;
 }
 
-/* sweep(model, bars, data paths | None, settings, grids (list of "KEY=V1,V2"), metric, backtest, out, fc, costs)
- * -> str (the log): tg_sweep_check, then tg_sweep_run with the GIL released. */
+/* sweep(model, bars, data paths | None, settings, grids (list of "KEY=V1,V2"), metric, backtest, out, fc, costs,
+ * verbose) -> [log lines]: tg_sweep_check, then tg_sweep_run with the GIL released (its log as walkforward's). */
 static PyObject *py_sweep(PyObject *self, PyObject *args) {
   (void)self;
   const char *model, *out, *metric;
   PyObject *bars_obj, *data, *settings, *grids, *fc, *costs;
   int backtest;
-  if (!PyArg_ParseTuple(args, "sOOOOspsOO", &model, &bars_obj, &data, &settings, &grids, &metric, &backtest, &out, &fc,
-                        &costs))
+  int verbose;
+  if (!PyArg_ParseTuple(args, "sOOOOspsOOp", &model, &bars_obj, &data, &settings, &grids, &metric, &backtest, &out, &fc,
+                        &costs, &verbose))
     return NULL;
   const tg_bars *bars = tgpy_bars_of(bars_obj, "data");
   tg_model_kind kind;
@@ -470,9 +446,10 @@ static PyObject *py_sweep(PyObject *self, PyObject *args) {
   tg_sweep_config *c = calloc(1, sizeof *c);
   if (!c) return PyErr_NoMemory();
   tg_sweep_defaults(c, kind);
-  PyObject *res = NULL, *seq = NULL;
-  tgpy_capture cap = {0};
-  if (apply_settings(&c->base, settings, data) < 0 || parse_fc(fc, costs, &c->bt) < 0) goto done;
+  PyObject *seq = NULL, *lines = PyList_New(0);
+  FILE *log = NULL;
+  if (!lines) goto done;
+  if (tgpy_train_config_new(&c->base, model, NULL, settings, data, 1) < 0 || parse_fc(fc, costs, &c->bt) < 0) goto done;
   if (!strcmp(metric, "val_loss")) c->metric = TG_SWEEP_VAL_LOSS;
   else if (!strcmp(metric, "val_qrisk50")) c->metric = TG_SWEEP_VAL_QRISK50;
   else {
@@ -490,47 +467,27 @@ static PyObject *py_sweep(PyObject *self, PyObject *args) {
   }
   c->backtest = backtest;
   snprintf(c->out, sizeof c->out, "%s", out);
-  if (tg_train_config_check(&c->base) != TG_OK || tg_sweep_check(c) != TG_OK) {
+  if (tg_sweep_check(c) != TG_OK) {
     PyErr_Format(PyExc_ValueError, "%s", tg_last_error());
     goto done;
   }
-  if (tgpy_capture_open(&cap) < 0) goto done;
-  c->log = c->base.log = c->bt.log = cap.f;
+  if (!(log = log_file(lines, verbose))) goto done;
+  c->log = c->base.log = c->bt.log = log;
   tg_status st;
   Py_BEGIN_ALLOW_THREADS
   st = tg_sweep_run(c, bars, NULL);
   Py_END_ALLOW_THREADS
-  PyObject *text = tgpy_capture_close(&cap);
-  if (st != TG_OK) {
-    Py_XDECREF(text);
-    tgpy_raise(st, NULL);
-  } else res = text;
+  fclose(log);
+  Py_DECREF(seq);
+  free(c);
+  if (st == TG_OK) return lines;
+  Py_DECREF(lines);
+  return tgpy_raise(st, NULL);
 done:
-  if (cap.f) Py_XDECREF(tgpy_capture_close(&cap));
+  Py_XDECREF(lines);
   Py_XDECREF(seq);
   free(c);
-  return res;
-}
-
-/* train_config_json(model, settings, data) -> str: the config the settings make (tg_train_config_to_json), checked. */
-static PyObject *py_train_config_json(PyObject *self, PyObject *args) {
-  (void)self;
-  const char *model;
-  PyObject *settings, *data;
-  if (!PyArg_ParseTuple(args, "sOO", &model, &settings, &data)) return NULL;
-  tg_model_kind kind;
-  if (model_kind(model, &kind) < 0) return NULL;
-  tg_train_config *c = malloc(sizeof *c);
-  if (!c) return PyErr_NoMemory();
-  *c = tg_train_defaults(kind);
-  PyObject *res = NULL;
-  if (apply_settings(c, settings, data) == 0) {
-    char *json = tg_train_config_to_json(c);
-    res = json ? PyUnicode_FromString(json) : PyErr_NoMemory();
-    free(json);
-  }
-  free(c);
-  return res;
+  return NULL;
 }
 
 PyMethodDef tgpy_backtest_methods[] = {
@@ -543,8 +500,6 @@ PyMethodDef tgpy_backtest_methods[] = {
      "walkforward(model, bars, data, settings, folds, train_blocks, rolling, out, fc, costs) -> log text"},
     {"sweep", py_sweep, METH_VARARGS,
      "sweep(model, bars, data, settings, grids, metric, backtest, out, fc, costs) -> log text"},
-    {"train_config_json", py_train_config_json, METH_VARARGS,
-     "train_config_json(model, settings, data) -> str: the config.json the settings make"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -42,10 +42,18 @@ int tgpy_capture_open(tgpy_capture *c);
 /* Closes c and returns its text as a str (NULL with an exception on failure). */
 PyObject *tgpy_capture_close(tgpy_capture *c);
 
-/* A FILE * (fopencookie) whose writes go to Python with the GIL taken: to sys.stdout when echo, and each complete
- * line (without its newline) to the callable on_line when not NULL/None. The library may write to it from a call
- * that released the GIL. fclose flushes it (and sys.stdout). NULL with an exception on failure. */
-FILE *tgpy_stdout_file(int echo, PyObject *on_line);
+/* A line-buffered FILE * (fopencookie) whose writes go to Python with the GIL taken: to sys.<stream> ("stdout",
+ * "stderr"; NULL: none), flushed at each newline or carriage return, and each complete line (without its newline) to
+ * the callable on_line when not NULL/None. The library may write to it from a call that released the GIL; a pending
+ * Python exception is left as it was. fclose flushes it. NULL with an exception on failure. */
+FILE *tgpy_py_file(const char *stream, PyObject *on_line);
+
+/* A forecaster's settings as `tickgrad train` builds them (train.c): the model's defaults (model NULL: config's
+ * "model"), the JSON config file (NULL: none), the (flag, value) str pairs of the list pairs by
+ * tg_train_config_set_flag, the data paths (a list of str, or None: none recorded, bars given) and the check.
+ * have_bars: the caller gives the bars (no paths needed). -1 with a ValueError naming the setting. */
+int tgpy_train_config_new(tg_train_config *c, const char *model, const char *config, PyObject *pairs, PyObject *paths,
+                          int have_bars);
 
 /* The methods of each file, joined at import. */
 extern PyMethodDef tgpy_data_methods[];

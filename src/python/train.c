@@ -1,47 +1,8 @@
 /* tickgrad._core: training runs of forecasters with the GIL released (the settings as `tickgrad train` builds them),
  * the library's log and progress bar on Python's sys.stdout / sys.stderr, per-epoch callbacks, safetensors files. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1 /* fopencookie */
-#endif
 #include "python/core.h"
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- a FILE * that writes to sys.<name> (also in Jupyter, where C's stdout is not shown) ---- */
-
-static ssize_t pystream_write(void *cookie, const char *buf, size_t size) {
-  const char *name = cookie;
-  PyGILState_STATE g = PyGILState_Ensure();
-  PyObject *exc_type, *exc_value, *exc_tb;
-  PyErr_Fetch(&exc_type, &exc_value, &exc_tb); /* a pending exception of the caller stays as it was */
-  PyObject *stream = PySys_GetObject(name);    /* borrowed */
-  if (stream && stream != Py_None) {
-    PyObject *text = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)size, "replace");
-    PyObject *r = text ? PyObject_CallMethod(stream, "write", "O", text) : NULL;
-    Py_XDECREF(r);
-    Py_XDECREF(text);
-    if (r && (memchr(buf, '\n', size) || memchr(buf, '\r', size))) {
-      r = PyObject_CallMethod(stream, "flush", NULL);
-      Py_XDECREF(r);
-    }
-    PyErr_Clear(); /* a broken sys.stdout must not break the run */
-  }
-  PyErr_Restore(exc_type, exc_value, exc_tb);
-  PyGILState_Release(g);
-  return (ssize_t)size;
-}
-
-/* sys.stdout ("stdout") or sys.stderr ("stderr") as a line-buffered FILE *; NULL with an exception on failure. */
-static FILE *pystream_open(const char *name) {
-  cookie_io_functions_t io = {.read = NULL, .write = pystream_write, .seek = NULL, .close = NULL};
-  FILE *f = fopencookie((void *)name, "w", io);
-  if (!f) {
-    PyErr_SetFromErrno(PyExc_OSError);
-    return NULL;
-  }
-  setvbuf(f, NULL, _IOLBF, BUFSIZ);
-  return f;
-}
 
 /* ---- metrics rows as metrics.csv has them ---- */
 
@@ -123,8 +84,7 @@ static int apply_flags(tg_train_config *c, PyObject *pairs) {
   return 0;
 }
 
-/* A new run, as `tickgrad train` builds it: the model's defaults, the config file, the flags, the data paths. */
-static int config_new(tg_train_config *c, const char *model, const char *config, PyObject *pairs, PyObject *data,
+int tgpy_train_config_new(tg_train_config *c, const char *model, const char *config, PyObject *pairs, PyObject *data,
                       int have_bars) {
   tg_model_kind kind = TG_MODEL_MLP;
   if (model && tg_train_model_parse(model, &kind) != TG_OK) {
@@ -245,7 +205,7 @@ static PyObject *py_train(PyObject *self, PyObject *args) {
   if (!c) return PyErr_NoMemory();
   PyObject *out = NULL;
   FILE *logf = NULL, *barf = NULL;
-  if ((resume ? config_resume(c, resume, pairs) : config_new(c, model, config, pairs, data, bars != NULL)) < 0) goto done;
+  if ((resume ? config_resume(c, resume, pairs) : tgpy_train_config_new(c, model, config, pairs, data, bars != NULL)) < 0) goto done;
   tg_device dev;
   tg_status dst = tg_device_choose(c->device, &dev, NULL, 0);
   if (dst != TG_OK) {
@@ -254,7 +214,7 @@ static PyObject *py_train(PyObject *self, PyObject *args) {
     tgpy_raise(dst, what);
     goto done;
   }
-  if ((log && !(logf = pystream_open("stdout"))) || (progress && !(barf = pystream_open("stderr")))) goto done;
+  if ((log && !(logf = tgpy_py_file("stdout", NULL))) || (progress && !(barf = tgpy_py_file("stderr", NULL)))) goto done;
   epoch_ctx x = {fn, NULL, NULL, NULL};
   c->stop_after = stop_after;
   c->log = logf;
