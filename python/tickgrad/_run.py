@@ -6,12 +6,15 @@ import json
 import math
 import os
 import sys
-from typing import Any, Callable, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Union
 
 import numpy as np
 import pandas as pd
 
 from . import _core
+
+if TYPE_CHECKING:
+    from ._predict import Predictor
 
 PathLike = Union[str, "os.PathLike[str]"]
 EpochCallback = Callable[[Dict[str, Any]], Any]
@@ -94,7 +97,10 @@ class Run:
 
     @property
     def model(self) -> Optional[str]:
-        """The model kind of config.json ("tft", "mamba2", "mlp", "transformer", "dqn", "ppo")."""
+        """The model kind: config.json's ("tft", "mamba2", "mlp", "transformer"), or env.json's ("dqn", "ppo")."""
+        if self.is_agent:
+            with open(self._file("env.json"), encoding="utf-8") as f:
+                return json.load(f).get("model")
         return self.config.get("model")
 
     @property
@@ -143,6 +149,12 @@ class Run:
         tensors = _core.read_safetensors(self._file(files[which]))
         return {name: np.asarray(a) for name, a in tensors.items()}
 
+    def predictor(self, weights: str = "best") -> "Predictor":
+        """This forecaster run opened for live bars (tickgrad.Predictor): push(bar) one at a time, or predict(data)
+        over a series; weights "best" (best.safetensors) or "last" (weights.safetensors)."""
+        from ._predict import Predictor  # noqa: PLC0415 (the modules import each other)
+        return Predictor(self, weights=weights)
+
     def resume(self, data: Any = None, *, stop_after: Optional[int] = None, device: Optional[str] = None,
                threads: Optional[int] = None, on_epoch: Optional[EpochCallback] = None, verbose: bool = True,
                progress: Optional[bool] = None) -> "Run":
@@ -157,7 +169,7 @@ class Run:
             if data is not None or on_epoch is not None:
                 raise ValueError(f"{self.path} is a {self.model} run: resume takes no data or on_epoch")
             from . import _agents  # noqa: PLC0415 (agents load lazily)
-            folder = _agents.resume_agent(self.path, stop_after, device, threads, verbose, _progress(progress))
+            folder = _agents.resume_agent(self.path, stop_after, device, threads, verbose, progress if callable(progress) else None)
             return Run(folder)
         from ._train import _settings_pairs, _data_args  # noqa: PLC0415 (the modules import each other)
         pairs = _settings_pairs({k: v for k, v in (("device", device), ("threads", threads)) if v is not None})

@@ -50,7 +50,7 @@ def train(model: str, data: Any = None, *, on_epoch: Optional[EpochCallback] = N
         if config is not None:
             settings["config"] = config
         from . import _agents  # noqa: PLC0415 (agents load lazily)
-        folder = _agents.train_agent(model, env, data, settings, bool(verbose), _progress(progress))
+        folder = _agents.train_agent(model, env, data, settings, bool(verbose), progress if callable(progress) else None)
         return Run(folder)
     stop_after = settings.pop("stop_after", None)
     if stop_after is not None and (not isinstance(stop_after, (int, np.integer)) or isinstance(stop_after, bool)):
