@@ -219,8 +219,8 @@ static tg_status run_loop(dq_run *r) {
     if (st != TG_OK) return st;
     r->step++;
     int end = r->step == c->total_timesteps, stop = c->stop_after > 0 && r->step == c->stop_after;
-    int halt = !end && tg_stop_requested();
     if (r->step % c->log_every == 0 || end) dq_log_interval(r);
+    int halt = !end && tg_stop_requested();
     if ((c->ckpt_every > 0 && r->step % c->ckpt_every == 0) || end || stop || halt) {
       if ((st = dq_ckpt_save(r)) != TG_OK) return st;
     }
