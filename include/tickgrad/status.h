@@ -19,6 +19,7 @@ typedef enum tg_status {
   TG_ERR_FORMAT,      /* malformed or truncated file */
   TG_ERR_UNSUPPORTED, /* kernel, dtype or feature not available in this build */
   TG_ERR_NUMERIC,     /* NaN or Inf where a finite value was required */
+  TG_ERR_INTERRUPTED, /* a stop request (tg_stop_request) ended a call of many runs early; what it wrote is kept */
 } tg_status;
 
 /* Message describing the most recent failure on this thread ("" if none). */
