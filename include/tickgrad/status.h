@@ -37,7 +37,8 @@ tg_status tg_error(tg_status s, const char *fmt, ...)
  * thread-safe, so a SIGINT handler or another thread may call it while training runs. Long-running calls poll it
  * at safe points: the forecaster trainer (tg_train_run) after every optimizer step, DQN after every env step, PPO
  * after every iteration, walkforward and sweep through the runs they start. Each finishes the step it is in, writes
- * a checkpoint, returns TG_OK and says so in its result's `interrupted`; a resume continues bitwise. The library
+ * a checkpoint, returns TG_OK and says so in its result's `interrupted` (walkforward and sweep stop at that run and
+ * return TG_ERR_INTERRUPTED naming it); a resume continues bitwise. The library
  * never clears the flag: the caller calls tg_stop_clear before it starts a run (a request left set stops the next
  * run after its first step). */
 void tg_stop_request(void);
