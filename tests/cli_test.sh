@@ -127,6 +127,26 @@ expect 2 "train resume with a changed setting" -- "$bin" train --resume "$dir/tp
 expect 0 "train resume" -- "$bin" --threads 1 train --resume "$dir/tp"
 if cmp -s "$dir/tr/weights.safetensors" "$dir/tp/weights.safetensors" && [ "$(wc -l < "$dir/tp/metrics.csv")" -eq 4 ]; then
   pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: train resumed run differs from the uninterrupted one"; fi
+# Ctrl-C: a real SIGINT once the first epoch line is out stops after the step in progress with a checkpoint (exit 130,
+# the message, the resume line); --resume then ends bitwise as the uninterrupted run, wherever the stop landed
+sig_flags="--threads 1 train --model mlp --data $dir/t.csv --epochs 300 --patience 0 --horizons 2 --dropout 0.2 --device cpu"
+expect 0 "train the uninterrupted run" -- "$bin" $sig_flags --out "$dir/sig-full"
+"$bin" $sig_flags --out "$dir/sig" > "$dir/sig.out" 2> "$dir/sig.err" &
+sig_pid=$!
+for _ in $(seq 1 1000); do grep -q '^epoch  *1/300' "$dir/sig.out" 2>/dev/null && break; sleep 0.01; done
+kill -INT "$sig_pid"
+wait "$sig_pid"
+sig_rc=$?
+if [ "$sig_rc" -eq 130 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: train after SIGINT: exit $sig_rc, want 130"; fi
+if grep -q '^tickgrad: stopping at the end of this step with a checkpoint (Ctrl-C again to quit at once)$' "$dir/sig.err"; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: train after SIGINT: no stopping message on stderr"; cat "$dir/sig.err"; fi
+if grep -q "^interrupted: stopped after step [0-9]* of epoch [0-9]* (global step [0-9]*); checkpoint in $dir/sig; continue with: tickgrad train --resume $dir/sig\$" "$dir/sig.out"; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: train after SIGINT: no resume line"; tail -3 "$dir/sig.out"; fi
+expect 0 "train resume after SIGINT" -- "$bin" --threads 1 train --resume "$dir/sig"
+if cmp -s "$dir/sig-full/weights.safetensors" "$dir/sig/weights.safetensors" &&
+   cmp -s "$dir/sig-full/best.safetensors" "$dir/sig/best.safetensors" &&
+   cmp -s <(cut -d, -f1-9 "$dir/sig-full/metrics.csv") <(cut -d, -f1-9 "$dir/sig/metrics.csv"); then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a run stopped by SIGINT and resumed differs from the uninterrupted one"; fi
 # train --model dqn|ppo: flags, a short run, its evaluation, resume continuing bitwise, errors
 expect_out "--env S" "rl train help" -- "$bin" train --model ppo --help
 expect 2 "rl unknown setting" -- "$bin" train --model ppo --frob 1

@@ -9,6 +9,7 @@
 #include "agents/rl_internal.h"
 #include "support/check.h"
 #include "support/files.h"
+#include "support/stop_hook.h"
 #include "tickgrad/rl_agents.h"
 #include "tickgrad/tickgrad.h"
 
@@ -479,7 +480,7 @@ static void test_resume(void) {
   tg_dqn_config stop = c;
   stop.stop_after = 3500;
   CHECK_OK(tg_dqn_train(&stop, e2, part, &rp));
-  CHECK(rp.steps == 3500);
+  CHECK(rp.steps == 3500 && !rp.interrupted);
   tg_dqn_config again = c;
   again.resume = 1;
   tg_status st = tg_dqn_train(&again, e3, part, &rr);
@@ -513,6 +514,30 @@ static void test_resume(void) {
   snprintf(a, sizeof a, "%s/weights.safetensors", full);
   snprintf(b, sizeof b, "%s/weights.safetensors", part);
   CHECK(same_file(a, b));
+  /* a stop request (raised while step 3000 logs) stops there with a checkpoint; the resume is bitwise too */
+  char req[300];
+  run_dir(req, sizeof req, "request");
+  tg_dqn_config asked = c;
+  asked.log = tg_test_stop_stream("step 3000/", 1);
+  tg_stop_clear();
+  tg_env *e4, *e5;
+  CHECK_OK(tg_env_cartpole_new(2, 9, 500, &e4));
+  CHECK_OK(tg_env_cartpole_new(2, 9, 500, &e5));
+  CHECK_OK(tg_dqn_train(&asked, e4, req, &rp));
+  fclose(asked.log);
+  CHECK_MSG(rp.interrupted && rp.steps == 3000, "interrupted %d at step %lld", rp.interrupted, (long long)rp.steps);
+  tg_stop_clear();
+  asked.log = NULL;
+  asked.resume = 1;
+  CHECK_OK(tg_dqn_train(&asked, e5, req, &rr));
+  CHECK(!rr.interrupted && rr.steps == 6000 && rr.episodes == rf.episodes && rr.mean_return == rf.mean_return);
+  for (int i = 0; i < 4; i++) {
+    snprintf(a, sizeof a, "%s/%s", full, files[i]);
+    snprintf(b, sizeof b, "%s/%s", req, files[i]);
+    CHECK_MSG(same_file(a, b), "%s differs after a stop request and resume", files[i]);
+  }
+  tg_env_free(e4);
+  tg_env_free(e5);
   tg_env_free(e1);
   tg_env_free(e2);
   tg_env_free(e3);

@@ -9,6 +9,7 @@
 #include "env/env_internal.h"
 #include "agents/ppo_internal.h"
 #include "support/check.h"
+#include "support/stop_hook.h"
 #include "tickgrad/checkpoint.h"
 #include "tickgrad/rl_agents.h"
 #include "tickgrad/tickgrad.h"
@@ -341,6 +342,38 @@ static void test_resume_bitwise(void) {
     free(a);
     free(b);
   }
+  /* a stop request (raised while iteration 4 logs) stops there with a checkpoint; the resume is bitwise too */
+  char run_c[512];
+  run_path(run_c, sizeof run_c, "asked");
+  tg_ppo_config asked = c;
+  asked.resume = 0;
+  asked.log = tg_test_stop_stream("iter 4/", 1);
+  tg_stop_clear();
+  tg_env *ed = NULL, *ee = NULL;
+  CHECK_OK(tg_env_cartpole_new(4, 21, 500, &ed));
+  CHECK_OK(tg_env_cartpole_new(4, 21, 500, &ee));
+  CHECK_OK(tg_ppo_train(&asked, ed, run_c, &rb));
+  fclose(asked.log);
+  CHECK(rb.interrupted && rb.iterations == 4);
+  tg_stop_clear();
+  asked.log = NULL;
+  asked.resume = 1;
+  CHECK_OK(tg_ppo_train(&asked, ee, run_c, &rb));
+  CHECK(!rb.interrupted && rb.iterations == 12 && rb.episodes == ra.episodes && rb.mean_return == ra.mean_return);
+  for (int i = 0; i < 2; i++) {
+    char pa[600], pb[600];
+    long la = 0, lb = 0;
+    snprintf(pa, sizeof pa, "%s/%s", run_a, files[i]);
+    snprintf(pb, sizeof pb, "%s/%s", run_c, files[i]);
+    char *a = read_all(pa, &la), *b = read_all(pb, &lb);
+    CHECK_MSG(a && b && la == lb && memcmp(a, b, (size_t)la) == 0, "%s differs after a stop request and resume",
+              files[i]);
+    free(a);
+    free(b);
+  }
+  tg_env_free(ed);
+  tg_env_free(ee);
+  rm_run(run_c);
   /* a resume with another setting is refused, naming it */
   c.learning_rate = 1e-3f;
   CHECK_STATUS(tg_ppo_train(&c, ec, run_b, &rb), TG_ERR_INVALID);

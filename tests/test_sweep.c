@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "support/check.h"
 #include "support/files.h"
 #include "tickgrad/tickgrad.h"
@@ -90,6 +91,16 @@ static void test_run(void) {
   unsigned char *eq = tg_test_read_file(path, &len);
   CHECK(eq && len > 0);
   CHECK_STATUS(tg_sweep_run(&c, &bars, NULL), TG_ERR_INVALID); /* OUT holds a sweep */
+  /* a stop request ends the sweep in its first run (after one step, with a checkpoint), naming it */
+  snprintf(c.out, sizeof c.out, "%s/sw-stopped", g_tmp);
+  tg_stop_request();
+  CHECK_STATUS(tg_sweep_run(&c, &bars, runs), TG_ERR_INTERRUPTED);
+  tg_stop_clear();
+  CHECK_MSG(strstr(tg_last_error(), "sweep: run 1 of 4 (lr=0.001 mlp.hidden=8) was interrupted"), "%s", tg_last_error());
+  snprintf(path, sizeof path, "%s/run-001/trainer.json", c.out);
+  CHECK(access(path, F_OK) == 0);
+  snprintf(path, sizeof path, "%s/run-002", c.out);
+  CHECK(access(path, F_OK) != 0);
   free(csv), free(html), free(eq);
   tg_bars_free(&bars);
 }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "support/check.h"
 #include "support/files.h"
 #include "tickgrad/tickgrad.h"
@@ -71,6 +72,16 @@ static void test_run(void) {
   CHECK(html && strstr(html, "<a href=\"fold-02/report.html\">2</a>") && strstr(html, "Walk-forward: 2 anchored folds"));
   CHECK(html && !strstr(html, g_tmp)); /* nothing on the page depends on the folder */
   CHECK_STATUS(tg_wf_run(&c, &bars, NULL), TG_ERR_INVALID); /* OUT holds one already */
+  /* a stop request ends the walk-forward in its first fold (after one step, with a checkpoint), naming it */
+  snprintf(c.out, sizeof c.out, "%s/wf-stopped", g_tmp);
+  tg_stop_request();
+  CHECK_STATUS(tg_wf_run(&c, &bars, NULL), TG_ERR_INTERRUPTED);
+  tg_stop_clear();
+  CHECK_MSG(strstr(tg_last_error(), "walkforward: fold 1 of 2 was interrupted"), "%s", tg_last_error());
+  snprintf(path, sizeof path, "%s/fold-01/trainer.json", c.out);
+  CHECK(access(path, F_OK) == 0);
+  snprintf(path, sizeof path, "%s/fold-02", c.out);
+  CHECK(access(path, F_OK) != 0);
   free(csv), free(html);
   tg_bars_free(&bars);
 }

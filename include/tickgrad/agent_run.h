@@ -35,7 +35,8 @@ typedef struct tg_agent_run_result {
   char out[TG_PATH_MAX];     /* the run folder */
   tg_dqn_result dqn;         /* model dqn */
   tg_ppo_result ppo;         /* model ppo */
-  int evaluated;             /* 0 after stop_after */
+  int evaluated;             /* 0 after stop_after or a stop request */
+  int interrupted;           /* a stop request (tg_stop_request) ended training after a step, with a checkpoint */
   tg_agent_eval eval;
 } tg_agent_run_result;
 
@@ -51,8 +52,11 @@ tg_status tg_agent_run_set(tg_agent_run_config *c, const char *key, const char *
 tg_status tg_agent_run_check(tg_agent_run_config *c);
 /* Builds the environment (and its bars), writes out/env.json (a new run; a folder that already holds a run is refused),
  * trains into out (config.json, metrics.csv, checkpoints; telemetry.csv once a second while it trains), evaluates
- * the greedy policy unless stop_after ended the run, and writes out/report.html whenever training ran (a failure
- * to write it is a warning on the log). A resumed run continues bitwise as if never interrupted. out may be NULL. */
+ * the greedy policy unless stop_after or a stop request ended the run, and writes out/report.html whenever training ran
+ * (a failure to write it is a warning on the log). A resumed run continues bitwise as if never interrupted. A stop
+ * request (status.h; the caller clears it before the run) ends training after the current DQN step or PPO iteration
+ * with a checkpoint: TG_OK, out->interrupted set, and the line "interrupted: stopped after step S; checkpoint in RUN;
+ * continue with: tickgrad train --resume RUN" (iteration S for PPO) on the log. out may be NULL. */
 tg_status tg_agent_run(const tg_agent_run_config *c, tg_agent_run_result *out);
 /* The greedy policy of the run in dir evaluated as tg_agent_run does at its end: on env e (bars: the trading env's,
  * NULL to read them), the table on log (may be NULL). */

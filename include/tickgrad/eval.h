@@ -53,7 +53,9 @@ void tg_wf_defaults(tg_wf_config *c, tg_model_kind kind);
 /* The folds' rows over n bars: f [c->folds]. TG_ERR_INVALID when the blocks would hold fewer than 2 bars. */
 tg_status tg_wf_plan(const tg_wf_config *c, int64_t n, tg_wf_fold *f);
 /* Every fold (fold k on rank k mod N, each in one process; the results shared), then on rank 0 tg_wf_write. bars: the
- * series (NULL: read c->train's data). folds [c->folds] receives every fold's rows and results (may be NULL). */
+ * series (NULL: read c->train's data). folds [c->folds] receives every fold's rows and results (may be NULL). A fold
+ * whose training a stop request interrupted (tg_stop_request) ends the walk-forward there: TG_ERR_INTERRUPTED naming
+ * the fold and its checkpoint; the folds' files so far are kept, walkforward.csv is not written. */
 tg_status tg_wf_run(const tg_wf_config *c, const tg_bars *bars, tg_wf_fold *folds);
 /* OUT/walkforward.csv (a row per fold: its dates, training and backtest numbers), OUT/walkforward.html (the table
  * with links to each fold's report) and the summary on c->log; all bars gives the dates. */
@@ -105,7 +107,9 @@ tg_status tg_sweep_run_config(const tg_sweep_config *c, long r, tg_train_config 
 tg_status tg_sweep_check(const tg_sweep_config *c);
 /* Checks OUT and (with a backtest) every run's test split, then every run (run r on rank r mod N; a NaN or infinite
  * loss marks the run diverged, other failures end the sweep), then on rank 0 tg_sweep_write. bars: the data (NULL:
- * read base's). runs [tg_sweep_runs] receives the results (may be NULL). TG_ERR_NUMERIC when every run diverged. */
+ * read base's). runs [tg_sweep_runs] receives the results (may be NULL). TG_ERR_NUMERIC when every run diverged.
+ * A run whose training a stop request interrupted ends the sweep there: TG_ERR_INTERRUPTED naming the run and its
+ * checkpoint; the runs' files so far are kept, sweep.csv is not written. */
 tg_status tg_sweep_run(const tg_sweep_config *c, const tg_bars *bars, tg_eval_run *runs);
 /* OUT/sweep.csv (a row per run in run order), OUT/sweep.html (ranked by the metric, best first, each run linked to its
  * report) and the ranked table and the best run on c->log. TG_ERR_NUMERIC when every run diverged (files written). */

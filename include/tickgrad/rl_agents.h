@@ -74,6 +74,7 @@ typedef struct tg_dqn_result {
   double mean_length;
   double seconds;       /* wall time of this call */
   double env_steps_per_s; /* this call's environment steps per second */
+  int interrupted;      /* a stop request (tg_stop_request) ended the run after a step, with a checkpoint */
 } tg_dqn_result;
 
 /* CleanRL's CartPole defaults (above). */
@@ -91,8 +92,9 @@ tg_status tg_dqn_config_load(const char *run_dir, tg_dqn_config *c);
  * that already holds config.json). With c->resume the run's config.json must match c (device, log,
  * stop_after, log_every and ckpt_every may differ) and the env must be the same kind and size as
  * the one the run started with; it continues from the last checkpoint. A non-finite loss or
- * gradient stops with TG_ERR_NUMERIC naming the step, keeping the last good checkpoint. out may be
- * NULL. */
+ * gradient stops with TG_ERR_NUMERIC naming the step, keeping the last good checkpoint. After every vector step
+ * it checks tg_stop_requested() (status.h) as it checks stop_after: a stop writes a checkpoint and returns TG_OK with
+ * out->interrupted set, and a resume continues bitwise. out may be NULL. */
 tg_status tg_dqn_train(const tg_dqn_config *c, tg_env *env, const char *run_dir, tg_dqn_result *out);
 
 /* The greedy policy of a trained run (weights.safetensors and config.json of run_dir), for
@@ -177,6 +179,7 @@ typedef struct tg_ppo_result {
   float grad_norm;         /* the last minibatch's, before clipping */
   double seconds;          /* wall time of this call */
   double env_steps_per_s;  /* this call's environment steps per second */
+  int interrupted;         /* a stop request (tg_stop_request) ended the run after an iteration, with a checkpoint */
 } tg_ppo_result;
 
 /* CleanRL's CartPole defaults (above). */
@@ -195,7 +198,9 @@ tg_status tg_ppo_config_load(const char *run_dir, tg_ppo_config *c);
  * refuses a folder that already holds config.json). With c->resume the run's config.json must
  * match c (device, log, stop_after, log_every and ckpt_every may differ) and the env must be the
  * same kind and size; it continues from the last checkpoint. A non-finite loss or gradient stops
- * with TG_ERR_NUMERIC naming the iteration, keeping the last good checkpoint. out may be NULL. */
+ * with TG_ERR_NUMERIC naming the iteration, keeping the last good checkpoint. After every iteration it checks
+ * tg_stop_requested() (status.h): a stop writes a checkpoint and returns TG_OK with out->interrupted set, and a resume
+ * continues bitwise. out may be NULL. */
 tg_status tg_ppo_train(const tg_ppo_config *c, tg_env *env, const char *run_dir, tg_ppo_result *out);
 
 /* The policy of a trained run (weights.safetensors and config.json of run_dir), for evaluation:

@@ -19,6 +19,7 @@ typedef enum tg_status {
   TG_ERR_FORMAT,      /* malformed or truncated file */
   TG_ERR_UNSUPPORTED, /* kernel, dtype or feature not available in this build */
   TG_ERR_NUMERIC,     /* NaN or Inf where a finite value was required */
+  TG_ERR_INTERRUPTED, /* a stop request (tg_stop_request) ended a call of many runs early; what it wrote is kept */
 } tg_status;
 
 /* Message describing the most recent failure on this thread ("" if none). */
@@ -31,6 +32,19 @@ tg_status tg_error(tg_status s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* A stop request, one flag for the whole library (a lock-free C11 atomic): tg_stop_request is async-signal-safe and
+ * thread-safe, so a SIGINT handler or another thread may call it while training runs. Long-running calls poll it
+ * at safe points: the forecaster trainer (tg_train_run) after every optimizer step, DQN after every env step, PPO
+ * after every iteration, walkforward and sweep through the runs they start. Each finishes the step it is in, writes
+ * a checkpoint, returns TG_OK and says so in its result's `interrupted` (walkforward and sweep stop at that run and
+ * return TG_ERR_INTERRUPTED naming it); a resume continues bitwise. The library
+ * never clears the flag: the caller calls tg_stop_clear before it starts a run (a request left set stops the next
+ * run after its first step). */
+void tg_stop_request(void);
+/* 1 when a stop has been requested and not cleared since. */
+int tg_stop_requested(void);
+void tg_stop_clear(void);
 
 #ifdef __cplusplus
 }

@@ -91,6 +91,8 @@ struct tg_train_config {
   /* ---- run control: not part of config.json ---- */
   char resume[TG_TRAIN_PATH_MAX]; /* a run folder to continue (its config.json is the config) */
   int stop_after;        /* stop (with a checkpoint) after this many epochs in all (0: no limit) */
+  int64_t stop_after_step; /* stop (with a checkpoint inside the epoch) after this many optimizer steps in all, as
+                            a stop request (tg_stop_request) does (0: no limit) */
   int solo;              /* 1: this process trains alone also when it is one of several MPI ranks (walkforward and
                             sweep give each rank runs of its own); 0: the ranks train the run together */
   FILE *log;             /* plan, per-epoch lines, notices (NULL: silent) */
@@ -104,6 +106,8 @@ typedef struct tg_train_result {
   int epochs_run;        /* epochs completed in all (with those before a resume) */
   int best_epoch;
   int stopped_early;     /* early stopping ended the run */
+  int interrupted;       /* a stop request or stop_after_step ended the run after a step, mid-way (TG_OK; the
+                            checkpoint holds the position inside the epoch) */
   int64_t steps;         /* optimizer steps in all */
   int64_t train_windows, val_windows;
   tg_train_metrics last, best; /* the last epoch's and the best validation epoch's rows */
@@ -154,7 +158,13 @@ void tg_train_metrics_row(FILE *f, const tg_train_metrics *m);
  * afresh); at the end, also after early stopping, stop_after or a NaN stop, RUN/report.html
  * (tg_report_write; failing to write either is a warning on the log, not an error of the run).
  * A NaN or infinite loss stops with TG_ERR_NUMERIC naming the epoch and step, and the checkpoints
- * of the last good epoch are left as they were. out (may be NULL) receives the summary. */
+ * of the last good epoch are left as they were. out (may be NULL) receives the summary.
+ * After every optimizer step it checks tg_stop_requested() (status.h; the caller clears the flag before the run, the
+ * library never does) and c->stop_after_step: when a stop is due it writes a checkpoint of that step (trainer.json
+ * keeps the steps done in the unfinished epoch and its partial sums), logs "interrupted: stopped after step S of epoch
+ * E (global step G); checkpoint in RUN; continue with: tickgrad train --resume RUN", writes report.html and returns
+ * TG_OK with out->interrupted set. A resume continues inside that epoch and ends bitwise as an uninterrupted run
+ * (weights, best weights, the loss columns of metrics.csv). Data-parallel ranks agree on the stop after each step. */
 tg_status tg_train_run(const tg_train_config *c, const tg_bars *bars, tg_train_result *out);
 
 /* Every data path of c, concatenated and sorted by time (c's data_tz for naive times), as tg_train_run reads them

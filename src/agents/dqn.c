@@ -220,8 +220,13 @@ static tg_status run_loop(dq_run *r) {
     r->step++;
     int end = r->step == c->total_timesteps, stop = c->stop_after > 0 && r->step == c->stop_after;
     if (r->step % c->log_every == 0 || end) dq_log_interval(r);
-    if ((c->ckpt_every > 0 && r->step % c->ckpt_every == 0) || end || stop) {
+    int halt = !end && tg_stop_requested();
+    if ((c->ckpt_every > 0 && r->step % c->ckpt_every == 0) || end || stop || halt) {
       if ((st = dq_ckpt_save(r)) != TG_OK) return st;
+    }
+    if (halt) {
+      r->interrupted = 1;
+      break;
     }
   }
   return TG_OK;
@@ -233,6 +238,7 @@ static void fill_result(const dq_run *r, tg_dqn_result *out) {
   out->env_steps = r->step * r->sp.n;
   out->episodes = r->episodes;
   out->grad_steps = r->net.opt ? tg_optim_steps(r->net.opt) : 0;
+  out->interrupted = r->interrupted;
   dq_recent_means(r, &out->mean_return, &out->mean_length);
   out->seconds = tg_clock_seconds() - r->t_start;
   out->env_steps_per_s = out->seconds > 0 ? (double)(r->step - r->call_step0) * r->sp.n / out->seconds : NAN;

@@ -37,6 +37,7 @@ typedef struct dq_run {
   dq_accum acc;                  /* this log interval's training steps */
   int64_t saved_step;            /* step of the checkpoint on disk (-1: none) */
   /* this call */
+  int interrupted;               /* a stop request ended it (after a checkpoint) */
   FILE *metrics;
   double t_start, t_interval;    /* wall clock at the call's start and the interval's start */
   int64_t interval_step0, call_step0;

@@ -219,6 +219,7 @@ static void fill_result(const pp_run *r, tg_ppo_result *out) {
   out->approx_kl = r->last.stats[TG_PPO_KL];
   out->clipfrac = r->last.stats[TG_PPO_CLIPFRAC];
   out->grad_norm = r->last.grad_norm;
+  out->interrupted = r->interrupted;
   out->seconds = r->t_start > 0 ? tg_clock_seconds() - r->t_start : 0.0;
   out->env_steps_per_s = out->seconds > 0 ? (double)(out->env_steps - r->call_steps0) / out->seconds : NAN;
 }
@@ -235,6 +236,10 @@ static tg_status run_loop(pp_run *r) {
     logged = log_due(r);
     if (logged) pp_log_interval(r);
     if (r->c.ckpt_every > 0 && r->iter % r->c.ckpt_every == 0 && (st = pp_ckpt_save(r)) != TG_OK) return st;
+    if (r->iter < r->n_iter && tg_stop_requested()) {
+      r->interrupted = 1; /* the checkpoint below */
+      break;
+    }
   }
   if (!logged && r->iter > r->interval_steps0 / r->B) pp_log_interval(r);
   return r->saved_iter == r->iter ? TG_OK : pp_ckpt_save(r);

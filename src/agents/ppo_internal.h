@@ -46,6 +46,7 @@ typedef struct pp_run {
   int64_t saved_iter;      /* iteration of the checkpoint on disk (-1: none) */
   pp_report last;
   /* this call */
+  int interrupted;         /* a stop request ended it (after a checkpoint) */
   FILE *metrics;
   double t_start, t_interval;     /* wall clock at the call's start and the interval's start */
   int64_t interval_steps0, call_steps0;

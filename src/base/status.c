@@ -31,6 +31,7 @@ const char *tg_status_name(tg_status s) {
     case TG_ERR_FORMAT: return "format error";
     case TG_ERR_UNSUPPORTED: return "unsupported";
     case TG_ERR_NUMERIC: return "numeric error";
+    case TG_ERR_INTERRUPTED: return "interrupted";
   }
   return "unknown status";
 }

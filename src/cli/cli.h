@@ -5,6 +5,7 @@
 #define TG_EXIT_OK 0
 #define TG_EXIT_FAIL 1
 #define TG_EXIT_USAGE 2
+#define TG_EXIT_INTERRUPTED 130 /* stopped by Ctrl-C (SIGINT) or SIGTERM after a checkpoint, as a shell reports SIGINT */
 
 /* Each command gets the arguments after its name. */
 int tg_cmd_devices(int argc, char **argv);
@@ -30,6 +31,9 @@ int tg_cli_train_config(const char *cmd, int argc, char **argv, struct tg_train_
  * base/parse.h): 1 with *out set, or 0 after printing a usage error naming the flag, the text and the range. */
 int tg_cli_parse_long(const char *flag, const char *value, long lo, long hi, long *out);
 int tg_cli_number(const char *cmd, const char *flag, const char *value, double lo, double hi, double *out);
+/* Clears the library's stop request and installs the SIGINT and SIGTERM handler of the training commands: the first
+ * signal calls tg_stop_request and says so on stderr (write(2)); a second restores the default action and re-raises. */
+void tg_cli_stop_signals(void);
 /* Prints "tickgrad: <msg>" for a usage error and returns TG_EXIT_USAGE. */
 int tg_cli_usage_error(const char *cmd, const char *fmt, ...);
 

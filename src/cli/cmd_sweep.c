@@ -37,7 +37,9 @@ static void sw_usage(FILE *f) {
           "                       bh_total_return)\n"
           "  --rule, --horizon, --long-only, --sized, --class-map, --threshold, --cash, --commission, --cost-bps, --slippage: as backtest --run\n"
           "  every other flag is a training flag: tickgrad train --help (--model, --data, --epochs, ...)\n"
-          "exit codes: 0 done, 1 failure (data, training, files; every run diverged), 2 usage\n",
+          "Ctrl-C (SIGINT) or SIGTERM stops the run in training at the end of its step with a checkpoint (tickgrad\n"
+          "train --resume continues it) and ends the sweep there: the files so far are kept, no summary is written.\n"
+          "exit codes: 0 done, 1 failure (data, training, files; every run diverged), 2 usage, 130 stopped by Ctrl-C\n",
           TG_SWEEP_MAX_GRIDS, TG_SWEEP_MAX_VALUES, TG_SWEEP_MAX_RUNS);
 }
 
@@ -105,10 +107,12 @@ int tg_cmd_sweep(int argc, char **argv) {
   c.bt = a.bt.b;
   if (tg_sweep_check(&c) != TG_OK) return tg_cli_usage_error("sweep", "%s", tg_last_error());
   c.log = c.base.log = stdout;
-  if (tg_sweep_run(&c, NULL, NULL) != TG_OK) { /* under mpirun: run r on rank r mod N, rank 0 writes the table */
+  tg_cli_stop_signals();
+  tg_status st = tg_sweep_run(&c, NULL, NULL);
+  if (st != TG_OK) { /* under mpirun: run r on rank r mod N, rank 0 writes the table */
     fflush(stdout);
     fprintf(stderr, "tickgrad %s\n", tg_last_error());
-    return TG_EXIT_FAIL;
+    return st == TG_ERR_INTERRUPTED ? TG_EXIT_INTERRUPTED : TG_EXIT_FAIL;
   }
   return TG_EXIT_OK;
 }

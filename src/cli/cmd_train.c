@@ -40,7 +40,10 @@ static void train_usage(FILE *f) {
           "  --export-windows FILE  tft: write the prepared windows (features, targets, splits) to FILE and stop,\n"
           "                         for tools/pf_compare.py (pytorch-forecasting on the same windows)\n");
   tg_train_flags_help(f);
-  fprintf(f, "exit codes: 0 done, 1 failure (data, NaN loss, files), 2 usage\n");
+  fprintf(f,
+          "Ctrl-C (SIGINT) or SIGTERM stops training at the end of the current step with a checkpoint, prints the\n"
+          "--resume line and exits with 130; a resume ends bitwise as if never stopped. A second Ctrl-C quits at once.\n"
+          "exit codes: 0 done, 1 failure (data, NaN loss, files), 2 usage, 130 stopped by Ctrl-C (resume it)\n");
 }
 
 /* --data takes every following argument up to the next flag. */
@@ -193,11 +196,13 @@ int tg_cmd_train(int argc, char **argv) {
   c.log = stdout;
   c.progress = isatty(STDERR_FILENO) ? stderr : NULL;
   tg_train_result res;
+  memset(&res, 0, sizeof res);
+  tg_cli_stop_signals();
   if (a.export_windows ? tg_train_export_windows(&c, NULL, a.export_windows) != TG_OK : tg_train_run(&c, NULL, &res) != TG_OK) {
     const char *why = tg_last_error();
     fflush(stdout);
     fprintf(stderr, "tickgrad train: %s\n", strncmp(why, "train: ", 7) == 0 ? why + 7 : why);
     return TG_EXIT_FAIL;
   }
-  return TG_EXIT_OK;
+  return res.interrupted ? TG_EXIT_INTERRUPTED : TG_EXIT_OK; /* the library printed the --resume line */
 }

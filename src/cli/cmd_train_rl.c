@@ -51,7 +51,10 @@ static void rl_usage(FILE *f) {
           "  --out RUN            run folder (default runs/<model>-<env>-<timestamp>)\n"
           "  --resume RUN         continue RUN bitwise (its config.json and env.json)\n"
           "  --stop-after N       stop with a checkpoint after N steps (DQN) or iterations (PPO) in all\n"
-          "exit codes: 0 done, 1 failure, 2 usage\n");
+          "Ctrl-C (SIGINT) or SIGTERM stops at the end of the current step (DQN) or iteration (PPO) with a checkpoint,\n"
+          "prints the --resume line and exits with 130; a resume ends bitwise as if never stopped. A second Ctrl-C\n"
+          "quits at once.\n"
+          "exit codes: 0 done, 1 failure, 2 usage, 130 stopped by Ctrl-C (resume it)\n");
 }
 
 /* 1 when argv asks for an RL run: --model dqn|ppo, or --resume of a run that has env.json. */
@@ -186,10 +189,12 @@ int tg_cmd_train_rl(int argc, char **argv) {
     return tg_cli_usage_error("train", "--device %s: %s", a.device ? a.device : "cpu", tg_last_error());
   c.stop_after = a.stop_after;
   c.log = stdout;
-  if (tg_agent_run(&c, NULL) != TG_OK) {
+  static tg_agent_run_result res;
+  tg_cli_stop_signals();
+  if (tg_agent_run(&c, &res) != TG_OK) {
     fflush(stdout);
     fprintf(stderr, "tickgrad train: %s\n", tg_last_error());
     return TG_EXIT_FAIL;
   }
-  return TG_EXIT_OK;
+  return res.interrupted ? TG_EXIT_INTERRUPTED : TG_EXIT_OK; /* the library printed the --resume line */
 }

@@ -35,7 +35,9 @@ static void wf_usage(FILE *f) {
           "  --out DIR            the output folder (required; must not hold a walk-forward already)\n"
           "  --rule, --horizon, --long-only, --sized, --class-map, --threshold, --cash, --commission, --cost-bps, --slippage: as backtest --run\n"
           "  every other flag is a training flag: tickgrad train --help (--model, --data, --epochs, ...)\n"
-          "exit codes: 0 done, 1 failure (data, training, files), 2 usage\n",
+          "Ctrl-C (SIGINT) or SIGTERM stops the fold in training at the end of its step with a checkpoint (tickgrad\n"
+          "train --resume continues it) and ends the walk-forward there: the files so far are kept, no summary is written.\n"
+          "exit codes: 0 done, 1 failure (data, training, files), 2 usage, 130 stopped by Ctrl-C\n",
           TG_WF_MAX_FOLDS);
 }
 
@@ -84,10 +86,12 @@ int tg_cmd_walkforward(int argc, char **argv) {
   snprintf(c.out, sizeof c.out, "%s", a.out);
   c.bt = a.bt.b;
   c.log = c.train.log = stdout;
-  if (tg_wf_run(&c, NULL, NULL) != TG_OK) { /* under mpirun: fold k on rank k mod N, rank 0 writes the summary */
+  tg_cli_stop_signals();
+  tg_status st = tg_wf_run(&c, NULL, NULL);
+  if (st != TG_OK) { /* under mpirun: fold k on rank k mod N, rank 0 writes the summary */
     fflush(stdout);
     fprintf(stderr, "tickgrad %s\n", tg_last_error());
-    return TG_EXIT_FAIL;
+    return st == TG_ERR_INTERRUPTED ? TG_EXIT_INTERRUPTED : TG_EXIT_FAIL;
   }
   return TG_EXIT_OK;
 }

@@ -58,6 +58,9 @@ static tg_status one_run(const tg_sweep_config *s, const tg_bars *all, long r, t
     return TG_OK;
   }
   if (st != TG_OK) return tg_error(st, "sweep: run %ld (%s): %s", r + 1, label, tg_last_error());
+  if (run->train.interrupted)
+    return tg_error(TG_ERR_INTERRUPTED, "sweep: run %ld of %ld (%s) was interrupted (its checkpoint is in %s); the runs "
+                    "after it were not started and sweep.csv was not written", r + 1, tg_sweep_runs(s), label, c->out);
   run->ok = 1;
   st = s->backtest ? backtest(s, c, all, run) : TG_OK;
   return st == TG_OK ? TG_OK : tg_error(st, "sweep: run %ld (%s): backtest: %s", r + 1, label, tg_last_error());

@@ -53,6 +53,11 @@ static tg_status run_fold(const tg_wf_config *c, const tg_bars *all, int k, tg_w
             tg_format_utc(all->ts[f->begin], 0, t0, sizeof t0), tg_format_utc(all->ts[f->val_begin], 0, t1, sizeof t1),
             tg_format_utc(all->ts[f->test_begin], 0, t2, sizeof t2), (long long)(f->end - f->test_begin));
   tg_status st = tg_train_run(tc, &slice, &f->res.train);
+  if (st == TG_OK && f->res.train.interrupted) {
+    free(cols);
+    return tg_error(TG_ERR_INTERRUPTED, "walkforward: fold %d of %d was interrupted (its checkpoint is in %s); the folds "
+                    "after it were not run and walkforward.csv was not written", k + 1, c->folds, tc->out);
+  }
   if (st == TG_OK) st = tg_fc_backtest_run(tc->out, &upto, f->test_begin, &c->bt, "walkforward", &f->res.st, &f->res.bh);
   free(cols);
   f->res.ok = st == TG_OK;

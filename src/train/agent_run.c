@@ -36,7 +36,11 @@ static tg_status train(const tg_agent_run_config *c, tg_env *env, const char *di
     tg_dqn_config dc = c->dqn;
     dc.device = c->device, dc.log = log, dc.stop_after = c->stop_after, dc.resume = c->resume;
     st = tg_dqn_train(&dc, env, dir, &r->dqn);
-    if (st == TG_OK && log)
+    r->interrupted = r->dqn.interrupted;
+    if (st == TG_OK && log && r->interrupted)
+      fprintf(log, "interrupted: stopped after step %lld; checkpoint in %s; continue with: tickgrad train --resume %s\n",
+              (long long)r->dqn.steps, dir, dir);
+    else if (st == TG_OK && log)
       fprintf(log, "done: %lld steps, %lld episodes, mean return of the last 100 %.1f, %.1f s, %.0f env steps/s; run in %s\n",
               (long long)r->dqn.steps, (long long)r->dqn.episodes, r->dqn.mean_return, r->dqn.seconds,
               r->dqn.env_steps_per_s, dir);
@@ -44,7 +48,11 @@ static tg_status train(const tg_agent_run_config *c, tg_env *env, const char *di
     tg_ppo_config pc = c->ppo;
     pc.device = c->device, pc.log = log, pc.stop_after = c->stop_after, pc.resume = c->resume;
     st = tg_ppo_train(&pc, env, dir, &r->ppo);
-    if (st == TG_OK && log)
+    r->interrupted = r->ppo.interrupted;
+    if (st == TG_OK && log && r->interrupted)
+      fprintf(log, "interrupted: stopped after iteration %lld; checkpoint in %s; continue with: tickgrad train --resume "
+              "%s\n", (long long)r->ppo.iterations, dir, dir);
+    else if (st == TG_OK && log)
       fprintf(log, "done: %lld iterations, %lld env steps, %lld episodes, mean return of the last 100 %.1f, %.1f s, "
               "%.0f env steps/s; run in %s\n",
               (long long)r->ppo.iterations, (long long)r->ppo.env_steps, (long long)r->ppo.episodes,
@@ -89,7 +97,7 @@ tg_status tg_agent_run(const tg_agent_run_config *c, tg_agent_run_result *out) {
     trained = 1;
   }
   tg_env_free(env);
-  if (st == TG_OK && c->stop_after <= 0) {
+  if (st == TG_OK && c->stop_after <= 0 && !r->interrupted) {
     st = tg_agent_evaluate(c->model, &c->env, trading ? &bars : NULL, dir, c->device, c->log, &r->eval);
     r->evaluated = st == TG_OK;
   }

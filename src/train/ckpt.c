@@ -48,7 +48,13 @@ static tg_status write_trainer(const char *run, const tr_data *d, const tr_progr
     if (h) tg_text_puts(&b, ", ");
     put_double(&b, d->scale[h]);
   }
-  tg_text_puts(&b, "],\n  \"metrics\": [");
+  tg_text_printf(&b, "],\n  \"epoch_steps\": %lld,\n  \"epoch_loss_sum\": ", (long long)p->epoch_steps);
+  put_double(&b, p->epoch_loss_sum);
+  tg_text_puts(&b, ",\n  \"epoch_grad_norm_sum\": ");
+  put_double(&b, p->epoch_norm_sum);
+  tg_text_puts(&b, ",\n  \"epoch_lr\": ");
+  put_double(&b, p->epoch_lr);
+  tg_text_puts(&b, ",\n  \"metrics\": [");
   for (int r = 0; r < p->n_rows; r++) {
     double v[TR_METRIC_COLS + TG_TRAIN_CM_MAX];
     tr_metrics_to_array(&p->rows[r], v);
@@ -67,11 +73,12 @@ static tg_status write_trainer(const char *run, const tr_data *d, const tr_progr
   return st;
 }
 
-tg_status tr_ckpt_save(const char *run, tr_model *m, const tr_data *d, const tr_progress *p) {
+tg_status tr_ckpt_save(const char *run, tr_model *m, const tr_data *d, const tr_progress *p, int batch) {
   char wpath[TG_PATH_MAX + 32], spath[TG_PATH_MAX + 32], wh[17], sh[17];
   path_in(wpath, sizeof wpath, run, "weights.safetensors");
   path_in(spath, sizeof spath, run, "state.safetensors");
-  tg_train_state ts = {p->step, tg_graph_rng_seed(m->train.g), tg_graph_rng_offset(m->train.g), p->epoch, 0};
+  tg_train_state ts = {p->step, tg_graph_rng_seed(m->train.g), tg_graph_rng_offset(m->train.g), p->epoch,
+                       p->epoch_steps * batch};
   tg_status st = tg_store_save(m->store, wpath);
   if (st == TG_OK) st = tg_train_state_save(spath, m->opt, &ts);
   if (st == TG_OK) st = tg_file_hash(wpath, wh);
@@ -154,6 +161,20 @@ static tg_status read_scales(const tg_json *root, const char *path, const tr_dat
   return TG_OK;
 }
 
+/* The position inside an unfinished epoch (keys absent in checkpoints from before mid-epoch stops: 0). */
+static tg_status read_position(const tg_json *root, const char *path, tr_progress *p) {
+  const char *keys[4] = {"epoch_steps", "epoch_loss_sum", "epoch_grad_norm_sum", "epoch_lr"};
+  double v[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 4; i++) {
+    tg_status st = tg_json_get(root, keys[i]) ? get_num(root, keys[i], path, 0, &v[i]) : TG_OK;
+    if (st != TG_OK) return st;
+  }
+  if (v[0] < 0 || v[0] != (double)(int64_t)v[0])
+    return tg_error(TG_ERR_FORMAT, "%s: \"epoch_steps\" must be a whole number >= 0", path);
+  p->epoch_steps = (int64_t)v[0], p->epoch_loss_sum = v[1], p->epoch_norm_sum = v[2], p->epoch_lr = v[3];
+  return TG_OK;
+}
+
 static tg_status read_trainer(const char *run, const tr_data *d, tr_progress *p) {
   char path[TG_PATH_MAX + 32];
   path_in(path, sizeof path, run, "trainer.json");
@@ -171,6 +192,7 @@ static tg_status read_trainer(const char *run, const tr_data *d, tr_progress *p)
     p->bad_epochs = (int)v[4], p->finished = (int)v[5], p->stopped_early = (int)v[6];
     if (isnan(p->best_val)) p->best_val = INFINITY;
   }
+  if (st == TG_OK) st = read_position(root, path, p);
   if (st == TG_OK) st = read_scales(root, path, d);
   if (st == TG_OK) st = get_hash(root, "weights_fnv1a", path, "weights.safetensors", run);
   if (st == TG_OK) st = get_hash(root, "state_fnv1a", path, "state.safetensors", run);
@@ -181,7 +203,7 @@ static tg_status read_trainer(const char *run, const tr_data *d, tr_progress *p)
   return st;
 }
 
-tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p) {
+tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p, int batch) {
   char wpath[TG_PATH_MAX + 32], spath[TG_PATH_MAX + 32];
   path_in(wpath, sizeof wpath, run, "weights.safetensors");
   path_in(spath, sizeof spath, run, "state.safetensors");
@@ -189,9 +211,13 @@ tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progre
   tg_status st = read_trainer(run, d, p);
   if (st == TG_OK) st = tg_store_load(m->store, wpath);
   if (st == TG_OK) st = tg_train_state_load(spath, m->opt, &ts);
-  if (st == TG_OK && (ts.epoch != p->epoch || ts.step != p->step))
-    st = tg_error(TG_ERR_FORMAT, "%s holds epoch %lld step %lld, trainer.json epoch %d step %lld: not one checkpoint",
-                  spath, (long long)ts.epoch, (long long)ts.step, p->epoch, (long long)p->step);
+  if (st == TG_OK && (ts.epoch != p->epoch || ts.step != p->step || ts.cursor != p->epoch_steps * batch))
+    st = tg_error(TG_ERR_FORMAT, "%s holds epoch %lld step %lld cursor %lld, trainer.json epoch %d step %lld (cursor "
+                  "%lld): not one checkpoint", spath, (long long)ts.epoch, (long long)ts.step, (long long)ts.cursor,
+                  p->epoch, (long long)p->step, (long long)(p->epoch_steps * batch));
+  if (st == TG_OK && p->epoch_steps > d->n_train / batch)
+    st = tg_error(TG_ERR_FORMAT, "%s: %lld steps into an epoch of %lld", spath, (long long)p->epoch_steps,
+                  (long long)(d->n_train / batch));
   if (st == TG_OK) st = tg_graph_set_seed(m->train.g, ts.rng_seed, ts.rng_offset);
   return st;
 }

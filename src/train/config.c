@@ -141,6 +141,8 @@ tg_status tg_train_config_check(const tg_train_config *c) {
   if (!name) return tg_error(TG_ERR_INVALID, "config: unknown model kind %d", (int)c->model.kind);
   tg_status st = tg_settings_check(&TR_SETTINGS, c);
   if (st != TG_OK) return st;
+  if (c->stop_after_step < 0)
+    return tg_error(TG_ERR_INVALID, "config: stop_after_step %lld must be >= 0", (long long)c->stop_after_step);
   if (c->train_frac + c->val_frac > 0.99 + 1e-12)
     return tg_error(TG_ERR_INVALID, "config: train_frac %g + val_frac %g must leave room (sum <= 0.99)", c->train_frac,
                     c->val_frac);

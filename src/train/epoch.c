@@ -55,6 +55,16 @@ static tg_status dist_mean(const tg_train_config *c, tr_model *m, float *loss, i
   return st;
 }
 
+/* A stop is due on some rank: the ranks agree (one sum), so all stop after the same step. */
+static tg_status stop_due(const tg_train_config *c, const tr_progress *p, int *stop) {
+  *stop = tr_stop_due(c, p);
+  if (tr_ranks(c) == 1) return TG_OK;
+  double v = *stop;
+  tg_status st = tg_dist_sum_f64(&v, 1);
+  *stop = v > 0;
+  return st;
+}
+
 /* forward, backward, optimizer as separate calls (CPU), each timed */
 static tg_status step_cpu(const tg_train_config *c, tr_model *m, float *loss, tg_train_metrics *t) {
   double t0 = tg_clock_seconds();
@@ -78,11 +88,12 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
   tr_data *d = x->d;
   tr_model *m = x->m;
   int64_t B = x->c->batch, steps = d->n_train / B, ranks = tr_ranks(x->c), shard = B / ranks;
-  double sum = 0, norm_sum = 0;
+  tr_progress *p = x->p;
+  double sum = p->epoch_loss_sum, norm_sum = p->epoch_norm_sum, lr = p->epoch_lr;
   int64_t *starts = ranks > 1 ? tg_malloc((size_t)B * sizeof *starts) : NULL; /* [B] the global batch's windows */
   if (ranks > 1 && !starts) return tg_error(TG_ERR_NOMEM, "train: out of memory for a batch of %lld", (long long)B);
-  tg_status st = tg_sampler_seek(&d->train_s, (uint64_t)(x->epoch - 1), 0);
-  for (int64_t s = 0; s < steps && st == TG_OK; s++) {
+  tg_status st = tg_sampler_seek(&d->train_s, (uint64_t)(x->epoch - 1), (uint64_t)(p->epoch_steps * B));
+  for (int64_t s = p->epoch_steps; s < steps && st == TG_OK; s++) {
     tg_batch batch;
     int64_t got = 0;
     float loss = 0;
@@ -113,12 +124,19 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
     }
     sum += loss;
     norm_sum += tg_optim_last_grad_norm(m->opt); /* read by the step's optimizer finish: no extra sync on CUDA */
-    x->p->step++;
+    lr = tg_optim_last_lr(m->opt);
+    p->step++;
     progress_bar(x->progress, x->epoch, s + 1, steps);
+    if ((st = stop_due(x->c, p, &x->stopped)) == TG_OK && x->stopped) {
+      p->epoch_steps = s + 1, p->epoch_loss_sum = sum, p->epoch_norm_sum = norm_sum, p->epoch_lr = lr;
+      tg_free(starts);
+      return TG_OK;
+    }
   }
+  p->epoch_steps = 0, p->epoch_loss_sum = p->epoch_norm_sum = p->epoch_lr = 0;
   t->train_loss = sum / (double)steps;
   t->grad_norm = norm_sum / (double)steps;
-  t->lr = tg_optim_last_lr(m->opt);
+  t->lr = lr;
   tg_free(starts);
   return st;
 }

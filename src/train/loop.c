@@ -170,9 +170,13 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if (!r->pred || !r->tgt) return tg_error(TG_ERR_NOMEM, "train: out of memory for validation outputs");
   r->p.best_val = INFINITY;
   if (c->resume[0]) {
-    if ((st = tr_ckpt_load(c->out, &r->m, &r->d, &r->p)) != TG_OK) return st;
+    if ((st = tr_ckpt_load(c->out, &r->m, &r->d, &r->p, c->batch)) != TG_OK) return st;
     r->p.saved_epoch = r->p.epoch;
-    if (r->log) fprintf(r->log, "resuming %s after epoch %d (step %lld)\n", c->out, r->p.epoch, (long long)r->p.step);
+    if (r->log && r->p.epoch_steps)
+      fprintf(r->log, "resuming %s after step %lld of epoch %d (global step %lld)\n", c->out,
+              (long long)r->p.epoch_steps, r->p.epoch + 1, (long long)r->p.step);
+    else if (r->log)
+      fprintf(r->log, "resuming %s after epoch %d (step %lld)\n", c->out, r->p.epoch, (long long)r->p.step);
   } else if (r->root && (st = write_config(c, &r->d)) != TG_OK) {
     return st;
   }
@@ -202,9 +206,9 @@ static void usage_delta(tr_run *r, tg_train_metrics *t) {
   r->stage = s;
 }
 
-/* One epoch: train, validate, the numbers. */
-static tg_status run_epoch(tr_run *r, int epoch, tg_train_metrics *t) {
-  tr_epoch_ctx x = {&r->c, &r->d, &r->m, &r->p, r->c.out, epoch, r->c.progress, r->pred, r->tgt, ""};
+/* One epoch: train, validate, the numbers; *stopped (and no validation) when a stop came due after a step. */
+static tg_status run_epoch(tr_run *r, int epoch, tg_train_metrics *t, int *stopped) {
+  tr_epoch_ctx x = {&r->c, &r->d, &r->m, &r->p, r->c.out, epoch, r->c.progress, r->pred, r->tgt, "", 0};
   tr_qacc val;
   memset(t, 0, sizeof *t);
   t->epoch = epoch;
@@ -212,6 +216,7 @@ static tg_status run_epoch(tr_run *r, int epoch, tg_train_metrics *t) {
   double t0 = tg_clock_seconds();
   tg_status st = tr_train_epoch(&x, t);
   double t1 = tg_clock_seconds();
+  if ((*stopped = x.stopped)) return st;
   if (st == TG_OK) st = tr_eval_epoch(&x, &val);
   if (st != TG_OK) return st;
   t->val_s = tg_clock_seconds() - t1;
@@ -250,19 +255,36 @@ static tg_status track_best(tr_run *r, const tg_train_metrics *t) {
 }
 
 static tg_status checkpoint(tr_run *r) {
-  tg_status st = r->root ? tr_ckpt_save(r->c.out, &r->m, &r->d, &r->p) : TG_OK;
+  tg_status st = r->root ? tr_ckpt_save(r->c.out, &r->m, &r->d, &r->p, r->c.batch) : TG_OK;
   if (st == TG_OK) r->p.saved_epoch = r->p.epoch;
   return st;
+}
+
+/* A stop came due inside epoch p->epoch + 1: a checkpoint of that position, and the line that says how to go on. */
+static tg_status interrupt(tr_run *r) {
+  tr_progress *p = &r->p;
+  tg_status st = checkpoint(r);
+  if (st != TG_OK) return st;
+  p->interrupted = 1;
+  if (r->log) {
+    fprintf(r->log, "interrupted: stopped after step %lld of epoch %d (global step %lld); checkpoint in %s; continue "
+            "with: tickgrad train --resume %s\n", (long long)p->epoch_steps, p->epoch + 1, (long long)p->step,
+            r->c.out, r->c.out);
+    fflush(r->log);
+  }
+  return TG_OK;
 }
 
 static tg_status epochs(tr_run *r) {
   tg_train_config *c = &r->c;
   tr_progress *p = &r->p;
   usage_delta(r, &(tg_train_metrics){0});
-  while (!p->finished && p->epoch < c->epochs && !(c->stop_after > 0 && p->epoch >= c->stop_after)) {
+  while (!p->finished && p->epoch < c->epochs && !(c->stop_after > 0 && p->epoch >= c->stop_after) &&
+         !(c->stop_after_step > 0 && p->step >= c->stop_after_step)) {
     tg_train_metrics t;
-    int e = p->epoch + 1;
-    tg_status st = run_epoch(r, e, &t);
+    int e = p->epoch + 1, stopped = 0;
+    tg_status st = run_epoch(r, e, &t, &stopped);
+    if (st == TG_OK && stopped) return interrupt(r);
     if (st == TG_OK) st = track_best(r, &t);
     if (st != TG_OK) return st;
     p->epoch = e;
@@ -317,6 +339,7 @@ static void fill_result(const tr_run *r, tg_train_result *out) {
   out->epochs_run = r->p.epoch;
   out->best_epoch = r->p.best_epoch;
   out->stopped_early = r->p.stopped_early;
+  out->interrupted = r->p.interrupted;
   out->steps = r->p.step;
   out->train_windows = r->d.n_train;
   out->val_windows = r->d.n_val;
@@ -338,7 +361,7 @@ tg_status tg_train_run(const tg_train_config *cin, const tg_bars *bars, tg_train
   if (st == TG_OK && !r->p.finished && r->root) telemetry_start(r);
   if (st == TG_OK) st = epochs(r);
   telemetry_stop(r);
-  if (st == TG_OK && r->log) {
+  if (st == TG_OK && r->log && !r->p.interrupted) {
     fprintf(r->log, "done: %d epochs, best validation loss %.5f at epoch %d; weights in %s/weights.safetensors, best "
             "in %s/best.safetensors\n", r->p.epoch, r->p.best_val, r->p.best_epoch, r->c.out, r->c.out);
     fflush(r->log);

@@ -141,6 +141,11 @@ typedef struct tr_progress {
   double best_val;
   int best_epoch, bad_epochs, finished, stopped_early;
   int saved_epoch;       /* epoch of the last checkpoint on disk (0: none) */
+  /* where a stop left the unfinished epoch epoch + 1 (all 0 at an epoch's end): its steps done, the sums of their
+   * losses and gradient norms, the last one's learning rate; what that epoch's metrics row needs, bitwise */
+  int64_t epoch_steps;
+  double epoch_loss_sum, epoch_norm_sum, epoch_lr;
+  int interrupted;       /* a stop request or stop_after_step ended this call mid-way */
   int n_rows, cap_rows;
   tg_train_metrics *rows; /* [n_rows] every completed epoch */
 } tr_progress;
@@ -156,9 +161,17 @@ typedef struct tr_epoch_ctx {
   FILE *progress;
   float *pred, *tgt;     /* host [batch, H, nq], [batch, H] */
   char why[1024];
+  int stopped;           /* set by tr_train_epoch: a stop is due and x->p holds the epoch's position */
 } tr_epoch_ctx;
 
-/* Shuffled training steps of epoch x->epoch (the last partial batch dropped); loss, lr and phase times into t.
+/* A stop is due: tg_stop_request, or c->stop_after_step steps in all. */
+static inline int tr_stop_due(const tg_train_config *c, const tr_progress *p) {
+  return tg_stop_requested() || (c->stop_after_step > 0 && p->step >= c->stop_after_step);
+}
+
+/* Shuffled training steps of epoch x->epoch (the last partial batch dropped), from step x->p->epoch_steps on (a
+ * resumed mid-epoch checkpoint); loss, lr and phase times into t. When a stop is due after a step (on any rank), it
+ * records the epoch's position in x->p, sets x->stopped and returns TG_OK with t incomplete.
  * TG_ERR_NUMERIC naming the epoch and step when the loss or the gradients are not finite. */
 tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t);
 /* Every validation window once, in order: full batches, then the remainder through the rest graph. A classifier's
@@ -172,11 +185,11 @@ void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batc
 
 tg_status tr_progress_push(tr_progress *p, const tg_train_metrics *m);
 void tr_progress_free(tr_progress *p);
-/* weights, state, trainer.json (in that order) */
-tg_status tr_ckpt_save(const char *run, tr_model *m, const tr_data *d, const tr_progress *p);
+/* weights, state, trainer.json (in that order); the state's data cursor is p->epoch_steps * batch windows */
+tg_status tr_ckpt_save(const char *run, tr_model *m, const tr_data *d, const tr_progress *p, int batch);
 tg_status tr_ckpt_save_best(const char *run, tr_model *m);
 /* Loads the three and checks that they belong together and to this data (target scales). */
-tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p);
+tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p, int batch);
 /* RUN/metrics.csv with the header (a classifier's confusion columns for n_classes) and p's rows. */
 tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, int n_classes, FILE **out);
 
