@@ -4,8 +4,8 @@ Data: read_bars, inspect, synth.  Training: train, Run (resume, predictor).  For
 Evaluation: backtest, walkforward, sweep.  Environments: tickgrad.envs (gymnasium).
 See docs/PYTHON.md for the whole API.
 """
-from ._core import (DeviceError, Error, FileError, FormatError, InvalidError, NumericError, OutOfMemoryError,
-                    ShapeError, UnsupportedError)
+from ._core import (DeviceError, Error, FileError, FormatError, Interrupted, InvalidError, NumericError,
+                    OutOfMemoryError, ShapeError, UnsupportedError)
 from ._core import version as _library_version
 from ._data import inspect, read_bars, synth
 from ._predict import Predictor
@@ -20,5 +20,5 @@ __all__ = [
     "train", "Run", "TrainResult",
     "Predictor", "backtest", "Backtest", "walkforward", "WalkForward", "sweep", "Sweep",
     "Error", "InvalidError", "ShapeError", "DeviceError", "OutOfMemoryError", "FileError", "FormatError",
-    "UnsupportedError", "NumericError",
+    "UnsupportedError", "NumericError", "Interrupted",
 ]

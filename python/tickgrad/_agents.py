@@ -9,6 +9,7 @@ import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _core
+from ._run import interrupted
 
 __all__ = ["train_agent", "resume_agent"]
 
@@ -88,8 +89,10 @@ def _run(model: Optional[str], resume: Optional[str], env: Optional[Dict[str, An
         raise TypeError(f"progress: want a callable given each log line, got {type(progress).__name__}")
     if device is not None and not isinstance(device, str):
         raise TypeError(f"device: want a str such as 'cpu' or 'cuda:0', got {type(device).__name__}")
-    folder, _, _ = _core.agent_run(model, resume, env, pairs, out, int(stop_after or 0), device, int(threads or 0),
-                                   bool(verbose), progress)
+    folder, _, _, ctrl_c = _core.agent_run(model, resume, env, pairs, out, int(stop_after or 0), device,
+                                           int(threads or 0), bool(verbose), progress)
+    if ctrl_c:
+        raise interrupted(folder)
     return folder
 
 

@@ -54,7 +54,8 @@ def _progress(progress: Optional[bool]) -> bool:
 class TrainResult:
     """What a training call reports (tg_train_result): epochs completed in all (with those before a resume), the best
     validation epoch, whether early stopping ended the run, optimizer steps in all, the windows of the splits, and
-    the last and the best epoch's metrics rows (dicts with metrics.csv's columns)."""
+    the last and the best epoch's metrics rows (dicts with metrics.csv's columns); interrupted: a stop (Ctrl-C,
+    or stop_after_step) ended the run after a step, mid-epoch, with a checkpoint that resume continues."""
     epochs_run: int
     best_epoch: int
     stopped_early: bool
@@ -63,12 +64,28 @@ class TrainResult:
     val_windows: int
     last: Optional[Dict[str, Any]]
     best: Optional[Dict[str, Any]]
+    interrupted: bool = False
 
     @classmethod
     def _of(cls, res: Dict[str, Any]) -> "TrainResult":
         rows = {k: (_row(*res[k]) if res[k] is not None else None) for k in ("last", "best")}
         return cls(res["epochs_run"], res["best_epoch"], bool(res["stopped_early"]), res["steps"],
-                   res["train_windows"], res["val_windows"], rows["last"], rows["best"])
+                   res["train_windows"], res["val_windows"], rows["last"], rows["best"], bool(res["interrupted"]))
+
+
+def interrupted(folder: str) -> BaseException:
+    """tickgrad.Interrupted for a run that Ctrl-C stopped with a checkpoint; ``.run`` is its Run."""
+    e = _core.Interrupted(f"stopped by Ctrl-C at the end of a step, with a checkpoint in {folder}; "
+                          f"tickgrad.Run({folder!r}).resume() continues it")
+    e.run = Run(folder)
+    return e
+
+
+def _finished(res: Dict[str, Any]) -> "Run":
+    """The Run of a training call's result, or tickgrad.Interrupted raised when Ctrl-C stopped it."""
+    if res["interrupted"] and res["ctrl_c"]:
+        raise interrupted(res["out"])
+    return Run(res["out"], _result=TrainResult._of(res))
 
 
 class Run:
@@ -187,7 +204,7 @@ class Run:
                 raise TypeError("data: resume takes the bars as a DataFrame (the run's data paths are not recorded)")
         res = _core.train(None, None, pairs, None, bars, self.path, int(stop_after or 0), bool(verbose),
                           _progress(progress), _epoch_hook(on_epoch))
-        return Run(res["out"], _result=TrainResult._of(res))
+        return _finished(res)
 
     def __repr__(self) -> str:
         epochs = 0

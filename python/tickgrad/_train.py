@@ -12,7 +12,7 @@ import pandas as pd
 from . import _core
 from ._data import to_bars
 from ._settings import FLAG_LINES, keyword, settings_pairs
-from ._run import EpochCallback, Run, TrainResult, _epoch_hook, _progress
+from ._run import EpochCallback, Run, _epoch_hook, _finished, _progress
 
 AGENTS = ("dqn", "ppo")
 # run control that is a keyword of train() but no setting of config.json
@@ -61,7 +61,7 @@ def train(model: str, data: Any = None, *, on_epoch: Optional[EpochCallback] = N
     paths, bars = _data_args(data)
     res = _core.train(model, os.fspath(config) if config is not None else None, pairs, paths, bars, None,
                       int(stop_after or 0), bool(verbose), _progress(progress), _epoch_hook(on_epoch))
-    return Run(res["out"], _result=TrainResult._of(res))
+    return _finished(res)
 
 
 def _doc() -> str:

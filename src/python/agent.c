@@ -171,9 +171,12 @@ static PyObject *py_agent_run(PyObject *self, PyObject *args) {
   static tg_agent_run_result r;
   memset(&r, 0, sizeof r);
   running = 1;
+  tgpy_sigint sig;
+  tgpy_sigint_begin(&sig);
   Py_BEGIN_ALLOW_THREADS s = tg_agent_run(&c, &r);
   fflush(c.log);
   Py_END_ALLOW_THREADS running = 0;
+  int ctrl_c = tgpy_sigint_end(&sig);
   fclose(c.log); /* takes the GIL itself to flush: called with it held is fine (PyGILState_Ensure nests) */
   c.log = NULL;
   if (PyErr_Occurred()) return NULL; /* a KeyboardInterrupt or an error raised while logging */
@@ -197,13 +200,13 @@ static PyObject *py_agent_run(PyObject *self, PyObject *args) {
     }
   }
   if (!ev) return NULL;
-  return Py_BuildValue("(siN)", r.out, r.evaluated, ev);
+  return Py_BuildValue("(siNO)", r.out, r.evaluated, ev, r.interrupted && ctrl_c ? Py_True : Py_False);
 }
 
 PyMethodDef tgpy_agent_methods[] = {
     {"agent_run", py_agent_run, METH_VARARGS,
      "agent_run(model, resume, env, settings, out, stop_after, device, threads, echo, on_line) -> (run folder, "
-     "evaluated, evaluation dict or None): tg_agent_run, as `tickgrad train --model dqn|ppo` runs it."},
+     "evaluated, evaluation dict or None, stopped by Ctrl-C): tg_agent_run, as `tickgrad train --model dqn|ppo` runs it."},
     {"agent_env_bars", py_agent_env_bars, METH_O,
      "agent_env_bars(env: dict) -> Bars: the trading env's bars as an agent run builds them."},
     {NULL, NULL, 0, NULL},

@@ -415,9 +415,12 @@ static PyObject *py_walkforward(PyObject *self, PyObject *args) {
   if (!(log = log_file(lines, verbose))) goto done;
   c->log = c->train.log = c->bt.log = log;
   tg_status st;
+  tgpy_sigint sig;
+  tgpy_sigint_begin(&sig);
   Py_BEGIN_ALLOW_THREADS
   st = tg_wf_run(c, bars, NULL);
   Py_END_ALLOW_THREADS
+  tgpy_sigint_end(&sig);
   fclose(log);
   free(c);
   if (st == TG_OK) return lines;
@@ -474,9 +477,12 @@ static PyObject *py_sweep(PyObject *self, PyObject *args) {
   if (!(log = log_file(lines, verbose))) goto done;
   c->log = c->base.log = c->bt.log = log;
   tg_status st;
+  tgpy_sigint sig;
+  tgpy_sigint_begin(&sig);
   Py_BEGIN_ALLOW_THREADS
   st = tg_sweep_run(c, bars, NULL);
   Py_END_ALLOW_THREADS
+  tgpy_sigint_end(&sig);
   fclose(log);
   Py_DECREF(seq);
   free(c);

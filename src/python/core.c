@@ -1,13 +1,16 @@
 /* tickgrad._core: the module, its exceptions (one per library status) and text captured from the library's logs. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "python/core.h"
 
-PyObject *tgpy_Error;
-static PyObject *err_of[TG_ERR_NUMERIC + 1]; /* by status */
+PyObject *tgpy_Error, *tgpy_Interrupted;
+static PyObject *err_of[TG_ERR_INTERRUPTED + 1]; /* by status */
+static unsigned long main_thread;          /* threading.main_thread().ident */
+static volatile sig_atomic_t sigint_seen;
 
 PyObject *tgpy_raise(tg_status s, const char *what) {
-  PyObject *cls = s > TG_OK && s <= TG_ERR_NUMERIC && err_of[s] ? err_of[s] : tgpy_Error;
+  PyObject *cls = s > TG_OK && s <= TG_ERR_INTERRUPTED && err_of[s] ? err_of[s] : tgpy_Error;
   const char *msg = tg_last_error();
   if (!msg || !*msg) msg = tg_status_name(s);
   if (what) PyErr_Format(cls, "%s: %s", what, msg);
@@ -31,6 +34,48 @@ PyObject *tgpy_capture_close(tgpy_capture *c) {
   free(c->text);
   memset(c, 0, sizeof *c);
   return s;
+}
+
+static void on_sigint(int sig) {
+  (void)sig;
+  tg_stop_request();
+  if (!sigint_seen) {
+    static const char msg[] = "tickgrad: stopping at the end of this step with a checkpoint\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+  }
+  sigint_seen = 1;
+}
+
+void tgpy_sigint_begin(tgpy_sigint *s) {
+  tg_stop_clear();
+  sigint_seen = 0;
+  s->installed = 0;
+  if (PyThread_get_thread_ident() != main_thread) return;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  s->installed = sigaction(SIGINT, &sa, &s->old) == 0;
+}
+
+int tgpy_sigint_end(tgpy_sigint *s) {
+  if (s->installed) sigaction(SIGINT, &s->old, NULL);
+  s->installed = 0;
+  tg_stop_clear();
+  return sigint_seen != 0;
+}
+
+/* threading.main_thread().ident, for tgpy_sigint_begin */
+static int find_main_thread(void) {
+  PyObject *threading = PyImport_ImportModule("threading");
+  PyObject *t = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
+  PyObject *id = t ? PyObject_GetAttrString(t, "ident") : NULL;
+  if (id) main_thread = PyLong_AsUnsignedLong(id);
+  Py_XDECREF(threading);
+  Py_XDECREF(t);
+  Py_XDECREF(id);
+  return id && !PyErr_Occurred() ? 0 : -1;
 }
 
 static PyObject *py_version(PyObject *self, PyObject *args) {
@@ -90,6 +135,14 @@ PyMODINIT_FUNC PyInit__core(void) {
       add_error(m, "NumericError", PyExc_ArithmeticError, "NaN or Inf where a finite number was needed (TG_ERR_NUMERIC).",
                 &err_of[TG_ERR_NUMERIC]) < 0)
     goto fail;
+  tgpy_Interrupted = PyErr_NewExceptionWithDoc(
+      "tickgrad.Interrupted",
+      "A run stopped by Ctrl-C (or another stop request) at the end of a step, with a checkpoint: its `run` attribute "
+      "(when known) is the run folder, and Run(path).resume() continues it bitwise.",
+      PyExc_KeyboardInterrupt, NULL);
+  if (!tgpy_Interrupted || PyModule_AddObjectRef(m, "Interrupted", tgpy_Interrupted) < 0) goto fail;
+  err_of[TG_ERR_INTERRUPTED] = tgpy_Interrupted;
+  if (find_main_thread() < 0) goto fail;
   if (PyType_Ready(&tgpy_BarsType) < 0 || PyModule_AddObjectRef(m, "Bars", (PyObject *)&tgpy_BarsType) < 0) goto fail;
   if (add_methods(m, core_methods) < 0 || add_methods(m, tgpy_data_methods) < 0 || add_methods(m, tgpy_train_methods) < 0 ||
       add_methods(m, tgpy_predict_methods) < 0 || add_methods(m, tgpy_backtest_methods) < 0 ||

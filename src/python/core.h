@@ -4,6 +4,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <signal.h>
 #include <stdio.h>
 #include "tickgrad/tickgrad.h"
 
@@ -11,6 +12,20 @@
 PyObject *tgpy_raise(tg_status s, const char *what);
 /* The exception classes, created at import (tickgrad.Error and its subclasses). */
 extern PyObject *tgpy_Error;
+
+/* Ctrl-C while the library runs with the GIL released (Python's own handler cannot run then): called with the GIL
+ * held in the main thread, tgpy_sigint_begin clears the library's stop request and installs a SIGINT handler that
+ * raises it (tg_stop_request: the run stops at the end of its current step with a checkpoint) and says so on stderr;
+ * tgpy_sigint_end puts Python's handler back and returns 1 when a Ctrl-C came. In another thread both do nothing
+ * but clear (Ctrl-C belongs to the main thread there). */
+typedef struct tgpy_sigint {
+  int installed;
+  struct sigaction old;
+} tgpy_sigint;
+void tgpy_sigint_begin(tgpy_sigint *s);
+int tgpy_sigint_end(tgpy_sigint *s);
+/* tickgrad.Interrupted (a KeyboardInterrupt): raised after a run that a Ctrl-C stopped with a checkpoint. */
+extern PyObject *tgpy_Interrupted;
 
 /* An array over memory that owner keeps alive: a buffer-protocol object (numpy.asarray views it, no copy).
  * format: a struct code ("d", "f", "q", "i", "I", "B"); shape [ndim] C-contiguous. */

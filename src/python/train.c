@@ -52,12 +52,15 @@ static int on_epoch(void *ctx, const tg_train_metrics *m, tg_store *store) {
 /* ---- the run ---- */
 
 /* THE one place the long library call runs: the GIL is released for the whole of tg_train_run (the log and the
- * callbacks take it back while they run Python). A SIGINT handler for Ctrl-C goes around this call. */
-static tg_status train_released(const tg_train_config *c, const tg_bars *bars, tg_train_result *res) {
+ * callbacks take it back while they run Python), Ctrl-C a stop request; *ctrl_c: 1 when one came. */
+static tg_status train_released(const tg_train_config *c, const tg_bars *bars, tg_train_result *res, int *ctrl_c) {
   tg_status st;
+  tgpy_sigint sig;
+  tgpy_sigint_begin(&sig);
   Py_BEGIN_ALLOW_THREADS
   st = tg_train_run(c, bars, res);
   Py_END_ALLOW_THREADS
+  *ctrl_c = tgpy_sigint_end(&sig);
   return st;
 }
 
@@ -171,7 +174,7 @@ static int config_resume(tg_train_config *c, const char *run, PyObject *pairs) {
   return 0;
 }
 
-static PyObject *result_dict(const tg_train_result *r) {
+static PyObject *result_dict(const tg_train_result *r, int ctrl_c) {
   PyObject *last = r->epochs_run > 0 ? metrics_text(&r->last) : (Py_INCREF(Py_None), Py_None);
   PyObject *best = r->best_epoch > 0 ? metrics_text(&r->best) : (Py_INCREF(Py_None), Py_None);
   if (!last || !best) {
@@ -179,10 +182,11 @@ static PyObject *result_dict(const tg_train_result *r) {
     Py_XDECREF(best);
     return NULL;
   }
-  return Py_BuildValue("{s:s,s:i,s:i,s:O,s:L,s:L,s:L,s:N,s:N}", "out", r->out, "epochs_run", r->epochs_run,
+  return Py_BuildValue("{s:s,s:i,s:i,s:O,s:L,s:L,s:L,s:N,s:N,s:O,s:O}", "out", r->out, "epochs_run", r->epochs_run,
                        "best_epoch", r->best_epoch, "stopped_early", r->stopped_early ? Py_True : Py_False, "steps",
                        (long long)r->steps, "train_windows", (long long)r->train_windows, "val_windows",
-                       (long long)r->val_windows, "last", last, "best", best);
+                       (long long)r->val_windows, "last", last, "best", best, "interrupted",
+                       r->interrupted ? Py_True : Py_False, "ctrl_c", ctrl_c ? Py_True : Py_False);
 }
 
 /* train(model, config, pairs, data, bars, resume, stop_after, log, progress, on_epoch) -> result dict.
@@ -225,7 +229,8 @@ static PyObject *py_train(PyObject *self, PyObject *args) {
   }
   tg_train_result res;
   memset(&res, 0, sizeof res);
-  tg_status st = train_released(c, bars, &res);
+  int ctrl_c = 0;
+  tg_status st = train_released(c, bars, &res, &ctrl_c);
   char err[2048];
   snprintf(err, sizeof err, "%s", tg_last_error());
   if (logf) fflush(logf);
@@ -237,7 +242,7 @@ static PyObject *py_train(PyObject *self, PyObject *args) {
     tg_error(st, "%s", why);
     tgpy_raise(st, NULL);
   } else {
-    out = result_dict(&res);
+    out = result_dict(&res, ctrl_c);
   }
 done:
   if (logf) fclose(logf);
