@@ -1,4 +1,4 @@
-/* CartPole-v1 with gymnasium 0.29's dynamics (float64 state, explicit Euler), n instances stepped in one loop. */
+/* CartPole-v1 with gymnasium 0.29's dynamics (float64 state, explicit Euler), n instances stepped together. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,8 +66,27 @@ static void draw_initial(cartpole *cp, int i) {
   cp->len[i] = 0;
 }
 
-/* One explicit Euler step of every instance under actions a (0: push left, 1: push right), written as
- * gymnasium computes it, writing each instance's new observation to obs [n, 4]. The libm calls go first in a
+/* One explicit Euler step of the state (x, x_dot, theta, theta_dot) with si, c = sin(theta), cos(theta) under
+ * action a (0: push left, 1: push right), written as gymnasium computes it, into s [4]. */
+static inline void euler(double x, double x_dot, double theta, double theta_dot, double si, double c, int32_t a,
+                         double s[4]) {
+  double force = a == 1 ? CP_FORCE_MAG : -CP_FORCE_MAG;
+  double temp = (force + CP_POLEMASS_LENGTH * (theta_dot * theta_dot) * si) / CP_TOTAL_MASS;
+  double thetaacc =
+      (CP_GRAVITY * si - c * temp) / (CP_LENGTH * (4.0 / 3.0 - CP_MASSPOLE * (c * c) / CP_TOTAL_MASS));
+  double xacc = temp - CP_POLEMASS_LENGTH * thetaacc * c / CP_TOTAL_MASS;
+  s[0] = x + CP_TAU * x_dot;
+  s[1] = x_dot + CP_TAU * xacc;
+  s[2] = theta + CP_TAU * theta_dot;
+  s[3] = theta_dot + CP_TAU * thetaacc;
+}
+
+/* |x| > 2.4 or |theta| > 12 degrees (false for NaN, as gymnasium's comparisons). */
+static inline int terminated(double x, double theta) {
+  return (x < -CP_X_LIMIT) | (x > CP_X_LIMIT) | (theta < -CP_THETA_LIMIT) | (theta > CP_THETA_LIMIT);
+}
+
+/* The Euler step of every instance, writing each new observation to obs [n, 4]. The libm calls go first in a
  * loop of their own, so the arithmetic loop has no calls in it and the compiler vectorises it; vectorising
  * elementwise arithmetic keeps every operation and its order, so the results are those of a scalar step bit
  * for bit (no contraction into FMA: -std=c11 turns GCC's contraction off, and the baseline target has no FMA). */
@@ -80,22 +99,13 @@ static void advance_arrays(int n, const int32_t *restrict a, double *restrict x,
     sn[i] = sin(t);
   }
   for (int i = 0; i < n; i++) {
-    double force = a[i] == 1 ? CP_FORCE_MAG : -CP_FORCE_MAG;
-    double c = cs[i], si = sn[i], td = theta_dot[i];
-    double temp = (force + CP_POLEMASS_LENGTH * (td * td) * si) / CP_TOTAL_MASS;
-    double thetaacc =
-        (CP_GRAVITY * si - c * temp) / (CP_LENGTH * (4.0 / 3.0 - CP_MASSPOLE * (c * c) / CP_TOTAL_MASS));
-    double xacc = temp - CP_POLEMASS_LENGTH * thetaacc * c / CP_TOTAL_MASS;
-    double nx = x[i] + CP_TAU * x_dot[i], nxd = x_dot[i] + CP_TAU * xacc;
-    double nth = theta[i] + CP_TAU * td, ntd = td + CP_TAU * thetaacc;
-    x[i] = nx;
-    x_dot[i] = nxd;
-    theta[i] = nth;
-    theta_dot[i] = ntd;
-    obs[4 * i] = (float)nx;
-    obs[4 * i + 1] = (float)nxd;
-    obs[4 * i + 2] = (float)nth;
-    obs[4 * i + 3] = (float)ntd;
+    double s[4];
+    euler(x[i], x_dot[i], theta[i], theta_dot[i], sn[i], cs[i], a[i], s);
+    x[i] = s[0];
+    x_dot[i] = s[1];
+    theta[i] = s[2];
+    theta_dot[i] = s[3];
+    for (int k = 0; k < 4; k++) obs[4 * i + k] = (float)s[k];
   }
 }
 
@@ -112,16 +122,12 @@ static tg_status cp_reset(tg_env *e, float *obs) {
   return TG_OK;
 }
 
-/* The step's flags, branch-free (the compiler vectorises the length and reward loops): term (|x| > 2.4 or
- * |theta| > 12 degrees; false for NaN, as gymnasium's comparisons), the episode lengths counted on, trunc
- * (max_steps reached). */
+/* The step's flags, branch-free (the compiler vectorises the length and reward loops): term, the episode
+ * lengths counted on, trunc (max_steps reached). */
 static void flag_arrays(int n, int32_t max_steps, const double *restrict x, const double *restrict theta,
                         int32_t *restrict len, float *restrict reward, uint8_t *restrict term,
                         uint8_t *restrict trunc) {
-  for (int i = 0; i < n; i++) {
-    double xi = x[i], ti = theta[i];
-    term[i] = (uint8_t)((xi < -CP_X_LIMIT) | (xi > CP_X_LIMIT) | (ti < -CP_THETA_LIMIT) | (ti > CP_THETA_LIMIT));
-  }
+  for (int i = 0; i < n; i++) term[i] = (uint8_t)terminated(x[i], theta[i]);
   for (int i = 0; i < n; i++) {
     int32_t l = len[i] + 1;
     len[i] = l;
@@ -130,9 +136,37 @@ static void flag_arrays(int n, int32_t max_steps, const double *restrict x, cons
   for (int i = 0; i < n; i++) reward[i] = 1.0f; /* every step, the terminating one included */
 }
 
+/* Instance i's step, the finished episode's statistics and its reset, one instance at a time: the step of a few
+ * instances, where the passes over arrays cost more than they save. The same euler() and terminated(), so the
+ * same bits as the passes. */
+static void step_one(cartpole *cp, int i, int32_t a, const tg_env_out *out) {
+  double s[4];
+  double t = cp->theta[i];
+  euler(cp->x[i], cp->x_dot[i], t, cp->theta_dot[i], sin(t), cos(t), a, s);
+  set_state(cp, i, s);
+  int term = terminated(s[0], s[2]);
+  int32_t l = ++cp->len[i];
+  int trunc = l >= cp->max_steps, done = term | trunc;
+  out->reward[i] = 1.0f;
+  out->terminated[i] = (uint8_t)term;
+  out->truncated[i] = (uint8_t)trunc;
+  if (out->final_obs) write_obs(cp, i, out->final_obs + 4 * i);
+  if (out->ep_return) out->ep_return[i] = done ? (double)l : 0.0;
+  if (out->ep_length) out->ep_length[i] = done ? l : 0;
+  if (done) draw_initial(cp, i);
+  write_obs(cp, i, out->obs + 4 * i);
+}
+
+/* Below this many instances cp_step steps them one at a time. */
+#define CP_PASSES_MIN 8
+
 static tg_status cp_step(tg_env *e, const void *actions, const tg_env_out *out) {
   cartpole *cp = cp_of(e);
   int n = e->spec.n;
+  if (n < CP_PASSES_MIN) {
+    for (int i = 0; i < n; i++) step_one(cp, i, ((const int32_t *)actions)[i], out);
+    return TG_OK;
+  }
   advance_all(cp, n, actions, out->obs);
   /* final_obs is every instance's s' (obs before the finished ones are reset below) */
   if (out->final_obs) memcpy(out->final_obs, out->obs, (size_t)n * 4 * sizeof(float));
