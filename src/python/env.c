@@ -19,6 +19,7 @@ typedef struct tgpy_env {
   uint8_t *terminated, *truncated;
   double *ep_return;
   int32_t *ep_length;
+  int64_t *done_idx;   /* [n] the instances whose episode ended in the last step, first the count step returned */
   PyObject *arrays;    /* dict name -> Array over the buffers above */
 } tgpy_env;
 
@@ -34,6 +35,7 @@ static void env_dealloc(PyObject *self) {
   free(v->truncated);
   free(v->ep_return);
   free(v->ep_length);
+  free(v->done_idx);
   Py_TYPE(self)->tp_free(self);
 }
 
@@ -79,8 +81,10 @@ static PyObject *env_wrap(tg_env *e, int trading) {
   v->truncated = calloc(n, 1);
   v->ep_return = calloc(n, sizeof(double));
   v->ep_length = calloc(n, sizeof(int32_t));
+  v->done_idx = calloc(n, sizeof(int64_t));
   PyObject_GC_Track((PyObject *)v);
-  if (!v->obs || !v->final_obs || !v->reward || !v->terminated || !v->truncated || !v->ep_return || !v->ep_length) {
+  if (!v->obs || !v->final_obs || !v->reward || !v->terminated || !v->truncated || !v->ep_return || !v->ep_length ||
+      !v->done_idx) {
     Py_DECREF(v);
     return PyErr_NoMemory();
   }
@@ -91,7 +95,8 @@ static PyObject *env_wrap(tg_env *e, int trading) {
       add_array(v, "terminated", v->terminated, "?", 1, 1, (Py_ssize_t)n, 0) ||
       add_array(v, "truncated", v->truncated, "?", 1, 1, (Py_ssize_t)n, 0) ||
       add_array(v, "ep_return", v->ep_return, "d", 8, 1, (Py_ssize_t)n, 0) ||
-      add_array(v, "ep_length", v->ep_length, "i", 4, 1, (Py_ssize_t)n, 0)) {
+      add_array(v, "ep_length", v->ep_length, "i", 4, 1, (Py_ssize_t)n, 0) ||
+      add_array(v, "done_idx", v->done_idx, "q", 8, 1, (Py_ssize_t)n, 0)) {
     Py_DECREF(v);
     return NULL;
   }
@@ -120,6 +125,27 @@ static PyObject *env_reset(PyObject *self, PyObject *noargs) {
   Py_RETURN_NONE;
 }
 
+/* Steps with the actions of view (already checked: n items of the env's type); returns the number of instances
+ * whose episode ended, their indices in done_idx, or NULL with the library's error raised. */
+static PyObject *step_view(tgpy_env *v, Py_buffer *view) {
+  if (env_enter(v)) {
+    PyBuffer_Release(view);
+    return NULL;
+  }
+  tg_env_out out = {v->obs, v->final_obs, v->reward, v->terminated, v->truncated, v->ep_return, v->ep_length};
+  tg_status s;
+  Py_BEGIN_ALLOW_THREADS s = tg_env_step(v->e, view->buf, &out);
+  Py_END_ALLOW_THREADS v->busy = 0;
+  PyBuffer_Release(view);
+  if (s != TG_OK) return tgpy_raise(s, "step");
+  long done = 0;
+  for (int i = 0; i < v->spec.n; i++) {
+    v->done_idx[done] = i;
+    done += v->terminated[i] | v->truncated[i];
+  }
+  return PyLong_FromLong(done);
+}
+
 /* step(actions): actions a C-contiguous int32 [n] buffer (float32 for a continuous env). Returns the number of
  * instances whose episode ended in this step. */
 static PyObject *env_step(PyObject *self, PyObject *arg) {
@@ -132,19 +158,25 @@ static PyObject *env_step(PyObject *self, PyObject *arg) {
     PyBuffer_Release(&view);
     return NULL;
   }
-  if (env_enter(v)) {
-    PyBuffer_Release(&view);
-    return NULL;
+  return step_view(v, &view);
+}
+
+/* try_step(actions): step when actions already are what step takes (a C-contiguous int32 [n] buffer, float32
+ * when continuous); None, nothing stepped, when they are not, for the caller to convert them. The fast path of a
+ * vector env's step: one call that checks and steps. */
+static PyObject *env_try_step(PyObject *self, PyObject *arg) {
+  tgpy_env *v = (tgpy_env *)self;
+  Py_buffer view;
+  const char *fmt = v->spec.n_actions > 0 ? "i" : "f";
+  if (tgpy_buffer(arg, "actions", fmt, 1, 0, &view)) {
+    PyErr_Clear();
+    Py_RETURN_NONE;
   }
-  tg_env_out out = {v->obs, v->final_obs, v->reward, v->terminated, v->truncated, v->ep_return, v->ep_length};
-  tg_status s;
-  Py_BEGIN_ALLOW_THREADS s = tg_env_step(v->e, view.buf, &out);
-  Py_END_ALLOW_THREADS v->busy = 0;
-  PyBuffer_Release(&view);
-  if (s != TG_OK) return tgpy_raise(s, "step");
-  long done = 0;
-  for (int i = 0; i < v->spec.n; i++) done += v->terminated[i] | v->truncated[i];
-  return PyLong_FromLong(done);
+  if (view.shape[0] != v->spec.n) {
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+  }
+  return step_view(v, &view);
 }
 
 static int instance_of(tgpy_env *v, PyObject *args, const char *fmt, int *i) {
@@ -271,7 +303,7 @@ static PyObject *env_get_name(PyObject *self, void *c) {
 
 static PyGetSetDef env_getset[] = {
     {"arrays", env_get_arrays, NULL, "dict of the step's buffers (obs, final_obs, reward, terminated, truncated, "
-                                     "ep_return, ep_length) as arrays; overwritten by every step", NULL},
+                                     "ep_return, ep_length, done_idx) as arrays; overwritten by every step", NULL},
     {"n", env_get_n, NULL, "instances stepped per call", NULL},
     {"obs_dim", env_get_obs_dim, NULL, "floats per observation", NULL},
     {"n_actions", env_get_n_actions, NULL, "discrete actions (0: continuous)", NULL},
@@ -284,7 +316,11 @@ static PyMethodDef env_methods[] = {
     {"reset", env_reset, METH_NOARGS, "reset(): resets every instance into arrays['obs']."},
     {"step", env_step, METH_O,
      "step(actions) -> int: steps every instance (int32 [n], float32 [n] when continuous) into the arrays; returns "
-     "how many episodes ended (those instances are already reset; final_obs holds their last observation)."},
+     "how many episodes ended (those instances are already reset; final_obs holds their last observation; "
+     "arrays['done_idx'] starts with their indices)."},
+    {"try_step", env_try_step, METH_O,
+     "try_step(actions) -> int | None: step(actions) when actions are a C-contiguous [n] array of the type step "
+     "takes; None (nothing stepped) when they are not."},
     {"cartpole_set_state", env_cartpole_set_state, METH_VARARGS,
      "cartpole_set_state(i, (x, x_dot, theta, theta_dot)): test hook, sets instance i's float64 state."},
     {"cartpole_get_state", env_cartpole_get_state, METH_VARARGS,
