@@ -261,6 +261,18 @@ def test_agents_train_and_resume_through_train_and_run(tmp_path):
         tickgrad.train("dqn", env="cartpole", on_epoch=print, out=str(tmp_path / "dqn"))
 
 
+def test_agent_on_a_dataframe_equals_the_agent_on_its_file(tmp_path):
+    frame = tickgrad.synth(3000, seed=8, signal=0.3)
+    path = tickgrad._data.write_bars_csv(frame, tmp_path / "bars.csv")
+    pd.testing.assert_frame_equal(tickgrad.read_bars(path), frame, check_exact=True)
+    small = dict(env="trading", window=8, total_timesteps=400, learning_starts=100, verbose=False)
+    a = tickgrad.train("dqn", data=frame, out=str(tmp_path / "frame"), **small)
+    b = tickgrad.train("dqn", data=path, out=str(tmp_path / "file"), **small)
+    assert json.loads((tmp_path / "frame" / "env.json").read_text())["data"] == [str(tmp_path / "frame" / "bars.csv")]
+    assert a.is_agent and b.is_agent and (tmp_path / "frame" / "weights.safetensors").read_bytes() == \
+        (tmp_path / "file" / "weights.safetensors").read_bytes()
+
+
 def test_run_predictor_is_the_runs_predictor(tmp_path, market):
     frame, _ = market
     run = tickgrad.train(data=frame, out=str(tmp_path / "run"), verbose=False, **MLP)

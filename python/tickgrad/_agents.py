@@ -6,9 +6,13 @@ tickgrad.train() calls train_agent for models "dqn" and "ppo"; resume_agent cont
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import pandas as pd
+
 from . import _core
+from ._data import write_bars_csv
 from ._run import interrupted
 
 __all__ = ["train_agent", "resume_agent"]
@@ -67,15 +71,18 @@ def _env_of(env: Any) -> Tuple[Dict[str, Any], Any]:
     raise TypeError(f"env: want 'cartpole', 'trading' or a tickgrad.envs environment, got {type(env).__name__}")
 
 
-def _data_paths(data: Any) -> List[str]:
+def _data_paths(data: Any, out: str) -> List[str]:
     """Bar files for an agent run: a path or list of paths (the run's env.json records them, so resume reads them
-    again). A DataFrame is not accepted: write it to a file first (tickgrad reads CSV and Parquet)."""
+    again); a DataFrame is written to OUT/bars.csv first (bit for bit what the library reads back), and that file
+    is the run's data."""
+    if isinstance(data, pd.DataFrame):
+        os.makedirs(out, exist_ok=True)
+        return [write_bars_csv(data, os.path.join(out, "bars.csv"))]
     if isinstance(data, (str, os.PathLike)):
         return [os.fspath(data)]
     if isinstance(data, (list, tuple)) and all(isinstance(p, (str, os.PathLike)) for p in data) and data:
         return [os.fspath(p) for p in data]
-    raise TypeError(f"data: an agent run reads its bars from files (its env.json records the paths so that resume "
-                    f"can read them again): want a path or a list of paths, got {type(data).__name__}")
+    raise TypeError(f"data: want a DataFrame, a path or a list of paths, got {type(data).__name__}")
 
 
 def _run(model: Optional[str], resume: Optional[str], env: Optional[Dict[str, Any]], pairs: List[Tuple[str, str]],
@@ -102,7 +109,8 @@ def train_agent(model: str, env: Any = "cartpole", data: Any = None, settings: O
 
     model: "dqn" or "ppo". env: "cartpole", "trading", or a tickgrad.envs environment (its kind and settings are
     taken from it: CartPole's seed; the trading env's window, cost_bps, slippage, episode_len, tz, seed, data).
-    data: trading bar files (a path or list of paths; None: the synthetic market). settings: the command's flags by
+    data: the trading env's bars: a path or list of paths, or a DataFrame (written to OUT/bars.csv, which env.json
+    records, so that resume finds them); None: the synthetic market. settings: the command's flags by
     name without "--" and with "_" for "-": agent settings as config.json names them (total_timesteps,
     learning_rate, hidden=[64, 64] or "64,64", num_envs, ...), env settings (envs, window, cost_bps, slippage,
     episode_len, synth_signal, synth_bars, synth_seed, env_seed, tz, data_tz, copy_windows) and the run's own
@@ -124,8 +132,11 @@ def train_agent(model: str, env: Any = "cartpole", data: Any = None, settings: O
     if data is not None:
         if e["kind"] != "trading":
             raise ValueError("data: only the trading env reads bars (env is cartpole)")
-        e["data"] = _data_paths(data)
     run = {k: settings.pop(k) for k in _RUN_KEYS if k in settings}
+    if isinstance(data, pd.DataFrame) and run.get("out") is None:  # the library's default name, needed first here
+        run["out"] = time.strftime(f"runs/{model}-{e['kind']}-%Y%m%d-%H%M%S", time.gmtime())
+    if data is not None:
+        e["data"] = _data_paths(data, os.fspath(run.get("out") or ""))
     pairs: List[Tuple[str, str]] = []
     for key, value in settings.items():
         if not isinstance(key, str):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 import time
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
@@ -11,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from . import _core
-from ._data import BarsLike, PathLike, _paths, to_bars
+from ._data import BarsLike, PathLike, _paths, to_bars, write_bars_csv
 from ._predict import RunLike, run_path
 from ._settings import flag_text, settings_pairs
 
@@ -132,7 +133,8 @@ def backtest(data: Optional[BarsLike] = None, *, run: Optional[RunLike] = None, 
                 tg_fc_targets); a DQN or PPO run (its env.json) acts greedily (tg_policy_backtest).
 
     data: a DataFrame or path(s) read with reader_options (columns, tz, price_scale, nulls). With a run it defaults
-    to the run's own data (its config.json). A policy reads its data itself: give path(s), not a DataFrame.
+    to the run's own data (its config.json). A policy reads its data by path: a DataFrame is written to a temporary
+    CSV file that the library reads back bit for bit.
     split: "all", "train", "val" or "test", the trainer's chronological split by bars (a run's fractions); default
     "test" with a run, else "all" (the command's defaults). A run's predictor sees every bar before the split first.
     Costs: cash (default 100000), commission (fraction of traded value), cost_bps, slippage (fraction of the open);
@@ -166,11 +168,14 @@ def backtest(data: Optional[BarsLike] = None, *, run: Optional[RunLike] = None, 
             if fc_given:
                 raise ValueError(f"run: {path} is a policy: it acts itself; rule, horizon, long_only, sized, class_map, "
                                  "threshold and weights are for forecaster runs")
-            if data is not None and isinstance(data, pd.DataFrame):
-                raise TypeError("data: a policy reads its bars itself; give path(s), not a DataFrame")
-            paths = [] if data is None else _paths(data, "data")
             costs_given = any(v is not None for v in (commission, cost_bps, slippage))
-            result = _core.policy_backtest(path, split, paths, costs, costs_given)
+            if isinstance(data, pd.DataFrame):  # the policy reads its bars by path: a file it reads back exactly
+                with tempfile.TemporaryDirectory() as tmp:
+                    frame = write_bars_csv(data, os.path.join(tmp, "bars.csv"))
+                    result = _core.policy_backtest(path, split, [frame], costs, costs_given)
+            else:
+                paths = [] if data is None else _paths(data, "data")
+                result = _core.policy_backtest(path, split, paths, costs, costs_given)
             where = path if out is None else out_dir
             files = _write(result, where, out is None) if where else {}
             return Backtest(result, where, files)

@@ -166,6 +166,22 @@ def frame_to_bars(frame: pd.DataFrame, tz: Optional[str] = None) -> "_core.Bars"
     return bars
 
 
+def write_bars_csv(data: BarsLike, path: PathLike) -> str:
+    """Bars written as a CSV file that the library's reader gives back bit for bit (times as UTC ISO 8601 with
+    nanoseconds, numbers with 17 significant digits, missing values empty): for the calls whose run must find its
+    bars again by path (an agent run's env.json, a policy's backtest). Returns the path."""
+    frame = bars_to_frame(to_bars(data))
+    idx = frame.index
+    frac = idx.asi8 % 1_000_000_000
+    out = frame.copy()
+    out.index = pd.Index([f"{t}.{n:09d}Z" for t, n in zip(idx.strftime("%Y-%m-%dT%H:%M:%S"), frac)], name="ts")
+    path = os.fspath(path)
+    tmp = f"{path}.tmp.{os.getpid()}"
+    out.to_csv(tmp, float_format="%.17g")
+    os.replace(tmp, path)
+    return path
+
+
 def to_bars(data: BarsLike, *, columns=None, tz=None, price_scale=None, nulls="error") -> "_core.Bars":
     """The library's bars of data: a DataFrame (as read_bars returns) or a path / paths read with the options."""
     if isinstance(data, pd.DataFrame):
