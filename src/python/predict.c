@@ -54,6 +54,16 @@ static tg_predictor *open_of(PyObject *self) {
   return p;
 }
 
+/* A float as the shortest decimal that reads back as the same float (0.1f -> 0.1, not 0.10000000149). */
+static PyObject *float32_value(float v) {
+  char buf[32];
+  for (int digits = 6; digits <= 9; digits++) {
+    snprintf(buf, sizeof buf, "%.*g", digits, (double)v);
+    if ((float)strtod(buf, NULL) == v) break;
+  }
+  return PyFloat_FromDouble(strtod(buf, NULL));
+}
+
 static const char *kind_name(tg_model_kind k) {
   const char *n = tg_train_model_name(k);
   return n ? n : "?";
@@ -68,7 +78,7 @@ static PyObject *predictor_info(PyObject *self, PyObject *unused) {
   PyObject *q = PyList_New(in->nq), *classes = PyList_New(in->n_classes), *ids = PyList_New(in->k),
            *inputs = PyList_New(in->n_inputs), *d = NULL;
   if (!q || !classes || !ids || !inputs) goto done;
-  for (int i = 0; i < in->nq; i++) PyList_SET_ITEM(q, i, PyFloat_FromDouble(in->q[i]));
+  for (int i = 0; i < in->nq; i++) PyList_SET_ITEM(q, i, float32_value(in->q[i]));
   for (int i = 0; i < in->n_classes; i++) PyList_SET_ITEM(classes, i, PyUnicode_FromString(in->classes[i]));
   for (int i = 0; i < in->k; i++) PyList_SET_ITEM(ids, i, PyLong_FromUnsignedLong(in->ids[i]));
   for (int i = 0; i < in->n_inputs; i++) PyList_SET_ITEM(inputs, i, PyUnicode_FromString(in->input_names[i]));
