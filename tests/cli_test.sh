@@ -147,6 +147,23 @@ if cmp -s "$dir/sig-full/weights.safetensors" "$dir/sig/weights.safetensors" &&
    cmp -s "$dir/sig-full/best.safetensors" "$dir/sig/best.safetensors" &&
    cmp -s <(cut -d, -f1-9 "$dir/sig-full/metrics.csv") <(cut -d, -f1-9 "$dir/sig/metrics.csv"); then
   pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a run stopped by SIGINT and resumed differs from the uninterrupted one"; fi
+# one writer per run folder: while a run trains, a second train and a backtest into its folder are refused, naming the
+# run's pid (its .lock); the run itself ends normally with every epoch in metrics.csv
+busy_flags="--threads 1 train --model mlp --data $dir/t.csv --epochs 300 --patience 0 --horizons 2 --device cpu --out $dir/busy"
+"$bin" $busy_flags > "$dir/busy.out" 2>&1 &
+busy_pid=$!
+for _ in $(seq 1 1000); do [ -e "$dir/busy/config.json" ] && break; sleep 0.01; done
+busy_msg="$dir/busy is in use by process $busy_pid (train); wait for it to finish or choose another --out"
+expect 1 "train into a folder in use" -- "$bin" $busy_flags
+expect_out "$busy_msg" "train into a folder in use names its run" -- "$bin" $busy_flags
+expect 1 "backtest into a run in training" -- "$bin" backtest --run "$dir/busy"
+expect_out "$busy_msg" "backtest into a run in training names it" -- "$bin" backtest --run "$dir/busy"
+if kill -0 "$busy_pid" 2>/dev/null; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: the busy run ended before its checks (too short)"; fi
+wait "$busy_pid"
+busy_rc=$?
+if [ "$busy_rc" -eq 0 ] && [ "$(wc -l < "$dir/busy/metrics.csv")" -eq 301 ]; then pass=$((pass + 1)); else
+  fail=$((fail + 1)); echo "FAIL: the busy run: exit $busy_rc, $(wc -l < "$dir/busy/metrics.csv") lines in metrics.csv"; fi
+expect 0 "backtest the run once it ended" -- "$bin" backtest --run "$dir/busy"
 # train --model dqn|ppo: flags, a short run, its evaluation, resume continuing bitwise, errors
 expect_out "--env S" "rl train help" -- "$bin" train --model ppo --help
 expect 2 "rl unknown setting" -- "$bin" train --model ppo --frob 1

@@ -1,6 +1,7 @@
-/* A forecaster run backtested on held-out bars: its rule from options, decisions, the engine, files and the report. */
+/* A forecaster run backtested on held-out bars (the run folder locked): its rule, decisions, the engine, files, report. */
 #include <stdlib.h>
 #include <string.h>
+#include "base/run_lock.h"
 #include "tickgrad/backtest.h"
 #include "tickgrad/report.h"
 #include "tickgrad/train.h"
@@ -50,7 +51,9 @@ tg_status tg_fc_backtest_run(const char *run, const tg_bars *upto, int64_t from,
   tg_backtest bt;
   memset(&bt, 0, sizeof bt);
   char name[128] = "";
-  tg_status st = target ? tg_predictor_open(run, &po, &p) : tg_error(TG_ERR_NOMEM, "%s: no bars to backtest", who);
+  int lock = -1; /* the run's files are written here: one writer at a time */
+  tg_status st = target ? tg_run_lock(run, "backtest", &lock) : tg_error(TG_ERR_NOMEM, "%s: no bars to backtest", who);
+  if (st == TG_OK) st = tg_predictor_open(run, &po, &p);
   if (st == TG_OK) st = tg_fc_targets(p, upto, from, &r, target, NULL);
   if (st == TG_OK) {
     tg_fc_rule_name(&r, tg_predictor_get_info(p), name, sizeof name);
@@ -66,5 +69,6 @@ tg_status tg_fc_backtest_run(const char *run, const tg_bars *upto, int64_t from,
   tg_backtest_free(&bt);
   tg_predictor_free(p);
   free(target);
+  tg_run_unlock(lock);
   return st;
 }

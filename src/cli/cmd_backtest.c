@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "base/files.h"
+#include "base/run_lock.h"
 #include "cli/cli.h"
 #include "cli/fc_flags.h"
 #include "tickgrad/tickgrad.h"
@@ -247,7 +249,11 @@ int tg_cmd_backtest(int argc, char **argv) {
   snprintf(env_json, sizeof env_json, "%s/env.json", a.run ? a.run : "");
   FILE *rl = a.run ? fopen(env_json, "r") : NULL;
   if (rl) fclose(rl);
-  if ((rl ? policy_backtest(&a, out) : run(&a, a.strategy ? &s : NULL, out)) != TG_OK) {
+  int lock = -1; /* a run's backtest writes into an existing folder (the run's): one writer at a time */
+  tg_status st = a.run && tg_file_exists(out) ? tg_run_lock(out, "backtest", &lock) : TG_OK;
+  if (st == TG_OK) st = rl ? policy_backtest(&a, out) : run(&a, a.strategy ? &s : NULL, out);
+  tg_run_unlock(lock);
+  if (st != TG_OK) {
     fflush(stdout);
     fprintf(stderr, "tickgrad backtest: %s\n", tg_last_error());
     return TG_EXIT_FAIL;

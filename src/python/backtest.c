@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/run_lock.h"
 #include "python/core.h"
 
 /* ---- a finished backtest: the engine's tg_backtest, its curves exported without a copy ---- */
@@ -122,18 +123,21 @@ static PyObject *bt_get_opts(PyObject *self, void *c) {
 }
 
 /* write(dir, report) -> str: tg_backtest_write (trades.csv, equity.csv, backtest.json), then with report the run's
- * report.html (tg_report_write; failing that is a warning: the returned text). */
+ * report.html (tg_report_write; failing that is a warning: the returned text), the run folder locked meanwhile. */
 static PyObject *bt_write(PyObject *self, PyObject *args) {
   tgpy_bt *o = (tgpy_bt *)self;
   const char *dir;
   int report = 0;
   if (!PyArg_ParseTuple(args, "sp", &dir, &report)) return NULL;
-  tg_status st;
+  tg_status st = TG_OK;
   char warn[1200] = "";
+  int lock = -1;
   Py_BEGIN_ALLOW_THREADS
-  st = tg_backtest_write(&o->bt, o->name, dir);
+  if (report) st = tg_run_lock(dir, "backtest", &lock); /* the run's folder: one writer at a time */
+  if (st == TG_OK) st = tg_backtest_write(&o->bt, o->name, dir);
   if (st == TG_OK && report && tg_report_write(dir, NULL) != TG_OK)
     snprintf(warn, sizeof warn, "no report: %s", tg_last_error());
+  tg_run_unlock(lock);
   Py_END_ALLOW_THREADS
   if (st != TG_OK) return tgpy_raise(st, "backtest");
   return PyUnicode_FromString(warn);

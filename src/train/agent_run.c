@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 #include "base/files.h"
+#include "base/run_lock.h"
 #include "tickgrad/agent_run.h"
 #include "tickgrad/report.h"
 #include "tickgrad/telemetry.h"
@@ -62,14 +63,16 @@ static tg_status train(const tg_agent_run_config *c, tg_env *env, const char *di
   return st;
 }
 
-/* A new run's folder: refused when it holds a run already; then its env.json. */
-static tg_status start_folder(const tg_agent_run_config *c, const char *dir) {
+/* The run folder, locked for this run (*lock); a new run's refused when it holds a run already, then its env.json. */
+static tg_status start_folder(const tg_agent_run_config *c, const char *dir, int *lock) {
   char cfg[TG_PATH_MAX + 32];
   snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+  tg_status st = c->resume ? TG_OK : tg_make_dirs(dir);
+  if (st == TG_OK) st = tg_run_lock(dir, "train", lock);
+  if (st != TG_OK || c->resume) return st;
   if (tg_file_exists(cfg))
     return tg_error(TG_ERR_INVALID, "%s already holds a run; give another --out, or --resume %s", dir, dir);
-  tg_status st = tg_make_dirs(dir);
-  return st == TG_OK ? tg_agent_env_write(dir, c->model, &c->env) : st;
+  return tg_agent_env_write(dir, c->model, &c->env);
 }
 
 tg_status tg_agent_run(const tg_agent_run_config *c, tg_agent_run_result *out) {
@@ -81,11 +84,11 @@ tg_status tg_agent_run(const tg_agent_run_config *c, tg_agent_run_result *out) {
   else default_out(dir, sizeof r->out, c);
   tg_bars bars;
   tg_bars_init(&bars);
-  int trading = strcmp(c->env.kind, "trading") == 0, trained = 0;
+  int trading = strcmp(c->env.kind, "trading") == 0, trained = 0, lock = -1;
   tg_env *env = NULL;
   tg_status st = trading ? tg_agent_env_bars(&c->env, c->log, &bars) : TG_OK;
   if (st == TG_OK) st = tg_agent_env_make(&c->env, trading ? &bars : NULL, c->env.n, 0, &env);
-  if (st == TG_OK && !c->resume) st = start_folder(c, dir);
+  if (st == TG_OK) st = start_folder(c, dir, &lock);
   if (st == TG_OK) {
     tg_env_spec s = tg_env_spec_of(env);
     char dname[32];
@@ -109,5 +112,6 @@ tg_status tg_agent_run(const tg_agent_run_config *c, tg_agent_run_result *out) {
       fprintf(c->log, "warning: report not written: %s\n", tg_last_error());
     if (st != TG_OK) tg_error(st, "%s", err); /* the run's error, not the report's */
   }
+  tg_run_unlock(lock);
   return st;
 }

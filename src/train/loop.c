@@ -6,6 +6,7 @@
 #include "base/clock.h"
 #include "base/alloc.h"
 #include "base/json.h"
+#include "base/run_lock.h"
 #include "base/text.h"
 #include "tickgrad/device.h"
 #include "tickgrad/dist.h"
@@ -26,6 +27,7 @@ typedef struct tr_run {
   tg_telemetry *tel;      /* RUN/telemetry.csv while epochs run */
   int root;               /* rank 0 (or the only process): the one that logs and writes the run's files */
   int collectives;        /* the device's collectives are open (data-parallel on a device) */
+  int lock;               /* the root's lock on the run folder (tg_run_lock), -1 when not held */
 } tr_run;
 
 /* Resume: RUN/config.json is the config; c may differ only in device, threads and out. */
@@ -152,6 +154,7 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if ((st = dist_check(r)) != TG_OK) return st;
   default_out(c);
   if ((st = tg_make_dirs(c->out)) != TG_OK) return st;
+  if (r->root && (st = tg_run_lock(c->out, "train", &r->lock)) != TG_OK) return tg_error(st, "train: %s", tg_last_error());
   tg_forecast_cfg model = c->model;
   if ((st = tr_data_open(&r->d, c, bars, r->dev, &model, r->log)) != TG_OK) return st;
   if (tr_ranks(c) > 1 &&
@@ -353,6 +356,7 @@ tg_status tg_train_run(const tg_train_config *cin, const tg_bars *bars, tg_train
   if (!r) return tg_error(TG_ERR_NOMEM, "train: out of memory");
   r->c = *cin;
   r->root = tr_rank(&r->c) == 0;
+  r->lock = -1;
   r->log = r->root ? cin->log : NULL;
   if (!r->root) r->c.progress = NULL;
   tg_status st = open_run(r, bars);
@@ -379,6 +383,7 @@ tg_status tg_train_run(const tg_train_config *cin, const tg_bars *bars, tg_train
   if (r->collectives) tg_dist_device_close(r->dev);
   tr_data_close(&r->d);
   tr_progress_free(&r->p);
+  tg_run_unlock(r->lock); /* after the last file of the run: report.html */
   tg_free(r);
   if (st != TG_OK) tg_error(st, "%s", err); /* cleanup must not hide the reason */
   return st;
