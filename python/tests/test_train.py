@@ -1,5 +1,6 @@
 """tickgrad.train and tickgrad.Run: against `tickgrad train` on the same bars, callbacks, resume, the GIL, bad input."""
 import json
+import os
 import threading
 import time
 
@@ -280,3 +281,23 @@ def test_run_predictor_is_the_runs_predictor(tmp_path, market):
     b = tickgrad.Predictor(run.path, weights="best").predict(frame, as_frame=False)
     assert a.shape == (len(frame), 4, 3) and np.array_equal(a, b, equal_nan=True)
     assert np.isfinite(a[-1]).all()
+
+
+def test_a_run_folder_in_use_is_refused(tmp_path):
+    df = tickgrad.synth(20000, seed=1)
+    started, done = threading.Event(), []
+
+    def first():
+        run = tickgrad.train("mlp", df, out=str(tmp_path / "busy"), epochs=20, patience=0, hidden=32, verbose=False,
+                             on_epoch=lambda m: started.set())
+        done.append(run)
+
+    t = threading.Thread(target=first)
+    t.start()
+    try:
+        assert started.wait(120)
+        with pytest.raises(tickgrad.InvalidError, match=rf"busy is in use by process {os.getpid()} \(train\)"):
+            tickgrad.train("mlp", df, out=str(tmp_path / "busy"), epochs=1, verbose=False)
+    finally:
+        t.join()
+    assert done and done[0].result.epochs_run == 20 and len(done[0].metrics) == 20
