@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages tickgrad needs to build and test, only those missing.
+# Installs the Debian packages tickgrad needs to build and test (the Python package too), only those missing.
 set -euo pipefail
 
 packages=(build-essential cmake libopenblas-dev pkg-config libzstd-dev libsnappy-dev zlib1g-dev tzdata libomp-dev
-          clang libclang-rt-14-dev libopenmpi-dev openmpi-bin libdnnl-dev)
+          clang libclang-rt-14-dev libopenmpi-dev openmpi-bin libdnnl-dev python3-dev python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
