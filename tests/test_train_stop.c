@@ -177,7 +177,10 @@ int main(void) {
   if (!mkdtemp(g_tmp)) return tg_test_skip("cannot make a temporary folder");
   test_request();
   test_positions(TG_MODEL_MLP, 6000, 3);
-  test_positions(TG_MODEL_TFT, 3000, 2);
+  /* under the sanitizers the MLP alone: the stop and resume paths are the trainer's, the same for every model (the
+   * TFT's bitwise resume is checked in Release; under ASan it took minutes) */
+  const char *san = getenv("TG_SANITIZED");
+  if (!(san && strcmp(san, "1") == 0)) test_positions(TG_MODEL_TFT, 3000, 2);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_tmp);
