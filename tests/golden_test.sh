@@ -50,8 +50,9 @@ strip_timing() {
            { out = ""; for (i = 1; i <= NF; i++) if (keep[i]) out = out (out == "" ? "" : ",") $i; print out }' "$1"
 }
 list=$work/outputs.sha256
-find . -type f \( -name metrics.csv -o -name '*.safetensors' -o -name forecast.csv -o -name equity.csv \
-  -o -name trades.csv -o -name walkforward.csv -o -name sweep.csv -o -name m.csv -o -name market.csv \) \
+# A run's checkpoint files by their names at the run's top (links into the current set), not inside the sets.
+find -L . \( -name checkpoints -o -name checkpoint \) -prune -o -type f \( -name metrics.csv -o -name '*.safetensors' -o -name forecast.csv -o -name equity.csv \
+  -o -name trades.csv -o -name walkforward.csv -o -name sweep.csv -o -name m.csv -o -name market.csv \) -print \
   | LC_ALL=C sort | while read -r f; do
   f=${f#./}
   case $f in

@@ -1,4 +1,5 @@
 /* The forecasting trainer: planted signal found, random walk not, bitwise resume (also of a run from before grad_norm), NaN stops, config files, telemetry and report files. */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,42 @@ static void test_resume(void) {
   tg_bars_free(&bars);
 }
 
+/* Turns a run folder into the layout of runs from before checkpoint sets: the current set's files at its top, no
+ * checkpoint link, no checkpoints/ folder. Returns 1 on success. */
+static int flatten_run(const char *run) {
+  const char *files[3] = {"weights.safetensors", "state.safetensors", "trainer.json"};
+  char path[TG_TRAIN_PATH_MAX + 96];
+  int ok = 1;
+  for (int i = 0; i < 3 && ok; i++) {
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/%s", run, files[i]);
+    unsigned char *bytes = tg_test_read_file(path, &len);
+    FILE *f = bytes && unlink(path) == 0 ? fopen(path, "wb") : NULL;
+    ok = f && fwrite(bytes, 1, len, f) == len;
+    if (f) fclose(f);
+    free(bytes);
+  }
+  snprintf(path, sizeof path, "%s/checkpoint", run);
+  ok = ok && unlink(path) == 0;
+  snprintf(path, sizeof path, "%s/checkpoints", run);
+  DIR *d = opendir(path);
+  for (struct dirent *e; ok && d && (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.') continue;
+    char set[TG_TRAIN_PATH_MAX + 400];
+    snprintf(set, sizeof set, "%s/%s", path, e->d_name);
+    DIR *sd = opendir(set);
+    for (struct dirent *f; sd && (f = readdir(sd)) != NULL;) {
+      char file[TG_TRAIN_PATH_MAX + 700];
+      snprintf(file, sizeof file, "%s/%s", set, f->d_name);
+      if (f->d_name[0] != '.') unlink(file);
+    }
+    if (sd) closedir(sd);
+    ok = rmdir(set) == 0;
+  }
+  if (d) closedir(d);
+  return ok && rmdir(path) == 0;
+}
+
 /* Rewrites a trainer.json as a run from before grad_norm wrote it: each metrics row without its 9th number. */
 static int drop_grad_norm(const char *path) {
   size_t len = 0;
@@ -144,7 +181,8 @@ static int drop_grad_norm(const char *path) {
   return f ? rows : -1;
 }
 
-/* A run written before grad_norm (trainer.json rows of 20 numbers) resumes bitwise like test_resume's "full",
+/* A run written before grad_norm and checkpoint sets (trainer.json rows of 20 numbers, files at the top of the run)
+ * resumes bitwise like test_resume's "full",
  * its old epochs blank in the grad_norm column; a run folder also gets telemetry.csv and report.html. */
 static void test_grad_norm_and_files(void) {
   tg_bars bars;
@@ -155,6 +193,7 @@ static void test_grad_norm_and_files(void) {
   CHECK_OK(tg_train_run(&part, &bars, &rp));
   CHECK_MSG(isfinite(rp.last.grad_norm) && rp.last.grad_norm > 0, "grad norm %g", rp.last.grad_norm);
   char a[TG_TRAIN_PATH_MAX + 64], b[TG_TRAIN_PATH_MAX + 64];
+  CHECK(flatten_run(part.out));
   snprintf(a, sizeof a, "%s/trainer.json", part.out);
   CHECK(drop_grad_norm(a) == 2);
   tg_train_config again = part;

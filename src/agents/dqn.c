@@ -1,6 +1,7 @@
 /* tg_dqn_train: CleanRL's DQN loop (epsilon-greedy acting, replay, training and target updates), logs, checkpoints, resume. */
 #include <math.h>
 #include <string.h>
+#include "io/ckpt_set.h"
 #include "base/clock.h"
 #include "base/alloc.h"
 #include "agents/dqn_internal.h"
@@ -56,7 +57,7 @@ static tg_status check_resume(const dq_run *r) {
 static tg_status write_config(const dq_run *r) {
   char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", r->run);
-  if (tg_file_exists(path))
+  if (tg_file_exists(path) && tg_ckpt_exists(r->run))
     return tg_error(TG_ERR_INVALID, "dqn: %s already holds a run (config.json); continue it with resume or choose "
                     "another folder", r->run);
   char *text = dq_config_json(&r->c, r->env);
@@ -125,8 +126,12 @@ static tg_status run_open(dq_run *r, const tg_dqn_config *c, tg_env *env, const 
   rl_dqn_net_cfg nc = net_config(r);
   if (st == TG_OK) st = rl_dqn_net_open(&r->net, &nc);
   if (st != TG_OK) return st;
-  st = c->resume ? dq_ckpt_load(r) : tg_env_reset(env, r->obs);
-  if (st == TG_OK) st = dq_metrics_open(r, c->resume);
+  int found = 0;
+  st = c->resume ? dq_ckpt_load(r, &found) : TG_OK;
+  if (st == TG_OK && c->resume && !found && c->log)
+    fprintf(c->log, "%s holds no checkpoint (the run stopped before its first): starting it from the beginning\n", r->run);
+  if (st == TG_OK && !found) st = tg_env_reset(env, r->obs);
+  if (st == TG_OK) st = dq_metrics_open(r, found);
   if (st == TG_OK) print_header(r);
   return st;
 }

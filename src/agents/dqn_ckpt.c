@@ -1,5 +1,6 @@
 /* DQN checkpoints: online and target weights, Adam's state, and the agent (replay, observations, counters, env state). */
 #include <string.h>
+#include "io/ckpt_set.h"
 #include "agents/dqn_internal.h"
 
 static const rl_agent_kind AGENT = {"dqn", "DQN", DQ_AGENT_FORMAT,
@@ -7,11 +8,11 @@ static const rl_agent_kind AGENT = {"dqn", "DQN", DQ_AGENT_FORMAT,
                                     "another env or buffer size?"};
 
 /* The checkpoint's other files, in AGENT's order. */
-static void other_paths(const dq_run *r, char path[3][TG_PATH_MAX + 32]) {
-  for (int i = 0; i < 3; i++) rl_run_path(path[i], sizeof path[i], r->run, AGENT.files[i]);
+static void other_paths(const char *dir, char path[3][TG_PATH_MAX + 96]) {
+  for (int i = 0; i < 3; i++) rl_run_path(path[i], sizeof path[i], dir, AGENT.files[i]);
 }
 
-static tg_status save_agent(dq_run *r) {
+static tg_status save_agent(dq_run *r, const char *dir) {
   rl_agent_out a;
   int64_t size = r->rb.size, O = r->sp.obs_dim;
   double acc[3] = {r->acc.loss, r->acc.q, r->acc.grad_norm};
@@ -32,17 +33,21 @@ static tg_status save_agent(dq_run *r) {
   rl_agent_recent(&a, &r->recent);
   rl_agent_put(&a, "accum", TG_I64, 1, 3, 0, acc_bits);
   rl_agent_i64(&a, "accum_n", r->acc.n);
-  return rl_agent_save(&a, r->run, r->env);
+  return rl_agent_save(&a, dir, r->env);
 }
 
 tg_status dq_ckpt_save(dq_run *r) {
-  char path[3][TG_PATH_MAX + 32];
-  other_paths(r, path);
+  char path[3][TG_PATH_MAX + 96];
+  tg_ckpt_set set;
+  tg_status st = tg_ckpt_begin(r->run, &set);
+  if (st != TG_OK) return st;
+  other_paths(set.dir, path);
   tg_train_state ts = rl_train_state(r->step, r->c.seed, r->rb.draws);
-  tg_status st = tg_store_save(r->net.online, path[0]);
+  st = tg_store_save(r->net.online, path[0]);
   if (st == TG_OK) st = tg_store_save(r->net.target, path[1]);
   if (st == TG_OK) st = tg_train_state_save(path[2], r->net.opt, &ts);
-  if (st == TG_OK) st = save_agent(r);
+  if (st == TG_OK) st = save_agent(r, set.dir);
+  st = tg_ckpt_end(&set, st);
   if (st == TG_OK) r->saved_step = r->step;
   return st;
 }
@@ -80,10 +85,10 @@ static tg_status load_arrays(dq_run *r, const rl_agent_in *a) {
   return TG_OK;
 }
 
-static tg_status load_agent(dq_run *r) {
+static tg_status load_agent(dq_run *r, const char *dir) {
   rl_agent_in a;
   int64_t env_bytes = 0;
-  tg_status st = rl_agent_open(&a, &AGENT, r->run, r->env);
+  tg_status st = rl_agent_open(&a, &AGENT, dir, r->env);
   if (st == TG_OK) st = load_counters(r, &a);
   if (st == TG_OK) st = rl_agent_env_bytes(&a, r->env, 1, &env_bytes);
   if (st == TG_OK) st = rl_agent_env_load(&a, r->env, env_bytes);
@@ -92,11 +97,14 @@ static tg_status load_agent(dq_run *r) {
   return st;
 }
 
-tg_status dq_ckpt_load(dq_run *r) {
-  char path[3][TG_PATH_MAX + 32];
-  other_paths(r, path);
+tg_status dq_ckpt_load(dq_run *r, int *found) {
+  char path[3][TG_PATH_MAX + 96];
+  tg_ckpt_set set;
   tg_train_state ts;
-  tg_status st = load_agent(r);
+  tg_status st = tg_ckpt_find(r->run, r->c.log, &set, found);
+  if (st != TG_OK || !*found) return st;
+  other_paths(set.dir, path);
+  st = load_agent(r, set.dir);
   if (st == TG_OK) st = tg_store_load(r->net.online, path[0]);
   if (st == TG_OK) st = tg_store_load(r->net.target, path[1]);
   if (st == TG_OK) st = tg_train_state_load(path[2], r->net.opt, &ts);

@@ -53,7 +53,7 @@ const char *dq_config_diff(const tg_dqn_config *a, const tg_dqn_config *b);
 /* ---- dqn_ckpt.c ---- */
 /* weights, target, optim, then agent.safetensors (with the hashes of the other three) */
 tg_status dq_ckpt_save(dq_run *r);
-tg_status dq_ckpt_load(dq_run *r);
+tg_status dq_ckpt_load(dq_run *r, int *found); /* *found 0: the run has no checkpoint, nothing loaded */
 
 /* ---- dqn_metrics.c ---- */
 double dq_epsilon(const tg_dqn_config *c, int64_t step);

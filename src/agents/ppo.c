@@ -1,6 +1,7 @@
 /* PPO's training loop: rollouts, GAE, epochs of minibatch updates, logging, checkpoints and resume. */
 #include <math.h>
 #include <string.h>
+#include "io/ckpt_set.h"
 #include "base/clock.h"
 #include "base/alloc.h"
 #include "agents/ppo_internal.h"
@@ -148,7 +149,7 @@ static tg_status run_config(pp_run *r) {
   char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", r->run);
   if (!r->c.resume) {
-    if (tg_file_exists(path))
+    if (tg_file_exists(path) && tg_ckpt_exists(r->run))
       return tg_error(TG_ERR_INVALID, "ppo: %s already holds a run (config.json); resume it or use another folder", r->run);
     char *json = pp_config_json(&r->c, r->env);
     if (!json) return tg_error(TG_ERR_NOMEM, "ppo: out of memory writing '%s'", path);
@@ -194,9 +195,12 @@ static tg_status run_open(pp_run *r, const tg_ppo_config *c, tg_env *env, const 
   rl_ppo_net_cfg nc = pp_net_cfg(c, r->O, r->sp.n_actions, r->N, r->M, updates);
   nc.env = env;
   if (st == TG_OK) st = rl_ppo_net_open(&r->net, &nc);
-  if (st == TG_OK && c->resume) st = pp_ckpt_load(r);
-  else if (st == TG_OK) st = tg_env_reset(env, r->next_obs);
-  if (st == TG_OK) st = pp_metrics_open(r, c->resume);
+  int found = 0;
+  if (st == TG_OK && c->resume) st = pp_ckpt_load(r, &found);
+  if (st == TG_OK && c->resume && !found && c->log)
+    fprintf(c->log, "%s holds no checkpoint (the run stopped before its first): starting it from the beginning\n", r->run);
+  if (st == TG_OK && !found) st = tg_env_reset(env, r->next_obs);
+  if (st == TG_OK) st = pp_metrics_open(r, found);
   return st;
 }
 

@@ -1,5 +1,6 @@
 /* PPO checkpoints: weights, Adam's state, and the agent (current observations, recent episodes, counters, env state). */
 #include <string.h>
+#include "io/ckpt_set.h"
 #include "base/alloc.h"
 #include "agents/ppo_internal.h"
 
@@ -7,11 +8,11 @@ static const rl_agent_kind AGENT = {"ppo", "PPO", PP_AGENT_FORMAT, {"weights.saf
                                     "another env?"};
 
 /* The checkpoint's other files, in AGENT's order. */
-static void other_paths(const pp_run *r, char path[2][TG_PATH_MAX + 32]) {
-  for (int i = 0; i < 2; i++) rl_run_path(path[i], sizeof path[i], r->run, AGENT.files[i]);
+static void other_paths(const char *dir, char path[2][TG_PATH_MAX + 96]) {
+  for (int i = 0; i < 2; i++) rl_run_path(path[i], sizeof path[i], dir, AGENT.files[i]);
 }
 
-static tg_status save_agent(pp_run *r) {
+static tg_status save_agent(pp_run *r, const char *dir) {
   rl_agent_out a;
   int32_t *done = tg_calloc((size_t)r->N, sizeof(int32_t)); /* [N] next_done as i32 */
   if (!done) return tg_error(TG_ERR_NOMEM, "ppo: out of host memory for a checkpoint");
@@ -22,18 +23,22 @@ static tg_status save_agent(pp_run *r) {
   rl_agent_i64(&a, "iteration", r->iter);
   rl_agent_i64(&a, "episodes", r->episodes);
   rl_agent_recent(&a, &r->recent);
-  tg_status st = rl_agent_save(&a, r->run, r->env);
+  tg_status st = rl_agent_save(&a, dir, r->env);
   tg_free(done);
   return st;
 }
 
 tg_status pp_ckpt_save(pp_run *r) {
-  char path[2][TG_PATH_MAX + 32];
-  other_paths(r, path);
+  char path[2][TG_PATH_MAX + 96];
+  tg_ckpt_set set;
+  tg_status st = tg_ckpt_begin(r->run, &set);
+  if (st != TG_OK) return st;
+  other_paths(set.dir, path);
   tg_train_state ts = rl_train_state(r->iter, r->c.seed, 0);
-  tg_status st = tg_store_save(r->net.store, path[0]);
+  st = tg_store_save(r->net.store, path[0]);
   if (st == TG_OK) st = tg_train_state_save(path[1], r->net.opt, &ts);
-  if (st == TG_OK) st = save_agent(r);
+  if (st == TG_OK) st = save_agent(r, set.dir);
+  st = tg_ckpt_end(&set, st);
   if (st == TG_OK) r->saved_iter = r->iter;
   return st;
 }
@@ -68,10 +73,10 @@ static tg_status load_arrays(pp_run *r, const rl_agent_in *a) {
   return TG_OK;
 }
 
-static tg_status load_agent(pp_run *r) {
+static tg_status load_agent(pp_run *r, const char *dir) {
   rl_agent_in a;
   int64_t env_bytes = 0;
-  tg_status st = rl_agent_open(&a, &AGENT, r->run, r->env);
+  tg_status st = rl_agent_open(&a, &AGENT, dir, r->env);
   if (st == TG_OK) st = load_counters(r, &a);
   if (st == TG_OK) st = rl_agent_env_bytes(&a, r->env, 0, &env_bytes);
   if (st == TG_OK) st = load_arrays(r, &a);
@@ -80,11 +85,14 @@ static tg_status load_agent(pp_run *r) {
   return st;
 }
 
-tg_status pp_ckpt_load(pp_run *r) {
-  char path[2][TG_PATH_MAX + 32];
-  other_paths(r, path);
+tg_status pp_ckpt_load(pp_run *r, int *found) {
+  char path[2][TG_PATH_MAX + 96];
+  tg_ckpt_set set;
   tg_train_state ts;
-  tg_status st = load_agent(r);
+  tg_status st = tg_ckpt_find(r->run, r->c.log, &set, found);
+  if (st != TG_OK || !*found) return st;
+  other_paths(set.dir, path);
+  st = load_agent(r, set.dir);
   if (st == TG_OK) st = tg_store_load(r->net.store, path[0]);
   if (st == TG_OK) st = tg_train_state_load(path[1], r->net.opt, &ts);
   if (st == TG_OK) st = rl_train_state_check(path[1], &ts, r->iter, 0, "iteration");

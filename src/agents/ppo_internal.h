@@ -65,7 +65,7 @@ rl_ppo_net_cfg pp_net_cfg(const tg_ppo_config *c, int obs_dim, int n_actions, in
 /* ---- ppo_ckpt.c ---- */
 /* weights, optim, then agent.safetensors (with the hashes of the other two) */
 tg_status pp_ckpt_save(pp_run *r);
-tg_status pp_ckpt_load(pp_run *r);
+tg_status pp_ckpt_load(pp_run *r, int *found); /* *found 0: the run has no checkpoint, nothing loaded */
 
 /* ---- ppo_metrics.c ---- */
 static inline void pp_recent_push(pp_run *r, double ret, int32_t len) { rl_recent_push(&r->recent, ret, len); }

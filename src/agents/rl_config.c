@@ -1,21 +1,24 @@
-/* An agent run's config.json: its format, every setting (through the settings engine), the device and the env. */
+/* An agent run's config.json: its format, every setting (through the settings engine), the device, the env, a run id. */
 #include <string.h>
 #include "agents/rl_shared.h"
 #include "base/alloc.h"
 #include "base/json.h"
+#include "io/ckpt_set.h"
 
-const char *const RL_CONFIG_EXTRA[] = {"format", "device", "env", NULL};
+const char *const RL_CONFIG_EXTRA[] = {"format", "device", "env", "run_id", NULL};
 
 char *rl_config_json(const rl_config_file *f, const void *c, tg_device dev, const tg_env *env) {
   tg_text b = {0};
-  char ds[16];
+  char ds[16], run_id[17];
   int first = 0;
   tg_env_spec sp = tg_env_spec_of(env);
   tg_text_printf(&b, "{\n  \"format\": \"%s\"", f->format);
   tg_settings_json_members(f->settings, c, &b, &first);
   tg_text_printf(&b, ",\n  \"device\": \"%s\",\n  \"env\": {\"name\": ", tg_device_str(dev, ds, sizeof ds));
   tg_json_append_string(&b, tg_env_name(env));
-  tg_text_printf(&b, ", \"n\": %d, \"obs_dim\": %d, \"n_actions\": %d}\n}\n", sp.n, sp.obs_dim, sp.n_actions);
+  tg_ckpt_run_id_new(run_id);
+  tg_text_printf(&b, ", \"n\": %d, \"obs_dim\": %d, \"n_actions\": %d},\n  \"run_id\": \"%s\"\n}\n", sp.n, sp.obs_dim,
+                 sp.n_actions, run_id);
   if (b.oom) {
     tg_text_free(&b);
     return NULL;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
+#include "base/files.h"
 #include "base/run_lock.h"
 
 /* The holder's "PID WHAT" from the lock file, or a note that it has not written it yet. */
@@ -41,6 +42,7 @@ tg_status tg_run_lock(const char *dir, const char *what, int *fd) {
     return tg_error(TG_ERR_IO, "cannot write '%s': %s", path, strerror(e));
   }
   *fd = f;
+  (void)tg_remove_temps(dir); /* only a holder writes here: any temporary is a stopped process's */
   return TG_OK;
 }
 

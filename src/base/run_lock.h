@@ -6,7 +6,8 @@
 
 /* Locks the existing folder dir for this process (DIR/.lock, flock LOCK_EX|LOCK_NB) and records "PID WHAT" in it;
  * *fd receives the lock (-1 on failure). A folder locked by any open lock, this process's own included, is refused
- * with TG_ERR_INVALID: "DIR is in use by process PID (WHAT); wait for it to finish or choose another --out". */
+ * with TG_ERR_INVALID: "DIR is in use by process PID (WHAT); wait for it to finish or choose another --out".
+ * Once locked, the temporaries a stopped process left in DIR (tg_remove_temps) are removed. */
 tg_status tg_run_lock(const char *dir, const char *what, int *fd);
 /* Releases a lock from tg_run_lock; fd -1 is ignored. .lock stays in the folder. */
 void tg_run_unlock(int fd);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "base/alloc.h"
+#include "base/files.h"
 #include "base/json.h"
 #include "tickgrad/checkpoint.h"
 
@@ -474,34 +475,6 @@ static void st_layout_order(int n, const tg_tensor *ts, int *order) {
       if (tg_dtype_size(ts[i].dtype) == size) order[k++] = i;
 }
 
-static tg_status st_write_all(int fd, const char *tmp, const void *p, size_t n) {
-  const unsigned char *b = p;
-  while (n > 0) {
-    ssize_t w = write(fd, b, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return tg_error(TG_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
-    }
-    b += w;
-    n -= (size_t)w;
-  }
-  return TG_OK;
-}
-
-/* fsync of the folder that holds path, so the rename itself is durable (best effort). */
-static void st_sync_dir(const char *path) {
-  char dir[4096];
-  const char *slash = strrchr(path, '/');
-  if (!slash) snprintf(dir, sizeof dir, ".");
-  else if (slash == path) snprintf(dir, sizeof dir, "/");
-  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-  int fd = open(dir, O_RDONLY);
-  if (fd >= 0) {
-    (void)fsync(fd);
-    close(fd);
-  }
-}
-
 tg_status tg_safetensors_save(const char *path, int n, const tg_tensor *tensors, int n_meta,
                               const tg_kv *meta) {
   if (!path || !*path) return tg_error(TG_ERR_INVALID, "tg_safetensors_save: path is empty");
@@ -544,35 +517,15 @@ tg_status tg_safetensors_save(const char *path, int n, const tg_tensor *tensors,
     return tg_error(TG_ERR_NOMEM, "%s: out of memory building the header", path);
   }
 
-  size_t plen = strlen(path);
-  char *tmp = tg_malloc(plen + 32);
-  if (!tmp) {
-    tg_free(order);
-    tg_text_free(&h);
-    return tg_error(TG_ERR_NOMEM, "%s: out of memory", path);
-  }
-  snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) {
-    st = tg_error(TG_ERR_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
-  } else {
-    unsigned char len8[8];
-    uint64_t hl = h.len;
-    for (int k = 0; k < 8; k++) len8[k] = (unsigned char)(hl >> (8 * k));
-    st = st_write_all(fd, tmp, len8, 8);
-    if (st == TG_OK) st = st_write_all(fd, tmp, h.data, h.len);
-    for (int k = 0; k < n && st == TG_OK; k++)
-      st = st_write_all(fd, tmp, tensors[order[k]].data, tg_nbytes(&tensors[order[k]]));
-    if (st == TG_OK && fsync(fd) != 0)
-      st = tg_error(TG_ERR_IO, "%s: fsync failed: %s", tmp, strerror(errno));
-    if (close(fd) != 0 && st == TG_OK)
-      st = tg_error(TG_ERR_IO, "%s: close failed: %s", tmp, strerror(errno));
-    if (st == TG_OK && rename(tmp, path) != 0)
-      st = tg_error(TG_ERR_IO, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
-    if (st != TG_OK) unlink(tmp);
-    else st_sync_dir(path);
-  }
-  tg_free(tmp);
+  tg_atomic_file f;
+  st = tg_atomic_open(&f, path);
+  unsigned char len8[8];
+  uint64_t hl = h.len;
+  for (int k = 0; k < 8; k++) len8[k] = (unsigned char)(hl >> (8 * k));
+  if (st == TG_OK) st = tg_atomic_write(&f, len8, 8);
+  if (st == TG_OK) st = tg_atomic_write(&f, h.data, h.len);
+  for (int k = 0; k < n && st == TG_OK; k++) st = tg_atomic_write(&f, tensors[order[k]].data, tg_nbytes(&tensors[order[k]]));
+  if (st == TG_OK) st = tg_atomic_commit(&f);
   tg_free(order);
   tg_text_free(&h);
   return st;

@@ -4,6 +4,7 @@
 #include <time.h>
 #include "base/files.h"
 #include "base/run_lock.h"
+#include "io/ckpt_set.h"
 #include "tickgrad/agent_run.h"
 #include "tickgrad/report.h"
 #include "tickgrad/telemetry.h"
@@ -70,8 +71,10 @@ static tg_status start_folder(const tg_agent_run_config *c, const char *dir, int
   tg_status st = c->resume ? TG_OK : tg_make_dirs(dir);
   if (st == TG_OK) st = tg_run_lock(dir, "train", lock);
   if (st != TG_OK || c->resume) return st;
-  if (tg_file_exists(cfg))
+  if (tg_file_exists(cfg) && tg_ckpt_exists(dir))
     return tg_error(TG_ERR_INVALID, "%s already holds a run; give another --out, or --resume %s", dir, dir);
+  if (tg_file_exists(cfg) && c->log) /* the agent writes its config.json anew */
+    fprintf(c->log, "%s holds a run that stopped before its first checkpoint; starting over in it\n", dir);
   return tg_agent_env_write(dir, c->model, &c->env);
 }
 

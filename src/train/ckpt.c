@@ -5,6 +5,7 @@
 #include "base/hash.h"
 #include "base/alloc.h"
 #include "base/json.h"
+#include "io/ckpt_set.h"
 #include "tickgrad/checkpoint.h"
 #include "train/train_internal.h"
 
@@ -36,7 +37,7 @@ static void put_double(tg_text *b, double v) {
   else tg_text_puts(b, "null");
 }
 
-static tg_status write_trainer(const char *run, const tr_data *d, const tr_progress *p, const char *wh, const char *sh) {
+static tg_status write_trainer(const char *dir, const tr_data *d, const tr_progress *p, const char *wh, const char *sh) {
   tg_text b = {0};
   tg_text_printf(&b, "{\n  \"format\": \"%s\",\n  \"epoch\": %d,\n  \"step\": %lld,\n  \"best_val\": ", TRAINER_FORMAT,
                      p->epoch, (long long)p->step);
@@ -66,25 +67,28 @@ static tg_status write_trainer(const char *run, const tr_data *d, const tr_progr
     tg_text_puts(&b, "]");
   }
   tg_text_puts(&b, "\n  ]\n}\n");
-  char path[TG_PATH_MAX + 32];
-  path_in(path, sizeof path, run, "trainer.json");
+  char path[TG_PATH_MAX + 96];
+  path_in(path, sizeof path, dir, "trainer.json");
   tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "train: out of memory writing '%s'", path) : tg_write_atomic(path, b.data, b.len);
   tg_text_free(&b);
   return st;
 }
 
 tg_status tr_ckpt_save(const char *run, tr_model *m, const tr_data *d, const tr_progress *p, int batch) {
-  char wpath[TG_PATH_MAX + 32], spath[TG_PATH_MAX + 32], wh[17], sh[17];
-  path_in(wpath, sizeof wpath, run, "weights.safetensors");
-  path_in(spath, sizeof spath, run, "state.safetensors");
+  char wpath[TG_PATH_MAX + 96], spath[TG_PATH_MAX + 96], wh[17], sh[17];
+  tg_ckpt_set set;
+  tg_status st = tg_ckpt_begin(run, &set);
+  if (st != TG_OK) return st;
+  tg_ckpt_path(&set, "weights.safetensors", wpath, sizeof wpath);
+  tg_ckpt_path(&set, "state.safetensors", spath, sizeof spath);
   tg_train_state ts = {p->step, tg_graph_rng_seed(m->train.g), tg_graph_rng_offset(m->train.g), p->epoch,
                        p->epoch_steps * batch};
-  tg_status st = tg_store_save(m->store, wpath);
+  st = tg_store_save(m->store, wpath);
   if (st == TG_OK) st = tg_train_state_save(spath, m->opt, &ts);
   if (st == TG_OK) st = tg_file_hash(wpath, wh);
   if (st == TG_OK) st = tg_file_hash(spath, sh);
-  if (st == TG_OK) st = write_trainer(run, d, p, wh, sh);
-  return st;
+  if (st == TG_OK) st = write_trainer(set.dir, d, p, wh, sh);
+  return tg_ckpt_end(&set, st);
 }
 
 tg_status tr_ckpt_save_best(const char *run, tr_model *m) {
@@ -109,7 +113,7 @@ static tg_status get_num(const tg_json *root, const char *key, const char *path,
 
 static tg_status get_hash(const tg_json *root, const char *key, const char *path, const char *file, const char *run) {
   const tg_json *v = tg_json_get(root, key);
-  char fpath[TG_PATH_MAX + 32], hex[17];
+  char fpath[TG_PATH_MAX + 96], hex[17];
   path_in(fpath, sizeof fpath, run, file);
   if (!v || v->type != TG_JSON_STRING) return tg_error(TG_ERR_FORMAT, "%s: \"%s\" is missing", path, key);
   tg_status st = tg_file_hash(fpath, hex);
@@ -176,7 +180,7 @@ static tg_status read_position(const tg_json *root, const char *path, tr_progres
 }
 
 static tg_status read_trainer(const char *run, const tr_data *d, tr_progress *p) {
-  char path[TG_PATH_MAX + 32];
+  char path[TG_PATH_MAX + 96];
   path_in(path, sizeof path, run, "trainer.json");
   tg_json_doc *doc = NULL;
   tg_status st = tg_json_parse_file(path, &doc);
@@ -203,12 +207,16 @@ static tg_status read_trainer(const char *run, const tr_data *d, tr_progress *p)
   return st;
 }
 
-tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p, int batch) {
-  char wpath[TG_PATH_MAX + 32], spath[TG_PATH_MAX + 32];
+tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p, int batch, FILE *log, int *found) {
+  char wpath[TG_PATH_MAX + 96], spath[TG_PATH_MAX + 96];
+  tg_ckpt_set set;
+  tg_status st = tg_ckpt_find(run, log, &set, found);
+  if (st != TG_OK || !*found) return st;
+  run = set.dir;
   path_in(wpath, sizeof wpath, run, "weights.safetensors");
   path_in(spath, sizeof spath, run, "state.safetensors");
   tg_train_state ts;
-  tg_status st = read_trainer(run, d, p);
+  st = read_trainer(run, d, p);
   if (st == TG_OK) st = tg_store_load(m->store, wpath);
   if (st == TG_OK) st = tg_train_state_load(spath, m->opt, &ts);
   if (st == TG_OK && (ts.epoch != p->epoch || ts.step != p->step || ts.cursor != p->epoch_steps * batch))

@@ -89,8 +89,8 @@ static const tg_setting SETTINGS[] = {
 };
 
 /* config.json members that are not settings: a classifier's class names, written for the record (the data decides
- * them again on resume) */
-static const char *const EXTRA[] = {"classes", NULL};
+ * them again on resume), and the run's id, which its checkpoint sets carry through config.json's hash */
+static const char *const EXTRA[] = {"classes", "run_id", NULL};
 
 const tg_settings TR_SETTINGS = {"config", SETTINGS, (int)(sizeof SETTINGS / sizeof SETTINGS[0]), 0, 0, EXTRA};
 

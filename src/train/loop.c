@@ -8,6 +8,7 @@
 #include "base/json.h"
 #include "base/run_lock.h"
 #include "base/text.h"
+#include "io/ckpt_set.h"
 #include "tickgrad/device.h"
 #include "tickgrad/dist.h"
 #include "tickgrad/report.h"
@@ -55,13 +56,17 @@ static void default_out(tg_train_config *c) {
   snprintf(c->out, sizeof c->out, "runs/%s-%s", tg_train_model_name(c->model.kind), stamp);
 }
 
-/* config.json: every setting, and a classifier's class names after them. */
-static tg_status write_config(const tg_train_config *c, const tr_data *d) {
-  char path[TG_PATH_MAX + 32];
+/* config.json: every setting, a new run id, and a classifier's class names after them. A folder whose run stopped
+ * before its first checkpoint is started over. */
+static tg_status write_config(const tg_train_config *c, const tr_data *d, FILE *log) {
+  char path[TG_PATH_MAX + 32], run_id[17];
   snprintf(path, sizeof path, "%s/config.json", c->out);
-  if (tg_file_exists(path))
+  if (tg_file_exists(path) && tg_ckpt_exists(c->out))
     return tg_error(TG_ERR_INVALID, "train: %s already holds a run (config.json); continue it with --resume %s or "
                     "choose another --out", c->out, c->out);
+  if (tg_file_exists(path) && log)
+    fprintf(log, "%s holds a run that stopped before its first checkpoint; starting over in it\n", c->out);
+  tg_ckpt_run_id_new(run_id);
   char *text = tg_train_config_to_json(c);
   if (!text) return tg_error(TG_ERR_NOMEM, "train: out of memory writing %s", path);
   tg_text b = {0};
@@ -77,7 +82,8 @@ static tg_status write_config(const tg_train_config *c, const tr_data *d) {
     }
     tg_text_puts(&b, "]\n");
   }
-  tg_text_puts(&b, "}\n");
+  while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == ' ')) b.data[--b.len] = '\0';
+  tg_text_printf(&b, ",\n  \"run_id\": \"%s\"\n}\n", run_id);
   tg_free(text);
   tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "train: out of memory writing %s", path) : tg_write_atomic(path, b.data, b.len);
   tg_text_free(&b);
@@ -172,15 +178,19 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   r->tgt = tg_malloc(nt * sizeof(float));
   if (!r->pred || !r->tgt) return tg_error(TG_ERR_NOMEM, "train: out of memory for validation outputs");
   r->p.best_val = INFINITY;
-  if (c->resume[0]) {
-    if ((st = tr_ckpt_load(c->out, &r->m, &r->d, &r->p, c->batch)) != TG_OK) return st;
+  int found = 0;
+  if (c->resume[0] && (st = tr_ckpt_load(c->out, &r->m, &r->d, &r->p, c->batch, r->log, &found)) != TG_OK) return st;
+  if (c->resume[0] && !found) {
+    if (r->log) fprintf(r->log, "%s holds no checkpoint (the run stopped before its first): starting it from the "
+                        "beginning with its config.json\n", c->out);
+  } else if (c->resume[0]) {
     r->p.saved_epoch = r->p.epoch;
     if (r->log && r->p.epoch_steps)
       fprintf(r->log, "resuming %s after step %lld of epoch %d (global step %lld)\n", c->out,
               (long long)r->p.epoch_steps, r->p.epoch + 1, (long long)r->p.step);
     else if (r->log)
       fprintf(r->log, "resuming %s after epoch %d (step %lld)\n", c->out, r->p.epoch, (long long)r->p.step);
-  } else if (r->root && (st = write_config(c, &r->d)) != TG_OK) {
+  } else if (r->root && (st = write_config(c, &r->d, r->log)) != TG_OK) {
     return st;
   }
   if (r->root && (st = tr_meta_write(c->out, &r->d, c->precision, c->recompute)) != TG_OK) return st;

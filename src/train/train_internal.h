@@ -185,11 +185,13 @@ void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batc
 
 tg_status tr_progress_push(tr_progress *p, const tg_train_metrics *m);
 void tr_progress_free(tr_progress *p);
-/* weights, state, trainer.json (in that order); the state's data cursor is p->epoch_steps * batch windows */
+/* One checkpoint set (io/ckpt_set.h): weights, state, trainer.json (in that order); the state's data cursor is
+ * p->epoch_steps * batch windows */
 tg_status tr_ckpt_save(const char *run, tr_model *m, const tr_data *d, const tr_progress *p, int batch);
 tg_status tr_ckpt_save_best(const char *run, tr_model *m);
-/* Loads the three and checks that they belong together and to this data (target scales). */
-tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p, int batch);
+/* Loads the set a resume reads (tg_ckpt_find: the current one, or the newest whole one) and checks that its files
+ * belong together and to this data (target scales); *found 0 (nothing loaded) when the run has no checkpoint. */
+tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p, int batch, FILE *log, int *found);
 /* RUN/metrics.csv with the header (a classifier's confusion columns for n_classes) and p's rows. */
 tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, int n_classes, FILE **out);
 
