@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One check of tickgrad on a machine with an NVIDIA GPU (written for a lent H200: 16 cores, CUDA
 # driver, no network), within a time budget (GPU_CHECK_BUDGET seconds, default 450):
-#   build (build-gpu, sm_90, -Werror), `tickgrad devices` (self-test), the CUDA tests, the bf16
+#   build (build-gpu, sm_90, -Werror), `tickgrad devices` (self-test), light start (cuBLAS loaded only
+#   when a GPU starts), the CUDA tests, the bf16
 #   GEMMs (test_cuda's bf16 lines: cuBLAS on the tensor cores against the CPU's bf16 plan), the full
 #   test suite, `tickgrad demo` on cuda (GPU-busy figure from its telemetry.csv), `tickgrad train`
 #   of the TFT and Mamba-2 on cuda (2 short epochs on a synthetic market), the GPU benchmark
@@ -156,6 +157,17 @@ else
   result SKIP devices "$gpu_why"
 fi
 skip_gpu() { result SKIP "$1" "$gpu_why"; }
+
+# ---- 2b. light start on a GPU machine: `version` opens neither cuBLAS nor the driver; `devices` loads cuBLAS
+# with dlopen when cuda:0 starts (its self-test GEMM above ran through it)
+if [ "$have_gpu" = 1 ]; then
+  cuda_libs() { LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -oE 'file=lib(cublas|cublasLt|cudart|cuda)\.so[.0-9]*' | sort -u | tr '\n' ' '; }
+  v=$(cuda_libs "./$BUILD/tickgrad" version) d=$(cuda_libs "./$BUILD/tickgrad" devices)
+  if [ -z "$v" ] && [[ $d == *file=libcublas.so* ]]; then result PASS light-start "version opens no CUDA library; devices: $d"
+  else result FAIL light-start "version opens '${v}' (want none); devices opens '${d}' (want libcublas)"; fi
+else
+  skip_gpu light-start
+fi
 
 # ---- 3. the CUDA tests, then the whole suite
 log=$OUT/04-ctest-cuda.log

@@ -3,7 +3,7 @@
 #ifndef TG_CUDA_INTERNAL_H
 #define TG_CUDA_INTERNAL_H
 
-#include <cublas_v2.h>
+#include "backend/cuda/cuda_blas.h" /* cuBLAS, loaded on first use */
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "ops/ops.h"

@@ -56,7 +56,8 @@ tg_status set_device(int dev) {
 tg_status init_locked(int dev) {
   dev_state *s = &g_dev[dev];
   if (s->ready.load()) return TG_OK;
-  tg_status st = set_device(dev);
+  tg_status st = tg_cublas_load(); /* the first device start loads cuBLAS */
+  if (st == TG_OK) st = set_device(dev);
   if (st != TG_OK) return st;
   cudaError_t e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
   if (e != cudaSuccess) return tg_cuda_fail(e, "cudaStreamCreate", "device start-up");
@@ -64,13 +65,13 @@ tg_status init_locked(int dev) {
     return tg_cuda_fail(e, "cudaMalloc of the fault record", "device start-up");
   if ((e = cudaMemset(s->fault, 0xFF, sizeof(tg_cuda_fault))) != cudaSuccess)
     return tg_cuda_fail(e, "cudaMemset of the fault record", "device start-up");
-  cublasStatus_t b = cublasCreate(&s->blas);
+  cublasStatus_t b = tg_cublas.create(&s->blas);
   if (b != CUBLAS_STATUS_SUCCESS) return tg_cuda_blas_fail(b, "cublasCreate", "device start-up");
   if ((e = cudaMalloc(&s->blas_workspace, BLAS_WORKSPACE_BYTES)) != cudaSuccess)
     return tg_cuda_fail(e, "cudaMalloc of the cuBLAS workspace", "device start-up");
-  if ((b = cublasSetStream(s->blas, s->stream)) != CUBLAS_STATUS_SUCCESS ||
-      (b = cublasSetWorkspace(s->blas, s->blas_workspace, BLAS_WORKSPACE_BYTES)) != CUBLAS_STATUS_SUCCESS ||
-      (b = cublasSetMathMode(s->blas, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS)
+  if ((b = tg_cublas.set_stream(s->blas, s->stream)) != CUBLAS_STATUS_SUCCESS ||
+      (b = tg_cublas.set_workspace(s->blas, s->blas_workspace, BLAS_WORKSPACE_BYTES)) != CUBLAS_STATUS_SUCCESS ||
+      (b = tg_cublas.set_math_mode(s->blas, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS)
     return tg_cuda_blas_fail(b, "cuBLAS set-up", "device start-up");
   s->ready.store(1);
   return TG_OK;
@@ -150,8 +151,8 @@ tg_status tg_cuda_fail(cudaError_t e, const char *what, const char *where) {
 tg_status tg_cuda_blas_fail(cublasStatus_t b, const char *what, const char *where) {
   if (b == CUBLAS_STATUS_SUCCESS) return TG_OK;
   tg_status s = b == CUBLAS_STATUS_ALLOC_FAILED ? TG_ERR_NOMEM : TG_ERR_DEVICE;
-  return tg_error(s, "cuBLAS: %s failed (%s): %s: %s", what, where ? where : "-", cublasGetStatusName(b),
-                  cublasGetStatusString(b));
+  return tg_error(s, "cuBLAS: %s failed (%s): %s: %s", what, where ? where : "-", tg_cublas.status_name(b),
+                  tg_cublas.status_string(b));
 }
 
 tg_status tg_cuda_launched(const char *kernel, const char *node) {

@@ -32,8 +32,8 @@ static tg_status lstm_gemm(const lstm_ctx *c, int ta, int tb, int64_t m, int64_t
                            float *C, int64_t ldc) {
   const float one = 1.0f;
   cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasStatus_t st = cublasSgemm(c->h, ob, oa, (int)n, (int)m, (int)k, &one, B, (int)ldb, A,
-                                  (int)lda, &beta, C, (int)ldc);
+  cublasStatus_t st =
+      tg_cublas.sgemm(c->h, ob, oa, (int)n, (int)m, (int)k, &one, B, (int)ldb, A, (int)lda, &beta, C, (int)ldc);
   return tg_cuda_blas_fail(st, "cublasSgemm", c->a->node_name);
 }
 

@@ -103,21 +103,21 @@ static tg_status mm_gemm(const mm_ctx *c, int ta, int tb, int64_t m, int64_t n, 
   const char *what;
   if (c->bf16 && batch == 1) {
     what = "cublasGemmEx";
-    st = cublasGemmEx(c->h, ob, oa, (int)n, (int)m, (int)k, &one, B, CUDA_R_16BF, (int)ldb, A, CUDA_R_16BF, (int)lda,
-                      &beta, C, CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    st = tg_cublas.gemm_ex(c->h, ob, oa, (int)n, (int)m, (int)k, &one, B, CUDA_R_16BF, (int)ldb, A, CUDA_R_16BF,
+                           (int)lda, &beta, C, CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   } else if (c->bf16) {
     what = "cublasGemmStridedBatchedEx";
-    st = cublasGemmStridedBatchedEx(c->h, ob, oa, (int)n, (int)m, (int)k, &one, B, CUDA_R_16BF, (int)ldb, sb, A,
-                                    CUDA_R_16BF, (int)lda, sa, &beta, C, CUDA_R_32F, (int)ldc, sc, (int)batch,
-                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    st = tg_cublas.gemm_strided_batched_ex(c->h, ob, oa, (int)n, (int)m, (int)k, &one, B, CUDA_R_16BF, (int)ldb, sb,
+                                           A, CUDA_R_16BF, (int)lda, sa, &beta, C, CUDA_R_32F, (int)ldc, sc,
+                                           (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   } else if (batch == 1) {
     what = "cublasSgemm";
-    st = cublasSgemm(c->h, ob, oa, (int)n, (int)m, (int)k, &one, (const float *)B, (int)ldb, (const float *)A,
-                     (int)lda, &beta, C, (int)ldc);
+    st = tg_cublas.sgemm(c->h, ob, oa, (int)n, (int)m, (int)k, &one, (const float *)B, (int)ldb, (const float *)A,
+                         (int)lda, &beta, C, (int)ldc);
   } else {
     what = "cublasSgemmStridedBatched";
-    st = cublasSgemmStridedBatched(c->h, ob, oa, (int)n, (int)m, (int)k, &one, (const float *)B, (int)ldb, sb,
-                                   (const float *)A, (int)lda, sa, &beta, C, (int)ldc, sc, (int)batch);
+    st = tg_cublas.sgemm_strided_batched(c->h, ob, oa, (int)n, (int)m, (int)k, &one, (const float *)B, (int)ldb, sb,
+                                         (const float *)A, (int)lda, sa, &beta, C, (int)ldc, sc, (int)batch);
   }
   return tg_cuda_blas_fail(st, what, c->a->node_name);
 }

@@ -55,8 +55,9 @@ add_library(tickgrad_cuda_emu STATIC $<TARGET_OBJECTS:tickgrad_common> ${TG_BACK
 # rewritten backend headers shadow the originals.
 target_include_directories(tickgrad_cuda_emu PUBLIC include PRIVATE ${TG_EMU_DIR}/include ${TG_EMU_GEN} src
                            ${TG_CBLAS_INCLUDE} ${CMAKE_BINARY_DIR}/cuda_emu/generated)
+# TG_CUBLAS_LINKED: the backend takes the emulator's cuBLAS functions as linked instead of loading libcublas.
 target_compile_definitions(tickgrad_cuda_emu PRIVATE TG_VERSION="${PROJECT_VERSION}" TG_HAVE_CUDA=1
-                           TG_HAVE_MPI=${TG_HAVE_MPI} TG_HAVE_NCCL=0)
+                           TG_HAVE_MPI=${TG_HAVE_MPI} TG_HAVE_NCCL=0 TG_CUBLAS_LINKED=1)
 target_compile_options(tickgrad_cuda_emu PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${TG_EMU_CXX_FLAGS}>)
 target_link_libraries(tickgrad_cuda_emu PUBLIC ${TG_LIB_LINK} tg_cuda_emu_rt)
 
