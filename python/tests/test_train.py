@@ -65,7 +65,7 @@ def test_frame_training_equals_the_command(cli, market, tmp_path, settings):
     cfg_py = json.loads((tmp_path / "py" / "config.json").read_text())
     assert cfg_py["data"] == [] and cfg_cli["data"] == [str(path)]
     for cfg in (cfg_cli, cfg_py):
-        cfg.pop("data"), cfg.pop("out")
+        cfg.pop("data"), cfg.pop("out"), cfg.pop("run_id")  # each run its own id
     assert cfg_py == cfg_cli
 
 
