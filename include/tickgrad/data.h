@@ -76,7 +76,9 @@ typedef struct tg_bars {
   uint32_t *instrument;    /* [n], or NULL when the source names no instrument */
   char source[256];        /* the file (or "first.csv and 3 more") */
   char format[16];         /* "csv", "dbn", "parquet", "synthetic" */
-  int64_t reordered;       /* bars tg_bars_read found out of time order (and sorted) */
+  int64_t reordered;       /* bars tg_bars_read found out of time order (and sorted); a reorder of bars that share a
+                              timestamp (by instrument) is not counted */
+  int newest_first;        /* CSV: the file ran newest first and was reversed (its rows count from the end) */
   int n_cols;              /* extra columns, in the order of the file (DBN and synthetic bars have none) */
   tg_bar_column *cols;     /* [n_cols], owned (a view's point into its source's: tg_bars_view) */
 } tg_bars;
@@ -101,6 +103,14 @@ tg_status tg_bars_append(tg_bars *dst, const tg_bars *src);
 /* Stable sort by (ts, instrument), the extra columns moved with their bars. *moved (may be NULL) receives how many
  * bars were not already in order: 0 for sorted input. */
 tg_status tg_bars_sort(tg_bars *b, int64_t *moved);
+
+/* Bars of one instrument sharing a timestamp: an error (default), or keep the first or the last of them (in file
+ * order; across files, in the order the files are read). */
+typedef enum tg_dup_policy { TG_DUPS_ERROR = 0, TG_DUPS_FIRST, TG_DUPS_LAST } tg_dup_policy;
+/* Over bars sorted by tg_bars_sort: bars of one instrument that share a timestamp are TG_ERR_FORMAT naming the time
+ * (what starts the message) under TG_DUPS_ERROR, or all but the first (TG_DUPS_FIRST) or the last (TG_DUPS_LAST) of
+ * them in their order are removed. */
+tg_status tg_bars_dedupe(tg_bars *b, tg_dup_policy policy, const char *what);
 
 /* The extra column named name (exact, case-sensitive), or NULL. */
 const tg_bar_column *tg_bars_column(const tg_bars *b, const char *name);
@@ -132,8 +142,43 @@ typedef struct tg_read_opts {
   const char *tz;
   double price_scale;         /* prices are multiplied by this (0 means 1) */
   tg_null_policy nulls;       /* null, missing or undefined prices: an error (default) or NaN */
-  FILE *warn;                 /* where warnings go (reordered rows); NULL: nowhere */
+  FILE *warn;                 /* where warnings go (reordered rows, skipped files); NULL: nowhere */
+  /* The bar checks every read makes (tg_bars_check): */
+  tg_dup_policy duplicates;   /* duplicate timestamps of one instrument: an error (default), or keep first / last */
+  int allow_ohlc;             /* 1: high below open/close/low or low above open/close is let through */
+  int no_checks;              /* 1: no bar checks at all (`tickgrad inspect` reports what they would say) */
+  int skip_bad_files;         /* a folder or glob: a file that cannot be read is skipped with a warning line naming
+                                 it and why, instead of failing the read (at least one file must remain) */
 } tg_read_opts;
+
+/* How a command reads its bars, kept in a run's config.json (keys data_columns, data_tz, price_scale, nulls,
+ * duplicates, allow_ohlc, skip_bad_files) so that a resumed run, a predictor or a backtest of the run reads the same
+ * way. Every command that reads bars takes the same flags for them: --columns, --data-tz, --price-scale, --nulls,
+ * --duplicates, --allow-ohlc, --skip-bad-files. Zero-initialised means defaults. */
+typedef struct tg_read_settings {
+  char columns[512];  /* the CSV column map ("": found from the header) */
+  char tz[64];        /* zone of naive timestamps ("": UTC) */
+  double price_scale; /* 0: 1 */
+  int nulls;          /* tg_null_policy */
+  int duplicates;     /* tg_dup_policy */
+  int allow_ohlc, skip_bad_files;
+} tg_read_settings;
+
+/* The read options of s (pointing into s) with warnings to warn. */
+tg_read_opts tg_read_settings_opts(const tg_read_settings *s, FILE *warn);
+/* Sets the setting of flag (one of the flags above) from value; TG_ERR_INVALID naming the flag, the value and what is
+ * allowed. tg_read_flag_known: 1 when flag is one of them. tg_read_flags_help: one --help line per flag. */
+tg_status tg_read_settings_set_flag(tg_read_settings *s, const char *flag, const char *value);
+int tg_read_flag_known(const char *flag);
+void tg_read_flags_help(FILE *f);
+
+/* The checks of bars every reader's caller gets (tg_bars_read makes them on each file as read): per instrument no two
+ * bars share a timestamp (unless opts->duplicates keeps one); high >= max(open, close), low <= min(open, close) and
+ * high >= low (unless opts->allow_ohlc); volume not negative; every price a positive number a log return can be
+ * taken of and stored (finite and in [FLT_MIN, FLT_MAX], so log(close_t / close_t-1) is finite); NaN prices only
+ * under TG_NULLS_NAN. A failure is TG_ERR_FORMAT naming source, the row (1-based, the file's
+ * order; reversed for a newest-first CSV), the time and the value. opts NULL: the defaults. */
+tg_status tg_bars_check(const tg_bars *b, const tg_read_opts *opts, const char *source);
 
 /* Reads one file, a directory (every file in it), or a glob pattern such as "bars/es_*.csv"; the format is picked by
  * content (magic bytes), not by extension. Several files concatenate and sort by time; rows out of

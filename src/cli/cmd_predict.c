@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/read_flags.h"
 #include "data/timeconv.h"
 #include "tickgrad/predictor.h"
 #include "tickgrad/tickgrad.h"
@@ -12,10 +13,11 @@
 #define PR_LINE_MAX 4096
 
 typedef struct pr_args {
-  const char *run, *weights, *tz, *out, *columns;
+  const char *run, *weights, *out;
   int n_data, stream;
   const char *data[PR_MAX_DATA];
-  double price_scale;
+  cli_read_flags read; /* over the run's own (its config.json) */
+  tg_read_settings rs; /* what reads: the run's with the flags on top */
 } pr_args;
 
 static void pr_usage(FILE *f) {
@@ -33,11 +35,10 @@ static void pr_usage(FILE *f) {
           "                       O(1) for mamba2 (its recurrent state) and one window for tft and mlp. The rows are the\n"
           "                       same as --data gives for the same bars\n"
           "  --weights W          best (default: the best validation epoch) or last\n"
-          "  --columns MAP        CSV column map, e.g. \"ts=Date,close=Close\" (see tickgrad inspect --help)\n"
-          "  --data-tz ZONE       zone of naive timestamps (default UTC)\n"
-          "  --price-scale X      multiply prices by X\n"
           "  --out FILE           write the CSV there (default: standard output)\n"
           "exit codes: 0 done, 1 failure (run, data; the message names the bar), 2 usage\n");
+  cli_read_flags_help(f);
+  fprintf(f, "  (the bars are read as the run read its own, RUN/config.json, unless these flags say otherwise)\n");
 }
 
 static int take_data(pr_args *a, int argc, char **argv, int *i) {
@@ -53,12 +54,8 @@ static int flag_value(pr_args *a, const char *f, const char *v) {
   if (!v) return tg_cli_usage_error("predict", "%s needs a value", f);
   if (!strcmp(f, "--run")) a->run = v;
   else if (!strcmp(f, "--weights")) a->weights = v;
-  else if (!strcmp(f, "--data-tz")) a->tz = v;
-  else if (!strcmp(f, "--columns")) a->columns = v;
   else if (!strcmp(f, "--out")) a->out = v;
-  else if (!strcmp(f, "--price-scale")) {
-    if (!tg_cli_number("predict", f, v, 1e-300, 1e300, &a->price_scale)) return TG_EXIT_USAGE;
-  } else return tg_cli_usage_error("predict", "unknown flag '%s'", f);
+  else return tg_cli_usage_error("predict", "unknown flag '%s'", f);
   return 0;
 }
 
@@ -73,6 +70,7 @@ static int parse(int argc, char **argv, pr_args *a) {
     if (!strcmp(f, "--data")) rc = take_data(a, argc, argv, &i);
     else if (!strcmp(f, "--stream")) a->stream = 1;
     else if (strncmp(f, "--", 2) != 0) rc = tg_cli_usage_error("predict", "unexpected argument '%s'", f);
+    else if (cli_read_flag("predict", &a->read, f, i + 1 < argc ? argv[i + 1] : NULL, &rc) > 0) i++;
     else rc = flag_value(a, f, i + 1 < argc ? argv[++i] : NULL);
     if (rc) return rc;
   }
@@ -119,15 +117,7 @@ static tg_status predict_bar(tg_predictor *p, const tg_pbar *b, float *pred, FIL
   return TG_OK;
 }
 
-static tg_read_opts read_opts(const pr_args *a) {
-  tg_read_opts ro;
-  memset(&ro, 0, sizeof ro);
-  ro.tz = a->tz;
-  ro.columns = a->columns;
-  ro.price_scale = a->price_scale;
-  ro.warn = stderr;
-  return ro;
-}
+static tg_read_opts read_opts(const pr_args *a) { return tg_read_settings_opts(&a->rs, stderr); }
 
 static tg_status predict_files(const pr_args *a, tg_predictor *p, float *pred, FILE *f) {
   tg_bars bars;
@@ -193,6 +183,19 @@ static tg_status predict_stream(const pr_args *a, tg_predictor *p, float *pred, 
   return TG_OK;
 }
 
+/* How the run read its bars (RUN/config.json), with the reader flags given on top. */
+static tg_status run_read_settings(pr_args *a) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/config.json", a->run);
+  static tg_train_config c;
+  c = tg_train_defaults(TG_MODEL_MLP);
+  tg_status st = tg_train_config_load(path, &c);
+  if (st != TG_OK) return st;
+  a->rs = c.read;
+  cli_read_flags_over(&a->read, &a->rs);
+  return TG_OK;
+}
+
 int tg_cmd_predict(int argc, char **argv) {
   pr_args a;
   memset(&a, 0, sizeof a);
@@ -203,6 +206,7 @@ int tg_cmd_predict(int argc, char **argv) {
   FILE *f = stdout;
   float *pred = NULL;
   tg_status st = tg_predictor_open(a.run, &po, &p);
+  if (st == TG_OK) st = run_read_settings(&a);
   if (st == TG_OK) {
     const tg_predictor_info *in = tg_predictor_get_info(p);
     pred = malloc((size_t)tg_predictor_out_len(in) * sizeof *pred);
@@ -214,6 +218,7 @@ int tg_cmd_predict(int argc, char **argv) {
   }
   if (st == TG_OK) {
     write_header(f, tg_predictor_get_info(p));
+    fflush(f); /* a client waiting for the header before it sends bars gets it now */
     st = a.stream ? predict_stream(&a, p, pred, f) : predict_files(&a, p, pred, f);
   }
   if (f != stdout && fclose(f) != 0 && st == TG_OK) st = tg_error(TG_ERR_IO, "predict: writing %s failed", a.out);

@@ -570,6 +570,7 @@ tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg
   st = parse_rows(&c, data, end, data_no, out, &newest_first);
   if (st == TG_OK) st = tg_csv_extras_finish(path, &c.lay, data, end, data_no, n0, out, &c.x);
   if (st == TG_OK && newest_first) reverse_newest_first(out, n0);
+  if (st == TG_OK && newest_first && n0 == 0) out->newest_first = 1;
 done:
   if (st != TG_OK) { /* nothing half-read stays behind, nor an instrument or extra column this call added */
     tg_csv_extras_undo(out, &c.x);
