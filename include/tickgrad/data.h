@@ -198,6 +198,26 @@ tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts
 tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
 tg_status tg_dbn_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
 tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
+/* One CSV row (a streamed bar, no end of line) read under its header line as the file of the two would be, the
+ * header deciding the layout: a row whose field count is not the header's is the file reader's error naming the
+ * line (row_no); then tg_csv_parse of the two lines and tg_bars_check of the bar (duplicate times are the caller's
+ * to check across rows). path names the source in errors. */
+tg_status tg_csv_parse_row(const char *path, const char *header, const char *row, int64_t row_no,
+                           const tg_read_opts *opts, tg_bars *out);
+
+/* Streamed bars, one at a time (predict --stream): each instrument's last time, so the duplicates rule applies as a
+ * file read applies it. Zero-initialised is empty. */
+typedef struct tg_stream_times {
+  uint32_t *ids;
+  int64_t *last;
+  int n, cap;
+} tg_stream_times;
+/* The bar of instrument at ts, on line of src: a time its instrument had on the line before is TG_ERR_FORMAT naming
+ * the line (TG_DUPS_ERROR), skipped (*skip = 1, TG_DUPS_FIRST), or TG_ERR_INVALID (TG_DUPS_LAST: the first one's
+ * forecast is out); else *skip = 0 and the time is kept. */
+tg_status tg_stream_times_check(tg_stream_times *t, uint32_t instrument, int64_t ts, const tg_read_opts *opts,
+                                const char *src, int64_t line, int *skip);
+void tg_stream_times_free(tg_stream_times *t);
 
 /* What `tickgrad inspect` reports about a series. */
 #define TG_INSPECT_MAX_GAPS 5

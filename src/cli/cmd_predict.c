@@ -134,19 +134,18 @@ static tg_status predict_files(const pr_args *a, tg_predictor *p, float *pred, F
   return st;
 }
 
-/* One line of stdin as a bar: the CSV reader over the header and that line, so every format it knows works. */
+/* One line of stdin as a bar: the CSV reader's rules under the header line (its layout, its field count, the bar
+ * checks), so every format it knows works and a line the file reader refuses is refused the same way. */
 static tg_status parse_line(const pr_args *a, tg_predictor *p, const char *header, const char *line, int64_t lineno,
-                            tg_bars *one, tg_pbar *b) {
-  char buf[2 * PR_LINE_MAX + 4], where[64];
-  int n = snprintf(buf, sizeof buf, "%s\n%s\n", header, line);
-  snprintf(where, sizeof where, "stdin line %lld", (long long)lineno);
+                            tg_stream_times *seen, tg_bars *one, tg_pbar *b, int *skip) {
   tg_read_opts ro = read_opts(a);
   ro.warn = NULL;
   tg_bars_free(one);
-  tg_status st = tg_csv_parse(where, buf, (size_t)n, &ro, one);
-  if (st == TG_OK && one->n != 1) st = tg_error(TG_ERR_FORMAT, "%s: expected one bar, the line holds %lld", where, (long long)one->n);
-  if (st == TG_OK) st = tg_predictor_bar_at(p, one, 0, 0, b);
-  return st == TG_OK ? st : tg_error(st, "%s: %s", where, tg_last_error());
+  tg_status st = tg_csv_parse_row("stdin", header, line, lineno, &ro, one);
+  if (st == TG_OK)
+    st = tg_stream_times_check(seen, one->instrument ? one->instrument[0] : 0, one->ts[0], &ro, "stdin", lineno, skip);
+  if (st == TG_OK && !*skip) st = tg_predictor_bar_at(p, one, 0, 0, b);
+  return st;
 }
 
 /* Reads a line without its end of line; 0 at the end of input; -1 for a line over PR_LINE_MAX bytes. */
@@ -164,6 +163,8 @@ static tg_status predict_stream(const pr_args *a, tg_predictor *p, float *pred, 
   int64_t lineno = 1;
   tg_bars one; /* the line's bar and its extra columns */
   tg_bars_init(&one);
+  tg_stream_times seen;
+  memset(&seen, 0, sizeof seen);
   int r = read_line(stdin, header);
   if (r <= 0) return tg_error(TG_ERR_FORMAT, "stdin: %s", r ? "the header line is too long" : "no header line");
   while ((r = read_line(stdin, line)) != 0) {
@@ -171,15 +172,18 @@ static tg_status predict_stream(const pr_args *a, tg_predictor *p, float *pred, 
     if (r < 0) return tg_error(TG_ERR_FORMAT, "stdin line %lld: longer than %d bytes", (long long)lineno, PR_LINE_MAX);
     if (!line[0]) continue;
     tg_pbar b;
-    tg_status st = parse_line(a, p, header, line, lineno, &one, &b); /* b points into one until the next line */
-    if (st == TG_OK) st = predict_bar(p, &b, pred, f, "stdin line", lineno);
+    int skip = 0;
+    tg_status st = parse_line(a, p, header, line, lineno, &seen, &one, &b, &skip); /* b points into one */
+    if (st == TG_OK && !skip) st = predict_bar(p, &b, pred, f, "stdin line", lineno);
     if (st != TG_OK) {
       tg_bars_free(&one);
+      tg_stream_times_free(&seen);
       return st;
     }
     fflush(f);
   }
   tg_bars_free(&one);
+  tg_stream_times_free(&seen);
   return TG_OK;
 }
 

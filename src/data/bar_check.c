@@ -5,13 +5,21 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "data/timeconv.h"
+#include "data/bar_check.h"
 #include "tickgrad/data.h"
 
-/* "SRC row R (ts T)" of bar i into buf. */
-static const char *where_of(const tg_bars *b, int64_t i, const char *src, char *buf, size_t n) {
+/* What a check names: the source, and the line of a streamed row (0: count the file's rows from 1). */
+typedef struct where {
+  const char *src;
+  int64_t line;
+} where;
+
+/* "SRC row R (ts T)" (or "SRC line L (ts T)") of bar i into buf. */
+static const char *where_of(const tg_bars *b, int64_t i, const where *wh, char *buf, size_t n) {
   char t[48];
-  int64_t row = b->newest_first ? b->n - i : i + 1;
-  snprintf(buf, n, "%s: row %lld (%s", src, (long long)row, tg_format_utc(b->ts[i], b->ts[i] % 1000000000 != 0, t, sizeof t));
+  int64_t row = wh->line ? wh->line + i : b->newest_first ? b->n - i : i + 1;
+  snprintf(buf, n, "%s: %s %lld (%s", wh->src, wh->line ? "line" : "row", (long long)row,
+           tg_format_utc(b->ts[i], b->ts[i] % 1000000000 != 0, t, sizeof t));
   size_t k = strlen(buf);
   if (b->instrument) snprintf(buf + k, n - k, ", instrument %u)", b->instrument[i]);
   else snprintf(buf + k, n - k, ")");
@@ -19,7 +27,7 @@ static const char *where_of(const tg_bars *b, int64_t i, const char *src, char *
 }
 
 static tg_status check_price(const tg_bars *b, int64_t i, const char *name, double p, const tg_read_opts *o,
-                             const char *src) {
+                             const where *src) {
   char w[600];
   if (isnan(p)) {
     if (o->nulls == TG_NULLS_NAN) return TG_OK;
@@ -31,7 +39,7 @@ static tg_status check_price(const tg_bars *b, int64_t i, const char *name, doub
                   "is finite", where_of(b, i, src, w, sizeof w), name, p, (double)FLT_MIN, (double)FLT_MAX);
 }
 
-static tg_status check_row(const tg_bars *b, int64_t i, const tg_read_opts *o, const char *src) {
+static tg_status check_row(const tg_bars *b, int64_t i, const tg_read_opts *o, const where *src) {
   static const char *const names[4] = {"open", "high", "low", "close"};
   double px[4] = {b->open[i], b->high[i], b->low[i], b->close[i]};
   char w[600];
@@ -63,33 +71,42 @@ static int dup_cmp(const void *pa, const void *pb) {
   return (a->row > b->row) - (a->row < b->row);
 }
 
-static tg_status check_duplicates(const tg_bars *b, const char *src) {
+static tg_status check_duplicates(const tg_bars *b, const where *src) {
   if (b->n < 2) return TG_OK;
   dup_key *k = tg_malloc((size_t)b->n * sizeof *k);
-  if (!k) return tg_error(TG_ERR_NOMEM, "%s: out of memory checking %lld bars", src, (long long)b->n);
+  if (!k) return tg_error(TG_ERR_NOMEM, "%s: out of memory checking %lld bars", src->src, (long long)b->n);
   for (int64_t i = 0; i < b->n; i++) k[i] = (dup_key){b->instrument ? b->instrument[i] : 0, b->ts[i], i};
   qsort(k, (size_t)b->n, sizeof *k, dup_cmp);
   tg_status st = TG_OK;
   for (int64_t j = 1; j < b->n && st == TG_OK; j++) {
     if (k[j].instrument != k[j - 1].instrument || k[j].ts != k[j - 1].ts) continue;
     char w[600];
-    int64_t first = k[j - 1].row, other = b->newest_first ? b->n - k[j].row : k[j].row + 1;
-    st = tg_error(TG_ERR_FORMAT, "%s and row %lld share one timestamp; duplicate times are an error (give --duplicates "
-                  "first or last to keep one of them)", where_of(b, first, src, w, sizeof w), (long long)other);
+    int64_t first = k[j - 1].row, other = src->line ? src->line + k[j].row : b->newest_first ? b->n - k[j].row : k[j].row + 1;
+    st = tg_error(TG_ERR_FORMAT, "%s and %s %lld share one timestamp; duplicate times are an error (give --duplicates "
+                  "first or last to keep one of them)", where_of(b, first, src, w, sizeof w), src->line ? "line" : "row",
+                  (long long)other);
   }
   tg_free(k);
   return st;
 }
 
-tg_status tg_bars_check(const tg_bars *b, const tg_read_opts *opts, const char *source) {
+static tg_status check_all(const tg_bars *b, const tg_read_opts *opts, const where *wh) {
+  for (int64_t i = 0; i < b->n; i++) {
+    tg_status st = check_row(b, i, opts, wh);
+    if (st != TG_OK) return st;
+  }
+  return opts->duplicates == TG_DUPS_ERROR ? check_duplicates(b, wh) : TG_OK;
+}
+
+tg_status tg_bars_check_line(const tg_bars *b, const tg_read_opts *opts, const char *source, int64_t line) {
   tg_read_opts defaults;
   memset(&defaults, 0, sizeof defaults);
   if (!opts) opts = &defaults;
   if (opts->no_checks || !b) return TG_OK;
-  const char *src = source && *source ? source : b->source[0] ? b->source : "bars";
-  for (int64_t i = 0; i < b->n; i++) {
-    tg_status st = check_row(b, i, opts, src);
-    if (st != TG_OK) return st;
-  }
-  return opts->duplicates == TG_DUPS_ERROR ? check_duplicates(b, src) : TG_OK;
+  where wh = {source && *source ? source : b->source[0] ? b->source : "bars", line};
+  return check_all(b, opts, &wh);
+}
+
+tg_status tg_bars_check(const tg_bars *b, const tg_read_opts *opts, const char *source) {
+  return tg_bars_check_line(b, opts, source, 0);
 }
