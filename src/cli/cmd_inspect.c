@@ -40,6 +40,7 @@ static void print_report(const tg_bars *b, const tg_bars_report *r, const tg_col
          b->instrument ? " instrument" : "");
   printf("  rows        %lld, %lld instrument%s\n", (long long)r->rows, (long long)r->instruments,
          r->instruments == 1 ? "" : "s");
+  printf("  check       %s\n", check);
   if (r->rows == 0) return;
   printf("  range       %s .. %s UTC\n", tg_format_utc(r->first_ts, 0, t0, sizeof t0),
          tg_format_utc(r->last_ts, 0, t1, sizeof t1));
@@ -56,7 +57,6 @@ static void print_report(const tg_bars *b, const tg_bars_report *r, const tg_col
          (long long)r->negative_prices);
   if (r->has_volume)
     printf("  volume      %lld NaN, %lld negative\n", (long long)r->nan_volume, (long long)r->negative_volume);
-  printf("  check       %s\n", check);
   if (b->n_cols) printf("  extra       %d column%s\n", b->n_cols, b->n_cols == 1 ? "" : "s");
   for (int k = 0; k < b->n_cols; k++) {
     if (cols[k].kind == TG_COLUMN_NUMERIC)
