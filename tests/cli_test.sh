@@ -233,6 +233,11 @@ for _ in $(seq 1 300); do [ -s "$dir/early.csv" ] && break; sleep 0.1; done
 if head -1 "$dir/early.csv" | grep -q '^ts,instrument,close,h1_q'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: predict --stream wrote no header before its first bar"; fi
 exec 3>&-
 wait "$pred_pid"
+# predict warns when the bars' cadence is not the run's (tr trained on 1-minute bars)
+expect 0 "synth 5-minute bars" -- "$bin" synth --bars 300 --interval 5m --seed 5 --out "$dir/t5.csv"
+expect_out "median interval is 5m.* trained on bars 1m apart" "predict names a cadence unlike the run's" -- "$bin" predict --run "$dir/tr" --data "$dir/t5.csv" --out "$dir/t5p.csv"
+if "$bin" predict --run "$dir/tr" --data "$dir/t.csv" --out "$dir/t1p.csv" 2>&1 | grep -q "median interval"; then
+  fail=$((fail + 1)); echo "FAIL: predict warned about the run's own cadence"; else pass=$((pass + 1)); fi
 # reader flags: the same set on every command that reads bars, kept in config.json for predict and backtest --run
 printf 'Stamp,O,H,L,C,V\n' > "$dir/cols.csv"
 tail -n +2 "$dir/t.csv" >> "$dir/cols.csv"

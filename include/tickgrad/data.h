@@ -238,6 +238,10 @@ typedef struct tg_bars_report {
 /* bars must be sorted (tg_bars_read sorts). */
 tg_status tg_bars_inspect(const tg_bars *bars, tg_bars_report *r);
 
+/* 1 after a warning line to warn (may be NULL) naming b's source, its median bar interval and want_ns when they
+ * differ (what names the run); 0 when they agree or either is unknown (want_ns 0, under 2 bars of an instrument). */
+int tg_bars_interval_warn(const tg_bars *b, int64_t want_ns, const char *what, FILE *warn);
+
 /* What `tickgrad inspect` reports about one extra column. */
 typedef struct tg_column_report {
   const char *name;    /* the column's own name (valid while the bars are) */

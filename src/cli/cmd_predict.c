@@ -36,6 +36,7 @@ static void pr_usage(FILE *f) {
           "                       same as --data gives for the same bars\n"
           "  --weights W          best (default: the best validation epoch) or last\n"
           "  --out FILE           write the CSV there (default: standard output)\n"
+          "With --data, a warning on stderr says when the bars' median interval is not the one the run trained on.\n"
           "exit codes: 0 done, 1 failure (run, data; the message names the bar), 2 usage\n");
   cli_read_flags_help(f);
   fprintf(f, "  (the bars are read as the run read its own, RUN/config.json, unless these flags say otherwise)\n");
@@ -123,6 +124,7 @@ static tg_status predict_files(const pr_args *a, tg_predictor *p, float *pred, F
   tg_bars bars;
   tg_read_opts ro = read_opts(a);
   tg_status st = tg_bars_read_paths(a->n_data, a->data, &ro, &bars);
+  if (st == TG_OK) tg_bars_interval_warn(&bars, tg_predictor_get_info(p)->bar_ns, a->run, stderr);
   char where[300];
   snprintf(where, sizeof where, "%s, bar", bars.source);
   for (int64_t i = 0; st == TG_OK && i < bars.n; i++) {
