@@ -233,7 +233,44 @@ for run in tr ptft pm2; do
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: predict $run: --stream differs from --data, or the CSV is malformed"; fi
 done
 printf 'ts,open,high,low,close,volume\n2020-01-02 14:30:00,100,101,99,100,5\n2020-01-02 14:31:00,100,101,99,-3,5\n' > "$dir/bad.csv"
-expect_out "stdin line 3: .*close" "predict --stream names the bad bar" -- sh -c "'$bin' predict --run '$dir/tr' --stream < '$dir/bad.csv'"
+expect_out "stdin: line 3 .*close" "predict --stream names the bad bar" -- sh -c "'$bin' predict --run '$dir/tr' --stream < '$dir/bad.csv'"
+# --stream reads a line as the file reader does: a line with an extra field is the same error, not a bar read by position
+{ head -20 "$dir/t.csv"; sed -n 21p "$dir/t.csv" | sed 's/$/,7/'; } > "$dir/extra.csv"
+file_err=$("$bin" predict --run "$dir/tr" --data "$dir/extra.csv" 2>&1 >/dev/null | grep -o 'line 21: .*')
+stream_err=$("$bin" predict --run "$dir/tr" --stream < "$dir/extra.csv" 2>&1 >/dev/null | grep -o 'line 21: .*')
+if [ -n "$file_err" ] && [ "$file_err" = "$stream_err" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --stream's extra field: '$stream_err', the file reader: '$file_err'"; fi
+expect 1 "predict --stream refuses a repeated time" -- sh -c "{ head -3 '$dir/t.csv'; sed -n 3p '$dir/t.csv'; } | '$bin' predict --run '$dir/tr' --stream"
+# the header row comes out before any bar is sent (a client may wait for it before it writes)
+mkfifo "$dir/in.fifo"
+"$bin" predict --run "$dir/tr" --stream < "$dir/in.fifo" > "$dir/early.csv" 2>&1 &
+pred_pid=$!
+exec 3> "$dir/in.fifo"
+for _ in $(seq 1 300); do [ -s "$dir/early.csv" ] && break; sleep 0.1; done
+if head -1 "$dir/early.csv" | grep -q '^ts,instrument,close,h1_q'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: predict --stream wrote no header before its first bar"; fi
+exec 3>&-
+wait "$pred_pid"
+# predict warns when the bars' cadence is not the run's (tr trained on 1-minute bars)
+expect 0 "synth 5-minute bars" -- "$bin" synth --bars 300 --interval 5m --seed 5 --out "$dir/t5.csv"
+expect_out "median interval is 5m.* trained on bars 1m apart" "predict names a cadence unlike the run's" -- "$bin" predict --run "$dir/tr" --data "$dir/t5.csv" --out "$dir/t5p.csv"
+if "$bin" predict --run "$dir/tr" --data "$dir/t.csv" --out "$dir/t1p.csv" 2>&1 | grep -q "median interval"; then
+  fail=$((fail + 1)); echo "FAIL: predict warned about the run's own cadence"; else pass=$((pass + 1)); fi
+# reader flags: the same set on every command that reads bars, kept in config.json for predict and backtest --run
+printf 'Stamp,O,H,L,C,V\n' > "$dir/cols.csv"
+tail -n +2 "$dir/t.csv" >> "$dir/cols.csv"
+cmap="ts=Stamp,open=O,high=H,low=L,close=C,volume=V"
+expect_out "ts=NAME" "train names the --columns flag when no time column is found" -- "$bin" train --model mlp --data "$dir/cols.csv" --epochs 1 --out "$dir/cm0"
+expect 0 "train --columns" -- "$bin" --threads 1 train --model mlp --data "$dir/cols.csv" --columns "$cmap" --epochs 1 --horizons 2 --out "$dir/cm"
+if grep -q '"data_columns": "ts=Stamp' "$dir/cm/config.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: config.json does not keep --columns"; fi
+expect 0 "predict reads as the run did" -- "$bin" predict --run "$dir/cm" --data "$dir/cols.csv" --out "$dir/cm.csv"
+expect 0 "backtest --run reads as the run did" -- "$bin" backtest --run "$dir/cm" --rule median --out "$dir/cmbt"
+expect 0 "backtest --columns" -- "$bin" backtest --data "$dir/cols.csv" --columns "$cmap" --strategy buy-and-hold --out "$dir/cmbt2"
+expect_out "rows        3000" "inspect --columns" -- "$bin" inspect --columns "$cmap" "$dir/cols.csv"
+expect 2 "a bad --duplicates" -- "$bin" backtest --data "$dir/t.csv" --duplicates sometimes --strategy buy-and-hold --out "$dir/cmbt3"
+{ cat "$dir/t.csv"; tail -1 "$dir/t.csv"; } > "$dir/dup.csv"
+expect_out "row 3000 .* and row 3001 share one timestamp" "train refuses duplicate times" -- "$bin" train --model mlp --data "$dir/dup.csv" --epochs 1 --out "$dir/dp0"
+expect_out "share one timestamp" "backtest refuses them alike" -- "$bin" backtest --data "$dir/dup.csv" --strategy buy-and-hold --out "$dir/dp1"
+expect_out "check       .*share one timestamp" "inspect reports them" -- "$bin" inspect "$dir/dup.csv"
+expect 0 "--duplicates last" -- "$bin" backtest --data "$dir/dup.csv" --duplicates last --strategy buy-and-hold --out "$dir/dp2"
 if [ -n "$example" ]; then
   expect_out "3000 bars, [0-9]* forecasts, [0-9]* position changes; .* us per bar" "the embedding example" -- "$example" "$dir/ptft" "$dir/t.csv"
   expect 2 "the embedding example's usage" -- "$example"

@@ -43,7 +43,7 @@ static void test_env_json(void) {
   e.synth_signal = -0.25, e.synth_bars = 4321, e.synth_seed = 9, e.seed = 42, e.copy_windows = 1;
   snprintf(e.data[0], sizeof e.data[0], "a \"quoted\" path.csv");
   snprintf(e.data[1], sizeof e.data[1], "b.parquet");
-  snprintf(e.data_tz, sizeof e.data_tz, "America/New_York");
+  snprintf(e.read.tz, sizeof e.read.tz, "America/New_York");
   snprintf(e.tz, sizeof e.tz, "Europe/London");
   char mk[400];
   snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);

@@ -330,15 +330,21 @@ static void test_errors(void) {
   CHECK(err_has("cash"));
   tg_backtest_free(&bt);
   o = tg_bt_defaults();
-  b.open[2] = -1;
-  CHECK_STATUS(tg_backtest_run(&b, target, &o, &bt), TG_ERR_INVALID);
-  CHECK_MSG(err_has("bar 2"), "%s", tg_last_error());
+  b.open[2] = -1; /* the readers' checks, with their messages */
+  CHECK_STATUS(tg_backtest_run(&b, target, &o, &bt), TG_ERR_FORMAT);
+  CHECK_MSG(err_has("row 3") && err_has("open is -1"), "%s", tg_last_error());
   tg_backtest_free(&bt);
   b.open[2] = 130;
+  int64_t t2 = b.ts[2];
   b.ts[2] = b.ts[1];
+  CHECK_STATUS(tg_backtest_run(&b, target, &o, &bt), TG_ERR_FORMAT);
+  CHECK_MSG(err_has("row 2") && err_has("share one timestamp"), "%s", tg_last_error());
+  tg_backtest_free(&bt);
+  b.ts[2] = b.ts[1] - 1;
   CHECK_STATUS(tg_backtest_run(&b, target, &o, &bt), TG_ERR_INVALID);
   CHECK_MSG(err_has("increase"), "%s", tg_last_error());
   tg_backtest_free(&bt);
+  b.ts[2] = t2;
   tg_bars_free(&b);
   /* strategies */
   tg_strategy s;

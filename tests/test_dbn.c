@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 #include "base/alloc.h"
 #include "data/dbn/dbn_internal.h"
@@ -798,7 +799,8 @@ static void test_shared_files(const char *root) {
   for (size_t i = 0; i < files.n; i++) {
     const char *path = files.v[i], *rel = path + root_len;
     tg_bars b;
-    tg_status st = tg_bars_read(path, NULL, &b);
+    tg_read_opts raw = {.no_checks = 1}; /* what the files hold: OPRA bars of one option from two publishers share times */
+    tg_status st = tg_bars_read(path, &raw, &b);
     if (ends_with(path, ".dbz")) {
       CHECK_MSG(st == TG_ERR_UNSUPPORTED && msg_has("legacy DBZ"), "%s: %s", rel, tg_last_error());
       refused_dbz += st == TG_ERR_UNSUPPORTED;
@@ -925,6 +927,50 @@ static void test_shared_damage(const char *root) {
   free(p);
 }
 
+/* The reorder warning through tg_bars_read: two instruments in time order whose ties are not in id order are only
+ * ordered (no warning, nothing counted); a bar whose time goes backwards is counted and named. */
+static void test_reorder_message(void) {
+  char dir[] = "/tmp/tickgrad_dbn_order_XXXXXX", path[600], msg[1024];
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/two.dbn", dir);
+  rec r[4] = {
+      {0x21, 1, 5482, 1609113600000000000ull, {100000000000, 101000000000, 99000000000, 100500000000}, 10},
+      {0x21, 1, 4358, 1609113600000000000ull, {200000000000, 201000000000, 199000000000, 200500000000}, 10},
+      {0x21, 1, 5482, 1609113660000000000ull, {100000000000, 101000000000, 99000000000, 100500000000}, 10},
+      {0x21, 1, 4358, 1609113660000000000ull, {200000000000, 201000000000, 199000000000, 200500000000}, 10},
+  };
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) { /* the last bar now comes before the first in time */
+      r[3].ts = 1609113540000000000ull;
+    }
+    bytes b = {0};
+    make_file(&b, 2, 0, r, 4);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(b.p, 1, b.n, f) == b.n);
+    if (f) fclose(f);
+    bytes_free(&b);
+    tg_read_opts o;
+    memset(&o, 0, sizeof o);
+    o.warn = tmpfile();
+    tg_bars bars;
+    CHECK_OK(tg_bars_read(path, &o, &bars));
+    memset(msg, 0, sizeof msg);
+    rewind(o.warn);
+    size_t got = fread(msg, 1, sizeof msg - 1, o.warn);
+    fclose(o.warn);
+    if (pass == 0) {
+      CHECK_MSG(got == 0 && bars.reordered == 0, "ties ordered by instrument: %lld counted, warned '%s'",
+                (long long)bars.reordered, msg);
+      CHECK(bars.n == 4 && bars.instrument[0] == 4358 && bars.instrument[1] == 5482);
+    } else {
+      CHECK_MSG(bars.reordered > 0 && strstr(msg, "out of time order"), "%lld, '%s'", (long long)bars.reordered, msg);
+    }
+    tg_bars_free(&bars);
+  }
+  unlink(path);
+  rmdir(dir);
+}
+
 int main(void) {
   unsigned long long seed = tg_test_seed(20240611);
   test_versions();
@@ -938,6 +984,7 @@ int main(void) {
   test_truncation_plain();
   test_zstd();
   test_corruption(seed);
+  test_reorder_message();
 
   const char *shared = getenv("TG_SHARED_DATA");
   char root[2048];

@@ -23,7 +23,8 @@ typedef struct tg_agent_env {
   int n;          /* instances (0: the agent's default: DQN 1, PPO its num_envs) */
   int n_data;
   char data[TG_AGENT_MAX_DATA][1024]; /* trading: bar files of one instrument; none: the synthetic market */
-  char data_tz[64], tz[64]; /* zone of naive timestamps in the files; zone of the time features ("": UTC) */
+  tg_read_settings read;    /* how the files are read (column map, data_tz: zone of naive timestamps, ...) */
+  char tz[64];              /* zone of the time features ("": UTC) */
   int window, episode_len;  /* trading: tg_trading_cfg's */
   double cost_bps, slippage;
   double synth_signal;      /* the synthetic market's planted lag-1 signal (default 0.3) */
@@ -41,7 +42,7 @@ tg_status tg_agent_env_write(const char *dir, const char *model, const tg_agent_
 /* dir/env.json into model[cap] and e. TG_ERR_IO when it cannot be read, TG_ERR_FORMAT naming the file and the
  * member when it is not an env.json this version wrote. A run from before window gathering reads as copy_windows 1. */
 tg_status tg_agent_env_read(const char *dir, char *model, size_t cap, tg_agent_env *e);
-/* The trading env's bars: e's files (read as one instrument, e->data_tz for naive times), or the synthetic market
+/* The trading env's bars: e's files (read as one instrument, as e->read says), or the synthetic market
  * without any. log (may be NULL) gets a line saying which, and the readers' warnings. */
 tg_status tg_agent_env_bars(const tg_agent_env *e, FILE *log, tg_bars *bars);
 /* n instances of e's environment (trading: over bars, decisions on split TG_TRAIN, TG_VAL or TG_TEST). The error

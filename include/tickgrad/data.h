@@ -76,7 +76,9 @@ typedef struct tg_bars {
   uint32_t *instrument;    /* [n], or NULL when the source names no instrument */
   char source[256];        /* the file (or "first.csv and 3 more") */
   char format[16];         /* "csv", "dbn", "parquet", "synthetic" */
-  int64_t reordered;       /* bars tg_bars_read found out of time order (and sorted) */
+  int64_t reordered;       /* bars tg_bars_read found out of time order (and sorted); a reorder of bars that share a
+                              timestamp (by instrument) is not counted */
+  int newest_first;        /* CSV: the file ran newest first and was reversed (its rows count from the end) */
   int n_cols;              /* extra columns, in the order of the file (DBN and synthetic bars have none) */
   tg_bar_column *cols;     /* [n_cols], owned (a view's point into its source's: tg_bars_view) */
 } tg_bars;
@@ -101,6 +103,14 @@ tg_status tg_bars_append(tg_bars *dst, const tg_bars *src);
 /* Stable sort by (ts, instrument), the extra columns moved with their bars. *moved (may be NULL) receives how many
  * bars were not already in order: 0 for sorted input. */
 tg_status tg_bars_sort(tg_bars *b, int64_t *moved);
+
+/* Bars of one instrument sharing a timestamp: an error (default), or keep the first or the last of them (in file
+ * order; across files, in the order the files are read). */
+typedef enum tg_dup_policy { TG_DUPS_ERROR = 0, TG_DUPS_FIRST, TG_DUPS_LAST } tg_dup_policy;
+/* Over bars sorted by tg_bars_sort: bars of one instrument that share a timestamp are TG_ERR_FORMAT naming the time
+ * (what starts the message) under TG_DUPS_ERROR, or all but the first (TG_DUPS_FIRST) or the last (TG_DUPS_LAST) of
+ * them in their order are removed. */
+tg_status tg_bars_dedupe(tg_bars *b, tg_dup_policy policy, const char *what);
 
 /* The extra column named name (exact, case-sensitive), or NULL. */
 const tg_bar_column *tg_bars_column(const tg_bars *b, const char *name);
@@ -132,8 +142,43 @@ typedef struct tg_read_opts {
   const char *tz;
   double price_scale;         /* prices are multiplied by this (0 means 1) */
   tg_null_policy nulls;       /* null, missing or undefined prices: an error (default) or NaN */
-  FILE *warn;                 /* where warnings go (reordered rows); NULL: nowhere */
+  FILE *warn;                 /* where warnings go (reordered rows, skipped files); NULL: nowhere */
+  /* The bar checks every read makes (tg_bars_check): */
+  tg_dup_policy duplicates;   /* duplicate timestamps of one instrument: an error (default), or keep first / last */
+  int allow_ohlc;             /* 1: high below open/close/low or low above open/close is let through */
+  int no_checks;              /* 1: no bar checks at all (`tickgrad inspect` reports what they would say) */
+  int skip_bad_files;         /* a folder or glob: a file that cannot be read is skipped with a warning line naming
+                                 it and why, instead of failing the read (at least one file must remain) */
 } tg_read_opts;
+
+/* How a command reads its bars, kept in a run's config.json (keys data_columns, data_tz, price_scale, nulls,
+ * duplicates, allow_ohlc, skip_bad_files) so that a resumed run, a predictor or a backtest of the run reads the same
+ * way. Every command that reads bars takes the same flags for them: --columns, --data-tz, --price-scale, --nulls,
+ * --duplicates, --allow-ohlc, --skip-bad-files. Zero-initialised means defaults. */
+typedef struct tg_read_settings {
+  char columns[512];  /* the CSV column map ("": found from the header) */
+  char tz[64];        /* zone of naive timestamps ("": UTC) */
+  double price_scale; /* 0: 1 */
+  int nulls;          /* tg_null_policy */
+  int duplicates;     /* tg_dup_policy */
+  int allow_ohlc, skip_bad_files;
+} tg_read_settings;
+
+/* The read options of s (pointing into s) with warnings to warn. */
+tg_read_opts tg_read_settings_opts(const tg_read_settings *s, FILE *warn);
+/* Sets the setting of flag (one of the flags above) from value; TG_ERR_INVALID naming the flag, the value and what is
+ * allowed. tg_read_flag_known: 1 when flag is one of them. tg_read_flags_help: one --help line per flag. */
+tg_status tg_read_settings_set_flag(tg_read_settings *s, const char *flag, const char *value);
+int tg_read_flag_known(const char *flag);
+void tg_read_flags_help(FILE *f);
+
+/* The checks of bars every reader's caller gets (tg_bars_read makes them on each file as read): per instrument no two
+ * bars share a timestamp (unless opts->duplicates keeps one); high >= max(open, close), low <= min(open, close) and
+ * high >= low (unless opts->allow_ohlc); volume not negative; every price a positive number a log return can be
+ * taken of and stored (finite and in [FLT_MIN, FLT_MAX], so log(close_t / close_t-1) is finite); NaN prices only
+ * under TG_NULLS_NAN. A failure is TG_ERR_FORMAT naming source, the row (1-based, the file's
+ * order; reversed for a newest-first CSV), the time and the value. opts NULL: the defaults. */
+tg_status tg_bars_check(const tg_bars *b, const tg_read_opts *opts, const char *source);
 
 /* Reads one file, a directory (every file in it), or a glob pattern such as "bars/es_*.csv"; the format is picked by
  * content (magic bytes), not by extension. Several files concatenate and sort by time; rows out of
@@ -153,6 +198,26 @@ tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts
 tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
 tg_status tg_dbn_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
 tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
+/* One CSV row (a streamed bar, no end of line) read under its header line as the file of the two would be, the
+ * header deciding the layout: a row whose field count is not the header's is the file reader's error naming the
+ * line (row_no); then tg_csv_parse of the two lines and tg_bars_check of the bar (duplicate times are the caller's
+ * to check across rows). path names the source in errors. */
+tg_status tg_csv_parse_row(const char *path, const char *header, const char *row, int64_t row_no,
+                           const tg_read_opts *opts, tg_bars *out);
+
+/* Streamed bars, one at a time (predict --stream): each instrument's last time, so the duplicates rule applies as a
+ * file read applies it. Zero-initialised is empty. */
+typedef struct tg_stream_times {
+  uint32_t *ids;
+  int64_t *last;
+  int n, cap;
+} tg_stream_times;
+/* The bar of instrument at ts, on line of src: a time its instrument had on the line before is TG_ERR_FORMAT naming
+ * the line (TG_DUPS_ERROR), skipped (*skip = 1, TG_DUPS_FIRST), or TG_ERR_INVALID (TG_DUPS_LAST: the first one's
+ * forecast is out); else *skip = 0 and the time is kept. */
+tg_status tg_stream_times_check(tg_stream_times *t, uint32_t instrument, int64_t ts, const tg_read_opts *opts,
+                                const char *src, int64_t line, int *skip);
+void tg_stream_times_free(tg_stream_times *t);
 
 /* What `tickgrad inspect` reports about a series. */
 #define TG_INSPECT_MAX_GAPS 5
@@ -172,6 +237,10 @@ typedef struct tg_bars_report {
 
 /* bars must be sorted (tg_bars_read sorts). */
 tg_status tg_bars_inspect(const tg_bars *bars, tg_bars_report *r);
+
+/* 1 after a warning line to warn (may be NULL) naming b's source, its median bar interval and want_ns when they
+ * differ (what names the run); 0 when they agree or either is unknown (want_ns 0, under 2 bars of an instrument). */
+int tg_bars_interval_warn(const tg_bars *b, int64_t want_ns, const char *what, FILE *warn);
 
 /* What `tickgrad inspect` reports about one extra column. */
 typedef struct tg_column_report {

@@ -59,7 +59,8 @@ struct tg_train_config {
   /* ---- data ---- */
   int n_data;
   char data[TG_TRAIN_MAX_DATA][TG_TRAIN_PATH_MAX]; /* files, folders or globs (tg_bars_read) */
-  char data_tz[64];      /* zone of naive timestamps in the files ("": UTC) */
+  tg_read_settings read; /* how the files are read: column map, zone of naive timestamps (data_tz), price scale,
+                            nulls, duplicates, OHLC checks, bad files of a folder (see tickgrad/data.h) */
   char features[512];    /* feature spec ("": TG_FEATURES_DEFAULT) */
   char tz[64];           /* zone of the tod/dow features ("": UTC) */
   int horizons;          /* H: targets are forward log returns 1..H bars ahead (default 8, at most 8; tft: decoder steps) */
@@ -167,7 +168,7 @@ void tg_train_metrics_row(FILE *f, const tg_train_metrics *m);
  * (weights, best weights, the loss columns of metrics.csv). Data-parallel ranks agree on the stop after each step. */
 tg_status tg_train_run(const tg_train_config *c, const tg_bars *bars, tg_train_result *out);
 
-/* Every data path of c, concatenated and sorted by time (c's data_tz for naive times), as tg_train_run reads them
+/* Every data path of c, concatenated and sorted by time (read as c->read says), as tg_train_run reads them
  * when given no bars; the readers' warnings on log (may be NULL). */
 tg_status tg_train_read_bars(const tg_train_config *c, FILE *log, tg_bars *all);
 

@@ -24,8 +24,12 @@ def _paths(arg: Any, name: str) -> List[str]:
     raise TypeError(f"{name}: want a path, a list of paths or a DataFrame, got {type(arg).__name__}")
 
 
+_DUPLICATES = ("error", "first", "last")
+
+
 def _reader_args(columns: Optional[Union[str, Dict[str, Any]]], tz: Optional[str], price_scale: Optional[float],
-                 nulls: str) -> tuple:
+                 nulls: str, duplicates: str = "error", allow_ohlc: bool = False, skip_bad_files: bool = False,
+                 checks: bool = True) -> tuple:
     if isinstance(columns, dict):
         columns = ",".join(f"{k}={v}" for k, v in columns.items())
     if columns is not None and not isinstance(columns, str):
@@ -38,11 +42,16 @@ def _reader_args(columns: Optional[Union[str, Dict[str, Any]]], tz: Optional[str
         raise ValueError(f"price_scale: want a positive number, got {price_scale!r}")
     if nulls not in ("error", "nan"):
         raise ValueError(f"nulls: want 'error' or 'nan', got {nulls!r}")
-    return columns, tz, float(price_scale), nulls == "nan"
+    if duplicates not in _DUPLICATES:
+        raise ValueError(f"duplicates: want 'error', 'first' or 'last', got {duplicates!r}")
+    return (columns, tz, float(price_scale), nulls == "nan", _DUPLICATES.index(duplicates), bool(allow_ohlc),
+            bool(skip_bad_files), not checks)
 
 
-def _read(paths: List[str], columns=None, tz=None, price_scale=None, nulls="error") -> "_core.Bars":
-    bars, warned = _core.read_bars(paths, *_reader_args(columns, tz, price_scale, nulls))
+def _read(paths: List[str], columns=None, tz=None, price_scale=None, nulls="error", duplicates="error",
+          allow_ohlc=False, skip_bad_files=False, checks=True) -> "_core.Bars":
+    bars, warned = _core.read_bars(paths, *_reader_args(columns, tz, price_scale, nulls, duplicates, allow_ohlc,
+                                                        skip_bad_files, checks))
     for line in warned.splitlines():
         warnings.warn(line, stacklevel=3)
     return bars
@@ -73,7 +82,8 @@ def bars_to_frame(bars: "_core.Bars") -> pd.DataFrame:
 
 
 def read_bars(path: Union[PathLike, Sequence[PathLike]], *, columns: Optional[Union[str, Dict[str, Any]]] = None,
-              tz: Optional[str] = None, price_scale: Optional[float] = None, nulls: str = "error") -> pd.DataFrame:
+              tz: Optional[str] = None, price_scale: Optional[float] = None, nulls: str = "error",
+              duplicates: str = "error", allow_ohlc: bool = False, skip_bad_files: bool = False) -> pd.DataFrame:
     """Reads bar files (CSV, Databento DBN, Parquet: the format is found from the content) into a DataFrame.
 
     path: a file, a folder (every file in it), a glob such as ``"bars/es_*.csv"``, or a list of them; several
@@ -82,6 +92,11 @@ def read_bars(path: Union[PathLike, Sequence[PathLike]], *, columns: Optional[Un
     Reader options, as the command's ``inspect`` flags: ``columns`` maps CSV columns ("ts=Date,close=Adj Close",
     by position "ts=0,open=1,...", or a dict); ``tz`` the zone of naive timestamps (default UTC);
     ``price_scale`` multiplies prices (Lean equities: 0.0001); ``nulls`` "error" (default) or "nan".
+    The bars are checked as every command checks them (an error naming the file, row and value): bars of one
+    instrument sharing a time (``duplicates`` "first" or "last" keeps one), high below open/close/low or low above
+    open/close (``allow_ohlc=True`` lets them through), negative volume, prices that are not positive numbers a log
+    return can be taken of. ``skip_bad_files=True`` skips the files of a folder or glob that cannot be read, with a
+    warning naming each. gzip and zstd compressed files are read as they are.
 
     Returns a DataFrame indexed by a UTC ``DatetimeIndex`` named ``ts`` with float64 columns open, high, low,
     close, volume (NaN where the source has none), ``instrument`` (uint32 ids, as the library gives them) when
@@ -89,7 +104,8 @@ def read_bars(path: Union[PathLike, Sequence[PathLike]], *, columns: Optional[Un
     text as a pandas Categorical). ``frame.attrs`` holds ``source`` and ``format``. The numeric columns view the
     library's memory; nothing is copied.
     """
-    return bars_to_frame(_read(_paths(path, "path"), columns, tz, price_scale, nulls))
+    return bars_to_frame(_read(_paths(path, "path"), columns, tz, price_scale, nulls, duplicates, allow_ohlc,
+                               skip_bad_files))
 
 
 def _instrument_ids(col: pd.Series) -> np.ndarray:
@@ -182,13 +198,14 @@ def write_bars_csv(data: BarsLike, path: PathLike) -> str:
     return path
 
 
-def to_bars(data: BarsLike, *, columns=None, tz=None, price_scale=None, nulls="error") -> "_core.Bars":
+def to_bars(data: BarsLike, *, columns=None, tz=None, price_scale=None, nulls="error", duplicates="error",
+            allow_ohlc=False, skip_bad_files=False, checks=True) -> "_core.Bars":
     """The library's bars of data: a DataFrame (as read_bars returns) or a path / paths read with the options."""
     if isinstance(data, pd.DataFrame):
         return frame_to_bars(data, tz)
     if isinstance(data, _core.Bars):
         return data
-    return _read(_paths(data, "data"), columns, tz, price_scale, nulls)
+    return _read(_paths(data, "data"), columns, tz, price_scale, nulls, duplicates, allow_ohlc, skip_bad_files, checks)
 
 
 def inspect(data: BarsLike, **reader_options: Any) -> Dict[str, Any]:
@@ -200,7 +217,7 @@ def inspect(data: BarsLike, **reader_options: Any) -> Dict[str, Any]:
     zero_prices, negative_prices, nan_volume, negative_volume, has_volume, has_instrument, and columns: one dict per
     extra column (name, kind "numeric" or "category", missing, distinct).
     """
-    report = to_bars(data, **reader_options).inspect()
+    report = to_bars(data, checks=False, **reader_options).inspect()  # reports what the checks would refuse
     for key in ("first_ts", "last_ts"):
         report[key + "_utc"] = pd.Timestamp(report[key], tz="UTC") if report["rows"] else None
     return report

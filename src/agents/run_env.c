@@ -33,10 +33,7 @@ tg_status tg_agent_env_bars(const tg_agent_env *e, FILE *log, tg_bars *bars) {
               e->synth_signal, e->synth_seed);
     return TG_OK;
   }
-  tg_read_opts ro;
-  memset(&ro, 0, sizeof ro);
-  ro.tz = e->data_tz[0] ? e->data_tz : NULL;
-  ro.warn = log;
+  tg_read_opts ro = tg_read_settings_opts(&e->read, log);
   const char *paths[TG_AGENT_MAX_DATA];
   for (int i = 0; i < e->n_data; i++) paths[i] = e->data[i];
   tg_status st = tg_bars_read_paths(e->n_data, paths, &ro, bars);

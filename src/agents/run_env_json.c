@@ -4,7 +4,15 @@
 #include "base/alloc.h"
 #include "base/files.h"
 #include "base/json.h"
+#include "data/read_settings.h"
 #include "tickgrad/agents.h"
+
+/* The reader settings among env.json's members (the others are read below). */
+static const tg_setting READ_ROWS[] = {TG_READ_SETTING_ROWS(offsetof(tg_agent_env, read))};
+static const char *const OTHERS[] = {"model", "env", "envs", "data", "tz", "window", "episode_len", "cost_bps",
+                                     "slippage", "synth_signal", "synth_bars", "synth_seed", "env_seed",
+                                     "copy_windows", NULL};
+static const tg_settings READ = {"env.json", READ_ROWS, (int)(sizeof READ_ROWS / sizeof READ_ROWS[0]), 0, 0, OTHERS};
 
 tg_status tg_agent_env_write(const char *dir, const char *model, const tg_agent_env *e) {
   tg_text b = {0};
@@ -17,8 +25,9 @@ tg_status tg_agent_env_write(const char *dir, const char *model, const tg_agent_
     if (i) tg_text_puts(&b, ", ");
     tg_json_append_string(&b, e->data[i]);
   }
-  tg_text_puts(&b, "],\n  \"data_tz\": ");
-  tg_json_append_string(&b, e->data_tz);
+  tg_text_puts(&b, "]");
+  int first = 0;
+  tg_settings_json_members(&READ, e, &b, &first);
   tg_text_puts(&b, ",\n  \"tz\": ");
   tg_json_append_string(&b, e->tz);
   tg_text_printf(&b,
@@ -55,7 +64,7 @@ static const char *members(const tg_json *r, char *model, size_t cap, tg_agent_e
   double n, w, el, cost, slip, sig, sb, ss, es, cw = 1; /* no copy_windows: a run from before gathering, which copied */
   if (!str(r, "model", model, cap) || !tg_agent_is_model(model)) return "model (dqn or ppo)";
   if (!str(r, "env", e->kind, sizeof e->kind)) return "env";
-  if (!str(r, "data_tz", e->data_tz, sizeof e->data_tz)) return "data_tz";
+  if (!str(r, "data_tz", e->read.tz, sizeof e->read.tz)) return "data_tz";
   if (!str(r, "tz", e->tz, sizeof e->tz)) return "tz";
   const char *keys[9] = {"envs", "window", "episode_len", "cost_bps", "slippage", "synth_signal", "synth_bars",
                          "synth_seed", "env_seed"};
@@ -83,6 +92,13 @@ tg_status tg_agent_env_read(const char *dir, char *model, size_t cap, tg_agent_e
   tg_status st = tg_json_parse_file(path, &doc);
   if (st != TG_OK) return st;
   const char *bad = members(tg_json_root(doc), model, cap, e);
+  if (!bad && tg_settings_apply_json(&READ, e, tg_json_root(doc), path) != TG_OK) { /* the reader's settings */
+    char why[1024];
+    snprintf(why, sizeof why, "%s", tg_last_error());
+    tg_json_free(doc);
+    tg_agent_env_defaults(e);
+    return tg_error(TG_ERR_FORMAT, "%s", why);
+  }
   tg_json_free(doc);
   if (bad) {
     tg_agent_env_defaults(e);

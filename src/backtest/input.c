@@ -10,8 +10,6 @@ tg_bt_opts tg_bt_defaults(void) {
   return o;
 }
 
-static int bad_price(double p) { return !(p > 0) || !isfinite(p); }
-
 tg_status tg_backtest_check_bars(const tg_bars *bars, const char *where) {
   if (!bars || bars->n < 1) return tg_error(TG_ERR_INVALID, "%s: no bars to backtest", where);
   const char *src = bars->source[0] ? bars->source : "the bars";
@@ -23,16 +21,18 @@ tg_status tg_backtest_check_bars(const tg_bars *bars, const char *where) {
       return tg_error(TG_ERR_INVALID, "%s: %s holds more than one instrument (ids %u at bar 0 and %u at bar %lld); a "
                       "backtest takes one instrument: give the file of one", where, src, bars->instrument[0],
                       bars->instrument[i], (long long)i);
-  for (int64_t i = 0; i < bars->n; i++) {
-    if (i > 0 && bars->ts[i] <= bars->ts[i - 1])
-      return tg_error(TG_ERR_INVALID, "%s: %s: bar %lld's time (%lld ns) is not after bar %lld's (%lld ns); times must "
+  tg_read_opts rules; /* the readers' checks (duplicate times, prices, volume); the engine reads no high or low */
+  memset(&rules, 0, sizeof rules);
+  rules.allow_ohlc = 1;
+  char what[400];
+  snprintf(what, sizeof what, "%s: %s", where, src);
+  tg_status st = tg_bars_check(bars, &rules, what);
+  for (int64_t i = 1; st == TG_OK && i < bars->n; i++)
+    if (bars->ts[i] < bars->ts[i - 1])
+      return tg_error(TG_ERR_INVALID, "%s: %s: bar %lld's time (%lld ns) is before bar %lld's (%lld ns); times must "
                       "increase", where, src, (long long)i, (long long)bars->ts[i], (long long)(i - 1),
                       (long long)bars->ts[i - 1]);
-    if (bad_price(bars->open[i]) || bad_price(bars->close[i]))
-      return tg_error(TG_ERR_INVALID, "%s: %s: bar %lld has open %g and close %g; prices must be positive numbers",
-                      where, src, (long long)i, bars->open[i], bars->close[i]);
-  }
-  return TG_OK;
+  return st;
 }
 
 tg_status tg_backtest_split(const tg_bars *bars, const char *split, double train_frac, double val_frac, tg_bars *view) {

@@ -7,6 +7,7 @@
 #include "base/run_lock.h"
 #include "cli/cli.h"
 #include "cli/fc_flags.h"
+#include "cli/read_flags.h"
 #include "tickgrad/tickgrad.h"
 
 #define BT_MAX_DATA 64
@@ -14,9 +15,9 @@
 typedef struct bt_args {
   int n_data;
   const char *data[BT_MAX_DATA];
-  const char *tz, *strategy, *split, *out;
+  const char *strategy, *split, *out;
   const char *run, *weights; /* --run: a trained forecaster or policy */
-  double price_scale;
+  cli_read_flags read;       /* over the run's own (its config.json) with --run */
   cli_fc_flags bt;           /* cash, costs and (forecasters) the rule */
 } bt_args;
 
@@ -45,8 +46,6 @@ static void bt_usage(FILE *f) {
           "  --threshold P        classifier: act only when that class's probability is at least P (default 0)\n"
           "  --weights W          best (default) or last epoch's weights\n"
           "  --data FILE...       bar files, folders or globs of one instrument (concatenated, sorted by time)\n"
-          "  --data-tz ZONE       zone of naive timestamps in the files (default UTC), e.g. America/New_York\n"
-          "  --price-scale X      multiply prices by X (Lean equities: 0.0001; returns do not change)\n"
           "  --strategy S         buy-and-hold, or sma-cross:FAST,SLOW (long when the FAST-bar mean of closes is above\n"
           "                       the SLOW-bar mean, flat otherwise)\n"
           "  --cash X             starting cash (default 100000)\n"
@@ -58,6 +57,8 @@ static void bt_usage(FILE *f) {
           "                       before the split (warm-up, state), never a later one\n"
           "  --out DIR            output folder (default runs/backtest-<strategy>-<timestamp>)\n"
           "exit codes: 0 done, 1 failure (data, files), 2 usage\n");
+  cli_read_flags_help(f);
+  fprintf(f, "  (with --run the bars are read as the run read its own unless these flags say otherwise)\n");
 }
 
 static int take_data(bt_args *a, int argc, char **argv, int *i) {
@@ -72,13 +73,11 @@ static int take_data(bt_args *a, int argc, char **argv, int *i) {
 /* One flag with a value; 0 when handled, else the exit code. */
 static int flag_value(bt_args *a, const char *f, const char *v) {
   if (!v) return tg_cli_usage_error("backtest", "%s needs a value", f);
-  if (!strcmp(f, "--data-tz")) a->tz = v;
-  else if (!strcmp(f, "--strategy")) a->strategy = v;
+  if (!strcmp(f, "--strategy")) a->strategy = v;
   else if (!strcmp(f, "--split")) a->split = v;
   else if (!strcmp(f, "--out")) a->out = v;
   else if (!strcmp(f, "--run")) a->run = v;
   else if (!strcmp(f, "--weights")) a->weights = v;
-  else if (!strcmp(f, "--price-scale")) return tg_cli_number("backtest", f, v, 1e-300, 1e300, &a->price_scale) ? 0 : TG_EXIT_USAGE;
   else return tg_cli_usage_error("backtest", "unknown flag '%s'", f);
   return 0;
 }
@@ -92,6 +91,7 @@ static int parse(int argc, char **argv, bt_args *a) {
       return -1;
     }
     int took = cli_fc_flag("backtest", &a->bt, f, i + 1 < argc ? argv[i + 1] : NULL, &rc);
+    if (took < 0) took = cli_read_flag("backtest", &a->read, f, i + 1 < argc ? argv[i + 1] : NULL, &rc);
     if (took >= 0) i += took;
     else if (!strcmp(f, "--data")) rc = take_data(a, argc, argv, &i);
     else if (strncmp(f, "--", 2) != 0) rc = tg_cli_usage_error("backtest", "unexpected argument '%s'", f);
@@ -112,11 +112,7 @@ static int parse(int argc, char **argv, bt_args *a) {
 /* Every --data path, or without --data the run's own data (its config.json), concatenated and sorted by time;
  * frac [2] receives the run's train and validation fractions (0, 0: the defaults). */
 static tg_status read_all(const bt_args *a, tg_bars *all, double *frac) {
-  tg_read_opts ro;
-  memset(&ro, 0, sizeof ro);
-  ro.tz = a->tz;
-  ro.price_scale = a->price_scale;
-  ro.warn = stderr;
+  tg_read_opts ro = tg_read_settings_opts(&a->read.s, stderr);
   frac[0] = frac[1] = 0;
   if (!a->run) return tg_bars_read_paths(a->n_data, a->data, &ro, all);
   char path[1100];
@@ -128,10 +124,11 @@ static tg_status read_all(const bt_args *a, tg_bars *all, double *frac) {
     return st;
   }
   frac[0] = c.train_frac, frac[1] = c.val_frac;
+  cli_read_flags_over(&a->read, &c.read); /* the run's way of reading, with the flags given on top */
+  ro = tg_read_settings_opts(&c.read, stderr);
   if (a->n_data) return tg_bars_read_paths(a->n_data, a->data, &ro, all);
   const char *paths[TG_TRAIN_MAX_DATA];
   for (int i = 0; i < c.n_data; i++) paths[i] = c.data[i];
-  if (!a->tz && c.data_tz[0]) ro.tz = c.data_tz;
   return tg_bars_read_paths(c.n_data, paths, &ro, all);
 }
 
@@ -193,6 +190,9 @@ static tg_status finish(const bt_args *a, const tg_bars *view, const double *tar
 
 /* A DQN or PPO run on the trading env: its greedy policy over the split (tg_policy_backtest), reported. */
 static tg_status policy_backtest(const bt_args *a, const char *out) {
+  if (a->read.n)
+    return tg_error(TG_ERR_INVALID, "backtest: %s is a policy run: its bars are read as its env.json says; %s cannot be "
+                    "given", a->run, a->read.flag[0]);
   if (a->bt.b.rule || a->bt.b.horizon || a->bt.b.long_only || a->bt.b.sized || a->bt.b.class_map || a->bt.b.threshold > 0 ||
       a->weights) {
     char model[16];

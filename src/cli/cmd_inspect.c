@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/read_flags.h"
 #include "data/timeconv.h"
 #include "tickgrad/data.h"
 
@@ -14,13 +15,13 @@ static void usage(FILE *f) {
           "duplicate and out-of-order timestamps, OHLC violations and NaN/zero/negative prices, and the\n"
           "extra columns kept beside the bars (CSV and Parquet: every further column by name, numeric or a\n"
           "category, with its missing values; several files keep those every file has).\n"
+          "The bar checks every other command makes when it reads (duplicate times, OHLC, volume, prices) are\n"
+          "reported, not enforced: the line 'check' gives the first failure, as train would report it.\n"
           "flags:\n"
-          "  --columns MAP      CSV column map, e.g. ts=Date,close=Adj Close (or ts=0,open=1,...)\n"
-          "  --tz ZONE          zone of naive local timestamps (default UTC), e.g. America/New_York\n"
-          "  --price-scale X    multiply prices by X (Lean equities: 0.0001)\n"
-          "  --nulls nan|error  null or missing prices become NaN, or are an error (default)\n"
+          "  --tz ZONE          zone of naive local timestamps and of --resample's buckets (default UTC)\n"
           "  --resample IVAL    aggregate to a coarser interval first: 5m, 1h, 1d, ...\n"
           "  --session HH:MM-HH:MM  with --resample: keep bars starting in this local session\n");
+  cli_read_flags_help(f);
 }
 
 static int parse_hhmm(const char *s, int *min) {
@@ -31,7 +32,7 @@ static int parse_hhmm(const char *s, int *min) {
   return 1;
 }
 
-static void print_report(const tg_bars *b, const tg_bars_report *r, const tg_column_report *cols) {
+static void print_report(const tg_bars *b, const tg_bars_report *r, const tg_column_report *cols, const char *check) {
   char t0[40], t1[40], iv[32];
   printf("%s\n", b->source);
   printf("  format      %s\n", b->format);
@@ -39,6 +40,7 @@ static void print_report(const tg_bars *b, const tg_bars_report *r, const tg_col
          b->instrument ? " instrument" : "");
   printf("  rows        %lld, %lld instrument%s\n", (long long)r->rows, (long long)r->instruments,
          r->instruments == 1 ? "" : "s");
+  printf("  check       %s\n", check);
   if (r->rows == 0) return;
   printf("  range       %s .. %s UTC\n", tg_format_utc(r->first_ts, 0, t0, sizeof t0),
          tg_format_utc(r->last_ts, 0, t1, sizeof t1));
@@ -66,9 +68,8 @@ static void print_report(const tg_bars *b, const tg_bars_report *r, const tg_col
 }
 
 int tg_cmd_inspect(int argc, char **argv) {
-  tg_read_opts ro;
-  memset(&ro, 0, sizeof ro);
-  ro.warn = stderr;
+  cli_read_flags rf;
+  memset(&rf, 0, sizeof rf);
   tg_resample_opts rs;
   memset(&rs, 0, sizeof rs);
   const char *files[256];
@@ -79,18 +80,18 @@ int tg_cmd_inspect(int argc, char **argv) {
       usage(stdout);
       return TG_EXIT_OK;
     } else if (f[0] == '-' && f[1] == '-') {
+      int rc = 0;
+      if (cli_read_flag("inspect", &rf, f, v, &rc) > 0) {
+        if (rc) return rc;
+        i++;
+        continue;
+      }
       if (!v) return tg_cli_usage_error("inspect", "%s needs a value", f);
       i++;
-      if (!strcmp(f, "--columns")) ro.columns = v;
-      else if (!strcmp(f, "--tz")) {
+      if (!strcmp(f, "--tz")) {
         if (tg_tz_check(v) != TG_OK) return tg_cli_usage_error("inspect", "%s", tg_last_error());
-        ro.tz = rs.tz = v;
-      } else if (!strcmp(f, "--price-scale")) {
-        if (!tg_cli_number("inspect", f, v, 1e-300, 1e300, &ro.price_scale)) return TG_EXIT_USAGE;
-      } else if (!strcmp(f, "--nulls")) {
-        if (!strcmp(v, "nan")) ro.nulls = TG_NULLS_NAN;
-        else if (!strcmp(v, "error")) ro.nulls = TG_NULLS_ERROR;
-        else return tg_cli_usage_error("inspect", "--nulls '%s': want nan or error", v);
+        snprintf(rf.s.tz, sizeof rf.s.tz, "%s", v);
+        rs.tz = v;
       } else if (!strcmp(f, "--resample")) {
         if (tg_interval_parse(v, &rs.interval_ns) != TG_OK) return tg_cli_usage_error("inspect", "%s", tg_last_error());
       } else if (!strcmp(f, "--session")) {
@@ -113,6 +114,8 @@ int tg_cmd_inspect(int argc, char **argv) {
   }
   if (n_files == 0) return tg_cli_usage_error("inspect", "no file given");
   if (rs.session_end_min && !rs.interval_ns) return tg_cli_usage_error("inspect", "--session goes with --resample");
+  tg_read_opts ro = tg_read_settings_opts(&rf.s, stderr);
+  ro.no_checks = 1; /* reported below, not enforced */
   int failed = 0;
   for (int i = 0; i < n_files; i++) {
     tg_bars bars, coarse;
@@ -122,6 +125,13 @@ int tg_cmd_inspect(int argc, char **argv) {
       failed = 1;
       continue;
     }
+    tg_read_opts checks = ro; /* the same read as the other commands make, for its verdict */
+    tg_bars checked;
+    checks.no_checks = 0;
+    checks.warn = NULL;
+    char check[1024] = "ok";
+    if (tg_bars_read(files[i], &checks, &checked) != TG_OK) snprintf(check, sizeof check, "%s", tg_last_error());
+    tg_bars_free(&checked);
     if (rs.interval_ns) {
       tg_bars_init(&coarse);
       if (tg_bars_resample(&bars, &rs, &coarse) != TG_OK) {
@@ -140,7 +150,7 @@ int tg_cmd_inspect(int argc, char **argv) {
       fprintf(stderr, "tickgrad inspect: %s: %s\n", files[i], cols ? tg_last_error() : "out of memory");
       failed = 1;
     } else {
-      print_report(&bars, &rep, cols);
+      print_report(&bars, &rep, cols, check);
     }
     free(cols);
     tg_bars_free(&bars);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/read_flags.h"
 #include "data/timeconv.h"
 #include "tickgrad/predictor.h"
 #include "tickgrad/tickgrad.h"
@@ -12,10 +13,11 @@
 #define PR_LINE_MAX 4096
 
 typedef struct pr_args {
-  const char *run, *weights, *tz, *out, *columns;
+  const char *run, *weights, *out;
   int n_data, stream;
   const char *data[PR_MAX_DATA];
-  double price_scale;
+  cli_read_flags read; /* over the run's own (its config.json) */
+  tg_read_settings rs; /* what reads: the run's with the flags on top */
 } pr_args;
 
 static void pr_usage(FILE *f) {
@@ -33,11 +35,11 @@ static void pr_usage(FILE *f) {
           "                       O(1) for mamba2 (its recurrent state) and one window for tft and mlp. The rows are the\n"
           "                       same as --data gives for the same bars\n"
           "  --weights W          best (default: the best validation epoch) or last\n"
-          "  --columns MAP        CSV column map, e.g. \"ts=Date,close=Close\" (see tickgrad inspect --help)\n"
-          "  --data-tz ZONE       zone of naive timestamps (default UTC)\n"
-          "  --price-scale X      multiply prices by X\n"
           "  --out FILE           write the CSV there (default: standard output)\n"
+          "With --data, a warning on stderr says when the bars' median interval is not the one the run trained on.\n"
           "exit codes: 0 done, 1 failure (run, data; the message names the bar), 2 usage\n");
+  cli_read_flags_help(f);
+  fprintf(f, "  (the bars are read as the run read its own, RUN/config.json, unless these flags say otherwise)\n");
 }
 
 static int take_data(pr_args *a, int argc, char **argv, int *i) {
@@ -53,12 +55,8 @@ static int flag_value(pr_args *a, const char *f, const char *v) {
   if (!v) return tg_cli_usage_error("predict", "%s needs a value", f);
   if (!strcmp(f, "--run")) a->run = v;
   else if (!strcmp(f, "--weights")) a->weights = v;
-  else if (!strcmp(f, "--data-tz")) a->tz = v;
-  else if (!strcmp(f, "--columns")) a->columns = v;
   else if (!strcmp(f, "--out")) a->out = v;
-  else if (!strcmp(f, "--price-scale")) {
-    if (!tg_cli_number("predict", f, v, 1e-300, 1e300, &a->price_scale)) return TG_EXIT_USAGE;
-  } else return tg_cli_usage_error("predict", "unknown flag '%s'", f);
+  else return tg_cli_usage_error("predict", "unknown flag '%s'", f);
   return 0;
 }
 
@@ -73,6 +71,7 @@ static int parse(int argc, char **argv, pr_args *a) {
     if (!strcmp(f, "--data")) rc = take_data(a, argc, argv, &i);
     else if (!strcmp(f, "--stream")) a->stream = 1;
     else if (strncmp(f, "--", 2) != 0) rc = tg_cli_usage_error("predict", "unexpected argument '%s'", f);
+    else if (cli_read_flag("predict", &a->read, f, i + 1 < argc ? argv[i + 1] : NULL, &rc) > 0) i++;
     else rc = flag_value(a, f, i + 1 < argc ? argv[++i] : NULL);
     if (rc) return rc;
   }
@@ -119,20 +118,13 @@ static tg_status predict_bar(tg_predictor *p, const tg_pbar *b, float *pred, FIL
   return TG_OK;
 }
 
-static tg_read_opts read_opts(const pr_args *a) {
-  tg_read_opts ro;
-  memset(&ro, 0, sizeof ro);
-  ro.tz = a->tz;
-  ro.columns = a->columns;
-  ro.price_scale = a->price_scale;
-  ro.warn = stderr;
-  return ro;
-}
+static tg_read_opts read_opts(const pr_args *a) { return tg_read_settings_opts(&a->rs, stderr); }
 
 static tg_status predict_files(const pr_args *a, tg_predictor *p, float *pred, FILE *f) {
   tg_bars bars;
   tg_read_opts ro = read_opts(a);
   tg_status st = tg_bars_read_paths(a->n_data, a->data, &ro, &bars);
+  if (st == TG_OK) tg_bars_interval_warn(&bars, tg_predictor_get_info(p)->bar_ns, a->run, stderr);
   char where[300];
   snprintf(where, sizeof where, "%s, bar", bars.source);
   for (int64_t i = 0; st == TG_OK && i < bars.n; i++) {
@@ -144,19 +136,18 @@ static tg_status predict_files(const pr_args *a, tg_predictor *p, float *pred, F
   return st;
 }
 
-/* One line of stdin as a bar: the CSV reader over the header and that line, so every format it knows works. */
+/* One line of stdin as a bar: the CSV reader's rules under the header line (its layout, its field count, the bar
+ * checks), so every format it knows works and a line the file reader refuses is refused the same way. */
 static tg_status parse_line(const pr_args *a, tg_predictor *p, const char *header, const char *line, int64_t lineno,
-                            tg_bars *one, tg_pbar *b) {
-  char buf[2 * PR_LINE_MAX + 4], where[64];
-  int n = snprintf(buf, sizeof buf, "%s\n%s\n", header, line);
-  snprintf(where, sizeof where, "stdin line %lld", (long long)lineno);
+                            tg_stream_times *seen, tg_bars *one, tg_pbar *b, int *skip) {
   tg_read_opts ro = read_opts(a);
   ro.warn = NULL;
   tg_bars_free(one);
-  tg_status st = tg_csv_parse(where, buf, (size_t)n, &ro, one);
-  if (st == TG_OK && one->n != 1) st = tg_error(TG_ERR_FORMAT, "%s: expected one bar, the line holds %lld", where, (long long)one->n);
-  if (st == TG_OK) st = tg_predictor_bar_at(p, one, 0, 0, b);
-  return st == TG_OK ? st : tg_error(st, "%s: %s", where, tg_last_error());
+  tg_status st = tg_csv_parse_row("stdin", header, line, lineno, &ro, one);
+  if (st == TG_OK)
+    st = tg_stream_times_check(seen, one->instrument ? one->instrument[0] : 0, one->ts[0], &ro, "stdin", lineno, skip);
+  if (st == TG_OK && !*skip) st = tg_predictor_bar_at(p, one, 0, 0, b);
+  return st;
 }
 
 /* Reads a line without its end of line; 0 at the end of input; -1 for a line over PR_LINE_MAX bytes. */
@@ -174,6 +165,8 @@ static tg_status predict_stream(const pr_args *a, tg_predictor *p, float *pred, 
   int64_t lineno = 1;
   tg_bars one; /* the line's bar and its extra columns */
   tg_bars_init(&one);
+  tg_stream_times seen;
+  memset(&seen, 0, sizeof seen);
   int r = read_line(stdin, header);
   if (r <= 0) return tg_error(TG_ERR_FORMAT, "stdin: %s", r ? "the header line is too long" : "no header line");
   while ((r = read_line(stdin, line)) != 0) {
@@ -181,15 +174,31 @@ static tg_status predict_stream(const pr_args *a, tg_predictor *p, float *pred, 
     if (r < 0) return tg_error(TG_ERR_FORMAT, "stdin line %lld: longer than %d bytes", (long long)lineno, PR_LINE_MAX);
     if (!line[0]) continue;
     tg_pbar b;
-    tg_status st = parse_line(a, p, header, line, lineno, &one, &b); /* b points into one until the next line */
-    if (st == TG_OK) st = predict_bar(p, &b, pred, f, "stdin line", lineno);
+    int skip = 0;
+    tg_status st = parse_line(a, p, header, line, lineno, &seen, &one, &b, &skip); /* b points into one */
+    if (st == TG_OK && !skip) st = predict_bar(p, &b, pred, f, "stdin line", lineno);
     if (st != TG_OK) {
       tg_bars_free(&one);
+      tg_stream_times_free(&seen);
       return st;
     }
     fflush(f);
   }
   tg_bars_free(&one);
+  tg_stream_times_free(&seen);
+  return TG_OK;
+}
+
+/* How the run read its bars (RUN/config.json), with the reader flags given on top. */
+static tg_status run_read_settings(pr_args *a) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/config.json", a->run);
+  static tg_train_config c;
+  c = tg_train_defaults(TG_MODEL_MLP);
+  tg_status st = tg_train_config_load(path, &c);
+  if (st != TG_OK) return st;
+  a->rs = c.read;
+  cli_read_flags_over(&a->read, &a->rs);
   return TG_OK;
 }
 
@@ -203,6 +212,7 @@ int tg_cmd_predict(int argc, char **argv) {
   FILE *f = stdout;
   float *pred = NULL;
   tg_status st = tg_predictor_open(a.run, &po, &p);
+  if (st == TG_OK) st = run_read_settings(&a);
   if (st == TG_OK) {
     const tg_predictor_info *in = tg_predictor_get_info(p);
     pred = malloc((size_t)tg_predictor_out_len(in) * sizeof *pred);
@@ -214,6 +224,7 @@ int tg_cmd_predict(int argc, char **argv) {
   }
   if (st == TG_OK) {
     write_header(f, tg_predictor_get_info(p));
+    fflush(f); /* a client waiting for the header before it sends bars gets it now */
     st = a.stream ? predict_stream(&a, p, pred, f) : predict_files(&a, p, pred, f);
   }
   if (f != stdout && fclose(f) != 0 && st == TG_OK) st = tg_error(TG_ERR_IO, "predict: writing %s failed", a.out);

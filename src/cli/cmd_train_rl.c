@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cli/cli.h"
+#include "cli/read_flags.h"
 #include "tickgrad/agent_run.h"
 #include "tickgrad/tickgrad.h"
 
@@ -16,6 +17,7 @@ typedef struct rl_args {
   const char *out, *resume, *device;
   long stop_after;
   tg_agent_env env;
+  cli_read_flags read; /* into env.read */
   int n_pairs;
   const char *key[RL_MAX_PAIRS], *value[RL_MAX_PAIRS]; /* agent settings (config.json names) */
   char keybuf[RL_MAX_PAIRS][64];
@@ -36,7 +38,7 @@ static void rl_usage(FILE *f) {
           "  --env S              cartpole (default) or trading\n"
           "  --envs N             environment instances stepped together (default: DQN 1, PPO --num-envs 4)\n"
           "  --data FILE...       trading: bar files of one instrument (default: the synthetic market)\n"
-          "  --data-tz S, --tz S  trading: zone of naive timestamps; zone of the time features (default UTC)\n"
+          "  --tz S               trading: zone of the time features (default UTC)\n"
           "  --window N           trading: bars of features in an observation (default 32)\n"
           "  --cost-bps X         trading: commission per unit of position traded (default 1)\n"
           "  --slippage X         trading: fraction of the price lost per unit traded (default 0)\n"
@@ -55,6 +57,7 @@ static void rl_usage(FILE *f) {
           "prints the --resume line and exits with 130; a resume ends bitwise as if never stopped. A second Ctrl-C\n"
           "quits at once.\n"
           "exit codes: 0 done, 1 failure, 2 usage, 130 stopped by Ctrl-C (resume it)\n");
+  cli_read_flags_help(f);
 }
 
 /* 1 when argv asks for an RL run: --model dqn|ppo, or --resume of a run that has env.json. */
@@ -81,9 +84,9 @@ static int env_flag(tg_agent_env *e, const char *f, const char *v) {
   } else if (strcmp(f, "--envs") == 0) {
     if (!tg_cli_parse_long(f, v, 1, 65536, &n)) return -1;
     e->n = (int)n;
-  } else if (strcmp(f, "--data-tz") == 0 || strcmp(f, "--tz") == 0) {
+  } else if (strcmp(f, "--tz") == 0) {
     if (!v) return tg_cli_usage_error("train", "%s needs a zone", f), -1;
-    snprintf(f[2] == 'd' ? e->data_tz : e->tz, sizeof e->tz, "%s", v);
+    snprintf(e->tz, sizeof e->tz, "%s", v);
   } else if (strcmp(f, "--window") == 0) {
     if (!tg_cli_parse_long(f, v, 1, 4096, &n)) return -1;
     e->window = (int)n;
@@ -131,7 +134,9 @@ static int parse(int argc, char **argv, rl_args *a) {
       continue;
     }
     if (!v) return tg_cli_usage_error("train", "%s needs a value", f);
-    int e = env_flag(&a->env, f, v);
+    int rc = 0, e = cli_read_flag("train", &a->read, f, v, &rc);
+    if (rc) return rc;
+    if (e < 0) e = env_flag(&a->env, f, v);
     if (e < 0) return TG_EXIT_USAGE;
     if (e == 0) {
       if (strcmp(f, "--model") == 0) {
@@ -167,7 +172,7 @@ int tg_cmd_train_rl(int argc, char **argv) {
   int rc = parse(argc, argv, &a);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
   if (a.resume) {
-    if (a.model[0] || a.n_pairs || a.out || a.env.n_data)
+    if (a.model[0] || a.n_pairs || a.out || a.env.n_data || a.read.n)
       return tg_cli_usage_error("train", "--resume %s keeps the run's settings; only --device and --stop-after may be given",
                                 a.resume);
     if (tg_agent_run_load(a.resume, &c) != TG_OK) {
@@ -179,6 +184,7 @@ int tg_cmd_train_rl(int argc, char **argv) {
   } else {
     tg_agent_run_defaults(a.model, &c);
     c.env = a.env;
+    c.env.read = a.read.s;
     if (a.out) snprintf(c.out, sizeof c.out, "%s", a.out);
   }
   for (int i = 0; i < a.n_pairs; i++)

@@ -1,4 +1,5 @@
-/* The reader entry point: files, directories and globs; the format is chosen by magic bytes. */
+/* The reader entry point: files, directories and globs (bad files skipped on request), compressed or not; the format
+ * is chosen by magic bytes; every file's bars checked. */
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
@@ -8,6 +9,7 @@
 #include <sys/stat.h>
 #include "base/alloc.h"
 #include "data/common_columns.h"
+#include "data/decompress.h"
 #include "tickgrad/data.h"
 
 typedef tg_status (*reader_fn)(const char *, const void *, size_t, const tg_read_opts *, tg_bars *);
@@ -56,16 +58,23 @@ static tg_status read_whole(const char *path, unsigned char **out, size_t *len) 
   return TG_OK;
 }
 
+/* One file: inflated when gzip or zstd compressed, parsed by the reader its bytes call for, its bars checked. */
 static tg_status read_one(const char *path, const tg_read_opts *opts, tg_bars *out) {
   unsigned char *buf = NULL;
   size_t len = 0;
+  const char *codec = NULL;
   tg_status st = read_whole(path, &buf, &len);
-  if (st != TG_OK) return st;
+  if (st == TG_OK) st = tg_data_inflate(path, &buf, &len, &codec);
+  if (st != TG_OK) {
+    tg_free(buf);
+    return st;
+  }
   const char *format;
   reader_fn fn = pick_reader(buf, len, &format);
   st = fn(path, buf, len, opts, out);
   tg_free(buf);
   if (st == TG_OK && !out->format[0]) snprintf(out->format, sizeof out->format, "%s", format);
+  if (st == TG_OK) st = tg_bars_check(out, opts, path);
   return st;
 }
 
@@ -119,26 +128,55 @@ static tg_status list_dir(const char *dir, char ***names, size_t *count) {
   return TG_OK;
 }
 
+/* The files of a folder or a glob; with opts->skip_bad_files one that fails is skipped with a warning line. */
 static tg_status read_many(const char *what, char **paths, size_t n, const tg_read_opts *opts, tg_bars *out) {
   if (n == 0) return tg_error(TG_ERR_IO, "%s: no files", what);
   tg_status st = TG_OK;
   tg_common_cols cc;
   memset(&cc, 0, sizeof cc);
+  size_t first = n, read = 0;
   for (size_t i = 0; i < n && st == TG_OK; i++) {
     tg_bars one;
     tg_bars_init(&one);
     st = read_one(paths[i], opts, &one);
-    if (st == TG_OK && i > 0 && strcmp(one.format, out->format) != 0)
+    if (st == TG_OK && read > 0 && strcmp(one.format, out->format) != 0)
       st = tg_error(TG_ERR_FORMAT, "%s: %s is %s but %s is %s; one series comes from one format", what,
-                    paths[i], one.format, paths[0], out->format);
-    if (st == TG_OK && i == 0) snprintf(out->format, sizeof out->format, "%s", one.format);
-    if (st == TG_OK && i > 0) st = tg_common_cols_keep(&cc, out, paths[0], &one, paths[i]);
-    if (st == TG_OK) st = tg_bars_append(out, &one);
+                    paths[i], one.format, paths[first], out->format);
+    if (st != TG_OK && opts->skip_bad_files) {
+      if (opts->warn) fprintf(opts->warn, "warning: %s: skipped %s: %s\n", what, paths[i], tg_last_error());
+      tg_bars_free(&one);
+      st = TG_OK;
+      continue;
+    }
+    if (st != TG_OK) {
+      char why[1024];
+      snprintf(why, sizeof why, "%s", tg_last_error());
+      st = tg_error(st, "%s (file %zu of %zu in %s; --skip-bad-files 1 skips files that cannot be read)", why, i + 1, n,
+                    what);
+    }
+    if (st == TG_OK && read == 0) snprintf(out->format, sizeof out->format, "%s", one.format), first = i;
+    if (st == TG_OK && read > 0) st = tg_common_cols_keep(&cc, out, paths[first], &one, paths[i]);
+    if (st == TG_OK) st = tg_bars_append(out, &one), read++;
     tg_bars_free(&one);
   }
-  if (st == TG_OK && n > 1) snprintf(out->source, sizeof out->source, "%s and %zu more", paths[0], n - 1);
+  if (st == TG_OK && read == 0) st = tg_error(TG_ERR_IO, "%s: none of its %zu files could be read", what, n);
+  if (st == TG_OK && read > 1) snprintf(out->source, sizeof out->source, "%s and %zu more", paths[first], read - 1);
+  else if (st == TG_OK) snprintf(out->source, sizeof out->source, "%s", paths[first]);
   if (st == TG_OK) tg_common_cols_warn(&cc, opts->warn, what);
   tg_common_cols_free(&cc);
+  return st;
+}
+
+/* Bars whose time differs from that at their place before sorting: those truly out of time order (a reorder of bars
+ * that share a timestamp, by instrument, counts none). */
+static tg_status sort_counting(tg_bars *b, int64_t *late) {
+  *late = 0;
+  int64_t *before = b->n > 1 ? tg_malloc((size_t)b->n * sizeof *before) : NULL;
+  if (b->n > 1 && !before) return tg_error(TG_ERR_NOMEM, "bars: out of memory sorting %lld bars", (long long)b->n);
+  if (before) memcpy(before, b->ts, (size_t)b->n * sizeof *before);
+  tg_status st = tg_bars_sort(b, NULL);
+  for (int64_t i = 0; st == TG_OK && before && i < b->n; i++) *late += before[i] != b->ts[i];
+  tg_free(before);
   return st;
 }
 
@@ -168,16 +206,17 @@ tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out)
     st = read_one(path, opts, out);
     if (st == TG_OK) snprintf(out->source, sizeof out->source, "%s", path);
   }
-  int64_t moved = 0;
-  if (st == TG_OK) st = tg_bars_sort(out, &moved);
+  int64_t late = 0;
+  if (st == TG_OK) st = sort_counting(out, &late);
+  if (st == TG_OK && !opts->no_checks) st = tg_bars_dedupe(out, opts->duplicates, path);
   if (st != TG_OK) {
     tg_bars_free(out);
     return st;
   }
-  out->reordered = moved;
-  if (moved && opts->warn)
+  out->reordered = late;
+  if (late && opts->warn)
     fprintf(opts->warn, "warning: %s: %lld of %lld bars were out of time order and have been sorted\n",
-            out->source, (long long)moved, (long long)out->n);
+            out->source, (long long)late, (long long)out->n);
   return TG_OK;
 }
 
@@ -211,6 +250,7 @@ tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts
   if (n == 1) return TG_OK;
   snprintf(out->source, sizeof out->source, "%.200s and %d more", paths[0], n - 1);
   tg_status st = tg_bars_sort(out, NULL);
+  if (st == TG_OK && opts && !opts->no_checks) st = tg_bars_dedupe(out, opts->duplicates, out->source);
   if (st != TG_OK) tg_bars_free(out);
   else if (opts) tg_common_cols_warn(&cc, opts->warn, out->source);
   tg_common_cols_free(&cc);

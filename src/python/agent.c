@@ -65,7 +65,7 @@ static int env_of(PyObject *d, tg_agent_env *e) {
     return -1;
   }
   if (dict_str(d, "kind", e->kind, sizeof e->kind) || dict_int(d, "n", &e->n) ||
-      dict_str(d, "data_tz", e->data_tz, sizeof e->data_tz) || dict_str(d, "tz", e->tz, sizeof e->tz) ||
+      dict_str(d, "data_tz", e->read.tz, sizeof e->read.tz) || dict_str(d, "tz", e->tz, sizeof e->tz) ||
       dict_int(d, "window", &e->window) || dict_int(d, "episode_len", &e->episode_len) ||
       dict_double(d, "cost_bps", &e->cost_bps) || dict_double(d, "slippage", &e->slippage) ||
       dict_double(d, "synth_signal", &e->synth_signal) || dict_long(d, "synth_bars", &e->synth_bars) ||

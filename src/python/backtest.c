@@ -361,7 +361,7 @@ static PyObject *py_run_data(PyObject *self, PyObject *arg) {
     else PyList_SET_ITEM(l, i, s);
   }
   if (!l) return NULL;
-  return Py_BuildValue("(Nsdd)", l, c.data_tz, c.train_frac, c.val_frac);
+  return Py_BuildValue("(Nsdd)", l, c.read.tz, c.train_frac, c.val_frac);
 }
 
 static int parse_fc(PyObject *fc, PyObject *costs, tg_fc_bt_opts *fo) {

@@ -2,6 +2,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "data/read_settings.h"
 #include "train/train_internal.h"
 
 #define OFF(member) offsetof(tg_train_config, member)
@@ -30,7 +31,7 @@ static const tg_setting SETTINGS[] = {
     {.key = "model", .type = TG_SET_ENUM, .off = OFF(model.kind), .names = KIND_NAMES, .help = "tft, mamba2, mlp or transformer"},
     {.key = "data", .type = TG_SET_STRS, .off = OFF(data), .size = TG_TRAIN_PATH_MAX, .count_off = OFF(n_data),
      .max_n = TG_TRAIN_MAX_DATA, .arg = "FILE...", .help = "bar files, folders or globs (CSV, DBN, Parquet); several allowed"},
-    STR("data_tz", data_tz, 0, "zone of naive timestamps in the files (default UTC)"),
+    TG_READ_SETTING_ROWS(OFF(read)),
     STR("features", features, 0, "feature spec (default " TG_FEATURES_DEFAULT ")"),
     STR("tz", tz, 0, "zone of the time-of-day and weekday features (default UTC)"),
     NUM("horizons", NULL, TG_SET_INT, horizons, 1, TG_MAX_HORIZONS, 0, "forecast 1..H bars ahead (default 8; tft: its decoder steps)"),

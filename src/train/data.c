@@ -9,10 +9,7 @@
 static const char *FUTURE_NAMES[4] = {"tod_sin", "tod_cos", "dow_sin", "dow_cos"};
 
 tg_status tg_train_read_bars(const tg_train_config *c, FILE *log, tg_bars *all) {
-  tg_read_opts ro;
-  memset(&ro, 0, sizeof ro);
-  ro.tz = c->data_tz[0] ? c->data_tz : NULL;
-  ro.warn = log;
+  tg_read_opts ro = tg_read_settings_opts(&c->read, log);
   if (c->n_data < 1) {
     tg_bars_init(all);
     return tg_error(TG_ERR_INVALID, "train: no data (give --data FILE)");
@@ -48,7 +45,7 @@ static tg_status build_dataset(tr_data *d, const tg_train_config *c, const tg_ta
   o.features.leads = d->leads = c->model.kind == TG_MODEL_TFT ? 0 : d->H; /* the tft's decoder takes known: values itself */
   o.targets = *target;
   o.targets.warn = log;
-  o.targets.tz = c->data_tz[0] ? c->data_tz : NULL; /* a label file's wall-clock times are read as the bars' */
+  o.targets.tz = c->read.tz[0] ? c->read.tz : NULL; /* a label file's wall-clock times are read as the bars' */
   o.targets.nh = d->H;
   for (int h = 0; h < d->H; h++) o.targets.horizons[h] = h + 1;
   o.splits.window = d->Lw;

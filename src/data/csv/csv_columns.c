@@ -27,10 +27,12 @@ static void normalise(const char *p, const char *e, char *out) {
  * BTC", "volume_btc", "Volume From") is preferred over a plain "Volume", which is preferred over one
  * named for the quote currency ("Volume USD", "Volume To"): CryptoDataDownload files call the quote
  * volume plain "volume" next to "volume_btc". The instrument: "instrument", "instrument_id", "symbol"
- * or "ticker" (csv_instrument.c turns its values into ids). */
-static const char *const k_ts_names[] = {"datetime", "timestamp", "timestamps", "unix", "unixtime", "unixtimestamp",
-                                         "gmttime", "utctime", "timeutc", "localtime", "date", "time", "ts", "datum",
-                                         "opentime", "dt", NULL};
+ * or "ticker" (csv_instrument.c turns its values into ids). The time column also goes by "timestamp_utc",
+ * "ts_event" (Databento) and pandas' index names ("index", "Unnamed: 0"), and when no name matches, an unnamed first
+ * column (pandas' to_csv of a frame with a DatetimeIndex writes ",open,high,...") holds the times. */
+static const char *const k_ts_names[] = {"datetime", "timestamp", "timestamputc", "timestamps", "tsevent", "unix",
+                                         "unixtime", "unixtimestamp", "gmttime", "utctime", "timeutc", "localtime",
+                                         "date", "time", "ts", "datum", "opentime", "dt", "index", "unnamed0", NULL};
 static const char *const k_open_names[] = {"open", "o", "openprice", NULL};
 static const char *const k_high_names[] = {"high", "h", "highprice", NULL};
 static const char *const k_low_names[] = {"low", "l", "lowprice", NULL};
@@ -83,11 +85,14 @@ static void map_by_name(const tg_csv_field *h, int64_t ncols, tg_csv_map *map) {
   int best_rank[TG_CSV_ROLES];
   for (int r = 0; r < TG_CSV_ROLES; r++) best_rank[r] = 1 << 30;
   int64_t date_col = -1, time_col = -1;
-  int best_vol = 0;
+  int best_vol = 0, unnamed_first = 0;
   for (int64_t i = 0; i < ncols; i++) {
     char name[NAME_MAX_LEN];
     normalise(h[i].p, h[i].e, name);
-    if (!*name) continue; /* an unnamed index column */
+    if (!*name) { /* an unnamed index column */
+      unnamed_first |= i == 0;
+      continue;
+    }
     if (strcmp(name, "date") == 0 && date_col < 0) date_col = i;
     if (strcmp(name, "time") == 0 && time_col < 0) time_col = i;
     for (int r = 0; r < TG_CSV_ROLES; r++) {
@@ -104,6 +109,8 @@ static void map_by_name(const tg_csv_field *h, int64_t ncols, tg_csv_map *map) {
       map->col[TG_CSV_VOLUME] = i;
     }
   }
+  /* pandas' unnamed index column: the times when no column is named for them */
+  if (map->col[TG_CSV_TS] < 0 && unnamed_first) map->col[TG_CSV_TS] = 0;
   /* "Date" and "Time" both present and nothing better: the date, plus a time-of-day column */
   if (date_col >= 0 && time_col >= 0 && map->col[TG_CSV_TS] == date_col) {
     map->col[TG_CSV_TOD] = time_col;

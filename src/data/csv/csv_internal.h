@@ -187,6 +187,10 @@ typedef struct tg_csv_layout {
 /* Finds the delimiter, skips a byte-order mark, blank lines and a preamble, and decides whether
  * the first row is a header. Errors name the file and line. */
 tg_status tg_csv_sniff(const char *path, const char *buf, const char *end, tg_csv_layout *lay);
+/* The delimiter as messages name it: ',' ';' tab '|'. */
+static inline const char *tg_csv_delim_desc(char d) {
+  return d == ',' ? "','" : d == ';' ? "';'" : d == '\t' ? "tab" : "'|'";
+}
 
 /* ---- columns (csv_columns.c) ----------------------------------------------------------------- */
 

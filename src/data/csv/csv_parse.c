@@ -43,7 +43,6 @@ static const char *col_desc(const csv_ctx *c, int64_t col, int role, char *buf, 
   return buf;
 }
 
-static const char *delim_desc(char d) { return d == ',' ? "','" : d == ';' ? "';'" : d == '\t' ? "tab" : "'|'"; }
 
 /* Finds the line after the header (or the first data row) and collects up to n time values. */
 static tg_status sample_times(csv_ctx *c, const char *end, const char **data, int64_t *data_no, tg_csv_field *ts,
@@ -83,7 +82,7 @@ static tg_status sample_times(csv_ctx *c, const char *end, const char **data, in
       if (*count > 0) break; /* the row loop reports it */
       return tg_error(TG_ERR_FORMAT, "%s: line %lld: %lld fields, expected %lld like the %s (split at %s)",
                       c->path, (long long)ln.no, (long long)col, (long long)c->lay.ncols,
-                      c->lay.has_header ? "header" : "other rows", delim_desc(c->lay.delim));
+                      c->lay.has_header ? "header" : "other rows", tg_csv_delim_desc(c->lay.delim));
     }
     ++*count;
   }
@@ -427,7 +426,7 @@ static tg_status parse_rows(csv_ctx *c, const char *data, const char *end, int64
     if (col != ncols)
       return tg_error(TG_ERR_FORMAT, "%s: line %lld: %lld fields, expected %lld like the %s (split at %s)", c->path,
                       (long long)ln.no, (long long)col, (long long)ncols, c->lay.has_header ? "header" : "other rows",
-                      delim_desc(delim));
+                      tg_csv_delim_desc(delim));
     if (rv.bad_kind != BAD_NONE) {
       if (rv.bad_kind == BAD_INF && rv.bad_f.p == rv.bad_f.e) { /* from the quick path: find the text again */
         const char *q = ln.p;
@@ -534,7 +533,7 @@ tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg
     if (more || tg_csv_field_count(ln.p, ln.e, c.lay.delim) != ncols) {
       st = tg_error(TG_ERR_FORMAT, "%s: line %lld: the header has %lld fields but the rows have %lld (split at %s)",
                     path, (long long)ln.no, (long long)tg_csv_field_count(ln.p, ln.e, c.lay.delim), (long long)ncols,
-                    delim_desc(c.lay.delim));
+                    tg_csv_delim_desc(c.lay.delim));
       goto done;
     }
   }
@@ -570,6 +569,7 @@ tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg
   st = parse_rows(&c, data, end, data_no, out, &newest_first);
   if (st == TG_OK) st = tg_csv_extras_finish(path, &c.lay, data, end, data_no, n0, out, &c.x);
   if (st == TG_OK && newest_first) reverse_newest_first(out, n0);
+  if (st == TG_OK && newest_first && n0 == 0) out->newest_first = 1;
 done:
   if (st != TG_OK) { /* nothing half-read stays behind, nor an instrument or extra column this call added */
     tg_csv_extras_undo(out, &c.x);

@@ -1,0 +1,34 @@
+/* The settings rows of tg_read_settings, for every table that holds one (the reader flags, the trainer's config). */
+#ifndef TG_DATA_READ_SETTINGS_H
+#define TG_DATA_READ_SETTINGS_H
+
+#include <stddef.h>
+#include "base/settings.h"
+#include "tickgrad/data.h"
+
+extern const char *const tg_read_nulls_names[];     /* tg_null_policy's order */
+extern const char *const tg_read_dups_names[];      /* tg_dup_policy's order */
+
+/* The rows of a tg_read_settings member at byte offset base of a config struct: keys data_columns, data_tz,
+ * price_scale, nulls, duplicates, allow_ohlc, skip_bad_files; flags --columns, --data-tz, --price-scale, --nulls,
+ * --duplicates, --allow-ohlc, --skip-bad-files. */
+#define TG_READ_OFF(base, m) ((base) + offsetof(tg_read_settings, m))
+#define TG_READ_SETTING_ROWS(base)                                                                                     \
+  {.key = "data_columns", .flag = "--columns", .type = TG_SET_STRING, .off = TG_READ_OFF(base, columns),               \
+   .size = sizeof(((tg_read_settings *)0)->columns), .arg = "MAP",                                                     \
+   .help = "CSV column map, e.g. ts=Date,close=Adj Close (or ts=0,open=1,...; default: found from the header)"},      \
+  {.key = "data_tz", .flag = "--data-tz", .type = TG_SET_STRING, .off = TG_READ_OFF(base, tz),                        \
+   .size = sizeof(((tg_read_settings *)0)->tz), .arg = "ZONE",                                                         \
+   .help = "zone of naive timestamps in the files (default UTC), e.g. America/New_York"},                             \
+  {.key = "price_scale", .type = TG_SET_DOUBLE, .off = TG_READ_OFF(base, price_scale), .lo = 0, .hi = 1e300,          \
+   .help = "multiply prices by X (Lean equities: 0.0001; default 0: as read)"},                                        \
+  {.key = "nulls", .type = TG_SET_ENUM, .off = TG_READ_OFF(base, nulls), .names = tg_read_nulls_names,                \
+   .help = "null or missing prices: error (default) or nan"},                                                          \
+  {.key = "duplicates", .type = TG_SET_ENUM, .off = TG_READ_OFF(base, duplicates), .names = tg_read_dups_names,       \
+   .help = "bars of one instrument sharing a timestamp: error (default), first or last (keep that one)"},             \
+  {.key = "allow_ohlc", .type = TG_SET_BOOL, .off = TG_READ_OFF(base, allow_ohlc),                                     \
+   .help = "1: let bars through whose high is below open/close/low or low above open/close (default 0: an error)"},   \
+  {.key = "skip_bad_files", .type = TG_SET_BOOL, .off = TG_READ_OFF(base, skip_bad_files),                             \
+   .help = "1: a folder's or glob's files that cannot be read are skipped, each named on a warning line (default 0)"}
+
+#endif
