@@ -88,7 +88,8 @@ const tg_predictor_info *tg_predictor_get_info(const tg_predictor *p);
  * the bar or an output of the network is not (a price so extreme, such as 1e308 or 1e-320, that a feature overflows;
  * weights that overflow), push fails with TG_ERR_NUMERIC naming the bar (time, instrument) and the value (feature
  * name, or forecast h and q); that bar has been taken into the instrument's history, so later bars whose window
- * holds it fail the same way. */
+ * holds it fail the same way. A lead input "NAME@+h" the feed does not have yet (NaN: past the end of a file) is
+ * missing data, not an error: the bars whose window (mamba2: state) holds it get no forecast (*ready 0). */
 tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int *ready);
 /* Bar row of bars as a tg_pbar with the run's extra inputs from the columns of the same names. A lead input
  * "NAME@+h" missing as a column of its own is column NAME h bars later of the same instrument in bars (NaN past its
