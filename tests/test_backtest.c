@@ -1,9 +1,10 @@
-/* The backtest engine and rule strategies: hand-computed fills and costs, buy and hold, sma-cross, no look-ahead, statistics, errors, files. */
+/* The backtest engine and rule strategies: hand-computed fills and costs, buy and hold, sma-cross, no look-ahead, statistics, errors, files (undefined statistics as null and "-"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "base/json.h"
 #include "support/check.h"
 #include "tickgrad/backtest.h"
 #include "tickgrad/rl.h"
@@ -417,6 +418,48 @@ static void test_files(void) {
   tg_bars_free(&b);
 }
 
+/* Prices so extreme that buy and hold's returns overflow (1e-300 then 1e300): its undefined statistics are null in
+ * backtest.json (which the project's JSON reader parses) and "-" in the printed table, never nan or inf. */
+static void test_undefined_stats(void) {
+  static const double o[5] = {100, 100, 1e-300, 1e300, 100}, c[5] = {100, 1e-300, 1e300, 100, 100};
+  tg_bars b;
+  make_bars(&b, o, c, 5);
+  double target[5] = {0}; /* no trades: the strategy's own statistics stay defined */
+  tg_bt_opts opts = tg_bt_defaults();
+  tg_backtest bt;
+  CHECK_OK(tg_backtest_run(&b, target, &opts, &bt));
+  CHECK_MSG(!isfinite(bt.bh.sharpe), "the test needs an undefined buy-and-hold Sharpe, got %g", bt.bh.sharpe);
+  char dir[] = "/tmp/tg_backtest_XXXXXX", path[192];
+  CHECK(mkdtemp(dir) != NULL);
+  CHECK_OK(tg_backtest_write(&bt, "flat", dir));
+  snprintf(path, sizeof path, "%s/backtest.json", dir);
+  tg_json_doc *doc = NULL;
+  CHECK_OK(tg_json_parse_file(path, &doc));
+  const tg_json *bh = doc ? tg_json_get(tg_json_root(doc), "buy_and_hold_stats") : NULL;
+  const tg_json *sharpe = tg_json_get(bh, "sharpe"), *trades = tg_json_get(bh, "trades");
+  CHECK_MSG(sharpe && sharpe->type == TG_JSON_NULL, "backtest.json: buy_and_hold_stats.sharpe should be null");
+  CHECK(trades && trades->type == TG_JSON_INT);
+  const tg_json *own = tg_json_get(tg_json_get(tg_json_root(doc), "strategy_stats"), "sharpe");
+  CHECK(own && (own->type == TG_JSON_INT || own->type == TG_JSON_REAL) && own->num == 0);
+  tg_json_free(doc);
+  char text[4096] = {0};
+  FILE *f = fmemopen(text, sizeof text - 1, "w");
+  CHECK(f != NULL);
+  if (f) {
+    tg_backtest_print(f, &bt, "flat");
+    fclose(f);
+  }
+  CHECK_MSG(!strstr(text, "nan") && !strstr(text, "inf") && strstr(text, " -\n"), "the printed table: %s", text);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/equity.csv", dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/trades.csv", dir);
+  unlink(path);
+  rmdir(dir);
+  tg_backtest_free(&bt);
+  tg_bars_free(&b);
+}
+
 int main(void) {
   test_fill_next_open();
   test_slippage_and_bps();
@@ -428,5 +471,6 @@ int main(void) {
   test_stats();
   test_errors();
   test_files();
+  test_undefined_stats();
   return tg_test_finish();
 }

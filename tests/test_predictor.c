@@ -427,6 +427,122 @@ static void check_instruments(void) {
   tg_bars_free(&two);
 }
 
+/* A price of 1e308 or 1e-320 (finite and positive, so the predictor takes it) makes features overflow: no forecast is
+ * ever NaN or infinite; such bars fail with TG_ERR_NUMERIC naming the bar, and the bars before are unaffected. */
+static void check_extreme_prices(const char *name, double extreme) {
+  char run[512];
+  snprintf(run, sizeof run, "%s/%s", g_tmp, name);
+  tg_predictor *p = NULL;
+  CHECK_OK(tg_predictor_open(run, NULL, &p));
+  if (!p) return;
+  float f[H * NQ];
+  int ready = 0, refused = 0, emitted = 0, first = 1;
+  for (int64_t t = 0; t < 400; t++) {
+    tg_pbar bar = {g_bars.ts[t], 0, g_bars.open[t], g_bars.high[t], g_bars.low[t], g_bars.close[t], g_bars.volume[t],
+                   NULL, NULL};
+    if (t == 300) bar.open = bar.high = bar.low = bar.close = extreme;
+    tg_status st = tg_predictor_push(p, &bar, f, &ready);
+    if (st == TG_OK) {
+      int finite = 1;
+      for (int i = 0; ready && i < H * NQ; i++) finite &= isfinite(f[i]) != 0;
+      CHECK_MSG(finite, "%s: close %g: bar %lld got a forecast that is not finite", name, extreme, (long long)t);
+      emitted += ready;
+      continue;
+    }
+    CHECK_MSG(st == TG_ERR_NUMERIC && t >= 300, "%s: close %g: bar %lld: %s", name, extreme, (long long)t,
+              tg_last_error());
+    CHECK_MSG(strstr(tg_last_error(), "instrument 0") && strstr(tg_last_error(), " UTC") && ready == 0 && isnan(f[0]),
+              "%s: the error names the bar: %s", name, tg_last_error());
+    if (first) printf("%s, close %g: %s\n", name, extreme, tg_last_error());
+    first = 0;
+    refused++;
+  }
+  CHECK_MSG(refused > 0 && emitted > 0, "%s: close %g: %d bars refused, %d forecast", name, extreme, refused, emitted);
+  tg_predictor_free(p);
+}
+
+/* Copies run `from` to `to` and rewrites to/best.safetensors with every F32 value v as edit(v, its flat index). */
+static void edit_weights(const char *from, const char *to, float (*edit)(float, int64_t)) {
+  char cmd[1200], path[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s/%s' && cp -r '%s/%s' '%s/%s'", g_tmp, to, g_tmp, from, g_tmp, to);
+  CHECK(system(cmd) == 0);
+  snprintf(path, sizeof path, "%s/%s/best.safetensors", g_tmp, to);
+  tg_safetensors *f = NULL;
+  CHECK_OK(tg_safetensors_load(path, &f));
+  if (!f) return;
+  int n = tg_safetensors_count(f);
+  tg_tensor *ts = calloc((size_t)n, sizeof *ts);
+  float **copies = calloc((size_t)n, sizeof *copies);
+  for (int k = 0; k < n; k++) {
+    ts[k] = *tg_safetensors_at(f, k);
+    int64_t m = tg_numel(&ts[k]);
+    copies[k] = malloc((size_t)(m ? m : 1) * sizeof(float));
+    for (int64_t i = 0; i < m; i++) copies[k][i] = edit(((const float *)ts[k].data)[i], i);
+    ts[k].data = copies[k];
+  }
+  const tg_kv meta[] = {{"format", tg_safetensors_meta(f, "format")}, {"version", tg_safetensors_meta(f, "version")}};
+  CHECK_OK(tg_safetensors_save(path, n, ts, 2, meta));
+  for (int k = 0; k < n; k++) free(copies[k]);
+  free(copies), free(ts);
+  tg_safetensors_free(f);
+}
+
+static float nan_at_3(float v, int64_t i) { return i == 3 ? NAN : v; }
+static float huge(float v, int64_t i) { return (void)i, v * 1e25f; }
+
+/* Weights holding NaN are refused at open by file, tensor and index; finite weights that overflow the network give
+ * no forecast: the bar fails naming the output. */
+static void check_weights_not_finite(void) {
+  char run[512];
+  tg_predictor *p = NULL;
+  edit_weights("mlp", "nan_weights", nan_at_3);
+  snprintf(run, sizeof run, "%s/nan_weights", g_tmp);
+  CHECK_STATUS(tg_predictor_open(run, NULL, &p), TG_ERR_NUMERIC);
+  CHECK_MSG(p == NULL && strstr(tg_last_error(), "best.safetensors: tensor '") && strstr(tg_last_error(), "NaN at index 3"),
+            "NaN weights: %s", tg_last_error());
+  edit_weights("mlp", "huge_weights", huge);
+  snprintf(run, sizeof run, "%s/huge_weights", g_tmp);
+  CHECK_OK(tg_predictor_open(run, NULL, &p));
+  if (!p) return;
+  float f[H * NQ];
+  int ready = 0;
+  tg_status st = TG_OK;
+  for (int64_t t = 0; t < 200 && st == TG_OK; t++) {
+    tg_pbar bar = {g_bars.ts[t], 0, g_bars.open[t], g_bars.high[t], g_bars.low[t], g_bars.close[t], g_bars.volume[t],
+                   NULL, NULL};
+    st = tg_predictor_push(p, &bar, f, &ready);
+    CHECK(st != TG_OK || !ready); /* never a forecast */
+  }
+  CHECK_STATUS(st, TG_ERR_NUMERIC);
+  CHECK_MSG(strstr(tg_last_error(), "forecast h1_q0.1 is") && strstr(tg_last_error(), "instrument 0"),
+            "overflowing weights: %s", tg_last_error());
+  tg_predictor_free(p);
+}
+
+/* inference.json and config.json values out of range are refused at open, naming the file and the key. */
+static void check_meta_ranges(void) {
+  static const struct {
+    const char *file, *sed, *want;
+  } cases[] = {
+      {"inference.json", "s/\"target_scales\": \\[/\"target_scales\": [-/", "\"target_scales\"[0] (horizon 1) is -"},
+      {"inference.json", "s/\"std\": \\[/\"std\": [-/", "\"std\"[0]"},
+      {"inference.json", "s/\"target_scales\": \\[[^]]*\\]/\"target_scales\": []/", "\"target_scales\""},
+      {"config.json", "s/\"quantiles\": \\[[^]]*\\]/\"quantiles\": [0.9, 0.5, 0.1]/", "quantile"},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char dir[300], cmd[4096];
+    snprintf(dir, sizeof dir, "%s/edited%zu", g_tmp, k);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s/mlp' '%s' && sed -i '%s' '%s/%s' && ! cmp -s '%s/%s' '%s/mlp/%s'",
+             dir, g_tmp, dir, cases[k].sed, dir, cases[k].file, dir, cases[k].file, g_tmp, cases[k].file);
+    CHECK_MSG(system(cmd) == 0, "the edit %s of %s changed nothing", cases[k].sed, cases[k].file);
+    tg_predictor *p = NULL;
+    tg_status st = tg_predictor_open(dir, NULL, &p);
+    CHECK_MSG(st != TG_OK && p == NULL && strstr(tg_last_error(), cases[k].file) && strstr(tg_last_error(), cases[k].want),
+              "edit %zu (%s): %s", k, cases[k].sed, st == TG_OK ? "opened" : tg_last_error());
+    tg_predictor_free(p);
+  }
+}
+
 int main(void) {
   snprintf(g_tmp, sizeof g_tmp, "/tmp/tg_predict_XXXXXX");
   if (!mkdtemp(g_tmp)) return tg_test_skip("cannot make a temporary folder");
@@ -441,7 +557,12 @@ int main(void) {
   check_behaviour("mlp");
   check_behaviour("tft");
   check_behaviour("m2");
+  check_extreme_prices("mlp", 1e308);
+  check_extreme_prices("tft", 1e-320);
+  check_extreme_prices("m2", 1e308);
   check_open_errors();
+  check_weights_not_finite();
+  check_meta_ranges();
   check_instruments();
   check_rule("tft");
   check_rule("m2");

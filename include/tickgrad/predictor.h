@@ -75,7 +75,8 @@ static inline int tg_predictor_out_len(const tg_predictor_info *in) {
 }
 
 /* Opens run_dir. Errors name the file and what is wrong: TG_ERR_IO (a missing file), TG_ERR_FORMAT (a file this
- * version cannot read), TG_ERR_INVALID (a run that is not a forecaster's: a DQN or PPO run has env.json and is
+ * version cannot read, or an inference.json value out of its range), TG_ERR_NUMERIC (weights holding NaN or infinity:
+ * the tensor and the first bad index), TG_ERR_INVALID (a run that is not a forecaster's: a DQN or PPO run has env.json and is
  * acted on by `tickgrad backtest --run`, not predicted). opts may be NULL. */
 tg_status tg_predictor_open(const char *run_dir, const tg_predictor_opts *opts, tg_predictor **out);
 const tg_predictor_info *tg_predictor_get_info(const tg_predictor *p);
@@ -83,7 +84,12 @@ const tg_predictor_info *tg_predictor_get_info(const tg_predictor *p);
  * probabilities) when *ready is 1, NaN otherwise (warm-up).
  * Errors leave the predictor as it was (the bar is not taken): TG_ERR_INVALID for an instrument the run was not
  * trained on or a time before that instrument's last bar, TG_ERR_NUMERIC for a price that is not finite and
- * positive or a volume that is not finite and >= 0. */
+ * positive or a volume that is not finite and >= 0. A forecast is never NaN or infinite: when a normalised feature of
+ * the bar or an output of the network is not (a price so extreme, such as 1e308 or 1e-320, that a feature overflows;
+ * weights that overflow), push fails with TG_ERR_NUMERIC naming the bar (time, instrument) and the value (feature
+ * name, or forecast h and q); that bar has been taken into the instrument's history, so later bars whose window
+ * holds it fail the same way. A lead input "NAME@+h" the feed does not have yet (NaN: past the end of a file) is
+ * missing data, not an error: the bars whose window (mamba2: state) holds it get no forecast (*ready 0). */
 tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int *ready);
 /* Bar row of bars as a tg_pbar with the run's extra inputs from the columns of the same names. A lead input
  * "NAME@+h" missing as a column of its own is column NAME h bars later of the same instrument in bars (NaN past its

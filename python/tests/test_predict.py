@@ -1,4 +1,6 @@
 """Predictor: bar by bar (push), over a series (predict) and the command's `tickgrad predict` give the same numbers."""
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -121,6 +123,17 @@ def test_bad_bars_and_runs(market, runs, tmp_path):
         tickgrad.Predictor(runs("mlp"), weights="worst")
     with pytest.raises(TypeError, match="run"):
         tickgrad.Predictor(42)
+
+
+def test_nan_weights_are_refused(runs, tmp_path):
+    run = tmp_path / "nan"
+    shutil.copytree(runs("mlp"), run)
+    data = bytearray((run / "best.safetensors").read_bytes())
+    start = 8 + int.from_bytes(data[:8], "little")
+    data[start:start + 4] = np.array([np.nan], dtype="<f4").tobytes()  # the first value of the data section
+    (run / "best.safetensors").write_bytes(bytes(data))
+    with pytest.raises(tickgrad.NumericError, match=r"best.safetensors: tensor '.*' holds NaN at index 0"):
+        tickgrad.Run(run).predictor()
 
 
 def test_run_object_with_a_path(runs):

@@ -114,7 +114,8 @@ class Predictor:
         Returns a new float32 array: [horizons, n_quantiles] quantiles of the forward log return 1..H bars ahead, or
         a classifier's class probabilities [n_classes]. A bar the library refuses (an unknown instrument, a time
         before the instrument's last bar, a price that is not finite and positive) raises tickgrad.InvalidError /
-        NumericError and is not taken.
+        NumericError and is not taken. A forecast is never NaN: a bar whose features or forecast are not finite (a
+        price so extreme that a feature overflows) raises NumericError naming the bar; that bar has been taken.
         """
         try:
             ts = _bar_get(bar, "ts")

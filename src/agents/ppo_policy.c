@@ -3,6 +3,7 @@
 #include "base/alloc.h"
 #include "agents/ppo_internal.h"
 #include "tickgrad/checkpoint.h"
+#include "io/finite.h"
 
 struct tg_ppo_policy {
   rl_ppo_net net;
@@ -32,6 +33,7 @@ static tg_status policy_open(const char *run_dir, tg_env_spec spec, const tg_env
   nc.env = env;
   st = rl_ppo_net_open(&p->net, &nc);
   snprintf(path, sizeof path, "%s/weights.safetensors", run_dir);
+  if (st == TG_OK) st = tg_weights_check_finite(path);
   if (st == TG_OK) st = tg_store_load(p->net.store, path);
   if (st != TG_OK) {
     tg_ppo_policy_free(p);

@@ -30,12 +30,14 @@ tg_status tg_agent_env_write(const char *dir, const char *model, const tg_agent_
   tg_settings_json_members(&READ, e, &b, &first);
   tg_text_puts(&b, ",\n  \"tz\": ");
   tg_json_append_string(&b, e->tz);
-  tg_text_printf(&b,
-                     ",\n  \"window\": %d,\n  \"episode_len\": %d,\n  \"cost_bps\": %.17g,\n  \"slippage\": %.17g,\n"
-                     "  \"synth_signal\": %.17g,\n  \"synth_bars\": %ld,\n  \"synth_seed\": %ld,\n  \"env_seed\": %ld,\n"
-                     "  \"copy_windows\": %d\n}\n",
-                     e->window, e->episode_len, e->cost_bps, e->slippage, e->synth_signal, e->synth_bars,
-                     e->synth_seed, e->seed, e->copy_windows);
+  tg_text_printf(&b, ",\n  \"window\": %d,\n  \"episode_len\": %d,\n  \"cost_bps\": ", e->window, e->episode_len);
+  tg_json_append_real(&b, e->cost_bps, 17);
+  tg_text_puts(&b, ",\n  \"slippage\": ");
+  tg_json_append_real(&b, e->slippage, 17);
+  tg_text_puts(&b, ",\n  \"synth_signal\": ");
+  tg_json_append_real(&b, e->synth_signal, 17);
+  tg_text_printf(&b, ",\n  \"synth_bars\": %ld,\n  \"synth_seed\": %ld,\n  \"env_seed\": %ld,\n  \"copy_windows\": %d\n}\n",
+                 e->synth_bars, e->synth_seed, e->seed, e->copy_windows);
   char path[2048];
   snprintf(path, sizeof path, "%s/env.json", dir);
   tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "cannot write %s: out of memory", path)

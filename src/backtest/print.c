@@ -1,5 +1,6 @@
 /* The backtest metrics table: the strategy beside buy and hold. */
 #include <stdio.h>
+#include "base/text.h"
 #include "data/timeconv.h"
 #include "tickgrad/backtest.h"
 
@@ -8,10 +9,10 @@ typedef enum kind { PCT, NUM, INT, DD_TIME, MONEY } kind;
 static void cell(char *buf, size_t n, kind k, const tg_bt_stats *s, double v) {
   char d[32];
   switch (k) {
-  case PCT: snprintf(buf, n, "%.2f%%", 100.0 * v); break;
-  case NUM: snprintf(buf, n, "%.3f", v); break;
-  case INT: snprintf(buf, n, "%.0f", v); break;
-  case MONEY: snprintf(buf, n, "%.2f", v); break;
+  case PCT: tg_format_cell(buf, n, v, "%.2f%%", 100.0 * v); break; /* "-": undefined for these bars */
+  case NUM: tg_format_cell(buf, n, v, "%.3f", v); break;
+  case INT: tg_format_cell(buf, n, v, "%.0f", v); break;
+  case MONEY: tg_format_cell(buf, n, v, "%.2f", v); break;
   case DD_TIME:
     snprintf(buf, n, "%lld bars, %s%s", (long long)s->dd_bars, tg_format_duration(s->dd_ns, d, sizeof d),
              s->dd_recovered || s->dd_bars == 0 ? "" : " (open)");
@@ -28,10 +29,10 @@ static void row(FILE *f, const char *label, kind k, const tg_bt_stats *a, double
 
 void tg_backtest_print(FILE *f, const tg_backtest *bt, const char *name) {
   const tg_bt_stats *a = &bt->stats, *b = &bt->bh;
-  char t0[40], t1[40];
-  fprintf(f, "backtest: %lld bars, %s .. %s UTC, %.1f bars a year; cash %.2f, commission %g, cost %g bps, slippage %g\n",
+  char t0[40], t1[40], bpy[40];
+  fprintf(f, "backtest: %lld bars, %s .. %s UTC, %s bars a year; cash %.2f, commission %g, cost %g bps, slippage %g\n",
           (long long)bt->n, tg_format_utc(bt->ts[0], 0, t0, sizeof t0), tg_format_utc(bt->ts[bt->n - 1], 0, t1, sizeof t1),
-          a->bars_per_year, bt->opts.cash, bt->opts.commission, bt->opts.cost_bps, bt->opts.slippage);
+          tg_format_cell(bpy, sizeof bpy, a->bars_per_year, "%.1f", a->bars_per_year), bt->opts.cash, bt->opts.commission, bt->opts.cost_bps, bt->opts.slippage);
   fprintf(f, "  %-22s %26s %26s\n", "", name, "buy-and-hold");
   row(f, "total return", PCT, a, a->total_return, b, b->total_return);
   row(f, "annual return", PCT, a, a->annual_return, b, b->annual_return);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/json.h"
 #include "data/timeconv.h"
 #include "tickgrad/backtest.h"
 #include "base/files.h"
@@ -70,31 +71,56 @@ static tg_status write_trades(const tg_backtest *bt, const char *dir) {
   return text_save(&t, dir, "trades.csv");
 }
 
-static void json_stats(text *t, const char *key, const tg_bt_stats *s, const char *tail) {
-  put(t, "  \"%s\": {\"bars\": %lld, \"bars_per_year\": %.12g, \"years\": %.12g, \"start_equity\": %.12g, "
-      "\"final_equity\": %.12g, \"total_return\": %.12g, \"annual_return\": %.12g, \"annual_vol\": %.12g, "
-      "\"sharpe\": %.12g, \"sortino\": %.12g, \"max_drawdown\": %.12g, \"max_drawdown_bars\": %lld, "
-      "\"max_drawdown_seconds\": %.12g, \"max_drawdown_recovered\": %d, \"calmar\": %.12g, \"trades\": %lld, "
-      "\"win_rate\": %.12g, \"avg_trade_pnl\": %.12g, \"avg_trade_return\": %.12g, \"exposure\": %.12g, "
-      "\"turnover\": %.12g}%s\n", key, (long long)s->bars, s->bars_per_year, s->years, s->start_equity,
-      s->final_equity, s->total_return, s->annual_return, s->annual_vol, s->sharpe, s->sortino, s->max_drawdown,
-      (long long)s->dd_bars, (double)s->dd_ns * 1e-9, s->dd_recovered, s->calmar, (long long)s->trades, s->win_rate,
-      s->avg_trade_pnl, s->avg_trade_return, s->exposure, s->turnover, tail);
+/* One number member ", \"key\": v" (null when v is not finite: a statistic these bars leave undefined). */
+static void member(tg_text *t, const char *key, double v) {
+  tg_text_printf(t, ", \"%s\": ", key);
+  tg_json_append_real(t, v, 12);
+}
+
+static void json_stats(tg_text *t, const char *key, const tg_bt_stats *s, const char *tail) {
+  tg_text_printf(t, "  \"%s\": {\"bars\": %lld", key, (long long)s->bars);
+  member(t, "bars_per_year", s->bars_per_year);
+  member(t, "years", s->years);
+  member(t, "start_equity", s->start_equity);
+  member(t, "final_equity", s->final_equity);
+  member(t, "total_return", s->total_return);
+  member(t, "annual_return", s->annual_return);
+  member(t, "annual_vol", s->annual_vol);
+  member(t, "sharpe", s->sharpe);
+  member(t, "sortino", s->sortino);
+  member(t, "max_drawdown", s->max_drawdown);
+  tg_text_printf(t, ", \"max_drawdown_bars\": %lld", (long long)s->dd_bars);
+  member(t, "max_drawdown_seconds", (double)s->dd_ns * 1e-9);
+  tg_text_printf(t, ", \"max_drawdown_recovered\": %d", s->dd_recovered);
+  member(t, "calmar", s->calmar);
+  tg_text_printf(t, ", \"trades\": %lld", (long long)s->trades);
+  member(t, "win_rate", s->win_rate);
+  member(t, "avg_trade_pnl", s->avg_trade_pnl);
+  member(t, "avg_trade_return", s->avg_trade_return);
+  member(t, "exposure", s->exposure);
+  member(t, "turnover", s->turnover);
+  tg_text_printf(t, "}%s\n", tail);
 }
 
 static tg_status write_json(const tg_backtest *bt, const char *name, const char *dir) {
-  text t;
-  tg_status st = text_new(&t, 8192);
-  if (st != TG_OK) return st;
-  char b0[40], b1[40];
-  put(&t, "{\n  \"strategy\": \"%s\",\n  \"first_bar\": \"%s\",\n  \"last_bar\": \"%s\",\n", name,
-      utc(bt->ts[0], b0, sizeof b0), utc(bt->ts[bt->n - 1], b1, sizeof b1));
-  put(&t, "  \"cash\": %.12g,\n  \"commission\": %.12g,\n  \"cost_bps\": %.12g,\n  \"slippage\": %.12g,\n", bt->opts.cash,
-      bt->opts.commission, bt->opts.cost_bps, bt->opts.slippage);
+  tg_text t = {0};
+  char b0[40], b1[40], path[4096];
+  tg_text_printf(&t, "{\n  \"strategy\": \"%s\",\n  \"first_bar\": \"%s\",\n  \"last_bar\": \"%s\"", name,
+                 utc(bt->ts[0], b0, sizeof b0), utc(bt->ts[bt->n - 1], b1, sizeof b1));
+  const char *keys[4] = {"cash", "commission", "cost_bps", "slippage"};
+  const double vals[4] = {bt->opts.cash, bt->opts.commission, bt->opts.cost_bps, bt->opts.slippage};
+  for (int k = 0; k < 4; k++) {
+    tg_text_printf(&t, ",\n  \"%s\": ", keys[k]);
+    tg_json_append_real(&t, vals[k], 12);
+  }
+  tg_text_puts(&t, ",\n");
   json_stats(&t, "strategy_stats", &bt->stats, ",");
   json_stats(&t, "buy_and_hold_stats", &bt->bh, "");
-  put(&t, "}\n");
-  return text_save(&t, dir, "backtest.json");
+  tg_text_puts(&t, "}\n");
+  snprintf(path, sizeof path, "%s/backtest.json", dir);
+  tg_status st = t.oom ? tg_error(TG_ERR_NOMEM, "backtest: out of memory for %s", path) : tg_write_atomic(path, t.data, t.len);
+  tg_text_free(&t);
+  return st;
 }
 
 tg_status tg_backtest_write(const tg_backtest *bt, const char *name, const char *dir) {

@@ -72,8 +72,8 @@ tg_status tg_bt_equity_stats(const int64_t *ts, const double *equity, int64_t n,
   moments(equity, n, &mean, &sd, &down);
   out->annual_vol = sd * ann;
   /* the trading environment's Sharpe (tg_trading_stats_compute): mean / sample std * sqrt(bars per year) */
-  out->sharpe = sd > 0 ? mean / sd * ann : 0.0;
-  out->sortino = down > 0 ? mean / down * ann : 0.0;
+  out->sharpe = sd > 0 ? mean / sd * ann : sd == 0 ? 0.0 : NAN; /* NaN (undefined): returns that overflowed */
+  out->sortino = down > 0 ? mean / down * ann : down == 0 ? 0.0 : NAN;
   drawdown(ts, equity, n, out);
   out->calmar = out->max_drawdown < 0 ? out->annual_return / -out->max_drawdown : 0.0;
   return TG_OK;

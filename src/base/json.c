@@ -500,3 +500,8 @@ tg_status tg_json_parse_file(const char *path, tg_json_doc **out) {
   tg_free(text);
   return st;
 }
+
+void tg_json_append_real(tg_text *b, double v, int digits) {
+  char buf[40];
+  tg_text_puts(b, tg_format_finite(buf, v, digits, "null"));
+}

@@ -54,5 +54,9 @@ int tg_json_utf8_valid(const char *s, size_t n);
 /* Appends s as a quoted JSON string: '"' and '\\' escaped, control characters as \n, \t, ... or
  * \u00XX; other bytes copied as they are (s should be UTF-8). */
 void tg_json_append_string(tg_text *b, const char *s);
+/* Appends v as a JSON number (digits as tg_format_finite's: significant digits, 0 the shortest text that reads back, -1
+ * that of a float), or null when
+ * v is NaN or infinite, which JSON cannot hold. Every double a JSON file holds is written through it. */
+void tg_json_append_real(tg_text *b, double v, int digits);
 
 #endif

@@ -9,10 +9,7 @@
 /* ---- writing ---- */
 
 void tg_settings_put_real(tg_text *b, double v, int is_float, int digits) {
-  char buf[40];
-  if (digits > 0) snprintf(buf, sizeof buf, "%.*g", digits, v);
-  else tg_format_real(buf, v, is_float);
-  tg_text_puts(b, buf);
+  tg_json_append_real(b, v, digits > 0 ? digits : is_float ? -1 : 0);
 }
 
 static void put_value(const tg_settings *t, const void *cfg, const tg_setting *s, tg_text *b) {

@@ -1,4 +1,5 @@
 /* The growing text buffer behind JSON writing, the report's pages and config files. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,5 +69,24 @@ const char *tg_format_real(char *buf, double v, int is_float) {
     double back = strtod(buf, NULL);
     if (is_float ? (float)back == (float)v : back == v) break;
   }
+  return buf;
+}
+
+const char *tg_format_finite(char *buf, double v, int digits, const char *otherwise) {
+  if (!isfinite(v)) return otherwise;
+  if (digits > 0) snprintf(buf, 40, "%.*g", digits, v);
+  else tg_format_real(buf, v, digits < 0);
+  return buf;
+}
+
+const char *tg_format_cell(char *buf, size_t n, double v, const char *fmt, ...) {
+  if (!isfinite(v)) {
+    snprintf(buf, n, "-");
+    return buf;
+  }
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, n, fmt, ap);
+  va_end(ap);
   return buf;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/files.h"
+#include "base/text.h"
 #include "tickgrad/eval.h"
 #include "tickgrad/report.h"
 
@@ -34,14 +35,18 @@ static const char *value(const tg_sweep_config *s, long r, int g) {
   return tg_sweep_value(&s->grid[g], tg_sweep_value_of(s, r, g));
 }
 
+/* A run's row; a number that is not finite (a diverged run's losses) is an empty field, as in metrics.csv. */
 static void csv_row(FILE *o, const tg_sweep_config *s, long r, const tg_eval_run *run) {
+  char v[4][40];
   fprintf(o, "%ld", r + 1);
   for (int g = 0; g < s->n_grids; g++) fprintf(o, ",%s", value(s, r, g));
-  fprintf(o, ",%d,%d,%.6g,%.6g,%.6g", run->train.epochs_run, run->train.best_epoch, run->train.best.val_loss,
-          run->train.best.q50, run->train.best.naive50);
+  fprintf(o, ",%d,%d,%s,%s,%s", run->train.epochs_run, run->train.best_epoch,
+          tg_format_finite(v[0], run->train.best.val_loss, 6, ""), tg_format_finite(v[1], run->train.best.q50, 6, ""),
+          tg_format_finite(v[2], run->train.best.naive50, 6, ""));
   if (s->backtest)
-    fprintf(o, ",%.6g,%.6g,%.6g,%lld,%.6g", run->st.total_return, run->st.sharpe, run->st.max_drawdown,
-            (long long)run->st.trades, run->bh.total_return);
+    fprintf(o, ",%s,%s,%s,%lld,%s", tg_format_finite(v[0], run->st.total_return, 6, ""),
+            tg_format_finite(v[1], run->st.sharpe, 6, ""), tg_format_finite(v[2], run->st.max_drawdown, 6, ""),
+            (long long)run->st.trades, tg_format_finite(v[3], run->bh.total_return, 6, ""));
   fputc('\n', o);
 }
 
@@ -80,14 +85,15 @@ static int html_cells(const tg_sweep_config *s, int rank, long r, const tg_eval_
     for (int j = 1; j < nums; j++) cell[k++] = NULL;
     return k;
   }
-  snprintf(t[k], SW_CELL, "%.5f", x->train.best.val_loss), cell[k] = t[k], k++;
-  snprintf(t[k], SW_CELL, "%.4f (%.4f)", x->train.best.q50, x->train.best.naive50), cell[k] = t[k], k++;
+  const tg_train_metrics *b = &x->train.best; /* "-": a value these bars leave undefined */
+  cell[k] = tg_format_cell(t[k], SW_CELL, b->val_loss, "%.5f", b->val_loss), k++;
+  cell[k] = tg_format_cell(t[k], SW_CELL, b->q50 + b->naive50, "%.4f (%.4f)", b->q50, b->naive50), k++;
   if (s->backtest) {
-    snprintf(t[k], SW_CELL, "%+.2f%%", 100 * x->st.total_return), cell[k] = t[k], k++;
-    snprintf(t[k], SW_CELL, "%.2f", x->st.sharpe), cell[k] = t[k], k++;
-    snprintf(t[k], SW_CELL, "%.2f%%", 100 * x->st.max_drawdown), cell[k] = t[k], k++;
+    cell[k] = tg_format_cell(t[k], SW_CELL, x->st.total_return, "%+.2f%%", 100 * x->st.total_return), k++;
+    cell[k] = tg_format_cell(t[k], SW_CELL, x->st.sharpe, "%.2f", x->st.sharpe), k++;
+    cell[k] = tg_format_cell(t[k], SW_CELL, x->st.max_drawdown, "%.2f%%", 100 * x->st.max_drawdown), k++;
     snprintf(t[k], SW_CELL, "%lld", (long long)x->st.trades), cell[k] = t[k], k++;
-    snprintf(t[k], SW_CELL, "%+.2f%%", 100 * x->bh.total_return), cell[k] = t[k], k++;
+    cell[k] = tg_format_cell(t[k], SW_CELL, x->bh.total_return, "%+.2f%%", 100 * x->bh.total_return), k++;
   }
   return k;
 }
@@ -150,10 +156,15 @@ static void print_table(FILE *o, const tg_sweep_config *s, const tg_eval_run *ru
       fprintf(o, "  diverged (NaN or infinite loss)\n");
       continue;
     }
-    fprintf(o, "  %10.5f  %11.4f  %8.4f", x->train.best.val_loss, x->train.best.q50, x->train.best.naive50);
+    char c[8][40]; /* "-": a value these bars leave undefined */
+    fprintf(o, "  %10s  %11s  %8s", tg_format_cell(c[0], 40, x->train.best.val_loss, "%.5f", x->train.best.val_loss),
+            tg_format_cell(c[1], 40, x->train.best.q50, "%.4f", x->train.best.q50),
+            tg_format_cell(c[2], 40, x->train.best.naive50, "%.4f", x->train.best.naive50));
     if (s->backtest)
-      fprintf(o, "  %+7.2f%%  %7.2f  %7.2f%%  %6lld  %+7.2f%%", 100 * x->st.total_return, x->st.sharpe,
-              100 * x->st.max_drawdown, (long long)x->st.trades, 100 * x->bh.total_return);
+      fprintf(o, "  %8s  %7s  %8s  %6lld  %8s", tg_format_cell(c[3], 40, x->st.total_return, "%+.2f%%", 100 * x->st.total_return),
+              tg_format_cell(c[4], 40, x->st.sharpe, "%.2f", x->st.sharpe),
+              tg_format_cell(c[5], 40, x->st.max_drawdown, "%.2f%%", 100 * x->st.max_drawdown), (long long)x->st.trades,
+              tg_format_cell(c[6], 40, x->bh.total_return, "%+.2f%%", 100 * x->bh.total_return));
     fputc('\n', o);
   }
   char label[512];

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "base/files.h"
+#include "base/text.h"
 #include "data/timeconv.h"
 #include "tickgrad/eval.h"
 #include "tickgrad/report.h"
@@ -10,15 +11,21 @@ static const char *WF_HEADER = "fold,train_start,val_start,test_start,test_end,e
                                "val_qrisk50,naive_qrisk50,test_bars,total_return,sharpe,max_drawdown,trades,win_rate,"
                                "exposure,bh_total_return,bh_sharpe\n";
 
+/* A fold's row; a number that is not finite (a diverged fold's losses, a statistic its bars leave undefined) is an
+ * empty field, as in metrics.csv. */
 static void fold_row(FILE *o, const tg_bars *all, int k, const tg_wf_fold *f) {
-  char t[4][48];
+  char t[4][48], v[10][40];
   const tg_eval_run *r = &f->res;
-  fprintf(o, "%d,%s,%s,%s,%s,%d,%d,%.6g,%.6g,%.6g,%lld,%.6g,%.6g,%.6g,%lld,%.6g,%.6g,%.6g,%.6g\n", k + 1,
+  const double x[10] = {r->train.best.val_loss, r->train.best.q50, r->train.best.naive50, r->st.total_return,
+                        r->st.sharpe, r->st.max_drawdown, r->st.win_rate, r->st.exposure, r->bh.total_return,
+                        r->bh.sharpe};
+  const char *c[10];
+  for (int i = 0; i < 10; i++) c[i] = tg_format_finite(v[i], x[i], 6, "");
+  fprintf(o, "%d,%s,%s,%s,%s,%d,%d,%s,%s,%s,%lld,%s,%s,%s,%lld,%s,%s,%s,%s\n", k + 1,
           tg_format_utc(all->ts[f->begin], 0, t[0], 48), tg_format_utc(all->ts[f->val_begin], 0, t[1], 48),
           tg_format_utc(all->ts[f->test_begin], 0, t[2], 48), tg_format_utc(all->ts[f->end - 1], 0, t[3], 48),
-          r->train.epochs_run, r->train.best_epoch, r->train.best.val_loss, r->train.best.q50, r->train.best.naive50,
-          (long long)r->st.bars, r->st.total_return, r->st.sharpe, r->st.max_drawdown, (long long)r->st.trades,
-          r->st.win_rate, r->st.exposure, r->bh.total_return, r->bh.sharpe);
+          r->train.epochs_run, r->train.best_epoch, c[0], c[1], c[2], (long long)r->st.bars, c[3], c[4], c[5],
+          (long long)r->st.trades, c[6], c[7], c[8], c[9]);
 }
 
 #define WF_COLS 10
@@ -39,13 +46,14 @@ static tg_status write_html(const tg_wf_config *c, const tg_bars *all, const tg_
     snprintf(t[0], WF_CELL, "%d", k + 1);
     tg_format_utc(all->ts[f[k].test_begin], 0, t[1], WF_CELL);
     tg_format_utc(all->ts[f[k].end - 1], 0, t[2], WF_CELL);
-    snprintf(t[3], WF_CELL, "%.5f", r->train.best.val_loss);
-    snprintf(t[4], WF_CELL, "%.4f (%.4f)", r->train.best.q50, r->train.best.naive50);
-    snprintf(t[5], WF_CELL, "%+.2f%%", 100 * r->st.total_return);
-    snprintf(t[6], WF_CELL, "%.2f", r->st.sharpe);
-    snprintf(t[7], WF_CELL, "%.2f%%", 100 * r->st.max_drawdown);
+    tg_format_cell(t[3], WF_CELL, r->train.best.val_loss, "%.5f", r->train.best.val_loss); /* "-": undefined */
+    tg_format_cell(t[4], WF_CELL, r->train.best.q50 + r->train.best.naive50, "%.4f (%.4f)", r->train.best.q50,
+                   r->train.best.naive50);
+    tg_format_cell(t[5], WF_CELL, r->st.total_return, "%+.2f%%", 100 * r->st.total_return);
+    tg_format_cell(t[6], WF_CELL, r->st.sharpe, "%.2f", r->st.sharpe);
+    tg_format_cell(t[7], WF_CELL, r->st.max_drawdown, "%.2f%%", 100 * r->st.max_drawdown);
     snprintf(t[8], WF_CELL, "%lld", (long long)r->st.trades);
-    snprintf(t[9], WF_CELL, "%+.2f%%", 100 * r->bh.total_return);
+    tg_format_cell(t[9], WF_CELL, r->bh.total_return, "%+.2f%%", 100 * r->bh.total_return);
     for (int j = 0; j < WF_COLS; j++) cells[(size_t)k * WF_COLS + j] = t[j];
     snprintf(link[k], 32, "fold-%02d/report.html", k + 1);
     links[k] = link[k];

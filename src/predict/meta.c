@@ -128,9 +128,16 @@ static tg_status parse(const tg_json *root, const char *path, pr_meta *m) {
       st = tg_error(TG_ERR_FORMAT, "%s: \"instruments\" must be ascending ids in 0..2^32-1", path);
     else m->ids[j] = (uint32_t)idv[j];
   }
-  for (int j = 0; st == TG_OK && j < m->f; j++)
+  for (int j = 0; st == TG_OK && j < m->f; j++) /* the JSON reader holds no NaN or infinity: "> 0" is the range */
     if (!(m->std[j] > 0))
-      st = tg_error(TG_ERR_FORMAT, "%s: \"std\"[%d] (%s) must be a positive number", path, j, m->names[j]);
+      st = tg_error(TG_ERR_FORMAT, "%s: \"std\"[%d] (%s) is %g; it must be a positive number", path, j, m->names[j],
+                    m->std[j]);
+  if (st == TG_OK && m->h < 1)
+    st = tg_error(TG_ERR_FORMAT, "%s: \"target_scales\" is empty; it holds one scale per horizon (at least one)", path);
+  for (int h = 0; st == TG_OK && h < m->h; h++)
+    if (!(m->scale[h] > 0))
+      st = tg_error(TG_ERR_FORMAT, "%s: \"target_scales\"[%d] (horizon %d) is %g; it must be a positive number "
+                    "(the training split's target std)", path, h, h + 1, m->scale[h]);
   tg_free(idv);
   if (st == TG_OK) st = classes(root, path, m);
   if (st == TG_OK) st = covariates(root, path, m);

@@ -4,6 +4,7 @@
 #include "models/tft_internal.h"
 #include "predict/predict_internal.h"
 #include "tickgrad/checkpoint.h"
+#include "io/finite.h"
 
 void pr_net_close(pr_net *n) {
   tg_graph_free(n->g);
@@ -76,6 +77,7 @@ tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_p
   if (!n->g || !n->past || !n->bar || !n->future || !n->inst)
     return tg_error(TG_ERR_NOMEM, "predict: out of memory for the model");
   tg_status st = tft ? open_tft(n, c) : open_window(n, c);
+  if (st == TG_OK) st = tg_weights_check_finite(weights_path);
   return st == TG_OK ? tg_store_load(n->store, weights_path) : st;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "data/features_internal.h"
+#include "data/timeconv.h"
 #include "predict/predict_internal.h"
 #include "base/files.h"
 
@@ -19,6 +20,7 @@ struct tg_predictor {
   float *ring;                   /* [k, L, net.row] the last L window rows per instrument: mlp the normalised
                                     features, tft their past-VSN outputs */
   int64_t *seen;                 /* [k] valid rows pushed per instrument */
+  int64_t *gap_end;              /* [k] the last seen count whose window (mamba2: state) holds a missing lead value */
   float *raw, *x, *pred;         /* [F] the bar's features, [F] normalised, [H * nq] scaled forecast or logits */
   int x_valid;                   /* x holds the last push's normalised row */
   const char *tz;                /* the tft's calendar zone (NULL: UTC) */
@@ -64,7 +66,8 @@ static tg_status model_config(tg_predictor *p) {
   }
   m->horizons = mt->C && m->kind != TG_MODEL_TFT ? 1 : p->cfg.horizons; /* as tr_data's Hm */
   if (m->kind == TG_MODEL_TFT) m->tft.dec_len = p->cfg.horizons;
-  return tg_forecast_check(m);
+  tg_status st = tg_forecast_check(m);
+  return st == TG_OK ? st : tg_error(st, "predict: %s/config.json: %s", p->info.run, tg_last_error());
 }
 
 /* The stream's columns must be the ones the run was trained on. */
@@ -104,10 +107,11 @@ static tg_status open_buffers(tg_predictor *p) {
   size_t k = (size_t)p->meta.k, F = (size_t)p->F;
   p->ring = tg_calloc(k * (size_t)p->L * (size_t)p->net.row, sizeof(float));
   p->seen = tg_calloc(k, sizeof(int64_t));
+  p->gap_end = tg_calloc(k, sizeof(int64_t));
   p->raw = tg_calloc((size_t)p->cols.width, sizeof(float));
   p->x = tg_calloc(F, sizeof(float));
   p->pred = tg_calloc((size_t)(p->H * p->nq), sizeof(float));
-  return p->ring && p->seen && p->raw && p->x && p->pred ? TG_OK : tg_error(TG_ERR_NOMEM, "predict: out of memory");
+  return p->ring && p->seen && p->gap_end && p->raw && p->x && p->pred ? TG_OK : tg_error(TG_ERR_NOMEM, "predict: out of memory");
 }
 
 static void fill_info(tg_predictor *p) {
@@ -169,6 +173,7 @@ void tg_predictor_reset(tg_predictor *p) {
   p->x_valid = 0;
   tg_feature_stream_reset(p->fs);
   memset(p->seen, 0, (size_t)p->meta.k * sizeof *p->seen);
+  memset(p->gap_end, 0, (size_t)p->meta.k * sizeof *p->gap_end);
   for (int j = 0; p->steppers && j < p->meta.k; j++) tg_mamba2_stepper_reset(p->steppers[j]);
 }
 
@@ -181,6 +186,7 @@ void tg_predictor_free(tg_predictor *p) {
   pr_meta_free(&p->meta);
   tg_free(p->ring);
   tg_free(p->seen);
+  tg_free(p->gap_end);
   tg_free(p->raw);
   tg_free(p->x);
   tg_free(p->pred);
@@ -233,6 +239,61 @@ static void softmax_last(const tg_predictor *p, float *out) {
   for (int k = 0; k < C; k++) out[k] = (float)(exp((double)z[k] - mx) / sum);
 }
 
+/* The error of a bar that gets no forecast because a value on its way was not finite (why names it): the bar by its
+ * time and instrument, so that a feed can find it. */
+static tg_status not_finite(const tg_predictor *p, const tg_pbar *bar, const char *why) {
+  char t[48];
+  return tg_error(TG_ERR_NUMERIC, "predict: %s cannot forecast the bar at %s UTC of instrument %u: %s", p->info.run,
+                  tg_format_utc(bar->ts, bar->ts % 1000000000 != 0, t, sizeof t), bar->instrument, why);
+}
+
+/* 1 (why filled) when a normalised feature of the bar, or a TFT's known-future value, is not finite: a price so
+ * extreme (1e308, 1e-320) that a ratio, a square or a sum over it overflowed. A lead feature "NAME@+h" that is NaN
+ * because the feed does not have that value yet (past the end of a file) is missing, not an error: *missing = 1. */
+static int features_not_finite(const tg_predictor *p, int *missing, char *why, size_t n) {
+  *missing = 0;
+  for (int f = 0; f < p->F; f++) {
+    if (isnan(p->x[f]) && isnan(p->raw[p->cols.past_col[f]]) && strstr(p->meta.names[f], "@+")) {
+      *missing = 1;
+      continue;
+    }
+    if (!isfinite(p->x[f])) {
+      snprintf(why, n, "feature '%s' is %g after normalisation (the stream computed %g; mean %g, std %g)",
+               p->meta.names[f], (double)p->x[f], (double)p->raw[p->cols.past_col[f]], p->meta.mean[f], p->meta.std[f]);
+      return 1;
+    }
+  }
+  for (int h = 0; h < p->cols.H; h++)
+    for (int k = 0; k < p->cols.n_known; k++)
+      if (!isfinite(p->cols.fut[h * p->cols.n_known + k])) {
+        snprintf(why, n, "the known-future value of feature '%s' %d bar%s ahead is %g after normalisation",
+                 p->meta.names[p->cols.known_feat[k]], h + 1, h ? "s" : "", (double)p->cols.fut[h * p->cols.n_known + k]);
+        return 1;
+      }
+  return 0;
+}
+
+/* 1 (why filled) when an output of the network is not finite (weights or features that overflowed it). */
+static int output_not_finite(const tg_predictor *p, const float *out, char *why, size_t n) {
+  if (p->info.n_classes) {
+    const float *z = p->pred + (size_t)(p->H - 1) * (size_t)p->info.n_classes;
+    for (int k = 0; k < p->info.n_classes; k++)
+      if (!isfinite(z[k])) {
+        snprintf(why, n, "the network's logit of class '%s' is %g", p->meta.classes[k], (double)z[k]);
+        return 1;
+      }
+    return 0;
+  }
+  for (int h = 0; h < p->H; h++)
+    for (int q = 0; q < p->nq; q++)
+      if (!isfinite(out[h * p->nq + q])) {
+        snprintf(why, n, "forecast h%d_q%g is %g (the network's output %g times the target scale %g)", h + 1,
+                 (double)p->info.q[q], (double)out[h * p->nq + q], (double)p->pred[h * p->nq + q], p->meta.scale[h]);
+        return 1;
+      }
+  return 0;
+}
+
 tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int *ready) {
   if (!p || !bar || !out) return tg_error(TG_ERR_INVALID, "predict: push needs a predictor, a bar and an output");
   int n_out = p->info.n_classes ? p->info.n_classes : p->H * p->nq, valid = 0;
@@ -254,6 +315,10 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
   if (st != TG_OK || !valid) return st;
   pr_cols_take(&p->cols, &p->meta, p->raw, p->x);
   for (int k = 0, c0 = p->F - p->cfg.model.n_cat; k < p->cfg.model.n_cat; k++) p->x[c0 + k] += (float)p->cat_offset[k];
+  char why[512];
+  int missing = 0;
+  if (features_not_finite(p, &missing, why, sizeof why)) return not_finite(p, bar, why);
+  if (missing) p->gap_end[j] = p->steppers ? INT64_MAX : p->seen[j] + p->L; /* the windows of the next L rows */
   p->x_valid = 1;
   if (p->steppers) {
     st = tg_mamba2_step(p->steppers[j], p->x, p->pred);
@@ -278,6 +343,11 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
   else
     for (int h = 0; h < p->H; h++)
       for (int q = 0; q < p->nq; q++) out[h * p->nq + q] = (float)(p->pred[h * p->nq + q] * p->meta.scale[h]);
+  if (output_not_finite(p, out, why, sizeof why)) {
+    for (int i = 0; i < n_out; i++) out[i] = NAN;
+    if (p->seen[j] <= p->gap_end[j]) return TG_OK; /* its window holds a missing lead value: no forecast, as in warm-up */
+    return not_finite(p, bar, why);
+  }
   if (ready) *ready = 1;
   return TG_OK;
 }

@@ -26,11 +26,6 @@ tg_status tr_bar_interval(const tg_dataset *ds, const tg_bars *bars, int64_t *ou
   return TG_OK;
 }
 
-static void put_num(tg_text *b, double v) {
-  if (isfinite(v)) tg_text_printf(b, "%.17g", v);
-  else tg_text_puts(b, "null");
-}
-
 tg_status tr_meta_write(const char *run, const tr_data *d, tg_precision precision, tg_recompute recompute) {
   const tg_dataset *ds = &d->ds;
   tg_text b = {0};
@@ -44,17 +39,17 @@ tg_status tr_meta_write(const char *run, const tr_data *d, tg_precision precisio
   tg_text_puts(&b, "],\n  \"mean\": [");
   for (int c = 0; c < ds->fx.f; c++) {
     tg_text_puts(&b, c ? ", " : "");
-    put_num(&b, ds->norm.f ? ds->norm.mean[c] : 0.0);
+    tg_json_append_real(&b, ds->norm.f ? ds->norm.mean[c] : 0.0, 17);
   }
   tg_text_puts(&b, "],\n  \"std\": [");
   for (int c = 0; c < ds->fx.f; c++) {
     tg_text_puts(&b, c ? ", " : "");
-    put_num(&b, ds->norm.f ? ds->norm.std[c] : 1.0);
+    tg_json_append_real(&b, ds->norm.f ? ds->norm.std[c] : 1.0, 17);
   }
   tg_text_puts(&b, "],\n  \"target_scales\": [");
   for (int h = 0; h < d->H; h++) {
     tg_text_puts(&b, h ? ", " : "");
-    put_num(&b, d->scale[h]);
+    tg_json_append_real(&b, d->scale[h], 17);
   }
   if (d->C) {
     tg_text_puts(&b, "],\n  \"classes\": [");
