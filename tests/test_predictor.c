@@ -519,7 +519,8 @@ static void check_weights_not_finite(void) {
   tg_predictor_free(p);
 }
 
-/* inference.json and config.json values out of range are refused at open, naming the file and the key. */
+/* inference.json and config.json values out of range are refused at open, naming the file and the key; edits within
+ * range are refused as files changed since the run wrote them. */
 static void check_meta_ranges(void) {
   static const struct {
     const char *file, *sed, *want;
@@ -528,6 +529,10 @@ static void check_meta_ranges(void) {
       {"inference.json", "s/\"std\": \\[/\"std\": [-/", "\"std\"[0]"},
       {"inference.json", "s/\"target_scales\": \\[[^]]*\\]/\"target_scales\": []/", "\"target_scales\""},
       {"config.json", "s/\"quantiles\": \\[[^]]*\\]/\"quantiles\": [0.9, 0.5, 0.1]/", "quantile"},
+      /* in range, so only the hashes the checkpoint set keeps of them tell: relabelled quantiles, a moved mean */
+      {"config.json", "s/\"quantiles\": \\[[^]]*\\]/\"quantiles\": [0.2, 0.5, 0.8]/", "is not the file the run wrote"},
+      {"inference.json", "s/\"mean\": \\[/\"mean\": [1e-3, /; s/\"mean\": \\[1e-3, [^,]*,/\"mean\": [1e-3,/",
+       "is not the file the run wrote"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     char dir[300], cmd[4096];

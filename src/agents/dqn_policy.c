@@ -5,6 +5,7 @@
 #include "agents/dqn_internal.h"
 #include "tickgrad/checkpoint.h"
 #include "io/finite.h"
+#include "io/ckpt_set.h"
 
 /* cpu:0's memory is the caller's: inputs are bound, outputs read in place; other devices copy. */
 static int on_host(tg_device d) { return tg_device_is_host(d); }
@@ -56,6 +57,7 @@ static tg_status policy_graph(tg_dqn_policy *p, const tg_dqn_config *c, const ch
   tg_status st = rl_plan(p->g, p->dev, 0, c->precision); /* inference: no gradient buffers */
   if (st == TG_OK) st = rl_obs_bind(p->g, &p->src);
   snprintf(path, sizeof path, "%s/weights.safetensors", run_dir);
+  if (st == TG_OK) st = tg_ckpt_check_run_files(run_dir); /* config.json and env.json as the run wrote them */
   if (st == TG_OK) st = tg_weights_check_finite(path);
   if (st == TG_OK) st = tg_store_load(p->store, path);
   return st;

@@ -4,6 +4,7 @@
 #include "agents/ppo_internal.h"
 #include "tickgrad/checkpoint.h"
 #include "io/finite.h"
+#include "io/ckpt_set.h"
 
 struct tg_ppo_policy {
   rl_ppo_net net;
@@ -33,6 +34,7 @@ static tg_status policy_open(const char *run_dir, tg_env_spec spec, const tg_env
   nc.env = env;
   st = rl_ppo_net_open(&p->net, &nc);
   snprintf(path, sizeof path, "%s/weights.safetensors", run_dir);
+  if (st == TG_OK) st = tg_ckpt_check_run_files(run_dir); /* config.json and env.json as the run wrote them */
   if (st == TG_OK) st = tg_weights_check_finite(path);
   if (st == TG_OK) st = tg_store_load(p->net.store, path);
   if (st != TG_OK) {

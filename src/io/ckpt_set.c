@@ -19,6 +19,11 @@
 #define MAX_SETS 64
 #define MAX_FILES 16
 
+/* The files at the run's top that say what the run is, written before its first checkpoint and never changed:
+ * their hashes in each set's manifest let an opener of the run tell an edited one. */
+static const char *const RUN_FILES[] = {"config.json", "inference.json", "env.json"};
+#define N_RUN_FILES 3
+
 void tg_ckpt_run_id_new(char hex[17]) {
   uint64_t v = 0;
   if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v) {
@@ -143,8 +148,16 @@ static tg_status write_manifest(const tg_ckpt_set *s, char names[MAX_FILES][128]
   tg_text b = {0};
   tg_text_printf(&b, "{\n  \"format\": \"%s\",\n  \"generation\": %ld,\n  \"run_id\": ", SET_FORMAT, s->gen);
   tg_text_puts(&b, id[0] ? "\"" : "null");
-  tg_text_printf(&b, "%s%s,\n  \"config_fnv1a\": %s%s%s,\n  \"files\": {", id, id[0] ? "\"" : "", hash[0] ? "\"" : "",
+  tg_text_printf(&b, "%s%s,\n  \"config_fnv1a\": %s%s%s,\n  \"run_files\": {", id, id[0] ? "\"" : "", hash[0] ? "\"" : "",
                  hash[0] ? hash : "null", hash[0] ? "\"" : "");
+  for (int i = 0, k = 0; i < N_RUN_FILES && st == TG_OK; i++) {
+    char fh[17];
+    snprintf(path, sizeof path, "%s/%s", s->run, RUN_FILES[i]);
+    if (!tg_file_exists(path)) continue;
+    st = tg_file_hash(path, fh);
+    tg_text_printf(&b, "%s\"%s\": \"%s\"", k++ ? ", " : "", RUN_FILES[i], fh);
+  }
+  tg_text_puts(&b, "},\n  \"files\": {");
   for (int i = 0; i < n && st == TG_OK; i++) {
     char fh[17];
     snprintf(path, sizeof path, "%s/%.127s", s->dir, names[i]);
@@ -278,6 +291,27 @@ static tg_status verify(const char *run, const char *dir, long gen) {
       st = tg_error(TG_ERR_INVALID, "%s/config.json changed after checkpoint %ld was written with it (hash %s, now %s): "
                     "a resumed run keeps its settings; restore config.json, or start a new run with --config", run,
                     gen, want->str, hash[0] ? hash : "none");
+  }
+  tg_json_free(doc);
+  return st;
+}
+
+tg_status tg_ckpt_check_run_files(const char *run) {
+  char path[TG_PATH_MAX + 64];
+  long gen = current_gen(run);
+  if (gen < 0) return TG_OK; /* a run from before sets, or a copy that followed the link: nothing recorded */
+  snprintf(path, sizeof path, "%s/checkpoint/%s", run, MANIFEST);
+  tg_json_doc *doc = NULL;
+  tg_status st = tg_json_parse_file(path, &doc);
+  const tg_json *files = st == TG_OK ? tg_json_get(tg_json_root(doc), "run_files") : NULL;
+  for (const tg_json *f = files && files->type == TG_JSON_OBJECT ? files->first : NULL; f && st == TG_OK; f = f->next) {
+    char fpath[TG_PATH_MAX + 320], fh[17];
+    snprintf(fpath, sizeof fpath, "%s/%s", run, f->key);
+    st = f->type == TG_JSON_STRING && !strchr(f->key, '/') ? tg_file_hash(fpath, fh)
+                                                          : tg_error(TG_ERR_FORMAT, "%s: bad entry '%s'", path, f->key);
+    if (st == TG_OK && strcmp(fh, f->str) != 0)
+      st = tg_error(TG_ERR_INVALID, "%s is not the file the run wrote (hash %s when checkpoint %ld was written, now %s): "
+                    "it was edited after training; restore it or train a new run", fpath, f->str, gen, fh);
   }
   tg_json_free(doc);
   return st;

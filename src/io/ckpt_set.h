@@ -40,4 +40,9 @@ int tg_ckpt_exists(const char *run);
  * both. */
 tg_status tg_ckpt_find(const char *run, FILE *log, tg_ckpt_set *s, int *found);
 
+/* For an opener of a finished or running run (predict, backtest, a policy), reading nothing but checking: config.json,
+ * inference.json and env.json are the files the current set's manifest names by hash (TG_ERR_INVALID naming the one
+ * edited since). TG_OK for a run without sets. */
+tg_status tg_ckpt_check_run_files(const char *run);
+
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "base/json.h"
+#include "io/ckpt_set.h"
 #include "predict/predict_internal.h"
 #include "base/files.h"
 
@@ -153,7 +154,8 @@ tg_status pr_meta_read(const char *run, pr_meta *m) {
                     "training)", path);
   tg_json_doc *doc = NULL;
   tg_status st = tg_json_parse_file(path, &doc);
-  if (st == TG_OK) st = parse(tg_json_root(doc), path, m);
+  if (st == TG_OK) st = parse(tg_json_root(doc), path, m); /* each value in its range */
+  if (st == TG_OK) st = tg_ckpt_check_run_files(run);      /* and config.json and inference.json as the run wrote them */
   tg_json_free(doc);
   if (st != TG_OK) pr_meta_free(m);
   return st;

@@ -32,29 +32,24 @@ void tr_progress_free(tr_progress *p) {
 
 static void path_in(char *buf, size_t n, const char *run, const char *file) { snprintf(buf, n, "%s/%s", run, file); }
 
-static void put_double(tg_text *b, double v) {
-  if (isfinite(v)) tg_text_printf(b, "%.17g", v);
-  else tg_text_puts(b, "null");
-}
-
 static tg_status write_trainer(const char *dir, const tr_data *d, const tr_progress *p, const char *wh, const char *sh) {
   tg_text b = {0};
   tg_text_printf(&b, "{\n  \"format\": \"%s\",\n  \"epoch\": %d,\n  \"step\": %lld,\n  \"best_val\": ", TRAINER_FORMAT,
                      p->epoch, (long long)p->step);
-  put_double(&b, p->best_val);
+  tg_json_append_real(&b, p->best_val, 17);
   tg_text_printf(&b, ",\n  \"best_epoch\": %d,\n  \"bad_epochs\": %d,\n  \"finished\": %d,\n  \"stopped_early\": %d,\n"
                      "  \"weights_fnv1a\": \"%s\",\n  \"state_fnv1a\": \"%s\",\n  \"target_scales\": [",
                      p->best_epoch, p->bad_epochs, p->finished, p->stopped_early, wh, sh);
   for (int h = 0; h < d->H; h++) {
     if (h) tg_text_puts(&b, ", ");
-    put_double(&b, d->scale[h]);
+    tg_json_append_real(&b, d->scale[h], 17);
   }
   tg_text_printf(&b, "],\n  \"epoch_steps\": %lld,\n  \"epoch_loss_sum\": ", (long long)p->epoch_steps);
-  put_double(&b, p->epoch_loss_sum);
+  tg_json_append_real(&b, p->epoch_loss_sum, 17);
   tg_text_puts(&b, ",\n  \"epoch_grad_norm_sum\": ");
-  put_double(&b, p->epoch_norm_sum);
+  tg_json_append_real(&b, p->epoch_norm_sum, 17);
   tg_text_puts(&b, ",\n  \"epoch_lr\": ");
-  put_double(&b, p->epoch_lr);
+  tg_json_append_real(&b, p->epoch_lr, 17);
   tg_text_puts(&b, ",\n  \"metrics\": [");
   for (int r = 0; r < p->n_rows; r++) {
     double v[TR_METRIC_COLS + TG_TRAIN_CM_MAX];
@@ -62,7 +57,7 @@ static tg_status write_trainer(const char *dir, const tr_data *d, const tr_progr
     tg_text_puts(&b, r ? ",\n    [" : "\n    [");
     for (int i = 0; i < tr_metrics_numbers(p->rows[r].n_classes); i++) {
       if (i) tg_text_puts(&b, ", ");
-      put_double(&b, v[i]);
+      tg_json_append_real(&b, v[i], 17);
     }
     tg_text_puts(&b, "]");
   }
