@@ -181,7 +181,8 @@ static void test_others(void) {
     rewind(warn);
     size_t got = fread(msg, 1, sizeof msg - 1, warn);
     msg[got] = '\0';
-    CHECK_MSG(strstr(msg, "Coinbase_BTCUSD_1h.csv") && strstr(msg, "10 of 20111 bars were out of time order"),
+    /* the 5 rows its README says are out of order (each before a bar read ahead of it), not the 10 places sorting moved */
+    CHECK_MSG(strstr(msg, "Coinbase_BTCUSD_1h.csv") && strstr(msg, "5 of 20111 bars were out of time order"),
               "warning: %s", msg);
     fclose(warn);
   }

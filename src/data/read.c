@@ -167,17 +167,15 @@ static tg_status read_many(const char *what, char **paths, size_t n, const tg_re
   return st;
 }
 
-/* Bars whose time differs from that at their place before sorting: those truly out of time order (a reorder of bars
- * that share a timestamp, by instrument, counts none). */
-static tg_status sort_counting(tg_bars *b, int64_t *late) {
-  *late = 0;
-  int64_t *before = b->n > 1 ? tg_malloc((size_t)b->n * sizeof *before) : NULL;
-  if (b->n > 1 && !before) return tg_error(TG_ERR_NOMEM, "bars: out of memory sorting %lld bars", (long long)b->n);
-  if (before) memcpy(before, b->ts, (size_t)b->n * sizeof *before);
-  tg_status st = tg_bars_sort(b, NULL);
-  for (int64_t i = 0; st == TG_OK && before && i < b->n; i++) *late += before[i] != b->ts[i];
-  tg_free(before);
-  return st;
+/* Bars whose time is before that of a bar read ahead of them: those truly out of time order (bars that share a
+ * timestamp, in any instrument order, count none). */
+static int64_t count_late(const tg_bars *b) {
+  int64_t late = 0, latest = INT64_MIN;
+  for (int64_t i = 0; i < b->n; i++) {
+    if (b->ts[i] < latest) late++;
+    else latest = b->ts[i];
+  }
+  return late;
 }
 
 tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out) {
@@ -206,8 +204,8 @@ tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out)
     st = read_one(path, opts, out);
     if (st == TG_OK) snprintf(out->source, sizeof out->source, "%s", path);
   }
-  int64_t late = 0;
-  if (st == TG_OK) st = sort_counting(out, &late);
+  int64_t late = st == TG_OK ? count_late(out) : 0;
+  if (st == TG_OK) st = tg_bars_sort(out, NULL);
   if (st == TG_OK && !opts->no_checks) st = tg_bars_dedupe(out, opts->duplicates, path);
   if (st != TG_OK) {
     tg_bars_free(out);
