@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import tickgrad
+from tickgrad import _data  # to_bars: the conversion every API that takes a DataFrame makes
 from conftest import run_cli
 
 # every bar file of the shared data (none where it is absent: the test then skips with the fixture's message)
@@ -161,3 +162,8 @@ def test_pandas_to_csv_files_read_as_written(tmp_path):
     with pytest.raises(tickgrad.Error, match="row 3 .*high 0.1"):
         tickgrad.read_bars(tmp_path / "ohlc.csv")
     assert len(tickgrad.read_bars(tmp_path / "ohlc.csv", allow_ohlc=True)) == 4
+    # a DataFrame handed to the library is checked as a file is
+    with pytest.raises(tickgrad.FormatError, match="share one timestamp"):
+        _data.to_bars(pd.concat([df, df.iloc[[1]]]))
+    with pytest.raises(tickgrad.FormatError, match="row 3 .*high 0.1"):
+        _data.to_bars(bad)

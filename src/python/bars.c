@@ -279,8 +279,8 @@ static PyObject *py_bars_from_arrays(PyObject *self, PyObject *args) {
   }
   for (Py_ssize_t k = 0; k < PyList_GET_SIZE(extras); k++)
     if (add_extra(b, PyList_GET_ITEM(extras, k)) < 0) goto fail;
-  if ((st = tg_bars_sort(b, &b->reordered)) != TG_OK) {
-    tgpy_raise(st, "bars");
+  if ((st = tg_bars_sort(b, &b->reordered)) != TG_OK || (st = tg_bars_check(b, NULL, source)) != TG_OK) {
+    tgpy_raise(st, "bars"); /* a frame's bars are checked as every file's are */
     goto fail;
   }
   return out;
