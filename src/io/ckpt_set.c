@@ -134,7 +134,7 @@ static int set_files(const char *dir, char names[MAX_FILES][128]) {
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     if (strcmp(e->d_name, MANIFEST) == 0 || tg_is_temp_name(e->d_name) || strlen(e->d_name) >= 128) continue;
     if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || n == MAX_FILES) continue;
-    snprintf(names[n++], 128, "%s", e->d_name);
+    snprintf(names[n++], 128, "%.127s", e->d_name);
   }
   closedir(d);
   qsort(names, (size_t)n, sizeof names[0], cmp_names);
