@@ -235,6 +235,7 @@ static void test_compressed(void) {
   if (f) fclose(f);
   snprintf(path, sizeof path, "%s/cut.csv.gz", dir);
   write_file(path, buf, n / 2);
+  tg_bars_free(&gz);
   CHECK_STATUS(tg_bars_read(path, &o, &gz), TG_ERR_FORMAT);
   CHECK(msg_has("cut.csv.gz", "gzip"));
   tg_bars_free(&plain);
