@@ -246,19 +246,26 @@ tg_status tg_ckpt_end(tg_ckpt_set *s, tg_status st) {
   return st;
 }
 
+/* 1 when run holds a checkpoint from before sets: trainer.json (a forecaster) or agent.safetensors (an agent) as a
+ * file at its top. */
+static int legacy_checkpoint(const char *run) {
+  const char *last[2] = {"trainer.json", "agent.safetensors"};
+  for (int i = 0; i < 2; i++) {
+    char path[TG_PATH_MAX + 32];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s", run, last[i]);
+    if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)) return 1;
+  }
+  return 0;
+}
+
 int tg_ckpt_exists(const char *run) {
   char path[TG_PATH_MAX + 32];
   long gens[MAX_SETS];
   struct stat sb;
   if (current_gen(run) >= 0 || list_sets(run, gens) > 0) return 1;
   snprintf(path, sizeof path, "%s/checkpoint", run);
-  if (stat(path, &sb) == 0) return 1;
-  const char *legacy[2] = {"trainer.json", "agent.safetensors"};
-  for (int i = 0; i < 2; i++) {
-    snprintf(path, sizeof path, "%s/%s", run, legacy[i]);
-    if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode)) return 1;
-  }
-  return 0;
+  return stat(path, &sb) == 0 || legacy_checkpoint(run);
 }
 
 /* TG_OK when the set in dir is whole (every file of its manifest, by hash); TG_ERR_FORMAT naming what is wrong;
@@ -364,13 +371,9 @@ tg_status tg_ckpt_find(const char *run, FILE *log, tg_ckpt_set *s, int *found) {
   }
   if (why[0])
     return tg_error(TG_ERR_FORMAT, "%s: no whole checkpoint to resume from (checkpoints %s are damaged; see above)", run, why);
-  const char *legacy[2] = {"trainer.json", "agent.safetensors"};
-  for (int i = 0; i < 2; i++) {
-    snprintf(dir, sizeof dir, "%s/%s", run, legacy[i]);
-    if (lstat(dir, &sb) == 0 && S_ISREG(sb.st_mode)) {
-      snprintf(s->dir, sizeof s->dir, "%s", run);
-      *found = 1;
-    }
+  if (legacy_checkpoint(run)) {
+    snprintf(s->dir, sizeof s->dir, "%s", run);
+    *found = 1;
   }
   return TG_OK;
 }
