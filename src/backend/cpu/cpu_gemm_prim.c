@@ -165,7 +165,9 @@ static int probe(int bf16, int brgemm_only) {
 }
 
 int tg_gemm_prim_has_bf16(void) {
-  if (g_dnnl.bf16 < 0) g_dnnl.bf16 = probe(1, 0);
+  /* brgemm only: on AVX-512 without BF16 oneDNN 2.6 still offers a bf16 gemm:jit that emulates the instructions,
+   * slower than f32; that is no bf16 matmul for the plan */
+  if (g_dnnl.bf16 < 0) g_dnnl.bf16 = probe(1, 1);
   return g_dnnl.bf16;
 }
 

@@ -30,7 +30,8 @@ tg_status tg_gemm_prim_run(tg_gemm_prim *p, const void *A, const void *B, const 
 
 /* "oneDNN 2.6.3" (the library found at run time), or "" when this build has no oneDNN. */
 const char *tg_gemm_prim_library(void);
-/* 1 when oneDNN has a bf16 matmul (AVX-512 BF16 or AMX) on this CPU, else 0. */
+/* 1 when oneDNN has a native bf16 matmul on this CPU (brgemm on AVX512-BF16 or AMX), else 0 (also on AVX-512 without
+ * BF16, where oneDNN only emulates bf16). */
 int tg_gemm_prim_has_bf16(void);
 /* 1 when oneDNN has brgemm f32 matmul kernels (AVX-512 and up) on this CPU, else 0. */
 int tg_gemm_prim_has_brgemm(void);
