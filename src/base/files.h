@@ -44,8 +44,9 @@ int tg_file_exists(const char *path);
 
 /* The crash-test hook: every file operation that writes (create, write, fsync, rename, mkdir, link, remove) passes
  * through it, numbered from 1. TICKGRAD_FAULT="kill:N" sends SIGKILL to the process at operation N,
- * "enospc:N" makes operation N fail with ENOSPC (No space left on device), "list" prints every operation
- * ("fault point N: OP PATH") to stderr. Returns 0, or -1 with errno set when the operation must fail. */
+ * "enospc:N" makes operation N fail with ENOSPC (No space left on device), "pause:N" holds the process 2 seconds
+ * before operation N (so a test can make another process act while, say, a temporary is open), "list" prints every
+ * operation ("fault point N: OP PATH") to stderr. Returns 0, or -1 with errno set when the operation must fail. */
 int tg_fault_point(const char *op, const char *path);
 
 #endif

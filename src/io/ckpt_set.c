@@ -377,3 +377,12 @@ tg_status tg_ckpt_find(const char *run, FILE *log, tg_ckpt_set *s, int *found) {
   }
   return TG_OK;
 }
+
+void tg_ckpt_at(const char *run, long gen, tg_ckpt_set *s) {
+  memset(s, 0, sizeof *s);
+  snprintf(s->run, sizeof s->run, "%s", run);
+  s->gen = gen;
+  if (gen > 0) set_dir(run, gen, s->dir, sizeof s->dir);
+  else if (gen < 0) snprintf(s->dir, sizeof s->dir, "%s/checkpoint", run); /* a copy that followed the link */
+  else snprintf(s->dir, sizeof s->dir, "%s", run);                       /* a run from before sets */
+}

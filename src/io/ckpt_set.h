@@ -12,7 +12,7 @@ typedef struct tg_ckpt_set {
   char run[TG_PATH_MAX];
   char dir[TG_PATH_MAX + 64]; /* the set's folder: being written (begin) or found (find); the run itself for a run
                                  from before sets (files at its top) */
-  long gen;                   /* the set's number; 0 for a run from before sets */
+  long gen;                   /* the set's number; 0 for a run from before sets, -1 for a copy's checkpoint folder */
 } tg_ckpt_set;
 
 /* A new run id: 16 random hex digits (config.json's "run_id"). */
@@ -35,10 +35,13 @@ tg_status tg_ckpt_end(tg_ckpt_set *s, tg_status st);
 int tg_ckpt_exists(const char *run);
 /* The set a resume reads, into s: the current one, or when it is damaged (a file missing or not the one written)
  * the newest complete one before it, saying so on log. Removes the temporaries a killed process left and sets
- * written after the current one (never made current). *found is 0 when RUN holds no checkpoint. A set written with
- * another config.json (edited since, or the set copied from another run) is an error (TG_ERR_INVALID) naming
- * both. */
+ * written after the current one (never made current), so only the holder of the run's lock (tg_run_lock) calls it.
+ * *found is 0 when RUN holds no checkpoint. A set written with another config.json (edited since, or the set copied
+ * from another run) is an error (TG_ERR_INVALID) naming both. */
 tg_status tg_ckpt_find(const char *run, FILE *log, tg_ckpt_set *s, int *found);
+/* The set that the lock's holder found (gen: its s->gen from tg_ckpt_find), into s, for a process that only reads
+ * it (the other ranks of a data-parallel run): it lists, verifies and removes nothing. */
+void tg_ckpt_at(const char *run, long gen, tg_ckpt_set *s);
 
 /* For an opener of a finished or running run (predict, backtest, a policy), reading nothing but checking: config.json,
  * inference.json and env.json are the files the current set's manifest names by hash (TG_ERR_INVALID naming the one

@@ -202,16 +202,13 @@ static tg_status read_trainer(const char *run, const tr_data *d, tr_progress *p)
   return st;
 }
 
-tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p, int batch, FILE *log, int *found) {
+/* The set's files in dir into the model and progress, checked to be one checkpoint of this data. */
+static tg_status load_set(const char *dir, tr_model *m, const tr_data *d, tr_progress *p, int batch) {
   char wpath[TG_PATH_MAX + 96], spath[TG_PATH_MAX + 96];
-  tg_ckpt_set set;
-  tg_status st = tg_ckpt_find(run, log, &set, found);
-  if (st != TG_OK || !*found) return st;
-  run = set.dir;
-  path_in(wpath, sizeof wpath, run, "weights.safetensors");
-  path_in(spath, sizeof spath, run, "state.safetensors");
+  path_in(wpath, sizeof wpath, dir, "weights.safetensors");
+  path_in(spath, sizeof spath, dir, "state.safetensors");
   tg_train_state ts;
-  st = read_trainer(run, d, p);
+  tg_status st = read_trainer(dir, d, p);
   if (st == TG_OK) st = tg_store_load(m->store, wpath);
   if (st == TG_OK) st = tg_train_state_load(spath, m->opt, &ts);
   if (st == TG_OK && (ts.epoch != p->epoch || ts.step != p->step || ts.cursor != p->epoch_steps * batch))
@@ -223,6 +220,47 @@ tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progre
                   (long long)(d->n_train / batch));
   if (st == TG_OK) st = tg_graph_set_seed(m->train.g, ts.rng_seed, ts.rng_offset);
   return st;
+}
+
+/* Rank 0's tg_ckpt_find told to every rank by one sum (the others add zeros): its status, whether it found a set and
+ * which; the other ranks take that set without looking at the folder. */
+static tg_status share_found(const tg_train_config *c, tg_status st, tg_ckpt_set *set, int *found) {
+  int rank = tr_rank(c);
+  double v[3] = {0, 0, 0};
+  if (rank == 0) v[0] = (double)st, v[1] = *found, v[2] = (double)set->gen;
+  tg_status dst = tg_dist_sum_f64(v, 3);
+  if (rank == 0) return st != TG_OK ? st : dst;
+  if (dst != TG_OK) return dst;
+  if (v[0] != 0)
+    return tg_error((tg_status)v[0], "train: rank %d of %d: rank 0 could not find the checkpoint of %s to resume "
+                    "from (its message says why)", rank, tr_ranks(c), c->out);
+  *found = v[1] != 0;
+  if (*found) tg_ckpt_at(c->out, (long)v[2], set);
+  return TG_OK;
+}
+
+/* Every rank's load status summed: no rank goes on (rank 0 to write into the folder) before all have read the set,
+ * and every rank fails when one did. */
+static tg_status all_loaded(const tg_train_config *c, tg_status st) {
+  double failed = st != TG_OK;
+  tg_status dst = tg_dist_sum_f64(&failed, 1);
+  if (st != TG_OK || dst != TG_OK) return st != TG_OK ? st : dst;
+  if (failed > 0)
+    return tg_error(TG_ERR_IO, "train: rank %d of %d: another rank could not load the checkpoint of %s (its message "
+                    "says why)", tr_rank(c), tr_ranks(c), c->out);
+  return TG_OK;
+}
+
+tg_status tr_ckpt_load(const tg_train_config *c, tr_model *m, const tr_data *d, tr_progress *p, FILE *log, int *found) {
+  tg_ckpt_set set;
+  int ranks = tr_ranks(c);
+  tg_status st = TG_OK;
+  *found = 0;
+  if (tr_rank(c) == 0) st = tg_ckpt_find(c->out, log, &set, found); /* the lock's holder: it tidies the folder */
+  if (ranks > 1) st = share_found(c, st, &set, found);
+  if (st != TG_OK) return st;
+  if (*found) st = load_set(set.dir, m, d, p, c->batch);
+  return ranks > 1 ? all_loaded(c, st) : st;
 }
 
 tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, int n_classes, FILE **out) {

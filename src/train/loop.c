@@ -159,7 +159,7 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if (notice[0] && r->log) fprintf(r->log, "%s\n", notice);
   if ((st = dist_check(r)) != TG_OK) return st;
   default_out(c);
-  if ((st = tg_make_dirs(c->out)) != TG_OK) return st;
+  if (r->root && (st = tg_make_dirs(c->out)) != TG_OK) return st; /* only the lock's holder touches the folder */
   if (r->root && (st = tg_run_lock(c->out, "train", &r->lock)) != TG_OK) return tg_error(st, "train: %s", tg_last_error());
   tg_forecast_cfg model = c->model;
   if ((st = tr_data_open(&r->d, c, bars, r->dev, &model, r->log)) != TG_OK) return st;
@@ -179,7 +179,7 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if (!r->pred || !r->tgt) return tg_error(TG_ERR_NOMEM, "train: out of memory for validation outputs");
   r->p.best_val = INFINITY;
   int found = 0;
-  if (c->resume[0] && (st = tr_ckpt_load(c->out, &r->m, &r->d, &r->p, c->batch, r->log, &found)) != TG_OK) return st;
+  if (c->resume[0] && (st = tr_ckpt_load(c, &r->m, &r->d, &r->p, r->log, &found)) != TG_OK) return st;
   if (c->resume[0] && !found) {
     if (r->log) fprintf(r->log, "%s holds no checkpoint (the run stopped before its first): starting it from the "
                         "beginning with its config.json\n", c->out);

@@ -189,9 +189,11 @@ void tr_progress_free(tr_progress *p);
  * p->epoch_steps * batch windows */
 tg_status tr_ckpt_save(const char *run, tr_model *m, const tr_data *d, const tr_progress *p, int batch);
 tg_status tr_ckpt_save_best(const char *run, tr_model *m);
-/* Loads the set a resume reads (tg_ckpt_find: the current one, or the newest whole one) and checks that its files
- * belong together and to this data (target scales); *found 0 (nothing loaded) when the run has no checkpoint. */
-tg_status tr_ckpt_load(const char *run, tr_model *m, const tr_data *d, tr_progress *p, int batch, FILE *log, int *found);
+/* Loads the set a resume of c->out reads (tg_ckpt_find: the current one, or the newest whole one) and checks that its
+ * files belong together and to this data (target scales); *found 0 (nothing loaded) when the run has no checkpoint.
+ * Data-parallel, only rank 0 (the holder of the run's lock) finds the set, tidying the folder; the other ranks then
+ * read the set it names and remove nothing, and every rank has read it before any returns. */
+tg_status tr_ckpt_load(const tg_train_config *c, tr_model *m, const tr_data *d, tr_progress *p, FILE *log, int *found);
 /* RUN/metrics.csv with the header (a classifier's confusion columns for n_classes) and p's rows. */
 tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, int n_classes, FILE **out);
 
