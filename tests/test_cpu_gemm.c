@@ -1,11 +1,8 @@
-/* tg_cpu_gemm, the CPU backend's GEMM: every transpose, strided operands, beta, empty sizes, and its split across OpenMP
- * threads; tg_cpu_rows_dot, the few-row products of batch-1 inference. */
+/* tg_cpu_gemm, the CPU backend's GEMM: every transpose, strided operands, beta, empty sizes, and its split across OpenMP threads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
-#include "backend/cpu/cpu_rows_dot.h"
-#include "base/bf16.h"
 #include "support/check.h"
 #include "tickgrad/tickgrad.h"
 
@@ -102,63 +99,8 @@ static void test_empty(void) {
   CHECK(C[0] == 9);
 }
 
-/* The sum tg_cpu_rows_dot promises, in scalar f32: term i into lane i mod 16 in order, then lane j += lane j + h for
- * h = 8, 4, 2, 1, then + bias. */
-static float rows_dot_model(int64_t nin, const float *x, const float *w, const float *bias) {
-  float lane[16] = {0};
-  for (int64_t i = 0; i < nin; i++) {
-    float p = x[i] * w[i];
-    lane[i % 16] += p;
-  }
-  for (int h = 8; h > 0; h /= 2)
-    for (int j = 0; j < h; j++) lane[j] += lane[j + h];
-  return lane[0] + (bias ? *bias : 0.0f);
-}
-
-/* tg_cpu_rows_dot against float64 for lengths around its 16 lanes, every output tail, with and without a bias; bitwise
- * the scalar model of its order (so every ISA's clone gives these bits); the bf16 weights read as they are give the bits
- * of the same values widened to f32. */
-static void test_rows_dot(void) {
-  const int64_t nins[] = {1, 5, 15, 16, 17, 33, 514};
-  float x[4 * 514], w[9 * 514], wr[9 * 514], bias[9], y[4 * 9], yh[4 * 9];
-  uint16_t wh[9 * 514];
-  for (size_t ni = 0; ni < sizeof nins / sizeof nins[0]; ni++)
-    for (int64_t nout = 1; nout <= 9; nout++)
-      for (int64_t rows = 1; rows <= TG_ROWS_DOT_MAX; rows++)
-        for (int with_bias = 0; with_bias < 2; with_bias++) {
-          int64_t nin = nins[ni];
-          for (int64_t i = 0; i < rows * nin; i++) x[i] = val(4, i);
-          for (int64_t i = 0; i < nout * nin; i++) w[i] = val(5, i);
-          for (int64_t o = 0; o < nout; o++) bias[o] = val(6, o);
-          const float *b = with_bias ? bias : NULL;
-          tg_cpu_rows_dot(rows, nin, nout, x, w, NULL, b, y);
-          double worst = 0.0;
-          int64_t off = -1;
-          for (int64_t r = 0; r < rows; r++)
-            for (int64_t o = 0; o < nout; o++) {
-              float model = rows_dot_model(nin, x + r * nin, w + o * nin, b ? b + o : NULL);
-              if (memcmp(&model, &y[r * nout + o], sizeof model) != 0 && off < 0) off = r * nout + o;
-              double want = b ? b[o] : 0.0;
-              for (int64_t i = 0; i < nin; i++) want += (double)x[r * nin + i] * w[o * nin + i];
-              worst = fmax(worst, fabs(y[r * nout + o] - want) / (1.0 + fabs(want)));
-            }
-          CHECK_MSG(worst < 1e-5, "rows_dot %lld x %lld x %lld (bias %d): error %g", (long long)rows, (long long)nin,
-                    (long long)nout, with_bias, worst);
-          CHECK_MSG(off < 0, "rows_dot %lld x %lld x %lld (bias %d): output %lld is not the lanes' fixed sum",
-                    (long long)rows, (long long)nin, (long long)nout, with_bias, (long long)off);
-          tg_bf16_pack(wh, w, (size_t)(nout * nin));
-          tg_bf16_unpack(wr, wh, (size_t)(nout * nin));
-          tg_cpu_rows_dot(rows, nin, nout, x, wr, NULL, b, y);
-          tg_cpu_rows_dot(rows, nin, nout, x, NULL, wh, b, yh);
-          CHECK_MSG(memcmp(y, yh, sizeof(float) * (size_t)(rows * nout)) == 0,
-                    "rows_dot %lld x %lld x %lld: bf16 weights differ from the same values in f32", (long long)rows,
-                    (long long)nin, (long long)nout);
-        }
-}
-
 int main(void) {
   test_products();
   test_empty();
-  test_rows_dot();
   return tg_test_finish();
 }

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/cpu_gemm_plan.h"
-#include "backend/cpu/cpu_rows_dot.h"
 #include "base/alloc.h"
 #include "ops/matmul_dims.h"
 
@@ -126,13 +125,6 @@ tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state) {
   int64_t rows, nin, nout, groups, macs;
   if (op == TG_OP_LINEAR) {
     if ((st = tg_linear_dims(a, &rows, &nin, &nout)) != TG_OK) return st;
-    if (mode == GEMM_AUTO && rows <= TG_ROWS_DOT_MAX) { /* batch-1 inference: dot products, no library call */
-      tg_cpu_gemm_plan *p = tg_calloc(1, sizeof *p);
-      if (!p) return tg_error(TG_ERR_NOMEM, "%s: out of host memory planning its GEMMs", a->node_name);
-      p->rows_dot = 1;
-      *state = p;
-      return TG_OK;
-    }
     linear_gemms(a, rows, nin, nout, &g);
     macs = rows * nin * nout;
   } else if (op == TG_OP_STACKED_LINEAR) {
@@ -170,20 +162,17 @@ void tg_cpu_gemm_policy(char *buf, size_t n) {
   if (mode < 0) {
     snprintf(buf, n, "OpenBLAS for every GEMM (%s)", tg_last_error());
   } else if (!*lib) {
-    snprintf(buf, n, "linear ops of at most %d rows on dot products, OpenBLAS for every other GEMM (no oneDNN in this "
-             "build); %s", TG_ROWS_DOT_MAX, bf16);
+    snprintf(buf, n, "OpenBLAS for every GEMM (no oneDNN in this build); %s", bf16);
   } else if (mode == GEMM_OPENBLAS) {
     snprintf(buf, n, "OpenBLAS for every GEMM (TICKGRAD_GEMM=openblas; %s present); %s", lib, bf16);
   } else if (mode == GEMM_ONEDNN) {
     snprintf(buf, n, "%s primitives planned per node for every GEMM op (TICKGRAD_GEMM=onednn), OpenBLAS for the "
              "sequence ops' own GEMMs; %s", lib, bf16);
   } else if (tg_gemm_prim_has_brgemm()) {
-    snprintf(buf, n, "linear ops of at most %d rows on dot products; %s brgemm primitives planned per node for GEMM ops "
-             "of at least %d multiply-adds, OpenBLAS below that and for the sequence ops' own GEMMs; %s",
-             TG_ROWS_DOT_MAX, lib, TG_GEMM_PRIM_MIN_MACS, bf16);
+    snprintf(buf, n, "%s brgemm primitives planned per node for GEMM ops of at least %d multiply-adds, OpenBLAS below "
+             "that and for the sequence ops' own GEMMs; %s", lib, TG_GEMM_PRIM_MIN_MACS, bf16);
   } else {
-    snprintf(buf, n, "linear ops of at most %d rows on dot products; OpenBLAS for every other GEMM: %s has no brgemm "
-             "kernels on this CPU (AVX-512 and up), and its AVX2 GEMM was slower here (TICKGRAD_GEMM=onednn forces it); "
-             "%s", TG_ROWS_DOT_MAX, lib, bf16);
+    snprintf(buf, n, "OpenBLAS for every GEMM: %s has no brgemm kernels on this CPU (AVX-512 and up), and its "
+             "AVX2 GEMM was slower here (TICKGRAD_GEMM=onednn forces it); %s", lib, bf16);
   }
 }

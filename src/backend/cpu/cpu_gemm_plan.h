@@ -14,7 +14,6 @@ typedef struct tg_cpu_gemm_plan {
   tg_gemm_prim *fwd;       /* the forward product; NULL: OpenBLAS */
   tg_gemm_prim *d_a, *d_b; /* backward: the first and the second input's gradient; NULL: OpenBLAS */
   int packed_bf16;         /* 1: the primitives take bf16 operands (kernels pack them); 0: f32 (rounded in bf16) */
-  int rows_dot;            /* 1: a linear node of few rows whose forward runs on tg_cpu_rows_dot (no primitives) */
 } tg_cpu_gemm_plan;
 
 /* The backend's prepare/unprepare entries: a tg_cpu_gemm_plan for matmul, linear and stacked_linear. */

@@ -8,7 +8,6 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "base/bf16.h"
 #include "backend/cpu/cpu_par.h"
-#include "backend/cpu/cpu_rows_dot.h"
 #include "backend/cpu/cpu_simd.h"
 #include "ops/matmul_dims.h"
 
@@ -184,16 +183,10 @@ tg_status tg_cpu_linear_fwd(const tg_kernel_args *a) {
   tg_status st = tg_linear_dims(a, &rows, &nin, &nout);
   if (st != TG_OK) return st;
   bf16_ws ws = ws_of(a);
-  const float *bias = a->attr->i[0] && a->n_in > 2 ? (const float *)a->in[2]->data : NULL; /* [out] */
-  float *y = (float *)a->out->data;                                                        /* [rows, out] */
-  const float *x = operand(a, &ws, a->in[0]->data, a->in_bf16[0], rows * nin);            /* [rows, in] */
-  if (plan_of(a) && plan_of(a)->rows_dot) { /* a parameter's bf16 mirror is read as it is, not widened first */
-    const uint16_t *wh = a->compute == TG_BF16 ? a->in_bf16[1] : NULL;                    /* [out, in] or NULL */
-    const float *wf = wh ? NULL : operand(a, &ws, a->in[1]->data, NULL, nout * nin);      /* [out, in] */
-    tg_cpu_rows_dot(rows, nin, nout, x, wf, wh, bias, y);
-    return TG_OK;
-  }
+  const float *x = operand(a, &ws, a->in[0]->data, a->in_bf16[0], rows * nin); /* [rows, in] */
   const float *w = operand(a, &ws, a->in[1]->data, a->in_bf16[1], nout * nin); /* [out, in] */
+  float *y = (float *)a->out->data;                                            /* [rows, out] */
+  const float *bias = a->attr->i[0] && a->n_in > 2 ? (const float *)a->in[2]->data : NULL; /* [out] */
   if (plan_of(a) && plan_of(a)->fwd) return tg_gemm_prim_run(plan_of(a)->fwd, x, w, bias, y, a->node_name);
   float beta = 0.0f;
   if (bias) {
