@@ -47,6 +47,14 @@ static void sets_dir(const char *run, char *buf, size_t n) { snprintf(buf, n, "%
 
 static void set_dir(const char *run, long gen, char *buf, size_t n) { snprintf(buf, n, "%s/checkpoints/%06ld", run, gen); }
 
+/* The folder a resume reads for gen: set gen (> 0), the checkpoint folder of a copy that followed the link (< 0), or the
+ * run itself for a run from before sets (0). */
+static void found_dir(const char *run, long gen, char *buf, size_t n) {
+  if (gen > 0) set_dir(run, gen, buf, n);
+  else if (gen < 0) snprintf(buf, n, "%s/checkpoint", run);
+  else snprintf(buf, n, "%s", run);
+}
+
 /* The set RUN/checkpoint links to: its number, or -1 (no link, or a link to something else). */
 static long current_gen(const char *run) {
   char link[TG_PATH_MAX + 32], target[256];
@@ -354,8 +362,7 @@ tg_status tg_ckpt_find(const char *run, FILE *log, tg_ckpt_set *s, int *found) {
     long gen = i < 0 ? cur : gens[i];
     if (i < 0 && !copied && cur < 0) continue;
     if (i >= 0 && gen == cur) continue;
-    if (i < 0 && copied) snprintf(dir, sizeof dir, "%s/checkpoint", run);
-    else set_dir(run, gen, dir, sizeof dir);
+    found_dir(run, gen, dir, sizeof dir);
     tg_status st = verify(run, dir, gen);
     if (st == TG_ERR_INVALID) return st;
     if (st != TG_OK) {
@@ -364,15 +371,14 @@ tg_status tg_ckpt_find(const char *run, FILE *log, tg_ckpt_set *s, int *found) {
       continue;
     }
     if (why[0] && log) fprintf(log, "resuming from checkpoint %ld, the newest whole one (not %s)\n", gen, why);
-    snprintf(s->dir, sizeof s->dir, "%s", dir);
-    s->gen = gen;
+    tg_ckpt_at(run, gen, s);
     *found = 1;
     return TG_OK;
   }
   if (why[0])
     return tg_error(TG_ERR_FORMAT, "%s: no whole checkpoint to resume from (checkpoints %s are damaged; see above)", run, why);
   if (legacy_checkpoint(run)) {
-    snprintf(s->dir, sizeof s->dir, "%s", run);
+    tg_ckpt_at(run, 0, s);
     *found = 1;
   }
   return TG_OK;
@@ -382,7 +388,5 @@ void tg_ckpt_at(const char *run, long gen, tg_ckpt_set *s) {
   memset(s, 0, sizeof *s);
   snprintf(s->run, sizeof s->run, "%s", run);
   s->gen = gen;
-  if (gen > 0) set_dir(run, gen, s->dir, sizeof s->dir);
-  else if (gen < 0) snprintf(s->dir, sizeof s->dir, "%s/checkpoint", run); /* a copy that followed the link */
-  else snprintf(s->dir, sizeof s->dir, "%s", run);                       /* a run from before sets */
+  found_dir(run, gen, s->dir, sizeof s->dir);
 }
