@@ -19,4 +19,16 @@
 #define TG_CPU_INLINE static inline
 #endif
 
+/* Fixed-width vectors (GNU C vector extensions) for loops whose lanes the auto-vectoriser handles poorly (the double
+ * lane sums of the row kernels). Every operation on them is lane-wise IEEE arithmetic, so a clone that lowers an
+ * 8-wide vector to one AVX-512 register, two AVX2 registers or four SSE registers computes the same bits. They live
+ * only inside always-inlined helpers: no vector crosses a call, so no calling convention depends on the clone. */
+#if defined(__GNUC__)
+#define TG_CPU_VEC 1
+typedef float tg_vf8 __attribute__((vector_size(32)));
+typedef double tg_vd8 __attribute__((vector_size(64)));
+#else
+#define TG_CPU_VEC 0
+#endif
+
 #endif

@@ -34,20 +34,26 @@ TG_CPU_INLINE void gan_zs_row(const tg_gan_args *p, int64_t r, float *restrict z
   }
 }
 
-/* Forward of rows [r0, r1): z into y, then normalised in place. */
+/* Forward of rows [r0, r1), TG_ROW_BLOCK rows at a time: z into y, then normalised in place. */
 TG_CPU_CLONES static void gan_fwd_rows(const tg_gan_args *p, int64_t r0, int64_t r1) {
   int64_t D = p->D;
-  for (int64_t r = r0; r < r1; r++) {
-    float *restrict yr = p->y + r * D; /* [D] */
-    gan_z_row(p, r, yr);
-    double mean, rstd;
-    tg_row_ln_stats(yr, D, p->eps, &mean, &rstd);
-    float fm = (float)mean, fr = (float)rstd;
-    if (p->gamma) {
-      const float *restrict g = p->gamma + r % p->S * D, *restrict b = p->beta + r % p->S * D; /* [D] */
-      for (int64_t j = 0; j < D; j++) yr[j] = (yr[j] - fm) * fr * g[j] + b[j];
-    } else {
-      for (int64_t j = 0; j < D; j++) yr[j] = (yr[j] - fm) * fr;
+  for (int64_t rb = r0; rb < r1; rb += TG_ROW_BLOCK) {
+    int n = r1 - rb < TG_ROW_BLOCK ? (int)(r1 - rb) : TG_ROW_BLOCK;
+    const float *zb[TG_ROW_BLOCK];
+    double mean[TG_ROW_BLOCK], rstd[TG_ROW_BLOCK];
+    for (int i = 0; i < n; i++) gan_z_row(p, rb + i, p->y + (rb + i) * D);
+    tg_row_ptrs(p->y, D, rb, n, zb);
+    tg_rows_ln_stats(zb, D, p->eps, mean, rstd);
+    for (int i = 0; i < n; i++) {
+      int64_t r = rb + i;
+      float *restrict yr = p->y + r * D; /* [D] */
+      float fm = (float)mean[i], fr = (float)rstd[i];
+      if (p->gamma) {
+        const float *restrict g = p->gamma + r % p->S * D, *restrict b = p->beta + r % p->S * D; /* [D] */
+        for (int64_t j = 0; j < D; j++) yr[j] = (yr[j] - fm) * fr * g[j] + b[j];
+      } else {
+        for (int64_t j = 0; j < D; j++) yr[j] = (yr[j] - fm) * fr;
+      }
     }
   }
 }
@@ -69,29 +75,15 @@ TG_CPU_INLINE float gan_gy(const float *restrict gr, const float *restrict g, in
   return has_g ? gr[j] * g[j] : gr[j];
 }
 
-/* The input gradients of one row from its z row zr [D], sigmoid(gate) row sr [D] and stats:
- * dz = layernorm's input gradient, added to dsk, and passed through the gate (value row val) to
+/* The input gradients of one row from its z row zr [D], sigmoid(gate) row sr [D], stats and the means m1, m2 of
+ * tg_rows_ln_bwd_means: dz = layernorm's input gradient, added to dsk, and passed through the gate (value row val) to
  * dval and dgate. gr [D] is the output gradient, g [D] the row's gamma. has_g, want_dskip and want_da are
  * constants at every call site, so each instance is a branch-free loop; the operands are restrict
  * parameters (kept through inlining) so that no alias checks are needed. */
 TG_CPU_INLINE void gan_bwd_row(const float *restrict gr, const float *restrict g, const float *restrict zr,
                                const float *restrict val, const float *restrict sr, float *restrict dsk,
                                float *restrict dval, float *restrict dgate, int64_t D, float fm, float fr,
-                               int has_g, int want_dskip, int want_da) {
-  int64_t j0 = D - D % TG_ROW_LANES;
-  double s1[TG_ROW_LANES] = {0}, s2[TG_ROW_LANES] = {0};
-  for (int64_t j = 0; j < j0; j += TG_ROW_LANES)
-    for (int k = 0; k < TG_ROW_LANES; k++) {
-      float gy = gan_gy(gr, g, has_g, j + k);
-      s1[k] += gy;
-      s2[k] += (double)gy * ((zr[j + k] - fm) * fr);
-    }
-  for (int64_t j = j0; j < D; j++) {
-    float gy = gan_gy(gr, g, has_g, j);
-    s1[j - j0] += gy;
-    s2[j - j0] += (double)gy * ((zr[j] - fm) * fr);
-  }
-  float m1 = (float)(tg_row_lanes_total(s1) / (double)D), m2 = (float)(tg_row_lanes_total(s2) / (double)D);
+                               float m1, float m2, int has_g, int want_dskip, int want_da) {
   for (int64_t j = 0; j < D; j++) {
     float gy = gan_gy(gr, g, has_g, j);
     float xhat = (zr[j] - fm) * fr;
@@ -105,31 +97,45 @@ TG_CPU_INLINE void gan_bwd_row(const float *restrict gr, const float *restrict g
   }
 }
 
-/* Backward of rows [r0, r1) of the chunk starting at row c0: z into z [.., D], sigmoid(gate) into
- * sg [.., D] and the stats into mean/rstd (all indexed from c0), then the input gradients when any
+/* Backward of rows [r0, r1) of the chunk starting at row c0, TG_ROW_BLOCK rows at a time: z into z [.., D],
+ * sigmoid(gate) into sg [.., D] and the stats into mean/rstd (all indexed from c0), then the input gradients when any
  * is wanted. */
 TG_CPU_CLONES static void gan_bwd_rows(const tg_gan_args *p, int64_t c0, int64_t r0, int64_t r1, float *z,
                                        float *sg, double *mean, double *rstd) {
   int64_t D = p->D;
   int has_g = p->gamma != NULL, ds = p->dskip != NULL, da = p->da != NULL;
-  for (int64_t r = r0; r < r1; r++) {
-    int64_t i = r - c0;
-    float *restrict zr = z + i * D, *restrict sr = sg + i * D; /* [D] each */
-    gan_zs_row(p, r, zr, sr);
-    tg_row_ln_stats(zr, D, p->eps, &mean[i], &rstd[i]);
-    float fm = (float)mean[i], fr = (float)rstd[i];
-    const float *gr = p->dy + r * D, *val = p->a + r * 2 * D; /* [D] each */
-    const float *g = has_g ? p->gamma + r % p->S * D : NULL;                  /* [D] or NULL */
-    float *dsk = ds ? p->dskip + r * D : NULL, *dval = da ? p->da + r * 2 * D : NULL;
-    float *dgate = da ? dval + D : NULL;
-    if (has_g) {
-      if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 1, 1, 1);
-      else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 1, 1, 0);
-      else if (da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 1, 0, 1);
-    } else {
-      if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 0, 1, 1);
-      else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 0, 1, 0);
-      else if (da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 0, 0, 1);
+  for (int64_t rb = r0; rb < r1; rb += TG_ROW_BLOCK) {
+    int n = r1 - rb < TG_ROW_BLOCK ? (int)(r1 - rb) : TG_ROW_BLOCK;
+    const float *zb[TG_ROW_BLOCK], *gb[TG_ROW_BLOCK], *gam[TG_ROW_BLOCK];
+    double mb[TG_ROW_BLOCK], rs[TG_ROW_BLOCK];
+    float fm[TG_ROW_BLOCK], fr[TG_ROW_BLOCK], m1[TG_ROW_BLOCK], m2[TG_ROW_BLOCK];
+    for (int i = 0; i < n; i++) gan_zs_row(p, rb + i, z + (rb + i - c0) * D, sg + (rb + i - c0) * D);
+    tg_row_ptrs(z, D, rb - c0, n, zb);
+    tg_rows_ln_stats(zb, D, p->eps, mb, rs);
+    for (int i = 0; i < n; i++) mean[rb - c0 + i] = mb[i], rstd[rb - c0 + i] = rs[i];
+    if (!ds && !da) continue;
+    tg_row_ptrs(p->dy, D, rb, n, gb);
+    for (int i = 0; i < TG_ROW_BLOCK; i++) {
+      fm[i] = (float)mb[i], fr[i] = (float)rs[i];
+      gam[i] = has_g ? p->gamma + (rb + (i < n ? i : n - 1)) % p->S * D : NULL;
+    }
+    tg_rows_ln_bwd_means(gb, gam, zb, D, fm, fr, m1, m2);
+    for (int i = 0; i < n; i++) {
+      int64_t r = rb + i;
+      const float *zr = zb[i], *sr = sg + (r - c0) * D, *gr = gb[i], *g = gam[i]; /* [D] each, g NULL: no affine */
+      const float *val = p->a + r * 2 * D;                                       /* [D] */
+      float *dsk = ds ? p->dskip + r * D : NULL, *dval = da ? p->da + r * 2 * D : NULL;
+      float *dgate = da ? dval + D : NULL;
+      float a = fm[i], f = fr[i], u = m1[i], v = m2[i];
+      if (has_g) {
+        if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 1, 1, 1);
+        else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 1, 1, 0);
+        else gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 1, 0, 1);
+      } else {
+        if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 0, 1, 1);
+        else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 0, 1, 0);
+        else gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 0, 0, 1);
+      }
     }
   }
 }

@@ -96,25 +96,30 @@ tg_status tg_cpu_log_softmax_bwd(const tg_kernel_args *a) {
 /* Rows per task of the parallel layernorm loops. */
 #define LN_TASK_ROWS 32
 
-/* Forward of rows [r0, r1). */
+/* Forward of rows [r0, r1), TG_ROW_BLOCK rows at a time. */
 TG_CPU_CLONES static void ln_fwd_rows(const tg_ln_args *p, int64_t r0, int64_t r1) {
   int64_t D = p->D;
   const float *gamma = p->gamma, *beta = p->beta; /* [D] or NULL each */
-  for (int64_t r = r0; r < r1; r++) {
-    const float *xr = p->x + r * D; /* [D] */
-    float *yr = p->y + r * D;       /* [D] */
-    double mean, rstd;
-    tg_row_ln_stats(xr, D, p->eps, &mean, &rstd);
-    float fm = (float)mean, fr = (float)rstd;
-    if (gamma && beta)
-      for (int64_t j = 0; j < D; j++) yr[j] = (xr[j] - fm) * fr * gamma[j] + beta[j];
-    else
-      for (int64_t j = 0; j < D; j++) {
-        float v = (xr[j] - fm) * fr;
-        if (gamma) v *= gamma[j];
-        if (beta) v += beta[j];
-        yr[j] = v;
-      }
+  for (int64_t rb = r0; rb < r1; rb += TG_ROW_BLOCK) {
+    int n = r1 - rb < TG_ROW_BLOCK ? (int)(r1 - rb) : TG_ROW_BLOCK;
+    const float *xb[TG_ROW_BLOCK];
+    double mean[TG_ROW_BLOCK], rstd[TG_ROW_BLOCK];
+    tg_row_ptrs(p->x, D, rb, n, xb);
+    tg_rows_ln_stats(xb, D, p->eps, mean, rstd);
+    for (int i = 0; i < n; i++) {
+      const float *xr = xb[i];         /* [D] */
+      float *yr = p->y + (rb + i) * D; /* [D] */
+      float fm = (float)mean[i], fr = (float)rstd[i];
+      if (gamma && beta)
+        for (int64_t j = 0; j < D; j++) yr[j] = (xr[j] - fm) * fr * gamma[j] + beta[j];
+      else
+        for (int64_t j = 0; j < D; j++) {
+          float v = (xr[j] - fm) * fr;
+          if (gamma) v *= gamma[j];
+          if (beta) v += beta[j];
+          yr[j] = v;
+        }
+    }
   }
 }
 
@@ -130,29 +135,31 @@ tg_status tg_cpu_layernorm_fwd(const tg_kernel_args *a) {
   return TG_OK;
 }
 
-/* Stats of rows [r0, r1) into mean/rstd [r1 - r0] and, when dx is wanted, their input gradient. */
+/* Stats of rows [r0, r1) into mean/rstd [r1 - r0] and, when dx is wanted, their input gradient, TG_ROW_BLOCK rows at
+ * a time. */
 TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r1, double *mean, double *rstd) {
-  int64_t D = p->D, j0 = D - D % TG_ROW_LANES;
+  int64_t D = p->D;
   const float *gamma = p->gamma; /* [D] or NULL */
-  for (int64_t r = r0; r < r1; r++) {
-    const float *xr = p->x + r * D, *gr = p->dy + r * D; /* [D] each */
-    int64_t i = r - r0;
-    tg_row_ln_stats(xr, D, p->eps, &mean[i], &rstd[i]);
+  for (int64_t rb = r0; rb < r1; rb += TG_ROW_BLOCK) {
+    int n = r1 - rb < TG_ROW_BLOCK ? (int)(r1 - rb) : TG_ROW_BLOCK;
+    const float *xb[TG_ROW_BLOCK], *gb[TG_ROW_BLOCK], *gam[TG_ROW_BLOCK];
+    double mb[TG_ROW_BLOCK], rb_[TG_ROW_BLOCK];
+    float fm[TG_ROW_BLOCK], fr[TG_ROW_BLOCK], m1[TG_ROW_BLOCK], m2[TG_ROW_BLOCK];
+    tg_row_ptrs(p->x, D, rb, n, xb);
+    tg_rows_ln_stats(xb, D, p->eps, mb, rb_);
+    for (int i = 0; i < n; i++) mean[rb - r0 + i] = mb[i], rstd[rb - r0 + i] = rb_[i];
     if (!p->dx) continue;
-    float fm = (float)mean[i], fr = (float)rstd[i];
-    double s1[TG_ROW_LANES] = {0}, s2[TG_ROW_LANES] = {0};
-    for (int64_t j = 0; j < D; j++) {
-      float gy = gamma ? gr[j] * gamma[j] : gr[j];
-      int k = j < j0 ? (int)(j % TG_ROW_LANES) : (int)(j - j0);
-      s1[k] += gy;
-      s2[k] += (double)gy * ((xr[j] - fm) * fr);
-    }
-    float m1 = (float)(tg_row_lanes_total(s1) / (double)D), m2 = (float)(tg_row_lanes_total(s2) / (double)D);
-    float *dxr = p->dx + r * D; /* [D] */
-    for (int64_t j = 0; j < D; j++) {
-      float gy = gamma ? gr[j] * gamma[j] : gr[j];
-      float xhat = (xr[j] - fm) * fr;
-      dxr[j] += fr * (gy - m1 - xhat * m2);
+    tg_row_ptrs(p->dy, D, rb, n, gb);
+    for (int i = 0; i < TG_ROW_BLOCK; i++) fm[i] = (float)mb[i], fr[i] = (float)rb_[i], gam[i] = gamma;
+    tg_rows_ln_bwd_means(gb, gam, xb, D, fm, fr, m1, m2);
+    for (int i = 0; i < n; i++) {
+      const float *xr = xb[i], *gr = gb[i]; /* [D] each */
+      float *dxr = p->dx + (rb + i) * D;    /* [D] */
+      float a = fm[i], f = fr[i], u = m1[i], v = m2[i];
+      if (gamma)
+        for (int64_t j = 0; j < D; j++) dxr[j] += f * (gr[j] * gamma[j] - u - ((xr[j] - a) * f) * v);
+      else
+        for (int64_t j = 0; j < D; j++) dxr[j] += f * (gr[j] - u - ((xr[j] - a) * f) * v);
     }
   }
 }
