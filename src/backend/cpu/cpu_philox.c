@@ -1,6 +1,7 @@
 /* Philox4x32-10 for 16 counters per call, in AVX-512, AVX2 and portable C, all giving core/philox.h's bits. */
 #include "backend/cpu/cpu_philox.h"
 #include "base/philox.h"
+#include "backend/cpu/cpu_simd.h"
 
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u
@@ -105,8 +106,8 @@ static void philox16_avx2(uint64_t seed, uint64_t stream, uint64_t q0, uint32_t 
 
 tg_philox16_fn tg_cpu_philox16(void) {
 #ifdef TG_PHILOX_X86
-  if (__builtin_cpu_supports("avx512f")) return philox16_avx512;
-  if (__builtin_cpu_supports("avx2")) return philox16_avx2;
+  if (TG_CPU_MAX_ISA >= 3 && __builtin_cpu_supports("avx512f")) return philox16_avx512;
+  if (TG_CPU_MAX_ISA >= 2 && __builtin_cpu_supports("avx2")) return philox16_avx2;
 #endif
   return philox16_c;
 }
