@@ -1,5 +1,6 @@
 /* CPU kernels over the last dim: softmax, log_softmax, layernorm, rmsnorm (forward and backward). */
 #include <math.h>
+#include <string.h>
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
@@ -95,6 +96,8 @@ tg_status tg_cpu_log_softmax_bwd(const tg_kernel_args *a) {
 
 /* Rows per task of the parallel layernorm loops. */
 #define LN_TASK_ROWS 32
+/* The widest row whose dgamma/dbeta sums the serial backward keeps on the stack. */
+#define LN_ACC_MAX 512
 
 /* Forward of rows [r0, r1), TG_ROW_BLOCK rows at a time. */
 TG_CPU_CLONES static void ln_fwd_rows(const tg_ln_args *p, int64_t r0, int64_t r1) {
@@ -136,8 +139,10 @@ tg_status tg_cpu_layernorm_fwd(const tg_kernel_args *a) {
 }
 
 /* Stats of rows [r0, r1) into mean/rstd [r1 - r0] and, when dx is wanted, their input gradient, TG_ROW_BLOCK rows at
- * a time. */
-TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r1, double *mean, double *rstd) {
+ * a time. acc [2, D] (the serial path) or NULL: each row's dgamma then dbeta terms added to these double sums right
+ * away, in row order, the order ln_bwd_cols adds them in. */
+TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r1, double *mean, double *rstd,
+                                      double *acc) {
   int64_t D = p->D;
   const float *gamma = p->gamma; /* [D] or NULL */
   for (int64_t rb = r0; rb < r1; rb += TG_ROW_BLOCK) {
@@ -148,18 +153,29 @@ TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r
     tg_row_ptrs(p->x, D, rb, n, xb);
     tg_rows_ln_stats(xb, D, p->eps, mb, rb_);
     for (int i = 0; i < n; i++) mean[rb - r0 + i] = mb[i], rstd[rb - r0 + i] = rb_[i];
-    if (!p->dx) continue;
     tg_row_ptrs(p->dy, D, rb, n, gb);
     for (int i = 0; i < TG_ROW_BLOCK; i++) fm[i] = (float)mb[i], fr[i] = (float)rb_[i], gam[i] = gamma;
-    tg_rows_ln_bwd_means(gb, gam, xb, D, fm, fr, m1, m2);
+    if (p->dx) {
+      tg_rows_ln_bwd_means(gb, gam, xb, D, fm, fr, m1, m2);
+      for (int i = 0; i < n; i++) {
+        const float *xr = xb[i], *gr = gb[i]; /* [D] each */
+        float *dxr = p->dx + (rb + i) * D;    /* [D] */
+        float a = fm[i], f = fr[i], u = m1[i], v = m2[i];
+        if (gamma)
+          for (int64_t j = 0; j < D; j++) dxr[j] += f * (gr[j] * gamma[j] - u - ((xr[j] - a) * f) * v);
+        else
+          for (int64_t j = 0; j < D; j++) dxr[j] += f * (gr[j] - u - ((xr[j] - a) * f) * v);
+      }
+    }
+    if (!acc) continue;
     for (int i = 0; i < n; i++) {
-      const float *xr = xb[i], *gr = gb[i]; /* [D] each */
-      float *dxr = p->dx + (rb + i) * D;    /* [D] */
-      float a = fm[i], f = fr[i], u = m1[i], v = m2[i];
-      if (gamma)
-        for (int64_t j = 0; j < D; j++) dxr[j] += f * (gr[j] * gamma[j] - u - ((xr[j] - a) * f) * v);
-      else
-        for (int64_t j = 0; j < D; j++) dxr[j] += f * (gr[j] - u - ((xr[j] - a) * f) * v);
+      const float *restrict xr = xb[i], *restrict gr = gb[i]; /* [D] each */
+      double *restrict sg = acc, *restrict sb = acc + D;       /* [D] each */
+      float a = fm[i], f = fr[i];
+      for (int64_t j = 0; j < D; j++) {
+        sg[j] += (double)gr[j] * ((xr[j] - a) * f);
+        sb[j] += gr[j];
+      }
     }
   }
 }
@@ -185,7 +201,8 @@ TG_CPU_CLONES static void ln_bwd_cols(const tg_ln_args *p, int64_t r0, int64_t n
 
 /* dx = rstd * (gy - mean(gy) - xhat * mean(gy * xhat)) with gy = dy * gamma;
  * dgamma += sum_rows dy * xhat; dbeta += sum_rows dy. Rows go in chunks so that each chunk's
- * stats fit on the stack and gamma/beta sums can be split by columns without races. */
+ * stats fit on the stack and gamma/beta sums can be split by columns without races. On one thread with
+ * D <= LN_ACC_MAX the sums are added row by row instead, in the same order (the same bits), while the row is hot. */
 tg_status tg_cpu_layernorm_bwd(const tg_kernel_args *a) {
   const tg_ln_args p = tg_ln_args_of(a);
   int64_t rows = p.rows, D = p.D;
@@ -196,10 +213,20 @@ tg_status tg_cpu_layernorm_bwd(const tg_kernel_args *a) {
     int64_t ntask = (nr + LN_TASK_ROWS - 1) / LN_TASK_ROWS;
     double mean[NORM_CHUNK_ROWS], rstd[NORM_CHUNK_ROWS]; /* [nr] */
     int par = nr * D > NORM_PAR_MIN;
+    if ((!par || !tg_par_ok()) && (p.dgamma || p.dbeta) && D <= LN_ACC_MAX) {
+      double acc[2 * LN_ACC_MAX]; /* [2, D] */
+      memset(acc, 0, sizeof(double) * (size_t)(2 * D));
+      ln_bwd_rows(&p, r0, r0 + nr, mean, rstd, acc);
+      for (int64_t j = 0; j < D; j++) {
+        if (p.dgamma) p.dgamma[j] += (float)acc[j];
+        if (p.dbeta) p.dbeta[j] += (float)acc[D + j];
+      }
+      continue;
+    }
     TG_PAR_FOR(par, ,
     for (int64_t t = 0; t < ntask; t++) {
       int64_t i0 = t * LN_TASK_ROWS, i1 = i0 + LN_TASK_ROWS < nr ? i0 + LN_TASK_ROWS : nr;
-      ln_bwd_rows(&p, r0 + i0, r0 + i1, mean + i0, rstd + i0);
+      ln_bwd_rows(&p, r0 + i0, r0 + i1, mean + i0, rstd + i0, NULL);
     });
     if (!p.dgamma && !p.dbeta) continue;
     TG_PAR_FOR(par, ,
