@@ -17,6 +17,11 @@ static inline float tg_vsel(int cond, float a, float b) {
   return f;
 }
 
+/* Where a backward kernel adds into an input gradient element g: +0 when the graph left that gradient unzeroed
+ * (fresh: bit k of tg_kernel_args.grad_fresh), else g. Chosen bit-wise, so whatever garbage g holds never enters an
+ * operation, and base + v has the bits (+0) + v of a zeroed buffer. */
+static inline float tg_grad_base(int fresh, float g) { return tg_vsel(fresh, 0.0f, g); }
+
 /* Relative error within 2 ulp of expf over the float range (Cephes' expf polynomial after
  * Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2). Inputs are clamped to [-104, 88.7]: above,
  * the result is ~FLT_MAX instead of inf; below, +0 or a subnormal as expf gives. NaN passes. Plain

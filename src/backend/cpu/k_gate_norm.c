@@ -78,22 +78,22 @@ TG_CPU_INLINE float gan_gy(const float *restrict gr, const float *restrict g, in
 
 /* The input gradients of one row from its z row zr [D], sigmoid(gate) row sr [D], stats and the means m1, m2 of
  * tg_rows_ln_bwd_means: dz = layernorm's input gradient, added to dsk, and passed through the gate (value row val) to
- * dval and dgate. gr [D] is the output gradient, g [D] the row's gamma. has_g, want_dskip and want_da are
- * constants at every call site, so each instance is a branch-free loop; the operands are restrict
+ * dval and dgate. gr [D] is the output gradient, g [D] the row's gamma; fsk, fa: dsk, dval/dgate are unzeroed
+ * (tg_grad_base). has_g, want_dskip and want_da are constants at every call site, so each instance is a branch-free loop; the operands are restrict
  * parameters (kept through inlining) so that no alias checks are needed. */
 TG_CPU_INLINE void gan_bwd_row(const float *restrict gr, const float *restrict g, const float *restrict zr,
                                const float *restrict val, const float *restrict sr, float *restrict dsk,
                                float *restrict dval, float *restrict dgate, int64_t D, float fm, float fr,
-                               float m1, float m2, int has_g, int want_dskip, int want_da) {
+                               float m1, float m2, int has_g, int want_dskip, int want_da, int fsk, int fa) {
   for (int64_t j = 0; j < D; j++) {
     float gy = gan_gy(gr, g, has_g, j);
     float xhat = (zr[j] - fm) * fr;
     float dz = fr * (gy - m1 - xhat * m2);
-    if (want_dskip) dsk[j] += dz;
+    if (want_dskip) dsk[j] = tg_grad_base(fsk, dsk[j]) + dz;
     if (want_da) {
       float sg = sr[j];
-      dval[j] += dz * sg;
-      dgate[j] += dz * val[j] * sg * (1.0f - sg);
+      dval[j] = tg_grad_base(fa, dval[j]) + dz * sg;
+      dgate[j] = tg_grad_base(fa, dgate[j]) + dz * val[j] * sg * (1.0f - sg);
     }
   }
 }
@@ -107,7 +107,7 @@ TG_CPU_INLINE void gan_bwd_row(const float *restrict gr, const float *restrict g
 TG_CPU_CLONES static void gan_bwd_rows(const tg_gan_args *p, int64_t c0, int64_t r0, int64_t r1, float *z,
                                        float *sg, double *mean, double *rstd, double *acc) {
   int64_t D = p->D, S = p->S;
-  int has_g = p->gamma != NULL, ds = p->dskip != NULL, da = p->da != NULL;
+  int has_g = p->gamma != NULL, ds = p->dskip != NULL, da = p->da != NULL, fsk = p->fresh_skip, fa = p->fresh_a;
   for (int64_t rb = r0; rb < r1; rb += TG_ROW_BLOCK) {
     int n = r1 - rb < TG_ROW_BLOCK ? (int)(r1 - rb) : TG_ROW_BLOCK;
     int64_t zrow = acc ? 0 : rb - c0; /* the block's first row in z and sg */
@@ -132,13 +132,13 @@ TG_CPU_CLONES static void gan_bwd_rows(const tg_gan_args *p, int64_t c0, int64_t
         float *dgate = da ? dval + D : NULL;
         float a = fm[i], f = fr[i], u = m1[i], v = m2[i];
         if (has_g) {
-          if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 1, 1, 1);
-          else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 1, 1, 0);
-          else gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 1, 0, 1);
+          if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 1, 1, 1, fsk, fa);
+          else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 1, 1, 0, fsk, fa);
+          else gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 1, 0, 1, fsk, fa);
         } else {
-          if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 0, 1, 1);
-          else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 0, 1, 0);
-          else gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 0, 0, 1);
+          if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 0, 1, 1, fsk, fa);
+          else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 0, 1, 0, fsk, fa);
+          else gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 0, 0, 1, fsk, fa);
         }
       }
     }

@@ -5,6 +5,7 @@
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
 #include "backend/cpu/cpu_rows.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "ops/norm_args.h"
 
 /* Below this many elements a kernel runs on the calling thread only. */
@@ -145,6 +146,7 @@ TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r
                                       double *acc) {
   int64_t D = p->D;
   const float *gamma = p->gamma; /* [D] or NULL */
+  int fx = p->fresh_x;
   for (int64_t rb = r0; rb < r1; rb += TG_ROW_BLOCK) {
     int n = r1 - rb < TG_ROW_BLOCK ? (int)(r1 - rb) : TG_ROW_BLOCK;
     const float *xb[TG_ROW_BLOCK], *gb[TG_ROW_BLOCK], *gam[TG_ROW_BLOCK];
@@ -162,9 +164,10 @@ TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r
         float *dxr = p->dx + (rb + i) * D;    /* [D] */
         float a = fm[i], f = fr[i], u = m1[i], v = m2[i];
         if (gamma)
-          for (int64_t j = 0; j < D; j++) dxr[j] += f * (gr[j] * gamma[j] - u - ((xr[j] - a) * f) * v);
+          for (int64_t j = 0; j < D; j++)
+            dxr[j] = tg_grad_base(fx, dxr[j]) + f * (gr[j] * gamma[j] - u - ((xr[j] - a) * f) * v);
         else
-          for (int64_t j = 0; j < D; j++) dxr[j] += f * (gr[j] - u - ((xr[j] - a) * f) * v);
+          for (int64_t j = 0; j < D; j++) dxr[j] = tg_grad_base(fx, dxr[j]) + f * (gr[j] - u - ((xr[j] - a) * f) * v);
       }
     }
     if (!acc) continue;

@@ -132,7 +132,7 @@ tg_status tg_cpu_causal_softmax_fwd(const tg_kernel_args *a) {
 /* Rows [r0, r1) of the backward: dx += y * (dy - sum(dy * y)) over the visible keys (the dot in CS_LANES double lanes,
  * key j to lane j % CS_LANES); hidden keys get nothing. */
 TG_CPU_CLONES static void cs_bwd_rows(const float *y, const float *dy, float *dx, int64_t r0, int64_t r1, int64_t Tq,
-                                      int64_t Tk, int64_t offset) {
+                                      int64_t Tk, int64_t offset, int fresh) {
   for (int64_t r = r0; r < r1; r++) {
     const float *restrict yr = y + r * Tk, *restrict gr = dy + r * Tk; /* [Tk] each */
     float *restrict dxr = dx + r * Tk;                                  /* [Tk] */
@@ -148,7 +148,9 @@ TG_CPU_CLONES static void cs_bwd_rows(const float *y, const float *dy, float *dx
 #endif
     for (int64_t j = j0; j < n; j++) acc[j - j0] += (double)gr[j] * yr[j];
     float fd = (float)cs_lanes_total(acc);
-    for (int64_t j = 0; j < n; j++) dxr[j] += yr[j] * (gr[j] - fd);
+    for (int64_t j = 0; j < n; j++) dxr[j] = tg_grad_base(fresh, dxr[j]) + yr[j] * (gr[j] - fd);
+    if (fresh)
+      for (int64_t j = n; j < Tk; j++) dxr[j] = 0.0f; /* what zeroing would have left there */
   }
 }
 
@@ -161,10 +163,11 @@ tg_status tg_cpu_causal_softmax_bwd(const tg_kernel_args *a) {
   const float *y = (const float *)a->out->data; /* [rows, Tk] */
   const float *dy = a->out_grad;                /* [rows, Tk] */
   int64_t ntask = (rows + CS_TASK_ROWS - 1) / CS_TASK_ROWS;
+  int fresh = (a->grad_fresh & 1u) != 0;
   TG_PAR_FOR(rows * Tk > SEQ_PAR_MIN, schedule(static),
   for (int64_t t = 0; t < ntask; t++) {
     int64_t r0 = t * CS_TASK_ROWS, r1 = r0 + CS_TASK_ROWS < rows ? r0 + CS_TASK_ROWS : rows;
-    cs_bwd_rows(y, dy, dx, r0, r1, Tq, Tk, offset);
+    cs_bwd_rows(y, dy, dx, r0, r1, Tq, Tk, offset, fresh);
   });
   return TG_OK;
 }
