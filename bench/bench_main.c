@@ -92,7 +92,8 @@ static void usage(FILE *f) {
              "the step outside the GEMM ops matmul, linear, stacked_linear; lstm's internal GEMMs and ssd_scan are\n"
              "outside them and shown apart), gemm_peak \"peak ...\", \"isa ...\" and \"gemm ...\" lines.\n"
              "--precision bf16 (cases marked *): GEMM operands rounded to bf16, f32 accumulation. --ops: after the\n"
-             "roofline line one \"op <case> <op> ...\" line per op kind (calls, us, share of the step, GFLOP per step).\n"
+             "roofline line one \"op <case> <op> ...\" line per op kind (calls, us, share of the step, GFLOP per step,\n"
+             "forward and backward us).\n"
              "Exit status: 0 done, 1 failed, 2 usage, 3 skipped (no GPU).\ncases:\n");
   for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++)
     fprintf(f, "  %-24s %s%s\n", CASES[i].name, CASES[i].precision ? "* " : "", CASES[i].what);

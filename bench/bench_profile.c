@@ -79,9 +79,11 @@ static int roofline(const char *name, bench_step_fn step, void *ctx, tg_graph *c
     else if (!strcmp(p[i].op, "ssd_scan")) ssd_s += s;
   }
   for (int i = 0; bench_ops && i < n; i++)
-    bench_extra_add("op %s %s gemm=%d calls=%.1f us=%.1f share=%.3f gflop=%.5f", name, p[i].op, p[i].gemm,
-                    (double)(p[i].fwd_calls + p[i].bwd_calls) / steps, 1e6 * (p[i].fwd_s + p[i].bwd_s) / steps,
-                    (p[i].fwd_s + p[i].bwd_s) / total_s, 1e-9 * (p[i].fwd_flops + p[i].bwd_flops) / steps);
+    bench_extra_add("op %s %s gemm=%d calls=%.1f us=%.1f share=%.3f gflop=%.5f fwd_us=%.1f bwd_us=%.1f", name,
+                    p[i].op, p[i].gemm, (double)(p[i].fwd_calls + p[i].bwd_calls) / steps,
+                    1e6 * (p[i].fwd_s + p[i].bwd_s) / steps, (p[i].fwd_s + p[i].bwd_s) / total_s,
+                    1e-9 * (p[i].fwd_flops + p[i].bwd_flops) / steps, 1e6 * p[i].fwd_s / steps,
+                    1e6 * p[i].bwd_s / steps);
   char top[256];
   top_others(p, n, total_s, top, sizeof top);
   bench_extra_add("roofline %s precision=%s steps=%d step_us=%.1f gemm_gflop=%.5f gemm_us=%.1f gemm_gflops=%.2f "

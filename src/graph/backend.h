@@ -88,6 +88,10 @@ typedef struct tg_backend {
 
   /* ---- kernels: the op's kernel pair for dtype dt (the dtype its floats are computed in), NULL when none ---- */
   const tg_op_kernels *(*kernels)(int op, tg_dtype dt);
+  /* The inputs (bit k: input k) whose gradient the op's backward kernel (any dtype) can start from garbage, adding
+   * into +0 instead when told by args.grad_fresh, so that the graph skips zeroing a buffer that kernel writes first
+   * (NULL: none; the graph zeroes every gradient buffer before its first writer). */
+  unsigned (*bwd_fresh)(int op);
 
   /* ---- planned kernels (NULL: kernels need nothing prepared) ---- */
   /* Once at plan time, for a node whose args are built (shapes, attributes, compute dtype; data pointers may still be

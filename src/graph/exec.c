@@ -145,13 +145,35 @@ static tg_status recompute_segment(tg_graph *g, const tg_segment *s, int trace) 
   return TG_OK;
 }
 
-/* Node n's backward kernel, once its gradient has been written this pass. */
+/* 1 when n's backward may write input k's gradient without it being zeroed first: nothing wrote it yet this pass, it
+ * is the whole of its root's buffer (not a parameter's), and no other input of n shares that root. */
+static int grad_may_start_fresh(const tg_node *n, int k) {
+  const tg_node *in = n->in[k], *r = in->root;
+  if (r->grad_ready || r->op == TG_OP_PARAM || in->grad != r->grad || tg_numel(&in->out) != tg_numel(&r->out))
+    return 0;
+  for (int j = 0; j < n->n_in; j++)
+    if (j != k && n->in[j]->root == r) return 0;
+  return 1;
+}
+
+/* Node n's backward kernel, once its gradient has been written this pass. An input gradient the kernel writes first
+ * is zeroed first, unless the backend's kernel can start it fresh (args.grad_fresh): then the zeroing pass over its
+ * memory is skipped and the kernel adds into +0 itself, with the same bits. */
 static tg_status backward_node(tg_graph *g, tg_node *n, int trace) {
   const tg_op_def *def = tg_op_get(n->op);
   if ((def->flags & TG_OPF_LEAF) || !n->requires_grad || !n->root->grad_ready) return TG_OK;
   tg_status st;
-  for (int k = 0; k < n->n_in; k++)
-    if (n->in[k]->requires_grad && (st = ready_grad(g, n->in[k])) != TG_OK) return st;
+  unsigned can = g->backend->bwd_fresh ? g->backend->bwd_fresh(n->op) : 0u, fresh = 0u;
+  for (int k = 0; k < n->n_in; k++) {
+    if (!n->in[k]->requires_grad) continue;
+    if ((can >> k & 1u) && grad_may_start_fresh(n, k)) {
+      n->in[k]->root->grad_ready = 1;
+      fresh |= 1u << k;
+    } else if ((st = ready_grad(g, n->in[k])) != TG_OK) {
+      return st;
+    }
+  }
+  n->bargs.grad_fresh = fresh;
   if (trace) trace_op(g, n, "backward");
   n->bargs.rng_offset = g->fwd_offset;
   st = g->prof ? tg_graph_profile_call(g, n, &n->bargs, 1) : n->kern->bwd(&n->bargs);

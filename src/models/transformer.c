@@ -96,7 +96,8 @@ static tg_tensor *tr_attention(tr_b *b, const char *prefix, tg_tensor *h, int la
     k = tg_slice(g, kv, 1, 0, H); /* [B, H, L, dh] */
     v = tg_slice(g, kv, 1, H, H);
   }
-  tg_tensor *s = tg_scale(g, tg_matmul(g, q, k, 0, 1), 1.0f / sqrtf((float)dh)); /* [B, H, Tq, L] */
+  /* q / sqrt(dh) before the product (a quarter of the scores' size at L = 4 dh; exact when sqrt(dh) is a power of 2) */
+  tg_tensor *s = tg_matmul(g, tg_scale(g, q, 1.0f / sqrtf((float)dh)), k, 0, 1); /* [B, H, Tq, L] */
   /* query row i is step i + (L - Tq): it sees keys j <= i + L - Tq */
   tg_tensor *o = tg_matmul(g, tg_causal_softmax(g, s, L - Tq), v, 0, 0); /* [B, H, Tq, dh] */
   int64_t os[3] = {b->B, Tq, d};

@@ -21,6 +21,7 @@ typedef struct tg_gan_args {
   const float *dy;               /* [rows, D]: the backward's output gradient */
   float *da, *dskip;             /* like a, skip; NULL where no gradient is wanted */
   float *dgamma, *dbeta;         /* like gamma, beta, or NULL */
+  int fresh_a, fresh_skip;       /* da, dskip are unzeroed (tg_kernel_args.grad_fresh; CPU only) */
   double eps;
 } tg_gan_args;
 
@@ -41,6 +42,8 @@ static inline tg_gan_args tg_gan_args_of(const tg_kernel_args *a) {
   g.dskip = a->in_grad[1];
   g.dgamma = affine ? a->in_grad[2] : NULL;
   g.dbeta = affine ? a->in_grad[3] : NULL;
+  g.fresh_a = (a->grad_fresh & 1u) != 0;
+  g.fresh_skip = (a->grad_fresh & 2u) != 0;
   g.eps = a->attr->f[0];
   return g;
 }

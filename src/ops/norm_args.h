@@ -19,6 +19,7 @@ typedef struct tg_ln_args {
   float *y;                   /* [rows, D]: the forward output */
   const float *dy;            /* [rows, D]: the backward's output gradient */
   float *dx, *dgamma, *dbeta; /* like x, gamma, beta; NULL where no gradient is wanted */
+  int fresh_x;                /* dx is unzeroed (tg_kernel_args.grad_fresh; CPU only) */
   double eps;
 } tg_ln_args;
 
@@ -35,6 +36,7 @@ static inline tg_ln_args tg_ln_args_of(const tg_kernel_args *a) {
   l.dx = a->in_grad[0];
   l.dgamma = gi >= 0 ? a->in_grad[gi] : NULL;
   l.dbeta = bi >= 0 ? a->in_grad[bi] : NULL;
+  l.fresh_x = (a->grad_fresh & 1u) != 0;
   l.eps = a->attr->f[0];
   return l;
 }

@@ -82,7 +82,9 @@ typedef struct tg_attr {
 
 /* What one kernel call sees. Forward writes out (overwrite). Backward adds (+=) into every
  * non-NULL in_grad[k] (NULL: that input needs no gradient); out_grad is d objective / d out.
- * All float tensors are contiguous f32. */
+ * All float tensors are contiguous f32. Exception: bit k of grad_fresh (set only for the inputs the backend's
+ * bwd_fresh names for the op) says in_grad[k] has not been zeroed and holds garbage; the kernel then adds into +0
+ * in its place for every element (so the bits are those of the zeroed buffer) without reading what is there. */
 typedef struct tg_kernel_args {
   int n_in;
   const tg_tensor *in[TG_MAX_INPUTS];
@@ -104,6 +106,7 @@ typedef struct tg_kernel_args {
    * offset; fresh whenever a kernel runs), NULL otherwise; the kernels read it instead of rounding the input */
   const uint16_t *in_bf16[TG_MAX_INPUTS];
   void *prepared; /* what the backend prepared for this node at plan time (a GEMM primitive); NULL: nothing */
+  unsigned grad_fresh; /* backward: bit k set, in_grad[k] is not zeroed (see above); set per call by the graph */
 } tg_kernel_args;
 
 typedef tg_status (*tg_kernel_fn)(const tg_kernel_args *a);

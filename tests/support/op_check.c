@@ -54,7 +54,10 @@ static int close_enough(double got, double want, double tol) {
   return fabs(got - want) <= tol * (1.0 + fabs(want));
 }
 
-int oc_run(const oc_case *c, unsigned long long seed) {
+/* One check of c. via: each differentiated input reaches the op through tg_scale(x, 1) (the same values), so the op
+ * writes an activation's gradient, which a CPU kernel may start unzeroed (tg_kernel_args.grad_fresh), on top of
+ * NaN poison: whatever the kernel fails to write shows in the gradient check. Returns 1 on failure. */
+static int oc_run_once(const oc_case *c, unsigned long long seed, int via) {
   double fwd_tol = c->fwd_tol > 0 ? c->fwd_tol : 1e-5;
   double grad_tol = c->grad_tol > 0 ? c->grad_tol : 2e-3;
   int failed = 0, any_diff = 0;
@@ -69,6 +72,7 @@ int oc_run(const oc_case *c, unsigned long long seed) {
     any_diff |= in->diff;
     leaves[k] = in->diff ? tg_param(g, in->name, in->ndim, in->shape, (tg_init){TG_INIT_ZEROS, 0, 0})
                          : tg_input(g, in->name, in->dtype, in->ndim, in->shape);
+    if (via && in->diff) leaves[k] = tg_scale(g, leaves[k], 1.0f);
   }
   if (c->inference) any_diff = 0;
   tg_tensor *out = c->build(g, leaves, c->ctx);
@@ -78,7 +82,7 @@ int oc_run(const oc_case *c, unsigned long long seed) {
   opts.guard_bytes = 64;
   tg_status st = out ? tg_graph_plan(g, &opts) : tg_graph_status(g);
   if (st != TG_OK) {
-    fprintf(stderr, "[%s seed %llu] build/plan failed: %s\n", c->name, seed, tg_last_error());
+    fprintf(stderr, "[%s seed %llu%s] build/plan failed: %s\n", c->name, seed, via ? " via scale" : "", tg_last_error());
     failed = 1;
     goto done;
   }
@@ -96,7 +100,7 @@ int oc_run(const oc_case *c, unsigned long long seed) {
   if (st == TG_OK) st = tg_graph_run(g);
   if (st == TG_OK) st = tg_graph_check_guards(g);
   if (st != TG_OK) {
-    fprintf(stderr, "[%s seed %llu] run failed: %s\n", c->name, seed, tg_last_error());
+    fprintf(stderr, "[%s seed %llu%s] run failed: %s\n", c->name, seed, via ? " via scale" : "", tg_last_error());
     failed = 1;
     goto done;
   }
@@ -126,8 +130,8 @@ int oc_run(const oc_case *c, unsigned long long seed) {
   if (worst_i >= 0) {
     double got = out->dtype == TG_F32 ? ((float *)out->data)[worst_i]
                : out->dtype == TG_I32 ? ((int32_t *)out->data)[worst_i] : (double)((int64_t *)out->data)[worst_i];
-    fprintf(stderr, "[%s seed %llu] forward: element %lld got %.9g want %.9g (tol %.1e)\n", c->name,
-            seed, (long long)worst_i, got, want[worst_i], fwd_tol);
+    fprintf(stderr, "[%s seed %llu%s] forward: element %lld got %.9g want %.9g (tol %.1e)\n", c->name,
+            seed, via ? " via scale" : "", (long long)worst_i, got, want[worst_i], fwd_tol);
     failed = 1;
   }
   if (!failed && any_diff) {
@@ -135,7 +139,8 @@ int oc_run(const oc_case *c, unsigned long long seed) {
     st = tg_graph_backward_seeded(g, out, wf);
     if (st == TG_OK) st = tg_graph_check_guards(g);
     if (st != TG_OK) {
-      fprintf(stderr, "[%s seed %llu] backward failed: %s\n", c->name, seed, tg_last_error());
+      fprintf(stderr, "[%s seed %llu%s] backward failed: %s\n", c->name, seed, via ? " via scale" : "",
+              tg_last_error());
       failed = 1;
     }
     double *scratch = calloc((size_t)(n_out ? n_out : 1), sizeof(double));
@@ -153,8 +158,8 @@ int oc_run(const oc_case *c, unsigned long long seed) {
         d.vals[k][e] = x;
         double num = (jp - jm) / (2 * h);
         if (!close_enough(got[e], num, grad_tol)) {
-          fprintf(stderr, "[%s seed %llu] gradient of '%s' element %lld: got %.9g, finite difference %.9g (tol %.1e)\n",
-                  c->name, seed, in->name, (long long)e, got[e], num, grad_tol);
+          fprintf(stderr, "[%s seed %llu%s] gradient of '%s' element %lld: got %.9g, finite difference %.9g (tol %.1e)\n",
+                  c->name, seed, via ? " via scale" : "", in->name, (long long)e, got[e], num, grad_tol);
           failed = 1;
           break;
         }
@@ -172,6 +177,13 @@ done:
     free(d.vals[k]);
     free(d.raw[k]);
   }
+  return failed;
+}
+
+int oc_run(const oc_case *c, unsigned long long seed) {
+  int failed = oc_run_once(c, seed, 0), any_diff = 0;
+  for (int k = 0; k < c->n_in; k++) any_diff |= c->in[k].diff;
+  if (!failed && any_diff && !c->inference) failed = oc_run_once(c, seed, 1);
   if (failed) tg_test_failed++;
   else tg_test_passed++;
   return failed;

@@ -35,9 +35,11 @@ typedef struct oc_case {
 } oc_case;
 
 /* Runs one case with the given seed: forward check, then (when any input has diff = 1) gradient
- * check with a random seed gradient, guard checks after run and backward. Returns 0 on success;
- * on failure prints the case, the seed and the worst element and returns 1. Adds to check.h's
- * tally. */
+ * check with a random seed gradient, guard checks after run and backward; then, for a case with
+ * gradients, all of it again with each differentiated input passed through tg_scale(x, 1), so that
+ * the op's input gradients are activations' (which backward kernels may start unzeroed). Returns 0
+ * on success; on failure prints the case, the seed and the worst element and returns 1. Adds one
+ * to check.h's tally. */
 int oc_run(const oc_case *c, unsigned long long seed);
 
 /* numel of a spec's shape */

@@ -86,6 +86,7 @@ const tg_backend tg_cpu_backend = {
     .use = cpu_use_or_sync,
     .sync = cpu_use_or_sync,
     .kernels = tg_cpu_op_kernels,
+    .bwd_fresh = tg_cpu_bwd_fresh,
     .prepare = tg_cpu_prepare,
     .unprepare = tg_cpu_unprepare,
     .alloc = cpu_alloc,

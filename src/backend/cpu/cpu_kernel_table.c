@@ -17,3 +17,35 @@ const tg_op_kernels *tg_cpu_op_kernels(int op, tg_dtype dt) {
       return NULL;
   }
 }
+
+unsigned tg_cpu_bwd_fresh(int op) {
+  switch (op) {
+    case TG_OP_ADD:
+    case TG_OP_SUB:
+    case TG_OP_MUL:
+    case TG_OP_DIV:
+    case TG_OP_GATE_ADD_NORM: /* a and skip (gamma and beta keep being zeroed) */
+      return 3u;
+    case TG_OP_SCALE:
+    case TG_OP_RELU:
+    case TG_OP_TANH:
+    case TG_OP_SIGMOID:
+    case TG_OP_ELU:
+    case TG_OP_SILU:
+    case TG_OP_GELU:
+    case TG_OP_SOFTPLUS:
+    case TG_OP_EXP:
+    case TG_OP_LOG:
+    case TG_OP_SQRT:
+    case TG_OP_DROPOUT:
+    case TG_OP_LAYERNORM: /* x only */
+    case TG_OP_CAUSAL_SOFTMAX:
+    case TG_OP_SLICE:
+    case TG_OP_TRANSPOSE:
+      return 1u;
+    case TG_OP_CONCAT:
+      return ~0u;
+    default:
+      return 0u;
+  }
+}

@@ -124,5 +124,7 @@ tg_status tg_cpu_ppo_loss_bwd(const tg_kernel_args *a);
 
 /* The kernel pair of op for dtype dt (cpu_kernel_table.c), NULL when there is none. */
 const tg_op_kernels *tg_cpu_op_kernels(int op, tg_dtype dt);
+/* The inputs whose gradient op's backward kernel can start unzeroed (tg_backend.bwd_fresh; cpu_kernel_table.c). */
+unsigned tg_cpu_bwd_fresh(int op);
 
 #endif

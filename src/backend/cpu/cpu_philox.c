@@ -1,6 +1,7 @@
 /* Philox4x32-10 for 16 counters per call, in AVX-512, AVX2 and portable C, all giving core/philox.h's bits. */
 #include "backend/cpu/cpu_philox.h"
 #include "base/philox.h"
+#include "backend/cpu/cpu_simd.h"
 
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u
@@ -15,13 +16,15 @@ static void philox16_c(uint64_t seed, uint64_t stream, uint64_t q0, uint32_t *w)
 #include <immintrin.h>
 #define TG_PHILOX_X86 1
 
-/* One round over 16 lanes: (hi, lo) of M * c for c0 (M0) and c2 (M1), then the Philox mix.
- * _mm512_mul_epu32 multiplies the even 32-bit lanes; the odd ones go through a 64-bit shift. */
+/* (hi, lo) of the 32 x 32 -> 64-bit products M * c over 16 lanes (the rounds' multiplies for c0 with M0 and c2 with
+ * M1). _mm512_mul_epu32 multiplies the even 32-bit lanes; the odd ones are moved down by a dword shuffle, and the
+ * halves are put in place by masked dword shuffles: the shifts and blends this needed otherwise all queue for the
+ * port that also does the multiplies (the shuffles go to another). */
 __attribute__((target("avx512f"))) static inline void mulhilo16(__m512i c, __m512i m, __m512i *hi, __m512i *lo) {
-  __m512i pe = _mm512_mul_epu32(c, m);                        /* even lanes' 64-bit products */
-  __m512i po = _mm512_mul_epu32(_mm512_srli_epi64(c, 32), m); /* odd lanes' 64-bit products */
-  *hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
-  *lo = _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
+  __m512i pe = _mm512_mul_epu32(c, m);                                        /* even lanes' 64-bit products */
+  __m512i po = _mm512_mul_epu32(_mm512_shuffle_epi32(c, _MM_PERM_DDBB), m);  /* odd lanes' 64-bit products */
+  *hi = _mm512_mask_shuffle_epi32(po, 0x5555, pe, _MM_PERM_DDBB); /* even lanes: pe's high dwords */
+  *lo = _mm512_mask_shuffle_epi32(pe, 0xAAAA, po, _MM_PERM_CCAA); /* odd lanes: po's low dwords */
 }
 
 __attribute__((target("avx512f"))) static void philox16_avx512(uint64_t seed, uint64_t stream, uint64_t q0,
@@ -105,8 +108,8 @@ static void philox16_avx2(uint64_t seed, uint64_t stream, uint64_t q0, uint32_t 
 
 tg_philox16_fn tg_cpu_philox16(void) {
 #ifdef TG_PHILOX_X86
-  if (__builtin_cpu_supports("avx512f")) return philox16_avx512;
-  if (__builtin_cpu_supports("avx2")) return philox16_avx2;
+  if (TG_CPU_MAX_ISA >= 3 && __builtin_cpu_supports("avx512f")) return philox16_avx512;
+  if (TG_CPU_MAX_ISA >= 2 && __builtin_cpu_supports("avx2")) return philox16_avx2;
 #endif
   return philox16_c;
 }

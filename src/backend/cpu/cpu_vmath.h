@@ -17,15 +17,20 @@ static inline float tg_vsel(int cond, float a, float b) {
   return f;
 }
 
+/* Where a backward kernel adds into an input gradient element g: +0 when the graph left that gradient unzeroed
+ * (fresh: bit k of tg_kernel_args.grad_fresh), else g. Chosen bit-wise, so whatever garbage g holds never enters an
+ * operation, and base + v has the bits (+0) + v of a zeroed buffer. */
+static inline float tg_grad_base(int fresh, float g) { return tg_vsel(fresh, 0.0f, g); }
+
 /* Relative error within 2 ulp of expf over the float range (Cephes' expf polynomial after
  * Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2). Inputs are clamped to [-104, 88.7]: above,
  * the result is ~FLT_MAX instead of inf; below, +0 or a subnormal as expf gives. NaN passes. Plain
  * multiplies and adds only (ISO C mode: no contraction), so every SIMD clone gives the same bits. */
 static inline float tg_vexpf(float x) {
   const float hi = 88.7f, lo = -104.0f;
-  float xc = tg_vsel(x > hi, hi, x);
-  xc = tg_vsel(xc < lo, lo, xc);
-  xc = tg_vsel(x != x, x, xc);
+  float xc = x < hi ? x : hi; /* plain selects of values (min and max instructions); a NaN becomes hi here ... */
+  xc = xc > lo ? xc : lo;
+  xc = tg_vsel(x != x, x, xc); /* ... and is put back */
   const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
   float t = xc * 1.44269504088896341f + shifter;
   float n = t - shifter; /* round(x / ln2) */
@@ -38,9 +43,14 @@ static inline float tg_vexpf(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * (r * r) + r + 1.0f;
-  /* 2^n in two factors so that n down to -150 (subnormal results) and up to 128 stay exact */
-  int32_t ni = (int32_t)tg_vsel(n != n, 0.0f, n); /* a NaN input already made p NaN */
-  int32_t n1 = ni / 2, n2 = ni - n1;
+  /* n as an integer from t's bits (t stays in [2^23, 2^24), one unit per ulp), 0 for a NaN (p is NaN already); 2^n in
+   * two factors so that n down to -150 (subnormal results) and up to 128 stay exact: p 2^n1 is exact, the second
+   * product rounds once, so any split gives the same bits (n1 = floor(n / 2); >> is arithmetic in GCC and Clang) */
+  uint32_t tb;
+  memcpy(&tb, &t, sizeof tb);
+  int32_t ni = (int32_t)(tb - 0x4B400000u);
+  ni = x != x ? 0 : ni;
+  int32_t n1 = ni >> 1, n2 = ni - n1;
   uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
   float s1, s2;
   memcpy(&s1, &b1, sizeof s1);

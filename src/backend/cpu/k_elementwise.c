@@ -21,6 +21,7 @@ typedef struct ew_ctx {
   const float *dy; /* d objective / d output [n] */
   float *out;      /* forward destination    [n] */
   float *dx;       /* unary input gradient   [n] */
+  int fa, fb;      /* the gradient of input 0 (dx or ga), 1 (gb) is unzeroed (tg_kernel_args.grad_fresh) */
   float s;         /* scale factor, elu alpha */
   /* binary */
   ew_bin op;
@@ -95,21 +96,23 @@ TG_CPU_CLONES static void bin_bwd_full_range(const ew_ctx *c, int64_t lo, int64_
     const float *dy = c->dy + i;                 /* [len] */
     if (ga) {
       float *g = ga + i; /* [len] */
+      int f = c->fa;
       switch (c->op) {
         case EW_ADD:
-        case EW_SUB: for (int64_t k = 0; k < len; k++) g[k] += dy[k]; break;
-        case EW_MUL: for (int64_t k = 0; k < len; k++) g[k] += dy[k] * pb[k]; break;
-        case EW_DIV: for (int64_t k = 0; k < len; k++) g[k] += dy[k] / pb[k]; break;
+        case EW_SUB: for (int64_t k = 0; k < len; k++) g[k] = tg_grad_base(f, g[k]) + dy[k]; break;
+        case EW_MUL: for (int64_t k = 0; k < len; k++) g[k] = tg_grad_base(f, g[k]) + dy[k] * pb[k]; break;
+        case EW_DIV: for (int64_t k = 0; k < len; k++) g[k] = tg_grad_base(f, g[k]) + dy[k] / pb[k]; break;
       }
     }
     if (gb) {
       float *g = gb + i;         /* [len] */
       const float *y = c->y + i; /* [len], div only */
+      int f = c->fb;
       switch (c->op) {
-        case EW_ADD: for (int64_t k = 0; k < len; k++) g[k] += dy[k]; break;
-        case EW_SUB: for (int64_t k = 0; k < len; k++) g[k] -= dy[k]; break;
-        case EW_MUL: for (int64_t k = 0; k < len; k++) g[k] += dy[k] * pa[k]; break;
-        case EW_DIV: for (int64_t k = 0; k < len; k++) g[k] -= dy[k] * y[k] / pb[k]; break;
+        case EW_ADD: for (int64_t k = 0; k < len; k++) g[k] = tg_grad_base(f, g[k]) + dy[k]; break;
+        case EW_SUB: for (int64_t k = 0; k < len; k++) g[k] = tg_grad_base(f, g[k]) - dy[k]; break;
+        case EW_MUL: for (int64_t k = 0; k < len; k++) g[k] = tg_grad_base(f, g[k]) + dy[k] * pa[k]; break;
+        case EW_DIV: for (int64_t k = 0; k < len; k++) g[k] = tg_grad_base(f, g[k]) - dy[k] * y[k] / pb[k]; break;
       }
     }
     i += len;
@@ -122,6 +125,7 @@ TG_CPU_CLONES static void bin_bwd_small_range(const ew_ctx *c, int64_t lo, int64
   int small_a = c->na < c->n;
   int64_t ns = small_a ? c->na : c->nb, reps = c->n / ns;
   float *g = small_a ? c->ga : c->gb; /* [ns] */
+  int f = small_a ? c->fa : c->fb;
   for (int64_t j0 = lo; j0 < hi; j0 += TG_EW_COLS) {
     int64_t w = hi - j0 < TG_EW_COLS ? hi - j0 : TG_EW_COLS;
     double acc[TG_EW_COLS] = {0}; /* [w] */
@@ -148,7 +152,7 @@ TG_CPU_CLONES static void bin_bwd_small_range(const ew_ctx *c, int64_t lo, int64
         }
       }
     }
-    for (int64_t k = 0; k < w; k++) g[j0 + k] += (float)acc[k];
+    for (int64_t k = 0; k < w; k++) g[j0 + k] = tg_grad_base(f, g[j0 + k]) + (float)acc[k];
   }
 }
 
@@ -176,6 +180,8 @@ static tg_status bin_bwd(const tg_kernel_args *a, ew_bin op) {
   c.y = (const float *)a->out->data; /* read by div only (bwd_needs IN | OUT) */
   c.ga = a->in_grad[0];
   c.gb = a->in_grad[1];
+  c.fa = (a->grad_fresh & 1u) != 0;
+  c.fb = (a->grad_fresh & 2u) != 0;
   if (c.n == 0) return TG_OK;
   if ((c.ga && c.na == c.n) || (c.gb && c.nb == c.n)) ew_flat(c.n, bin_bwd_full_range, &c);
   if (c.ga && c.na < c.n) ew_run(c.na, TG_EW_COLS, c.n >= TG_EW_PAR_MIN, bin_bwd_small_range, &c);
@@ -211,6 +217,7 @@ static tg_status un_bwd(const tg_kernel_args *a, ew_range_fn fn) {
   c.y = (const float *)a->out->data;
   c.dy = a->out_grad;
   c.dx = a->in_grad[0];
+  c.fa = (a->grad_fresh & 1u) != 0;
   c.s = a->attr ? a->attr->f[0] : 0.0f;
   ew_flat(ew_numel(a->out), fn, &c);
   return TG_OK;
@@ -221,8 +228,8 @@ static void scale_f(const ew_ctx *c, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; i++) o[i] = x[i] * s;
 }
 static void scale_b(const ew_ctx *c, int64_t lo, int64_t hi) {
-  const float *dy = c->dy; float *dx = c->dx; float s = c->s;
-  for (int64_t i = lo; i < hi; i++) dx[i] += dy[i] * s;
+  const float *dy = c->dy; float *dx = c->dx; float s = c->s; int f = c->fa;
+  for (int64_t i = lo; i < hi; i++) dx[i] = tg_grad_base(f, dx[i]) + dy[i] * s;
 }
 
 static void relu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
@@ -230,10 +237,10 @@ static void relu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; i++) o[i] = x[i] < 0.0f ? 0.0f : x[i]; /* NaN passes through */
 }
 static void relu_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads y */
-  const float *y = c->y, *dy = c->dy; float *dx = c->dx;
+  const float *y = c->y, *dy = c->dy; float *dx = c->dx; int f = c->fa;
   for (int64_t i = lo; i < hi; i++) {
     float g = dy[i]; /* loaded on both paths so the loop vectorizes as a select */
-    dx[i] += y[i] > 0.0f ? g : 0.0f;
+    dx[i] = tg_grad_base(f, dx[i]) + (y[i] > 0.0f ? g : 0.0f);
   }
 }
 
@@ -242,8 +249,8 @@ TG_CPU_CLONES static void tanh_f(const ew_ctx *c, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; i++) o[i] = tg_vtanhf(x[i]);
 }
 static void tanh_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads y */
-  const float *y = c->y, *dy = c->dy; float *dx = c->dx;
-  for (int64_t i = lo; i < hi; i++) dx[i] += dy[i] * (1.0f - y[i] * y[i]);
+  const float *y = c->y, *dy = c->dy; float *dx = c->dx; int f = c->fa;
+  for (int64_t i = lo; i < hi; i++) dx[i] = tg_grad_base(f, dx[i]) + dy[i] * (1.0f - y[i] * y[i]);
 }
 
 TG_CPU_CLONES static void sigmoid_f(const ew_ctx *c, int64_t lo, int64_t hi) {
@@ -251,8 +258,8 @@ TG_CPU_CLONES static void sigmoid_f(const ew_ctx *c, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; i++) o[i] = tg_vsigmoid(x[i]);
 }
 TG_CPU_CLONES static void sigmoid_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads y */
-  const float *y = c->y, *dy = c->dy; float *dx = c->dx;
-  for (int64_t i = lo; i < hi; i++) dx[i] += dy[i] * y[i] * (1.0f - y[i]);
+  const float *y = c->y, *dy = c->dy; float *dx = c->dx; int f = c->fa;
+  for (int64_t i = lo; i < hi; i++) dx[i] = tg_grad_base(f, dx[i]) + dy[i] * y[i] * (1.0f - y[i]);
 }
 
 TG_CPU_CLONES static void elu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
@@ -263,10 +270,10 @@ TG_CPU_CLONES static void elu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
   }
 }
 TG_CPU_CLONES static void elu_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads x and y */
-  const float *x = c->x, *y = c->y, *dy = c->dy; float *dx = c->dx; float alpha = c->s;
+  const float *x = c->x, *y = c->y, *dy = c->dy; float *dx = c->dx; float alpha = c->s; int f = c->fa;
   for (int64_t i = lo; i < hi; i++) {
     float slope = y[i] + alpha; /* d elu / dx for x <= 0 */
-    dx[i] += dy[i] * tg_vsel(x[i] > 0.0f, 1.0f, slope);
+    dx[i] = tg_grad_base(f, dx[i]) + dy[i] * tg_vsel(x[i] > 0.0f, 1.0f, slope);
   }
 }
 
@@ -275,10 +282,10 @@ TG_CPU_CLONES static void silu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; i++) o[i] = x[i] * tg_vsigmoid(x[i]);
 }
 TG_CPU_CLONES static void silu_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads x */
-  const float *restrict x = c->x, *restrict dy = c->dy; float *restrict dx = c->dx;
+  const float *restrict x = c->x, *restrict dy = c->dy; float *restrict dx = c->dx; int f = c->fa;
   for (int64_t i = lo; i < hi; i++) {
     float s = tg_vsigmoid(x[i]);
-    dx[i] += dy[i] * s * (1.0f + x[i] * (1.0f - s));
+    dx[i] = tg_grad_base(f, dx[i]) + dy[i] * s * (1.0f + x[i] * (1.0f - s));
   }
 }
 
@@ -292,10 +299,10 @@ TG_CPU_CLONES static void gelu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
 }
 /* d gelu / dx = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi): one exp for both. */
 TG_CPU_CLONES static void gelu_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads x */
-  const float *restrict x = c->x, *restrict dy = c->dy; float *restrict dx = c->dx;
+  const float *restrict x = c->x, *restrict dy = c->dy; float *restrict dx = c->dx; int f = c->fa;
   for (int64_t i = lo; i < hi; i++) {
     float v = x[i], e = tg_vexpf(-0.5f * v * v);
-    dx[i] += dy[i] * (tg_vnormcdf_e(v, e) + v * (0.398942280401432678f * e));
+    dx[i] = tg_grad_base(f, dx[i]) + dy[i] * (tg_vnormcdf_e(v, e) + v * (0.398942280401432678f * e));
   }
 }
 
@@ -305,8 +312,9 @@ static void softplus_f(const ew_ctx *c, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; i++) o[i] = x[i] > 20.0f ? x[i] : log1pf(expf(x[i]));
 }
 static void softplus_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads x */
-  const float *x = c->x, *dy = c->dy; float *dx = c->dx;
-  for (int64_t i = lo; i < hi; i++) dx[i] += x[i] > 20.0f ? dy[i] : dy[i] * ew_sigmoid(x[i]);
+  const float *x = c->x, *dy = c->dy; float *dx = c->dx; int f = c->fa;
+  for (int64_t i = lo; i < hi; i++)
+    dx[i] = tg_grad_base(f, dx[i]) + (x[i] > 20.0f ? dy[i] : dy[i] * ew_sigmoid(x[i]));
 }
 
 static void exp_f(const ew_ctx *c, int64_t lo, int64_t hi) {
@@ -314,8 +322,8 @@ static void exp_f(const ew_ctx *c, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; i++) o[i] = expf(x[i]);
 }
 static void exp_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads y */
-  const float *y = c->y, *dy = c->dy; float *dx = c->dx;
-  for (int64_t i = lo; i < hi; i++) dx[i] += dy[i] * y[i];
+  const float *y = c->y, *dy = c->dy; float *dx = c->dx; int f = c->fa;
+  for (int64_t i = lo; i < hi; i++) dx[i] = tg_grad_base(f, dx[i]) + dy[i] * y[i];
 }
 
 static void log_f(const ew_ctx *c, int64_t lo, int64_t hi) {
@@ -323,8 +331,8 @@ static void log_f(const ew_ctx *c, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; i++) o[i] = logf(x[i]);
 }
 static void log_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads x */
-  const float *x = c->x, *dy = c->dy; float *dx = c->dx;
-  for (int64_t i = lo; i < hi; i++) dx[i] += dy[i] / x[i];
+  const float *x = c->x, *dy = c->dy; float *dx = c->dx; int f = c->fa;
+  for (int64_t i = lo; i < hi; i++) dx[i] = tg_grad_base(f, dx[i]) + dy[i] / x[i];
 }
 
 static void sqrt_f(const ew_ctx *c, int64_t lo, int64_t hi) {
@@ -332,8 +340,8 @@ static void sqrt_f(const ew_ctx *c, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; i++) o[i] = sqrtf(x[i]);
 }
 static void sqrt_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads y */
-  const float *y = c->y, *dy = c->dy; float *dx = c->dx;
-  for (int64_t i = lo; i < hi; i++) dx[i] += dy[i] / (2.0f * y[i]);
+  const float *y = c->y, *dy = c->dy; float *dx = c->dx; int f = c->fa;
+  for (int64_t i = lo; i < hi; i++) dx[i] = tg_grad_base(f, dx[i]) + dy[i] / (2.0f * y[i]);
 }
 
 tg_status tg_cpu_scale_fwd(const tg_kernel_args *a) { return un_fwd(a, scale_f); }

@@ -1,4 +1,5 @@
 /* CPU kernels for gate_add_norm: z = skip + value * sigmoid(gate), layernorm(z) with a per-slot affine, and its backward. */
+#include <string.h>
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_rows.h"
@@ -34,20 +35,26 @@ TG_CPU_INLINE void gan_zs_row(const tg_gan_args *p, int64_t r, float *restrict z
   }
 }
 
-/* Forward of rows [r0, r1): z into y, then normalised in place. */
+/* Forward of rows [r0, r1), TG_ROW_BLOCK rows at a time: z into y, then normalised in place. */
 TG_CPU_CLONES static void gan_fwd_rows(const tg_gan_args *p, int64_t r0, int64_t r1) {
   int64_t D = p->D;
-  for (int64_t r = r0; r < r1; r++) {
-    float *restrict yr = p->y + r * D; /* [D] */
-    gan_z_row(p, r, yr);
-    double mean, rstd;
-    tg_row_ln_stats(yr, D, p->eps, &mean, &rstd);
-    float fm = (float)mean, fr = (float)rstd;
-    if (p->gamma) {
-      const float *restrict g = p->gamma + r % p->S * D, *restrict b = p->beta + r % p->S * D; /* [D] */
-      for (int64_t j = 0; j < D; j++) yr[j] = (yr[j] - fm) * fr * g[j] + b[j];
-    } else {
-      for (int64_t j = 0; j < D; j++) yr[j] = (yr[j] - fm) * fr;
+  for (int64_t rb = r0; rb < r1; rb += TG_ROW_BLOCK) {
+    int n = r1 - rb < TG_ROW_BLOCK ? (int)(r1 - rb) : TG_ROW_BLOCK;
+    const float *zb[TG_ROW_BLOCK];
+    double mean[TG_ROW_BLOCK], rstd[TG_ROW_BLOCK];
+    for (int i = 0; i < n; i++) gan_z_row(p, rb + i, p->y + (rb + i) * D);
+    tg_row_ptrs(p->y, D, rb, n, zb);
+    tg_rows_ln_stats(zb, D, p->eps, mean, rstd);
+    for (int i = 0; i < n; i++) {
+      int64_t r = rb + i;
+      float *restrict yr = p->y + r * D; /* [D] */
+      float fm = (float)mean[i], fr = (float)rstd[i];
+      if (p->gamma) {
+        const float *restrict g = p->gamma + r % p->S * D, *restrict b = p->beta + r % p->S * D; /* [D] */
+        for (int64_t j = 0; j < D; j++) yr[j] = (yr[j] - fm) * fr * g[j] + b[j];
+      } else {
+        for (int64_t j = 0; j < D; j++) yr[j] = (yr[j] - fm) * fr;
+      }
     }
   }
 }
@@ -69,67 +76,81 @@ TG_CPU_INLINE float gan_gy(const float *restrict gr, const float *restrict g, in
   return has_g ? gr[j] * g[j] : gr[j];
 }
 
-/* The input gradients of one row from its z row zr [D], sigmoid(gate) row sr [D] and stats:
- * dz = layernorm's input gradient, added to dsk, and passed through the gate (value row val) to
- * dval and dgate. gr [D] is the output gradient, g [D] the row's gamma. has_g, want_dskip and want_da are
- * constants at every call site, so each instance is a branch-free loop; the operands are restrict
+/* The input gradients of one row from its z row zr [D], sigmoid(gate) row sr [D], stats and the means m1, m2 of
+ * tg_rows_ln_bwd_means: dz = layernorm's input gradient, added to dsk, and passed through the gate (value row val) to
+ * dval and dgate. gr [D] is the output gradient, g [D] the row's gamma; fsk, fa: dsk, dval/dgate are unzeroed
+ * (tg_grad_base). has_g, want_dskip and want_da are constants at every call site, so each instance is a branch-free loop; the operands are restrict
  * parameters (kept through inlining) so that no alias checks are needed. */
 TG_CPU_INLINE void gan_bwd_row(const float *restrict gr, const float *restrict g, const float *restrict zr,
                                const float *restrict val, const float *restrict sr, float *restrict dsk,
                                float *restrict dval, float *restrict dgate, int64_t D, float fm, float fr,
-                               int has_g, int want_dskip, int want_da) {
-  int64_t j0 = D - D % TG_ROW_LANES;
-  double s1[TG_ROW_LANES] = {0}, s2[TG_ROW_LANES] = {0};
-  for (int64_t j = 0; j < j0; j += TG_ROW_LANES)
-    for (int k = 0; k < TG_ROW_LANES; k++) {
-      float gy = gan_gy(gr, g, has_g, j + k);
-      s1[k] += gy;
-      s2[k] += (double)gy * ((zr[j + k] - fm) * fr);
-    }
-  for (int64_t j = j0; j < D; j++) {
-    float gy = gan_gy(gr, g, has_g, j);
-    s1[j - j0] += gy;
-    s2[j - j0] += (double)gy * ((zr[j] - fm) * fr);
-  }
-  float m1 = (float)(tg_row_lanes_total(s1) / (double)D), m2 = (float)(tg_row_lanes_total(s2) / (double)D);
+                               float m1, float m2, int has_g, int want_dskip, int want_da, int fsk, int fa) {
   for (int64_t j = 0; j < D; j++) {
     float gy = gan_gy(gr, g, has_g, j);
     float xhat = (zr[j] - fm) * fr;
     float dz = fr * (gy - m1 - xhat * m2);
-    if (want_dskip) dsk[j] += dz;
+    if (want_dskip) dsk[j] = tg_grad_base(fsk, dsk[j]) + dz;
     if (want_da) {
       float sg = sr[j];
-      dval[j] += dz * sg;
-      dgate[j] += dz * val[j] * sg * (1.0f - sg);
+      dval[j] = tg_grad_base(fa, dval[j]) + dz * sg;
+      dgate[j] = tg_grad_base(fa, dgate[j]) + dz * val[j] * sg * (1.0f - sg);
     }
   }
 }
 
-/* Backward of rows [r0, r1) of the chunk starting at row c0: z into z [.., D], sigmoid(gate) into
- * sg [.., D] and the stats into mean/rstd (all indexed from c0), then the input gradients when any
- * is wanted. */
+/* Backward of rows [r0, r1) of the chunk starting at row c0, TG_ROW_BLOCK rows at a time: z and sigmoid(gate), the
+ * stats, then the input gradients when any is wanted. Two modes:
+ * - acc NULL (the parallel path): z into z [.., D], sigmoid(gate) into sg [.., D] and the stats into mean/rstd, all
+ *   indexed from c0, for gan_bwd_cols afterwards;
+ * - acc [2, S, D] (the serial path): z and sg hold one block only, and each row's gamma/beta terms are added to its
+ *   slot's double sums (gamma's then beta's) right away, in row order: the order gan_bwd_cols adds them in. */
 TG_CPU_CLONES static void gan_bwd_rows(const tg_gan_args *p, int64_t c0, int64_t r0, int64_t r1, float *z,
-                                       float *sg, double *mean, double *rstd) {
-  int64_t D = p->D;
-  int has_g = p->gamma != NULL, ds = p->dskip != NULL, da = p->da != NULL;
-  for (int64_t r = r0; r < r1; r++) {
-    int64_t i = r - c0;
-    float *restrict zr = z + i * D, *restrict sr = sg + i * D; /* [D] each */
-    gan_zs_row(p, r, zr, sr);
-    tg_row_ln_stats(zr, D, p->eps, &mean[i], &rstd[i]);
-    float fm = (float)mean[i], fr = (float)rstd[i];
-    const float *gr = p->dy + r * D, *val = p->a + r * 2 * D; /* [D] each */
-    const float *g = has_g ? p->gamma + r % p->S * D : NULL;                  /* [D] or NULL */
-    float *dsk = ds ? p->dskip + r * D : NULL, *dval = da ? p->da + r * 2 * D : NULL;
-    float *dgate = da ? dval + D : NULL;
-    if (has_g) {
-      if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 1, 1, 1);
-      else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 1, 1, 0);
-      else if (da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 1, 0, 1);
-    } else {
-      if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 0, 1, 1);
-      else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 0, 1, 0);
-      else if (da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, fm, fr, 0, 0, 1);
+                                       float *sg, double *mean, double *rstd, double *acc) {
+  int64_t D = p->D, S = p->S;
+  int has_g = p->gamma != NULL, ds = p->dskip != NULL, da = p->da != NULL, fsk = p->fresh_skip, fa = p->fresh_a;
+  for (int64_t rb = r0; rb < r1; rb += TG_ROW_BLOCK) {
+    int n = r1 - rb < TG_ROW_BLOCK ? (int)(r1 - rb) : TG_ROW_BLOCK;
+    int64_t zrow = acc ? 0 : rb - c0; /* the block's first row in z and sg */
+    const float *zb[TG_ROW_BLOCK], *gb[TG_ROW_BLOCK], *gam[TG_ROW_BLOCK];
+    double mb[TG_ROW_BLOCK], rs[TG_ROW_BLOCK];
+    float fm[TG_ROW_BLOCK], fr[TG_ROW_BLOCK], m1[TG_ROW_BLOCK], m2[TG_ROW_BLOCK];
+    for (int i = 0; i < n; i++) gan_zs_row(p, rb + i, z + (zrow + i) * D, sg + (zrow + i) * D);
+    tg_row_ptrs(z, D, zrow, n, zb);
+    tg_rows_ln_stats(zb, D, p->eps, mb, rs);
+    if (!acc)
+      for (int i = 0; i < n; i++) mean[rb - c0 + i] = mb[i], rstd[rb - c0 + i] = rs[i];
+    tg_row_ptrs(p->dy, D, rb, n, gb);
+    for (int i = 0; i < TG_ROW_BLOCK; i++) fm[i] = (float)mb[i], fr[i] = (float)rs[i];
+    if (ds || da) {
+      for (int i = 0; i < TG_ROW_BLOCK; i++) gam[i] = has_g ? p->gamma + (rb + (i < n ? i : n - 1)) % S * D : NULL;
+      tg_rows_ln_bwd_means(gb, gam, zb, D, fm, fr, m1, m2);
+      for (int i = 0; i < n; i++) {
+        int64_t r = rb + i;
+        const float *zr = zb[i], *sr = sg + (zrow + i) * D, *gr = gb[i], *g = gam[i]; /* [D] each; g NULL: none */
+        const float *val = p->a + r * 2 * D;                                         /* [D] */
+        float *dsk = ds ? p->dskip + r * D : NULL, *dval = da ? p->da + r * 2 * D : NULL;
+        float *dgate = da ? dval + D : NULL;
+        float a = fm[i], f = fr[i], u = m1[i], v = m2[i];
+        if (has_g) {
+          if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 1, 1, 1, fsk, fa);
+          else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 1, 1, 0, fsk, fa);
+          else gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 1, 0, 1, fsk, fa);
+        } else {
+          if (ds && da) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 0, 1, 1, fsk, fa);
+          else if (ds) gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 0, 1, 0, fsk, fa);
+          else gan_bwd_row(gr, g, zr, val, sr, dsk, dval, dgate, D, a, f, u, v, 0, 0, 1, fsk, fa);
+        }
+      }
+    }
+    if (!acc) continue;
+    for (int i = 0; i < n; i++) {
+      double *restrict sgm = acc + (rb + i) % S * D, *restrict sbt = sgm + S * D; /* [D] each */
+      const float *restrict zr = zb[i], *restrict gr = gb[i];                     /* [D] each */
+      float a = fm[i], f = fr[i];
+      for (int64_t j = 0; j < D; j++) {
+        sgm[j] += (double)gr[j] * ((zr[j] - a) * f);
+        sbt[j] += gr[j];
+      }
     }
   }
 }
@@ -154,29 +175,44 @@ TG_CPU_CLONES static void gan_bwd_cols(const tg_gan_args *p, int64_t c0, int64_t
   }
 }
 
-/* Chunk by chunk (tg_gan_chunk_rows rows, a whole number of affine periods): z and the stats in
- * the workspace, the input gradients row by row, then the gamma/beta sums column block by column
- * block, so no two threads write one element. */
+/* Chunk by chunk (tg_gan_chunk_rows rows, a whole number of affine periods). On more than one thread: z and the stats
+ * in the workspace, the input gradients row by row, then the gamma/beta sums column block by column block, so no two
+ * threads write one element. On one thread (and when the workspace holds the [2, S, D] double sums and a block's z
+ * and sigmoid rows): the sums are added row by row while the row is hot, in the same order, so the bits are the
+ * same either way and the chunk's z and sigmoid rows never go to memory. */
 tg_status tg_cpu_gate_add_norm_bwd(const tg_kernel_args *a) {
   const tg_gan_args p = tg_gan_args_of(a);
   if (p.D == 0 || p.rows == 0 || (!p.da && !p.dskip && !p.dgamma && !p.dbeta)) return TG_OK;
-  int64_t C = tg_gan_chunk_rows(p.rows, p.S), D = p.D;
+  int64_t C = tg_gan_chunk_rows(p.rows, p.S), D = p.D, S = p.S;
   size_t need = (size_t)C * (2 * sizeof(float) * (size_t)D + 2 * sizeof(double));
   if (!a->ws || a->ws_bytes < need)
     return tg_error(TG_ERR_INVALID, "gate_add_norm '%s': backward workspace is %zu bytes, needs %zu", a->node_name,
                     a->ws ? a->ws_bytes : 0, need);
-  double *mean = (double *)a->ws, *rstd = mean + C; /* [C] each */
-  float *z = (float *)(rstd + C), *sg = z + C * D;  /* [C, D] each */
-  int64_t njb = (D + GAN_COL_BLOCK - 1) / GAN_COL_BLOCK, ncol_tasks = p.S * njb;
+  int want_affine = p.dgamma || p.dbeta;
+  size_t serial_need = sizeof(double) * (size_t)(2 * S * D) + 2 * sizeof(float) * (size_t)(TG_ROW_BLOCK * D);
+  int64_t njb = (D + GAN_COL_BLOCK - 1) / GAN_COL_BLOCK, ncol_tasks = S * njb;
   for (int64_t c0 = 0; c0 < p.rows; c0 += C) {
     int64_t nr = p.rows - c0 < C ? p.rows - c0 : C, ntask = (nr + GAN_TASK_ROWS - 1) / GAN_TASK_ROWS;
     int par = nr * D > GAN_PAR_MIN;
+    if ((!par || !tg_par_ok()) && want_affine && a->ws_bytes >= serial_need) {
+      double *acc = (double *)a->ws;                                 /* [2, S, D] */
+      float *z = (float *)(acc + 2 * S * D), *sg = z + TG_ROW_BLOCK * D; /* [TG_ROW_BLOCK, D] each */
+      memset(acc, 0, sizeof(double) * (size_t)(2 * S * D));
+      gan_bwd_rows(&p, c0, c0, c0 + nr, z, sg, NULL, NULL, acc);
+      for (int64_t k = 0; k < S * D; k++) {
+        if (p.dgamma) p.dgamma[k] += (float)acc[k];
+        if (p.dbeta) p.dbeta[k] += (float)acc[S * D + k];
+      }
+      continue;
+    }
+    double *mean = (double *)a->ws, *rstd = mean + C; /* [C] each */
+    float *z = (float *)(rstd + C), *sg = z + C * D;  /* [C, D] each */
     TG_PAR_FOR(par, schedule(static),
     for (int64_t t = 0; t < ntask; t++) {
       int64_t r0 = c0 + t * GAN_TASK_ROWS, r1 = r0 + GAN_TASK_ROWS < c0 + nr ? r0 + GAN_TASK_ROWS : c0 + nr;
-      gan_bwd_rows(&p, c0, r0, r1, z, sg, mean, rstd);
+      gan_bwd_rows(&p, c0, r0, r1, z, sg, mean, rstd, NULL);
     });
-    if (!p.dgamma && !p.dbeta) continue;
+    if (!want_affine) continue;
     TG_PAR_FOR(par, schedule(static),
     for (int64_t t = 0; t < ncol_tasks; t++) {
       int64_t slot = t / njb, j0 = t % njb * GAN_COL_BLOCK;

@@ -1,9 +1,11 @@
 /* CPU kernels over the last dim: softmax, log_softmax, layernorm, rmsnorm (forward and backward). */
 #include <math.h>
+#include <string.h>
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
 #include "backend/cpu/cpu_rows.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "ops/norm_args.h"
 
 /* Below this many elements a kernel runs on the calling thread only. */
@@ -95,26 +97,33 @@ tg_status tg_cpu_log_softmax_bwd(const tg_kernel_args *a) {
 
 /* Rows per task of the parallel layernorm loops. */
 #define LN_TASK_ROWS 32
+/* The widest row whose dgamma/dbeta sums the serial backward keeps on the stack. */
+#define LN_ACC_MAX 512
 
-/* Forward of rows [r0, r1). */
+/* Forward of rows [r0, r1), TG_ROW_BLOCK rows at a time. */
 TG_CPU_CLONES static void ln_fwd_rows(const tg_ln_args *p, int64_t r0, int64_t r1) {
   int64_t D = p->D;
   const float *gamma = p->gamma, *beta = p->beta; /* [D] or NULL each */
-  for (int64_t r = r0; r < r1; r++) {
-    const float *xr = p->x + r * D; /* [D] */
-    float *yr = p->y + r * D;       /* [D] */
-    double mean, rstd;
-    tg_row_ln_stats(xr, D, p->eps, &mean, &rstd);
-    float fm = (float)mean, fr = (float)rstd;
-    if (gamma && beta)
-      for (int64_t j = 0; j < D; j++) yr[j] = (xr[j] - fm) * fr * gamma[j] + beta[j];
-    else
-      for (int64_t j = 0; j < D; j++) {
-        float v = (xr[j] - fm) * fr;
-        if (gamma) v *= gamma[j];
-        if (beta) v += beta[j];
-        yr[j] = v;
-      }
+  for (int64_t rb = r0; rb < r1; rb += TG_ROW_BLOCK) {
+    int n = r1 - rb < TG_ROW_BLOCK ? (int)(r1 - rb) : TG_ROW_BLOCK;
+    const float *xb[TG_ROW_BLOCK];
+    double mean[TG_ROW_BLOCK], rstd[TG_ROW_BLOCK];
+    tg_row_ptrs(p->x, D, rb, n, xb);
+    tg_rows_ln_stats(xb, D, p->eps, mean, rstd);
+    for (int i = 0; i < n; i++) {
+      const float *xr = xb[i];         /* [D] */
+      float *yr = p->y + (rb + i) * D; /* [D] */
+      float fm = (float)mean[i], fr = (float)rstd[i];
+      if (gamma && beta)
+        for (int64_t j = 0; j < D; j++) yr[j] = (xr[j] - fm) * fr * gamma[j] + beta[j];
+      else
+        for (int64_t j = 0; j < D; j++) {
+          float v = (xr[j] - fm) * fr;
+          if (gamma) v *= gamma[j];
+          if (beta) v += beta[j];
+          yr[j] = v;
+        }
+    }
   }
 }
 
@@ -130,29 +139,46 @@ tg_status tg_cpu_layernorm_fwd(const tg_kernel_args *a) {
   return TG_OK;
 }
 
-/* Stats of rows [r0, r1) into mean/rstd [r1 - r0] and, when dx is wanted, their input gradient. */
-TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r1, double *mean, double *rstd) {
-  int64_t D = p->D, j0 = D - D % TG_ROW_LANES;
+/* Stats of rows [r0, r1) into mean/rstd [r1 - r0] and, when dx is wanted, their input gradient, TG_ROW_BLOCK rows at
+ * a time. acc [2, D] (the serial path) or NULL: each row's dgamma then dbeta terms added to these double sums right
+ * away, in row order, the order ln_bwd_cols adds them in. */
+TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r1, double *mean, double *rstd,
+                                      double *acc) {
+  int64_t D = p->D;
   const float *gamma = p->gamma; /* [D] or NULL */
-  for (int64_t r = r0; r < r1; r++) {
-    const float *xr = p->x + r * D, *gr = p->dy + r * D; /* [D] each */
-    int64_t i = r - r0;
-    tg_row_ln_stats(xr, D, p->eps, &mean[i], &rstd[i]);
-    if (!p->dx) continue;
-    float fm = (float)mean[i], fr = (float)rstd[i];
-    double s1[TG_ROW_LANES] = {0}, s2[TG_ROW_LANES] = {0};
-    for (int64_t j = 0; j < D; j++) {
-      float gy = gamma ? gr[j] * gamma[j] : gr[j];
-      int k = j < j0 ? (int)(j % TG_ROW_LANES) : (int)(j - j0);
-      s1[k] += gy;
-      s2[k] += (double)gy * ((xr[j] - fm) * fr);
+  int fx = p->fresh_x;
+  for (int64_t rb = r0; rb < r1; rb += TG_ROW_BLOCK) {
+    int n = r1 - rb < TG_ROW_BLOCK ? (int)(r1 - rb) : TG_ROW_BLOCK;
+    const float *xb[TG_ROW_BLOCK], *gb[TG_ROW_BLOCK], *gam[TG_ROW_BLOCK];
+    double mb[TG_ROW_BLOCK], rb_[TG_ROW_BLOCK];
+    float fm[TG_ROW_BLOCK], fr[TG_ROW_BLOCK], m1[TG_ROW_BLOCK], m2[TG_ROW_BLOCK];
+    tg_row_ptrs(p->x, D, rb, n, xb);
+    tg_rows_ln_stats(xb, D, p->eps, mb, rb_);
+    for (int i = 0; i < n; i++) mean[rb - r0 + i] = mb[i], rstd[rb - r0 + i] = rb_[i];
+    tg_row_ptrs(p->dy, D, rb, n, gb);
+    for (int i = 0; i < TG_ROW_BLOCK; i++) fm[i] = (float)mb[i], fr[i] = (float)rb_[i], gam[i] = gamma;
+    if (p->dx) {
+      tg_rows_ln_bwd_means(gb, gam, xb, D, fm, fr, m1, m2);
+      for (int i = 0; i < n; i++) {
+        const float *xr = xb[i], *gr = gb[i]; /* [D] each */
+        float *dxr = p->dx + (rb + i) * D;    /* [D] */
+        float a = fm[i], f = fr[i], u = m1[i], v = m2[i];
+        if (gamma)
+          for (int64_t j = 0; j < D; j++)
+            dxr[j] = tg_grad_base(fx, dxr[j]) + f * (gr[j] * gamma[j] - u - ((xr[j] - a) * f) * v);
+        else
+          for (int64_t j = 0; j < D; j++) dxr[j] = tg_grad_base(fx, dxr[j]) + f * (gr[j] - u - ((xr[j] - a) * f) * v);
+      }
     }
-    float m1 = (float)(tg_row_lanes_total(s1) / (double)D), m2 = (float)(tg_row_lanes_total(s2) / (double)D);
-    float *dxr = p->dx + r * D; /* [D] */
-    for (int64_t j = 0; j < D; j++) {
-      float gy = gamma ? gr[j] * gamma[j] : gr[j];
-      float xhat = (xr[j] - fm) * fr;
-      dxr[j] += fr * (gy - m1 - xhat * m2);
+    if (!acc) continue;
+    for (int i = 0; i < n; i++) {
+      const float *restrict xr = xb[i], *restrict gr = gb[i]; /* [D] each */
+      double *restrict sg = acc, *restrict sb = acc + D;       /* [D] each */
+      float a = fm[i], f = fr[i];
+      for (int64_t j = 0; j < D; j++) {
+        sg[j] += (double)gr[j] * ((xr[j] - a) * f);
+        sb[j] += gr[j];
+      }
     }
   }
 }
@@ -178,7 +204,8 @@ TG_CPU_CLONES static void ln_bwd_cols(const tg_ln_args *p, int64_t r0, int64_t n
 
 /* dx = rstd * (gy - mean(gy) - xhat * mean(gy * xhat)) with gy = dy * gamma;
  * dgamma += sum_rows dy * xhat; dbeta += sum_rows dy. Rows go in chunks so that each chunk's
- * stats fit on the stack and gamma/beta sums can be split by columns without races. */
+ * stats fit on the stack and gamma/beta sums can be split by columns without races. On one thread with
+ * D <= LN_ACC_MAX the sums are added row by row instead, in the same order (the same bits), while the row is hot. */
 tg_status tg_cpu_layernorm_bwd(const tg_kernel_args *a) {
   const tg_ln_args p = tg_ln_args_of(a);
   int64_t rows = p.rows, D = p.D;
@@ -189,10 +216,20 @@ tg_status tg_cpu_layernorm_bwd(const tg_kernel_args *a) {
     int64_t ntask = (nr + LN_TASK_ROWS - 1) / LN_TASK_ROWS;
     double mean[NORM_CHUNK_ROWS], rstd[NORM_CHUNK_ROWS]; /* [nr] */
     int par = nr * D > NORM_PAR_MIN;
+    if ((!par || !tg_par_ok()) && (p.dgamma || p.dbeta) && D <= LN_ACC_MAX) {
+      double acc[2 * LN_ACC_MAX]; /* [2, D] */
+      memset(acc, 0, sizeof(double) * (size_t)(2 * D));
+      ln_bwd_rows(&p, r0, r0 + nr, mean, rstd, acc);
+      for (int64_t j = 0; j < D; j++) {
+        if (p.dgamma) p.dgamma[j] += (float)acc[j];
+        if (p.dbeta) p.dbeta[j] += (float)acc[D + j];
+      }
+      continue;
+    }
     TG_PAR_FOR(par, ,
     for (int64_t t = 0; t < ntask; t++) {
       int64_t i0 = t * LN_TASK_ROWS, i1 = i0 + LN_TASK_ROWS < nr ? i0 + LN_TASK_ROWS : nr;
-      ln_bwd_rows(&p, r0 + i0, r0 + i1, mean + i0, rstd + i0);
+      ln_bwd_rows(&p, r0 + i0, r0 + i1, mean + i0, rstd + i0, NULL);
     });
     if (!p.dgamma && !p.dbeta) continue;
     TG_PAR_FOR(par, ,

@@ -5,6 +5,7 @@
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_philox.h"
 #include "backend/cpu/cpu_simd.h"
+#include "backend/cpu/cpu_vmath.h"
 
 #define PAR_MIN 32768 /* elements below which a loop stays serial */
 
@@ -153,12 +154,19 @@ static inline float drop_keep(float v, uint32_t keep) {
   return v;
 }
 
+/* How dropout_apply writes dst: overwrite (the forward), add (the backward), or add into +0 in place of an unzeroed
+ * gradient (the backward told grad_fresh). */
+enum { DROP_SET, DROP_ADD, DROP_ADD_FRESH };
+
 /* One block of dropout: elements [0, len) of src/dst with their Philox words w [len].
  * Element e is kept when tg_u32_to_unit(w[e]) >= p, i.e. when its top 24 bits >= thr. */
 TG_CPU_CLONES static void drop_block(const float *restrict src, float *restrict dst, const uint32_t *restrict w,
-                                     int64_t len, uint32_t thr, float scale, int accumulate) {
-  if (accumulate)
+                                     int64_t len, uint32_t thr, float scale, int mode) {
+  if (mode == DROP_ADD)
     for (int64_t j = 0; j < len; j++) dst[j] += drop_keep(src[j] * scale, 0u - (uint32_t)((w[j] >> 8) >= thr));
+  else if (mode == DROP_ADD_FRESH)
+    for (int64_t j = 0; j < len; j++)
+      dst[j] = 0.0f + drop_keep(src[j] * scale, 0u - (uint32_t)((w[j] >> 8) >= thr));
   else
     for (int64_t j = 0; j < len; j++) dst[j] = drop_keep(src[j] * scale, 0u - (uint32_t)((w[j] >> 8) >= thr));
 }
@@ -166,7 +174,7 @@ TG_CPU_CLONES static void drop_block(const float *restrict src, float *restrict 
 /* mask-and-scale: dst[e] (+)= keep(e) ? src[e] * scale : 0. The uniforms are exactly
  * tg_rng_uniform(seed, key, e): word e % 4 of Philox counter e / 4, one counter per 4 elements.
  * u = (w >> 8) / 2^24 >= p exactly when w >> 8 >= ceil(p 2^24) (both sides exact in double). */
-static void dropout_apply(const tg_kernel_args *a, const float *src, float *dst, int64_t n, int accumulate) {
+static void dropout_apply(const tg_kernel_args *a, const float *src, float *dst, int64_t n, int mode) {
   float p = a->attr->f[0], scale = 1.0f / (1.0f - p);
   uint64_t key = (a->rng_offset << 20) | a->rng_stream, seed = a->seed;
   uint32_t thr = (uint32_t)ceil((double)p * 16777216.0);
@@ -178,7 +186,7 @@ static void dropout_apply(const tg_kernel_args *a, const float *src, float *dst,
     uint32_t w[4 * TG_PHILOX_BLOCK]; /* [per] */
     philox16(seed, key, (uint64_t)(bi * TG_PHILOX_BLOCK), w);
     int64_t e0 = bi * per, len = n - e0 < per ? n - e0 : per;
-    drop_block(src + e0, dst + e0, w, len, thr, scale, accumulate);
+    drop_block(src + e0, dst + e0, w, len, thr, scale, mode);
   });
 }
 
@@ -189,7 +197,7 @@ tg_status tg_cpu_dropout_fwd(const tg_kernel_args *a) {
     memcpy(a->out->data, x->data, (size_t)n * sizeof(float));
     return TG_OK;
   }
-  dropout_apply(a, x->data, a->out->data, n, 0);
+  dropout_apply(a, x->data, a->out->data, n, DROP_SET);
   return TG_OK;
 }
 
@@ -197,10 +205,11 @@ tg_status tg_cpu_dropout_bwd(const tg_kernel_args *a) {
   float *gx = a->in_grad[0]; /* [n] */
   if (!gx) return TG_OK;
   int64_t n = tg_numel(a->in[0]);
+  int fresh = (a->grad_fresh & 1u) != 0;
   if (!a->attr->i[0]) {
-    for (int64_t i = 0; i < n; i++) gx[i] += a->out_grad[i];
+    for (int64_t i = 0; i < n; i++) gx[i] = tg_grad_base(fresh, gx[i]) + a->out_grad[i];
     return TG_OK;
   }
-  dropout_apply(a, a->out_grad, gx, n, 1);
+  dropout_apply(a, a->out_grad, gx, n, fresh ? DROP_ADD_FRESH : DROP_ADD);
   return TG_OK;
 }

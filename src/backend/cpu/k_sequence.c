@@ -1,9 +1,11 @@
 /* CPU kernels for causal_softmax and conv1d_causal (forward and backward). */
 #include <math.h>
+#include <string.h>
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_rows.h"
 #include "backend/cpu/cpu_simd.h"
+#include "backend/cpu/cpu_vmath.h"
 
 /* Below this much work (elements, or multiply-adds for the conv) a kernel runs on the calling thread. */
 #define SEQ_PAR_MIN 32768
@@ -33,32 +35,126 @@ static void cs_dims(const tg_tensor *t, int64_t *rows, int64_t *Tq, int64_t *Tk)
   *rows = *Tk > 0 ? tg_numel(t) / *Tk : 0;
 }
 
+/* Every row runs the same loops over its first Tk - Tk % CS_LANES keys, the hidden ones masked by branch-free selects,
+ * whatever its number of visible keys (rows of differing lengths would otherwise pay vector remainders and
+ * mispredicted loop exits, which cost more than the masked keys); the keys of a last partial lane group go one by one.
+ * The row max runs on integer keys that order like the floats (an integer max vectorises; a float one does not
+ * without finite-math assumptions; only a NaN or the sign of a zero max could differ, and neither changes a result).
+ * The sums run in CS_LANES double lanes, key j to lane j % CS_LANES in order (masked keys add +0), combined in a fixed
+ * order: every clone and thread count gives the same bits. Hidden keys' values never enter a result. */
+#define CS_LANES 8
+/* Keys per block of the exp loop (a multiple of CS_LANES). */
+#define CS_EXP_BLOCK 16
+/* Rows per task of the parallel loops. */
+#define CS_TASK_ROWS 64
+
+static inline double cs_lanes_total(const double *acc) {
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/* An int32 that orders as the float v does (-0 below +0). */
+TG_CPU_INLINE int32_t cs_key(float v) {
+  int32_t k;
+  memcpy(&k, &v, sizeof k);
+  return k ^ (int32_t)((uint32_t)(k >> 31) >> 1);
+}
+
+TG_CPU_INLINE float cs_unkey(int32_t k) {
+  k ^= (int32_t)((uint32_t)(k >> 31) >> 1);
+  float v;
+  memcpy(&v, &k, sizeof v);
+  return v;
+}
+
+/* Rows [r0, r1): y = exp(x - max) / sum over the visible keys (tg_vexpf), +0 at the hidden keys. */
+TG_CPU_CLONES static void cs_fwd_rows(const float *x, float *y, int64_t r0, int64_t r1, int64_t Tq, int64_t Tk,
+                                      int64_t offset) {
+  int64_t jt = Tk - Tk % CS_LANES;
+  for (int64_t r = r0; r < r1; r++) {
+    const float *restrict xr = x + r * Tk; /* [Tk] */
+    float *restrict yr = y + r * Tk;       /* [Tk] */
+    int64_t n = cs_visible(r % Tq, offset, Tk);
+    if (n == 0) {
+      for (int64_t j = 0; j < Tk; j++) yr[j] = 0.0f;
+      continue;
+    }
+    int32_t km = INT32_MIN;
+    for (int64_t j = 0; j < jt; j++) {
+      int32_t k = j < n ? cs_key(xr[j]) : INT32_MIN;
+      km = k > km ? k : km;
+    }
+    for (int64_t j = jt; j < n; j++) {
+      int32_t k = cs_key(xr[j]);
+      km = k > km ? k : km;
+    }
+    float m = cs_unkey(km);
+    /* the exp, the one costly loop, only up to the end of the CS_EXP_BLOCK holding the last visible key */
+    int64_t je = (n + CS_EXP_BLOCK - 1) / CS_EXP_BLOCK * CS_EXP_BLOCK;
+    if (je > jt) je = jt;
+    for (int64_t j = 0; j < je; j++) {
+      int vis = j < n;
+      yr[j] = tg_vsel(vis, tg_vexpf(tg_vsel(vis, xr[j], m) - m), 0.0f);
+    }
+    double acc[CS_LANES] = {0};
+#if TG_CPU_VEC
+    tg_vd8 s = {0};
+    for (int64_t j = 0; j < je; j += CS_LANES) s += TG_LOAD_D8(yr + j);
+    memcpy(acc, &s, sizeof acc);
+#else
+    for (int64_t j = 0; j < je; j += CS_LANES)
+      for (int k = 0; k < CS_LANES; k++) acc[k] += yr[j + k];
+#endif
+    for (int64_t j = jt; j < n; j++) {
+      yr[j] = tg_vexpf(xr[j] - m);
+      acc[j - jt] += yr[j];
+    }
+    float inv = (float)(1.0 / cs_lanes_total(acc));
+    for (int64_t j = 0; j < jt; j++) yr[j] = tg_vsel(j < n, yr[j] * inv, 0.0f); /* [je, jt) was not written */
+    for (int64_t j = jt; j < n; j++) yr[j] *= inv;
+    for (int64_t j = jt > n ? jt : n; j < Tk; j++) yr[j] = 0.0f; /* hidden keys of the last partial group */
+  }
+}
+
 tg_status tg_cpu_causal_softmax_fwd(const tg_kernel_args *a) {
   int64_t rows, Tq, Tk, offset = a->attr->i[0];
   cs_dims(a->in[0], &rows, &Tq, &Tk);
   const float *x = (const float *)a->in[0]->data; /* [rows, Tk] */
   float *y = (float *)a->out->data;               /* [rows, Tk] */
-  TG_PAR_FOR(rows * Tk > SEQ_PAR_MIN, ,
-  for (int64_t r = 0; r < rows; r++) {
-    const float *xr = x + r * Tk;
-    float *yr = y + r * Tk;
-    int64_t n = cs_visible(r % Tq, offset, Tk);
-    if (n > 0) {
-      float m = tg_row_max(xr, n);
-      double s = 0.0;
-      for (int64_t j = 0; j < n; j++) {
-        yr[j] = expf(xr[j] - m);
-        s += yr[j];
-      }
-      float inv = (float)(1.0 / s);
-      for (int64_t j = 0; j < n; j++) yr[j] *= inv;
-    }
-    for (int64_t j = n; j < Tk; j++) yr[j] = 0.0f; /* hidden keys */
+  int64_t ntask = (rows + CS_TASK_ROWS - 1) / CS_TASK_ROWS;
+  TG_PAR_FOR(rows * Tk > SEQ_PAR_MIN, schedule(static),
+  for (int64_t t = 0; t < ntask; t++) {
+    int64_t r0 = t * CS_TASK_ROWS, r1 = r0 + CS_TASK_ROWS < rows ? r0 + CS_TASK_ROWS : rows;
+    cs_fwd_rows(x, y, r0, r1, Tq, Tk, offset);
   });
   return TG_OK;
 }
 
-/* dx = y * (dy - sum(dy * y)) over the visible keys; hidden keys get nothing. Reads only the output. */
+/* Rows [r0, r1) of the backward: dx += y * (dy - sum(dy * y)) over the visible keys (the dot in CS_LANES double lanes,
+ * key j to lane j % CS_LANES); hidden keys get nothing. */
+TG_CPU_CLONES static void cs_bwd_rows(const float *y, const float *dy, float *dx, int64_t r0, int64_t r1, int64_t Tq,
+                                      int64_t Tk, int64_t offset, int fresh) {
+  for (int64_t r = r0; r < r1; r++) {
+    const float *restrict yr = y + r * Tk, *restrict gr = dy + r * Tk; /* [Tk] each */
+    float *restrict dxr = dx + r * Tk;                                  /* [Tk] */
+    int64_t n = cs_visible(r % Tq, offset, Tk), j0 = n - n % CS_LANES;
+    double acc[CS_LANES] = {0};
+#if TG_CPU_VEC
+    tg_vd8 s = {0};
+    for (int64_t j = 0; j < j0; j += CS_LANES) s += TG_LOAD_D8(gr + j) * TG_LOAD_D8(yr + j);
+    memcpy(acc, &s, sizeof acc);
+#else
+    for (int64_t j = 0; j < j0; j += CS_LANES)
+      for (int k = 0; k < CS_LANES; k++) acc[k] += (double)gr[j + k] * yr[j + k];
+#endif
+    for (int64_t j = j0; j < n; j++) acc[j - j0] += (double)gr[j] * yr[j];
+    float fd = (float)cs_lanes_total(acc);
+    for (int64_t j = 0; j < n; j++) dxr[j] = tg_grad_base(fresh, dxr[j]) + yr[j] * (gr[j] - fd);
+    if (fresh)
+      for (int64_t j = n; j < Tk; j++) dxr[j] = 0.0f; /* what zeroing would have left there */
+  }
+}
+
+/* Reads only the output. */
 tg_status tg_cpu_causal_softmax_bwd(const tg_kernel_args *a) {
   float *dx = a->in_grad[0]; /* [rows, Tk] */
   if (!dx) return TG_OK;
@@ -66,14 +162,12 @@ tg_status tg_cpu_causal_softmax_bwd(const tg_kernel_args *a) {
   cs_dims(a->out, &rows, &Tq, &Tk);
   const float *y = (const float *)a->out->data; /* [rows, Tk] */
   const float *dy = a->out_grad;                /* [rows, Tk] */
-  TG_PAR_FOR(rows * Tk > SEQ_PAR_MIN, ,
-  for (int64_t r = 0; r < rows; r++) {
-    const float *yr = y + r * Tk, *gr = dy + r * Tk;
-    int64_t n = cs_visible(r % Tq, offset, Tk);
-    double dot = 0.0;
-    for (int64_t j = 0; j < n; j++) dot += (double)gr[j] * yr[j];
-    float fd = (float)dot;
-    for (int64_t j = 0; j < n; j++) dx[r * Tk + j] += yr[j] * (gr[j] - fd);
+  int64_t ntask = (rows + CS_TASK_ROWS - 1) / CS_TASK_ROWS;
+  int fresh = (a->grad_fresh & 1u) != 0;
+  TG_PAR_FOR(rows * Tk > SEQ_PAR_MIN, schedule(static),
+  for (int64_t t = 0; t < ntask; t++) {
+    int64_t r0 = t * CS_TASK_ROWS, r1 = r0 + CS_TASK_ROWS < rows ? r0 + CS_TASK_ROWS : rows;
+    cs_bwd_rows(y, dy, dx, r0, r1, Tq, Tk, offset, fresh);
   });
   return TG_OK;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_par.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "ops/shape_split.h"
 
 #define PAR_MIN 32768 /* elements below which a loop stays serial */
@@ -38,13 +39,14 @@ tg_status tg_cpu_concat_bwd(const tg_kernel_args *a) {
   for (int k = 0; k < a->n_in; k++) {
     int64_t Sk = a->in[k]->shape[d];
     float *gx = a->in_grad[k]; /* [A, Sk, C] */
+    int fresh = (a->grad_fresh >> k & 1u) != 0;
     if (gx) {
       int64_t row = Sk * C;
       TG_PAR_FOR(A * row > PAR_MIN, schedule(static),
       for (int64_t i = 0; i < A; i++) {
         const float *src = gy + (i * S + off) * C;
         float *dst = gx + i * row;
-        for (int64_t j = 0; j < row; j++) dst[j] += src[j];
+        for (int64_t j = 0; j < row; j++) dst[j] = tg_grad_base(fresh, dst[j]) + src[j];
       });
     }
     off += Sk;
@@ -79,11 +81,16 @@ tg_status tg_cpu_slice_bwd(const tg_kernel_args *a) {
   tg_split_at(x, d, &A, &S, &C);
   const float *gy = a->out_grad; /* [A, len, C] */
   int64_t row = len * C;
-  TG_PAR_FOR(A * row > PAR_MIN, schedule(static),
+  int fresh = (a->grad_fresh & 1u) != 0;
+  TG_PAR_FOR((fresh ? A * S * C : A * row) > PAR_MIN, schedule(static),
   for (int64_t i = 0; i < A; i++) {
     float *dst = gx + (i * S + start) * C;
     const float *src = gy + i * row;
-    for (int64_t j = 0; j < row; j++) dst[j] += src[j];
+    if (fresh) { /* what zeroing would have left outside the slice */
+      memset(gx + i * S * C, 0, sizeof(float) * (size_t)(start * C));
+      memset(dst + row, 0, sizeof(float) * (size_t)((S - start - len) * C));
+    }
+    for (int64_t j = 0; j < row; j++) dst[j] = tg_grad_base(fresh, dst[j]) + src[j];
   });
   return TG_OK;
 }
@@ -126,6 +133,7 @@ tg_status tg_cpu_transpose_bwd(const tg_kernel_args *a) {
   if (!gx) return TG_OK;
   tg_tr_dims t = tg_tr_split(x, (int)a->attr->i[0], (int)a->attr->i[1]);
   const float *gy = a->out_grad; /* [A, Q, B, P, C] */
+  int fresh = (a->grad_fresh & 1u) != 0;
   TG_PAR_FOR(tg_numel(x) > PAR_MIN, collapse(2) schedule(static),
   for (int64_t i = 0; i < t.A; i++)
     for (int64_t p = 0; p < t.P; p++)
@@ -133,7 +141,7 @@ tg_status tg_cpu_transpose_bwd(const tg_kernel_args *a) {
         for (int64_t q = 0; q < t.Q; q++) {
           float *dst = gx + (((i * t.P + p) * t.B + b) * t.Q + q) * t.C;
           const float *src = gy + (((i * t.Q + q) * t.B + b) * t.P + p) * t.C;
-          for (int64_t c = 0; c < t.C; c++) dst[c] += src[c];
+          for (int64_t c = 0; c < t.C; c++) dst[c] = tg_grad_base(fresh, dst[c]) + src[c];
         });
   return TG_OK;
 }
