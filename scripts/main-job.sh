@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # make run: the main job on the built-in synthetic market: train a TFT forecaster, backtest it on the test split, write the report.
-# Usage: scripts/main-job.sh [BUILD] ; RUN_DIR=DIR picks the folder (default runs/main-<timestamp>).
+# Usage: scripts/main-job.sh [BUILD] ; RUN_DIR=DIR picks the folder (default runs/main-<timestamp>), PRECISION the
+# training precision (default auto: bf16 where the CPU has native bf16 GEMMs, else fp32).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=./${1:-build}/tickgrad
 out=${RUN_DIR:-runs/main-$(date +%Y%m%d-%H%M%S)}
+precision=${PRECISION:-auto}
 if [ -e "$out/tft/config.json" ]; then
   echo "make run: $out already holds a run; choose another RUN_DIR" >&2
   exit 1
@@ -17,7 +19,7 @@ step "1/3 a synthetic market: 12000 one-minute bars with a planted signal ($out/
 
 step "2/3 train a Temporal Fusion Transformer on it: quantiles of the next 1..4 bars' returns"
 "$bin" --threads 2 train --model tft --data "$out/market.csv" --horizons 4 --hidden 32 --heads 4 --enc-len 32 \
-  --epochs 6 --out "$out/tft"
+  --epochs 6 --precision "$precision" --out "$out/tft"
 
 step "3/3 backtest its forecasts on the test split (bars it never trained on), 1 bp costs, against buy and hold"
 "$bin" --threads 1 backtest --run "$out/tft" --rule median --horizon 1 --cost-bps 1

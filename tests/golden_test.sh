@@ -6,7 +6,8 @@
 # Timing columns of metrics.csv (seconds, samples/s, time splits) are dropped before hashing; everything else is
 # hashed as written. Every GEMM runs on OpenBLAS (TICKGRAD_GEMM=openblas: oneDNN picks its kernels by the CPU it
 # finds), pinned to its Haswell kernels, and every command to fixed thread counts, so the numbers do not depend on
-# which x86-64 CPU (AVX2 or better) runs the test.
+# which x86-64 CPU (AVX2 or better) runs the test; the forecasters train in fp32 (precision auto would pick bf16 on a
+# CPU with AMX or AVX512-BF16).
 set -euo pipefail
 bin=$(realpath "$1")
 record=${2:-}
@@ -21,9 +22,9 @@ tg() { "$bin" "$@" > "$work/last.log" 2>&1 || { echo "golden: command failed: ti
 
 # The market, and each forecaster trained, backtested and run as a predictor on it.
 tg synth --bars 4000 --signal 0.5 --seed 11 --out m.csv
-tg --threads 1 train --model mlp --data m.csv --horizons 2 --epochs 3 --stop-after 2 --out mlp
-tg --threads 2 train --model tft --data m.csv --horizons 2 --hidden 16 --heads 2 --enc-len 16 --epochs 2 --out tft
-tg --threads 1 train --model mamba2 --data m.csv --horizons 2 --epochs 2 --out mamba2
+tg --threads 1 train --precision fp32 --model mlp --data m.csv --horizons 2 --epochs 3 --stop-after 2 --out mlp
+tg --threads 2 train --precision fp32 --model tft --data m.csv --horizons 2 --hidden 16 --heads 2 --enc-len 16 --epochs 2 --out tft
+tg --threads 1 train --precision fp32 --model mamba2 --data m.csv --horizons 2 --epochs 2 --out mamba2
 tg --threads 1 train --resume mlp
 for m in mlp tft mamba2; do
   tg --threads 1 backtest --run $m --rule median --horizon 1 --cost-bps 1
@@ -39,10 +40,10 @@ tg --threads 1 train --model dqn --env trading --data m.csv --window 8 --episode
 tg --threads 1 train --model ppo --env trading --data m.csv --window 8 --episode-len 64 --total-timesteps 2048 --out ppot
 tg --threads 1 backtest --run dqnt
 # Walk-forward and a sweep with backtests.
-tg --threads 1 walkforward --folds 2 --model mlp --data m.csv --horizons 2 --epochs 2 --out wf
-tg --threads 1 sweep --grid lr=0.001,0.003 --model mlp --data m.csv --horizons 2 --epochs 2 --backtest --out sw
+tg --threads 1 walkforward --folds 2 --precision fp32 --model mlp --data m.csv --horizons 2 --epochs 2 --out wf
+tg --threads 1 sweep --grid lr=0.001,0.003 --precision fp32 --model mlp --data m.csv --horizons 2 --epochs 2 --backtest --out sw
 # The main job (make run) as the README runs it.
-RUN_DIR=$work/main "$src/scripts/main-job.sh" "$(realpath --relative-to="$src" "$(dirname "$bin")")" > main.log 2>&1 || { cat main.log >&2; exit 1; }
+RUN_DIR=$work/main PRECISION=fp32 "$src/scripts/main-job.sh" "$(realpath --relative-to="$src" "$(dirname "$bin")")" > main.log 2>&1 || { cat main.log >&2; exit 1; }
 
 # metrics.csv without its timing columns; other files as they are.
 strip_timing() {

@@ -1,4 +1,4 @@
-/* Mixed precision end to end: bf16 training of each forecaster within 2% of fp32's best validation loss on the planted-signal market, bitwise resume in bf16, the precision in config.json, inference.json and the predictor. */
+/* Mixed precision end to end: bf16 training of each forecaster within 2% of fp32's best validation loss on the planted-signal market, bitwise resume in bf16, the precision in config.json, inference.json and the predictor, and what auto and an explicit bf16 do on this CPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +87,42 @@ static void test_predict_precision(const tg_bars *bars) {
   tg_predictor_free(p);
 }
 
+/* auto becomes bf16 exactly where the CPU has native bf16 GEMMs, and config.json records the choice; an explicit bf16
+ * where they are not native says in the log that it will be slower than fp32, and where they are says nothing. */
+static void test_auto(const tg_bars *bars) {
+  char why[256];
+  tg_device cpu = {TG_CPU, 0};
+  int native = tg_device_bf16_native(cpu, why, sizeof why);
+  printf("native bf16 GEMMs on this CPU: %s%s\n", native ? "yes" : "no: ", native ? "" : why);
+  CHECK_MSG(native || strlen(why) > 20, "no reason given for bf16 not being native: '%s'", why);
+  char notice[512];
+  for (int p = 0; p < 3; p++) {
+    tg_precision got = (tg_precision)p;
+    tg_precision_resolve(&got, cpu, notice, sizeof notice);
+    tg_precision want = p == TG_PRECISION_AUTO ? (native ? TG_PRECISION_BF16 : TG_PRECISION_FP32) : (tg_precision)p;
+    CHECK_MSG(got == want, "%s resolved to %s", tg_precision_name((tg_precision)p), tg_precision_name(got));
+    int warns = p == TG_PRECISION_BF16 && !native;
+    CHECK_MSG(warns ? strstr(notice, "slower than fp32") != NULL : notice[0] == 0, "%s: notice '%s'",
+              tg_precision_name((tg_precision)p), notice);
+  }
+  tg_train_config c = tg_test_small_config(TG_MODEL_MLP, g_tmp, "auto", 1);
+  c.precision = TG_PRECISION_AUTO;
+  CHECK_OK(tg_train_run(&c, bars, NULL));
+  CHECK_MSG(file_has(c.out, "config.json", native ? "\"precision\": \"bf16\"" : "\"precision\": \"fp32\""),
+            "config.json records auto's choice (%s)", native ? "bf16" : "fp32");
+  c = tg_test_small_config(TG_MODEL_MLP, g_tmp, "explicit-bf16", 1);
+  c.precision = TG_PRECISION_BF16;
+  char log[TG_TRAIN_PATH_MAX + 64];
+  snprintf(log, sizeof log, "%s/explicit-bf16.log", g_tmp);
+  c.log = fopen(log, "w");
+  CHECK(c.log != NULL);
+  if (!c.log) return;
+  CHECK_OK(tg_train_run(&c, bars, NULL));
+  fclose(c.log);
+  CHECK_MSG(file_has(g_tmp, "explicit-bf16.log", "will be slower than fp32") == !native,
+            "an explicit bf16 %s warn here", native ? "must not" : "must");
+}
+
 int main(void) {
   snprintf(g_tmp, sizeof g_tmp, "/tmp/tg_mixed_XXXXXX");
   if (!mkdtemp(g_tmp)) return tg_test_skip("cannot make a temporary folder");
@@ -100,6 +136,7 @@ int main(void) {
   for (int k = 0; k < (sanitized ? 1 : 3); k++) test_close_to_fp32(kinds[k], &bars);
   test_resume_bf16(sanitized ? TG_MODEL_MLP : TG_MODEL_TFT, &bars);
   test_predict_precision(&bars);
+  test_auto(&bars);
   tg_bars_free(&bars);
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);

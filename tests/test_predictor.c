@@ -63,7 +63,8 @@ typedef struct ref_net {
   tg_tensor *pred;
 } ref_net;
 
-static void ref_open(ref_net *r, const tg_forecast_cfg *m, const char *run) {
+/* The model of run as a plain graph at batch 1, planned in the run's precision (the predictor runs in it too). */
+static void ref_open(ref_net *r, const tg_forecast_cfg *m, const char *run, tg_precision precision) {
   tg_device host = {TG_CPU, 0};
   int64_t L = m->kind == TG_MODEL_TFT ? m->tft.enc_len : m->kind == TG_MODEL_MLP ? m->mlp.window : m->mamba.seq_len;
   int64_t sp[3] = {1, L, m->n_past}, sf[3] = {1, m->horizons, 4}, si[1] = {1};
@@ -77,6 +78,7 @@ static void ref_open(ref_net *r, const tg_forecast_cfg *m, const char *run) {
   r->pred = tg_forecast_build(r->g, m, &in);
   tg_plan_opts po = tg_plan_defaults(host);
   po.training = 0;
+  po.precision = tg_precision_dtype(precision);
   CHECK_OK(tg_graph_plan(r->g, &po));
   char path[512];
   snprintf(path, sizeof path, "%s/best.safetensors", run);
@@ -148,7 +150,7 @@ static void check_window_model(tg_model_kind kind, const char *name) {
   CHECK_MSG(wx <= 1e-5, "%s: tg_predictor_features differs from the trainer's last row by %.3g", name, wx);
   tg_forecast_cfg m = full_model(&c, &ds);
   ref_net r;
-  ref_open(&r, &m, c.out);
+  ref_open(&r, &m, c.out, in->precision);
   double scale[H];
   read_scales(c.out, scale);
   int F = ds.fx.f, fut_col[4] = {-1, -1, -1, -1};
@@ -221,7 +223,7 @@ static void check_mamba2(void) {
     tg_forecast_cfg m = full_model(&c, &ds);
     m.mamba.seq_len = (int)lens[i];
     ref_net r;
-    ref_open(&r, &m, c.out);
+    ref_open(&r, &m, c.out, tg_predictor_get_info(p)->precision);
     int64_t sp[3] = {1, lens[i], ds.fx.f}, t = fv + lens[i] - 1;
     ref_bind(&r, "past", TG_F32, 3, sp, ds.fx.x + fv * ds.fx.f);
     CHECK_OK(tg_graph_run(r.g));

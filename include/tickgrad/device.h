@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "tickgrad/graph.h"
 #include "tickgrad/tensor.h"
 
 #ifdef __cplusplus
@@ -31,6 +32,13 @@ tg_status tg_device_sync(tg_device d);
 int tg_device_host_memory(tg_device d);
 int tg_device_is_host(tg_device d);
 int tg_device_captures(tg_device d);
+/* 1 when d runs bf16 GEMMs natively, faster than fp32 (the CPU with AMX or AVX512-BF16); else 0 and, when why is not
+ * NULL, one clause saying why bf16 would be slower there. */
+int tg_device_bf16_native(tg_device d, char *why, size_t why_size);
+/* Settles a run's precision on d: auto becomes bf16 where tg_device_bf16_native says so, else fp32. An explicit bf16
+ * where it is not native stays bf16, and notice (may be NULL) receives one line saying it will be slower than fp32
+ * and why; otherwise notice is "". */
+void tg_precision_resolve(tg_precision *precision, tg_device d, char *notice, size_t notice_size);
 
 /* Device memory for data the caller puts there once (tables, resident inputs): *out receives a copy
  * of host[0..bytes) on d (on cpu:0 a copy in host memory). Free with tg_device_free. */

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "io/ckpt_set.h"
+#include "tickgrad/device.h"
 #include "base/clock.h"
 #include "base/alloc.h"
 #include "agents/dqn_internal.h"
@@ -108,6 +109,9 @@ static void print_header(const dq_run *r) {
 
 static tg_status run_open(dq_run *r, const tg_dqn_config *c, tg_env *env, const char *dir) {
   r->c = *c;
+  char notice[512];
+  tg_precision_resolve(&r->c.precision, r->c.device, notice, sizeof notice); /* auto: decided now, kept in config.json */
+  if (notice[0] && c->log) fprintf(c->log, "%s\n", notice);
   r->env = env;
   r->sp = tg_env_spec_of(env);
   r->saved_step = -1;

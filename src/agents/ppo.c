@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "io/ckpt_set.h"
+#include "tickgrad/device.h"
 #include "base/clock.h"
 #include "base/alloc.h"
 #include "agents/ppo_internal.h"
@@ -174,6 +175,9 @@ static tg_status run_config(pp_run *r) {
 static tg_status run_open(pp_run *r, const tg_ppo_config *c, tg_env *env, const char *run_dir) {
   memset(r, 0, sizeof *r);
   r->c = *c;
+  char notice[512];
+  tg_precision_resolve(&r->c.precision, r->c.device, notice, sizeof notice); /* auto: decided now, kept in config.json */
+  if (notice[0] && c->log) fprintf(c->log, "%s\n", notice);
   r->env = env;
   r->sp = tg_env_spec_of(env);
   r->saved_iter = -1;
@@ -192,7 +196,7 @@ static tg_status run_open(pp_run *r, const tg_ppo_config *c, tg_env *env, const 
   if (st == TG_OK) st = run_config(r);
   if (st == TG_OK) st = run_alloc(r);
   int64_t updates = r->n_iter * c->update_epochs * c->num_minibatches;
-  rl_ppo_net_cfg nc = pp_net_cfg(c, r->O, r->sp.n_actions, r->N, r->M, updates);
+  rl_ppo_net_cfg nc = pp_net_cfg(&r->c, r->O, r->sp.n_actions, r->N, r->M, updates);
   nc.env = env;
   if (st == TG_OK) st = rl_ppo_net_open(&r->net, &nc);
   int found = 0;

@@ -86,6 +86,10 @@ typedef struct tg_backend {
   tg_status (*info)(int dev, tg_device_info *out);   /* NULL: nothing to tell (TG_ERR_DEVICE) */
   tg_status (*mem_stats)(int dev, tg_mem_stats *out); /* NULL: all zero */
 
+  /* 1: bf16 GEMMs run natively here and faster than f32; 0: they do not, and why (one clause) says why. NULL: not
+   * claimed (precision auto takes fp32 on this backend). */
+  int (*bf16_native)(int dev, char *why, size_t why_size);
+
   /* ---- kernels: the op's kernel pair for dtype dt (the dtype its floats are computed in), NULL when none ---- */
   const tg_op_kernels *(*kernels)(int op, tg_dtype dt);
   /* The inputs (bit k: input k) whose gradient the op's backward kernel (any dtype) can start from garbage, adding

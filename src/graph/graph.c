@@ -48,7 +48,7 @@ void tg_graph_free(tg_graph *g) {
   tg_free(g);
 }
 
-const char *const tg_precision_names[3] = {"fp32", "bf16", NULL};
+const char *const tg_precision_names[4] = {"fp32", "bf16", "auto", NULL};
 
 tg_status tg_graph_status(const tg_graph *g) { return g ? g->status : TG_ERR_INVALID; }
 

@@ -38,6 +38,7 @@ static tg_status resolve_resume(tg_train_config *c) {
   tg_train_config saved = *c;
   tg_status st = tg_train_config_load(path, &saved);
   if (st != TG_OK) return tg_error(st, "resume: %s", tg_last_error());
+  if (c->precision == TG_PRECISION_AUTO) c->precision = saved.precision; /* auto was settled when the run started */
   const tg_setting *s = tr_config_diff(&saved, c);
   if (s)
     return tg_error(TG_ERR_INVALID, "resume: %s differs from %s; a resumed run keeps its settings (only device and "
@@ -156,6 +157,8 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if (st != TG_OK) return st;
   if (c->threads > 0 && (st = tg_set_threads(c->threads)) != TG_OK) return st;
   if ((st = tg_device_choose(c->device, &r->dev, notice, sizeof notice)) != TG_OK) return st;
+  if (notice[0] && r->log) fprintf(r->log, "%s\n", notice);
+  tg_precision_resolve(&c->precision, r->dev, notice, sizeof notice); /* auto: decided here, recorded in config.json */
   if (notice[0] && r->log) fprintf(r->log, "%s\n", notice);
   if ((st = dist_check(r)) != TG_OK) return st;
   default_out(c);

@@ -1,10 +1,12 @@
 /* The CPU backend table: host memory (64-byte aligned), fills, copies, bf16 rounding, the kernel lookup, optimizer
  * kernels. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "graph/backend.h"
 #include "backend/cpu/cpu_gemm_plan.h"
+#include "backend/cpu/cpu_gemm_prim.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_optim.h"
 #include "backend/cpu/cpu_par.h"
@@ -68,6 +70,19 @@ static tg_status cpu_advance_counter(tg_device d, uint64_t *c) {
   return TG_OK;
 }
 
+/* Native bf16 GEMMs: oneDNN's brgemm on AMX-BF16 or AVX512-BF16 (cpu_gemm_plan.c takes packed bf16 only then). */
+static int cpu_bf16_native(int dev, char *why, size_t why_size) {
+  (void)dev;
+  if (tg_gemm_prim_has_bf16()) return 1;
+  const char *lib = tg_gemm_prim_library();
+  if (!*lib)
+    snprintf(why, why_size, "this build has no oneDNN, so bf16 GEMMs round their operands to bf16 and run in f32");
+  else
+    snprintf(why, why_size, "%s has no native bf16 GEMM on this CPU (that needs AMX-BF16 or AVX512-BF16), so bf16 "
+             "GEMMs round their operands to bf16 and run in f32", lib);
+  return 0;
+}
+
 static int cpu_device_count(void) { return 1; }
 static const char *cpu_unavailable_reason(void) { return ""; }
 static tg_status cpu_use_or_sync(int dev) {
@@ -85,6 +100,7 @@ const tg_backend tg_cpu_backend = {
     .unavailable_reason = cpu_unavailable_reason,
     .use = cpu_use_or_sync,
     .sync = cpu_use_or_sync,
+    .bf16_native = cpu_bf16_native,
     .kernels = tg_cpu_op_kernels,
     .bwd_fresh = tg_cpu_bwd_fresh,
     .prepare = tg_cpu_prepare,
