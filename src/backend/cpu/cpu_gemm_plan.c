@@ -137,7 +137,9 @@ tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state) {
     matmul_gemms(&d, &g);
     macs = d.batch * d.m * d.n * d.k;
   }
-  if (mode == GEMM_AUTO && macs < TG_GEMM_PRIM_MIN_MACS) return TG_OK;
+  /* auto: small products, and those of a few rows (batch-1 inference: OpenBLAS's matrix-vector path), stay off oneDNN,
+   * whose per-call cost is larger than the work there */
+  if (mode == GEMM_AUTO && (macs < TG_GEMM_PRIM_MIN_MACS || g.fwd.m <= TG_GEMM_FEW_ROWS)) return TG_OK;
   g.want_a = a->in_grad[0] != NULL;
   g.want_b = a->in_grad[1] != NULL;
   tg_cpu_gemm_plan *p = tg_calloc(1, sizeof *p);
@@ -169,8 +171,9 @@ void tg_cpu_gemm_policy(char *buf, size_t n) {
     snprintf(buf, n, "%s primitives planned per node for every GEMM op (TICKGRAD_GEMM=onednn), OpenBLAS for the "
              "sequence ops' own GEMMs; %s", lib, bf16);
   } else if (tg_gemm_prim_has_brgemm()) {
-    snprintf(buf, n, "%s brgemm primitives planned per node for GEMM ops of at least %d multiply-adds, OpenBLAS below "
-             "that and for the sequence ops' own GEMMs; %s", lib, TG_GEMM_PRIM_MIN_MACS, bf16);
+    snprintf(buf, n, "%s brgemm primitives planned per node for GEMM ops of at least %d multiply-adds and more than %d "
+             "rows, OpenBLAS for the rest and for the sequence ops' own GEMMs; %s", lib, TG_GEMM_PRIM_MIN_MACS,
+             TG_GEMM_FEW_ROWS, bf16);
   } else {
     snprintf(buf, n, "OpenBLAS for every GEMM: %s has no brgemm kernels on this CPU (AVX-512 and up), and its "
              "AVX2 GEMM was slower here (TICKGRAD_GEMM=onednn forces it); %s", lib, bf16);

@@ -6,9 +6,11 @@
 #include "backend/cpu/cpu_gemm_prim.h"
 #include "ops/ops.h"
 
-/* Products of at least this many multiply-adds run on a planned oneDNN primitive (TICKGRAD_GEMM=auto); smaller
- * ones (batch-1 inference) stay on OpenBLAS, whose per-call cost is lower there. */
+/* Products of at least this many multiply-adds and more than TG_GEMM_FEW_ROWS rows run on a planned oneDNN primitive
+ * (TICKGRAD_GEMM=auto); the others (batch-1 inference) stay on OpenBLAS, whose per-call cost is lower there. */
 #define TG_GEMM_PRIM_MIN_MACS 32768
+/* A product with at most this many rows runs on OpenBLAS as one matrix-vector product per row (k_matmul.c). */
+#define TG_GEMM_FEW_ROWS 4
 
 typedef struct tg_cpu_gemm_plan {
   tg_gemm_prim *fwd;       /* the forward product; NULL: OpenBLAS */

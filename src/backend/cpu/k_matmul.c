@@ -20,9 +20,19 @@
 /* A split slab has a multiple of this many rows (or columns) of C. */
 #define TG_MM_SLAB 16
 
-/* One OpenBLAS call: C[m, n] = op(A) op(B) + beta * C. */
+/* One OpenBLAS call: C[m, n] = op(A) op(B) + beta * C. A C of a few rows is one sgemv per row instead: it reads B
+ * where it lies, where sgemm would first pack all of it (most of a batch-1 layer's time). */
 static void mm_blas(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                     const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  if (m <= TG_GEMM_FEW_ROWS) {
+    for (int64_t i = 0; i < m; i++) { /* C[i, :] = op(B)^T op(A)[i, :] (a row at stride lda when A is transposed) */
+      float *c = C + i * ldc;
+      if (beta == 0.0f) memset(c, 0, sizeof(float) * (size_t)n); /* some OpenBLAS versions keep a NaN there times 0 */
+      cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, (blasint)(tb ? n : k), (blasint)(tb ? k : n), 1.0f,
+                  B, (blasint)ldb, ta ? A + i : A + i * lda, (blasint)(ta ? lda : 1), beta, c, 1);
+    }
+    return;
+  }
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               (blasint)m, (blasint)n, (blasint)k, 1.0f, A, (blasint)lda, B, (blasint)ldb, beta, C,
               (blasint)ldc);
