@@ -87,7 +87,8 @@ static void test_predict_precision(const tg_bars *bars) {
   tg_predictor_free(p);
 }
 
-/* auto becomes bf16 exactly where the CPU has native bf16 GEMMs, and config.json records the choice; an explicit bf16
+/* auto becomes bf16 exactly where the CPU has native bf16 GEMMs and the model is wide enough, and config.json records
+ * the choice; an explicit bf16
  * where they are not native says in the log that it will be slower than fp32, and where they are says nothing. */
 static void test_auto(const tg_bars *bars) {
   char why[256];
@@ -96,16 +97,21 @@ static void test_auto(const tg_bars *bars) {
   printf("native bf16 GEMMs on this CPU: %s%s\n", native ? "yes" : "no: ", native ? "" : why);
   CHECK_MSG(native || strlen(why) > 20, "no reason given for bf16 not being native: '%s'", why);
   char notice[512];
-  for (int p = 0; p < 3; p++) {
-    tg_precision got = (tg_precision)p;
-    tg_precision_resolve(&got, cpu, notice, sizeof notice);
-    tg_precision want = p == TG_PRECISION_AUTO ? (native ? TG_PRECISION_BF16 : TG_PRECISION_FP32) : (tg_precision)p;
-    CHECK_MSG(got == want, "%s resolved to %s", tg_precision_name((tg_precision)p), tg_precision_name(got));
-    int warns = p == TG_PRECISION_BF16 && !native;
-    CHECK_MSG(warns ? strstr(notice, "slower than fp32") != NULL : notice[0] == 0, "%s: notice '%s'",
-              tg_precision_name((tg_precision)p), notice);
-  }
+  const int widths[2] = {TG_BF16_AUTO_MIN_WIDTH / 2, TG_BF16_AUTO_MIN_WIDTH};
+  for (int w = 0; w < 2; w++)
+    for (int p = 0; p < 3; p++) {
+      tg_precision got = (tg_precision)p;
+      tg_precision_resolve(&got, cpu, widths[w], notice, sizeof notice);
+      tg_precision want = p != TG_PRECISION_AUTO ? (tg_precision)p
+                        : native && w == 1 ? TG_PRECISION_BF16 : TG_PRECISION_FP32;
+      CHECK_MSG(got == want, "%s at width %d resolved to %s", tg_precision_name((tg_precision)p), widths[w],
+                tg_precision_name(got));
+      int warns = p == TG_PRECISION_BF16 && !native;
+      CHECK_MSG(warns ? strstr(notice, "slower than fp32") != NULL : notice[0] == 0, "%s: notice '%s'",
+                tg_precision_name((tg_precision)p), notice);
+    }
   tg_train_config c = tg_test_small_config(TG_MODEL_MLP, g_tmp, "auto", 1);
+  c.model.mlp.hidden = TG_BF16_AUTO_MIN_WIDTH;
   c.precision = TG_PRECISION_AUTO;
   CHECK_OK(tg_train_run(&c, bars, NULL));
   CHECK_MSG(file_has(c.out, "config.json", native ? "\"precision\": \"bf16\"" : "\"precision\": \"fp32\""),

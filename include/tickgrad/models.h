@@ -102,6 +102,12 @@ static inline int tg_forecast_window(const tg_forecast_cfg *c) {
        : c->kind == TG_MODEL_TRANSFORMER ? c->transformer.seq_len : c->mamba.seq_len;
 }
 
+/* The width of the model's GEMMs: d_model (tft: hidden; mlp: its hidden layer). */
+static inline int tg_forecast_width(const tg_forecast_cfg *c) {
+  return c->kind == TG_MODEL_TFT ? c->tft.hidden : c->kind == TG_MODEL_MLP ? c->mlp.hidden
+       : c->kind == TG_MODEL_TRANSFORMER ? c->transformer.d_model : c->mamba.d_model;
+}
+
 /* Defaults from the issue for kind (n_past, n_future, n_static, horizons left 0 for the caller). */
 tg_forecast_cfg tg_forecast_defaults(tg_model_kind kind);
 /* TG_ERR_INVALID naming the field when a setting is out of range or inconsistent. */

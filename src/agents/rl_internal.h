@@ -125,6 +125,13 @@ void rl_replay_add(rl_replay *r, int n, const float *obs, const float *next_obs,
  * counter k / 4, k = draws + j. Writes b->b rows into b and advances draws by b->b. size must be > 0. */
 void rl_replay_sample(rl_replay *r, rl_batch *b);
 /* Uniform integer in [0, n) from one 32-bit word (multiply-shift). */
+/* The widest of a network's n hidden layers (its GEMM width, for precision auto). */
+static inline int rl_widest(const int *hidden, int n) {
+  int w = 0;
+  for (int k = 0; k < n; k++) w = hidden[k] > w ? hidden[k] : w;
+  return w;
+}
+
 static inline int64_t rl_u32_below(uint32_t w, int64_t n) { return (int64_t)(((uint64_t)w * (uint64_t)n) >> 32); }
 
 tg_status rl_batch_init(rl_batch *b, int64_t rows, int obs_dim, int n_actions);

@@ -97,18 +97,20 @@ int tg_device_captures(tg_device d) {
 
 int tg_device_bf16_native(tg_device d, char *why, size_t why_size) {
   const tg_backend *be = tg_backend_for(d.kind);
-  if (why && why_size) why[0] = 0;
+  char none[1];
+  if (!why || !why_size) why = none, why_size = sizeof none; /* the reason is not wanted */
+  why[0] = 0;
   if (be && be->bf16_native) return be->bf16_native(d.index, why, why_size);
-  if (why) snprintf(why, why_size, "the %s backend does not claim native bf16 GEMMs", be ? be->name : "device's");
+  snprintf(why, why_size, "the %s backend does not claim native bf16 GEMMs", be ? be->name : "device's");
   return 0;
 }
 
-void tg_precision_resolve(tg_precision *precision, tg_device d, char *notice, size_t notice_size) {
+void tg_precision_resolve(tg_precision *precision, tg_device d, int width, char *notice, size_t notice_size) {
   char why[256], dev[16];
   int native = tg_device_bf16_native(d, why, sizeof why);
   if (notice && notice_size) notice[0] = 0;
   if (*precision == TG_PRECISION_AUTO) {
-    *precision = native ? TG_PRECISION_BF16 : TG_PRECISION_FP32;
+    *precision = native && width >= TG_BF16_AUTO_MIN_WIDTH ? TG_PRECISION_BF16 : TG_PRECISION_FP32;
   } else if (*precision == TG_PRECISION_BF16 && !native && notice) {
     snprintf(notice, notice_size, "precision bf16 on %s will be slower than fp32: %s (--precision auto or fp32 "
              "avoids it)", tg_device_str(d, dev, sizeof dev), why);
