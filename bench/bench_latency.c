@@ -123,13 +123,15 @@ static int lat_dqn_trading_gather(const lat_opts *o, double *us) { return lat_dq
 
 /* ---- forecasters: tg_predictor_push of one bar on a run trained for one epoch ---- */
 
-/* A run of kind at the defaults, trained one epoch on the first TRAIN_BARS bars of the synthetic market. */
+/* A run of kind at the defaults, trained one epoch on the first TRAIN_BARS bars of the synthetic market, in fp32 (the
+ * peer's precision; auto would pick bf16 for the wider models on a CPU with native bf16). */
 static int forecast_run(tg_model_kind kind, const char *dir) {
   tg_synth_config sc = tg_synth_defaults();
   sc.bars = TRAIN_BARS;
   tg_train_config c = tg_train_defaults(kind);
   c.epochs = 1;
   c.threads = 1;
+  c.precision = TG_PRECISION_FP32;
   snprintf(c.device, sizeof c.device, "cpu");
   snprintf(c.out, sizeof c.out, "%s", dir);
   tg_bars bars;

@@ -340,7 +340,9 @@ else
       echo "$case, -, failed: $(tail -1 "$log.bars")"; continue; }
     tg=$(echo "$tg_out" | cut -d' ' -f2)
     bars=$(grep -o '[0-9]* bars' "$log.bars" | cut -d' ' -f1)
-    "$py" bench/reader_peers.py "$case" 2>>"$log" | while read -r _ peer us; do
+    peers=$("$py" bench/reader_peers.py "$case" 2>>"$log") || {
+      echo "$case, $bars, $tg, -, failed: $(tail -1 "$log")"; continue; }
+    echo "$peers" | while read -r _ peer us; do
       echo "$case, $bars, $tg, $peer, $us, $(awk -v a="$us" -v b="$tg" 'BEGIN { printf "%.2f", a / b }')"
     done
   done
