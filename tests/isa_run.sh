@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs one test program with oneDNN and OpenBLAS held to a lower CPU kind (avx2 or avx512), so the paths another CPU takes run here.
+# Runs one test program with oneDNN and OpenBLAS held to a lower CPU kind (avx2, or avx512 without bf16), so the
+# paths another kind of CPU takes run here.
 # Usage: isa_run.sh avx2|avx512 PROGRAM [ARGS...]. Exits 77 (skip) when this CPU lacks the kind asked for.
 set -u
 kind=$1

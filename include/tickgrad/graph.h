@@ -234,8 +234,8 @@ tg_tensor *tg_ppo_loss_gaussian(tg_graph *g, tg_tensor *mean, tg_tensor *log_std
 /* ---- plan, run, backward ---- */
 
 /* A run's precision setting ("fp32", "bf16", "auto"): bf16 is mixed precision, tg_plan_opts.precision TG_BF16; auto is
- * bf16 where the device runs it natively and faster than fp32, else fp32 (tg_precision_resolve, device.h, decides it
- * once when a run starts, and the run records the choice). */
+ * bf16 where the device runs it natively and the model is wide enough for it to be faster, else fp32
+ * (tg_precision_resolve, device.h, decides it once when a run starts, and the run records the choice). */
 typedef enum tg_precision { TG_PRECISION_FP32 = 0, TG_PRECISION_BF16, TG_PRECISION_AUTO } tg_precision;
 static inline tg_dtype tg_precision_dtype(tg_precision p) { return p == TG_PRECISION_BF16 ? TG_BF16 : TG_F32; }
 static inline const char *tg_precision_name(tg_precision p) {

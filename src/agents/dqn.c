@@ -110,7 +110,8 @@ static void print_header(const dq_run *r) {
 static tg_status run_open(dq_run *r, const tg_dqn_config *c, tg_env *env, const char *dir) {
   r->c = *c;
   char notice[512];
-  tg_precision_resolve(&r->c.precision, r->c.device, rl_widest(r->c.hidden, r->c.n_hidden), notice, sizeof notice); /* auto: decided now, kept in config.json */
+  /* auto: decided now, kept in config.json */
+  tg_precision_resolve(&r->c.precision, r->c.device, rl_widest(r->c.hidden, r->c.n_hidden), notice, sizeof notice);
   if (notice[0] && c->log) fprintf(c->log, "%s\n", notice);
   r->env = env;
   r->sp = tg_env_spec_of(env);

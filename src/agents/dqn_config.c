@@ -29,8 +29,8 @@ static const tg_setting SETTINGS[] = {
     NUM("max_grad_norm", TG_SET_FLOAT, max_grad_norm, 0, 1e30, 0, "global gradient-norm clip (0: none)"),
     {.key = "seed", .type = TG_SET_UINT64, .off = OFF(seed), .help = "initialisation, exploration and replay draws"},
     {.key = "precision", .type = TG_SET_ENUM, .off = OFF(precision), .names = tg_precision_names,
-     .help = "fp32 (default), bf16 (GEMM operands in bf16 with f32 accumulation, f32 weights and Adam state) or auto (bf16 "
-             "where the device has native bf16 GEMMs and a hidden layer is at least 128 wide, else fp32)"},
+     .help = "fp32 (default), bf16 (GEMM operands in bf16 with f32 accumulation, f32 weights and Adam state) or "
+             "auto (bf16 where the device has native bf16 GEMMs and a hidden layer is at least 128 wide, else fp32)"},
     NUM("log_every", TG_SET_INT64, log_every, 1, 1e15, 1, "steps between log lines and metrics.csv rows"),
     NUM("ckpt_every", TG_SET_INT64, ckpt_every, 0, 1e15, 1, "steps between checkpoints (0: only at the end)"),
 };

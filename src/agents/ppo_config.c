@@ -29,8 +29,8 @@ static const tg_setting SETTINGS[] = {
      .count_off = OFF(n_hidden), .max_n = TG_PPO_MAX_HIDDEN, .help = "hidden widths of the actor and the critic, e.g. 64,64 (tanh)"},
     {.key = "seed", .type = TG_SET_UINT64, .off = OFF(seed), .help = "initialisation, actions and minibatch permutations"},
     {.key = "precision", .type = TG_SET_ENUM, .off = OFF(precision), .names = tg_precision_names,
-     .help = "fp32 (default), bf16 (GEMM operands in bf16 with f32 accumulation, f32 weights and Adam state) or auto (bf16 "
-             "where the device has native bf16 GEMMs and a hidden layer is at least 128 wide, else fp32)"},
+     .help = "fp32 (default), bf16 (GEMM operands in bf16 with f32 accumulation, f32 weights and Adam state) or "
+             "auto (bf16 where the device has native bf16 GEMMs and a hidden layer is at least 128 wide, else fp32)"},
     NUM("log_every", TG_SET_INT64, log_every, 1, 1e15, 1, "environment steps between log lines and metrics.csv rows"),
     NUM("ckpt_every", TG_SET_INT64, ckpt_every, 0, 1e15, 1, "iterations between checkpoints (0: only at the end)"),
 };

@@ -60,8 +60,9 @@ static const tg_setting SETTINGS[] = {
     NUM("ckpt_every", NULL, TG_SET_INT, ckpt_every, 1, 1e6, 0, "checkpoint every N epochs and at the end (default 1)"),
     NUM("seed", NULL, TG_SET_INT64, seed, 0, 2147483647.0, 0, "parameters, shuffles, dropout (default 1)"),
     {.key = "precision", .type = TG_SET_ENUM, .off = OFF(precision), .names = tg_precision_names,
-     .help = "auto (default: bf16 where the device has native bf16 GEMMs, AMX or AVX512-BF16 on a CPU, and the model is "
-             "at least 128 wide, else fp32), fp32 or bf16 (GEMM operands in bf16 with f32 accumulation, f32 weights and Adam state)"},
+     .help = "auto (default: bf16 where the device has native bf16 GEMMs, AMX or AVX512-BF16 on a CPU, and the model "
+             "is at least 128 wide, else fp32), fp32 or bf16 (GEMM operands in bf16 with f32 accumulation, f32 weights "
+             "and Adam state)"},
     {.key = "threads", .type = TG_SET_INT, .off = OFF(threads), .lo = 0, .hi = 4096, .flags = TG_SET_RESUMABLE,
      .help = "CPU threads (default 0: as set globally)"},
     STR("device", device, TG_SET_RESUMABLE, "auto, cpu, cuda or cuda:N (default auto)"),

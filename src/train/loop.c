@@ -158,7 +158,8 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if (c->threads > 0 && (st = tg_set_threads(c->threads)) != TG_OK) return st;
   if ((st = tg_device_choose(c->device, &r->dev, notice, sizeof notice)) != TG_OK) return st;
   if (notice[0] && r->log) fprintf(r->log, "%s\n", notice);
-  tg_precision_resolve(&c->precision, r->dev, tg_forecast_width(&c->model), notice, sizeof notice); /* auto: decided here, recorded in config.json */
+  /* auto: decided here, recorded in config.json */
+  tg_precision_resolve(&c->precision, r->dev, tg_forecast_width(&c->model), notice, sizeof notice);
   if (notice[0] && r->log) fprintf(r->log, "%s\n", notice);
   if ((st = dist_check(r)) != TG_OK) return st;
   default_out(c);
