@@ -2,7 +2,6 @@
 #include <math.h>
 #include <string.h>
 #include "io/ckpt_set.h"
-#include "tickgrad/device.h"
 #include "base/clock.h"
 #include "base/alloc.h"
 #include "agents/dqn_internal.h"
@@ -109,10 +108,7 @@ static void print_header(const dq_run *r) {
 
 static tg_status run_open(dq_run *r, const tg_dqn_config *c, tg_env *env, const char *dir) {
   r->c = *c;
-  char notice[512];
-  /* auto: decided now, kept in config.json */
-  tg_precision_resolve(&r->c.precision, r->c.device, rl_widest(r->c.hidden, r->c.n_hidden), notice, sizeof notice);
-  if (notice[0] && c->log) fprintf(c->log, "%s\n", notice);
+  rl_precision_settle(&r->c.precision, r->c.device, r->c.hidden, r->c.n_hidden, c->log);
   r->env = env;
   r->sp = tg_env_spec_of(env);
   r->saved_step = -1;

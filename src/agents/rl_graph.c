@@ -1,4 +1,5 @@
 /* The agents' graph plumbing: planning, binding host or device buffers, reading outputs back, device buffers. */
+#include <stdio.h>
 #include <string.h>
 #include "graph/backend.h"
 #include "agents/rl_internal.h"
@@ -25,6 +26,14 @@ tg_status rl_plan(tg_graph *g, tg_device dev, int training, tg_precision precisi
   po.training = training;
   po.precision = tg_precision_dtype(precision);
   return tg_graph_plan(g, &po);
+}
+
+void rl_precision_settle(tg_precision *precision, tg_device dev, const int *hidden, int n_hidden, FILE *log) {
+  int widest = 0;
+  for (int k = 0; k < n_hidden; k++) widest = hidden[k] > widest ? hidden[k] : widest;
+  char notice[512];
+  tg_precision_resolve(precision, dev, widest, notice, sizeof notice);
+  if (notice[0] && log) fprintf(log, "%s\n", notice);
 }
 
 tg_status rl_bind(tg_graph *g, const char *name, tg_device dev, tg_dtype dt, int ndim, const int64_t *shape, void *data) {

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "tickgrad/graph.h"
 #include "tickgrad/optim.h"
 #include "tickgrad/rl.h"
@@ -80,6 +81,9 @@ tg_status rl_backend_check(const char *what, tg_device dev);
 tg_status rl_hidden_check(const char *what, int n_hidden, const int *hidden);
 /* The graph's sticky status, else its plan on dev (for training or inference). */
 tg_status rl_plan(tg_graph *g, tg_device dev, int training, tg_precision precision);
+/* An agent run's precision settled on dev for its widest hidden layer (auto: decided once, kept in config.json),
+ * with tg_precision_resolve's notice on log (may be NULL). */
+void rl_precision_settle(tg_precision *precision, tg_device dev, const int *hidden, int n_hidden, FILE *log);
 /* Binds data [shape] of dtype dt on dev as the graph's input name. */
 tg_status rl_bind(tg_graph *g, const char *name, tg_device dev, tg_dtype dt, int ndim, const int64_t *shape, void *data);
 /* A host view of count floats of the output t: its arena memory when host, else a copy into copy. */
@@ -125,13 +129,6 @@ void rl_replay_add(rl_replay *r, int n, const float *obs, const float *next_obs,
  * counter k / 4, k = draws + j. Writes b->b rows into b and advances draws by b->b. size must be > 0. */
 void rl_replay_sample(rl_replay *r, rl_batch *b);
 /* Uniform integer in [0, n) from one 32-bit word (multiply-shift). */
-/* The widest of a network's n hidden layers (its GEMM width, for precision auto). */
-static inline int rl_widest(const int *hidden, int n) {
-  int w = 0;
-  for (int k = 0; k < n; k++) w = hidden[k] > w ? hidden[k] : w;
-  return w;
-}
-
 static inline int64_t rl_u32_below(uint32_t w, int64_t n) { return (int64_t)(((uint64_t)w * (uint64_t)n) >> 32); }
 
 tg_status rl_batch_init(rl_batch *b, int64_t rows, int obs_dim, int n_actions);
