@@ -56,6 +56,9 @@ static void test_products(void) {
       {0, 0, 200, 70, 100, 0.0f}, {1, 0, 200, 70, 100, 1.0f}, {0, 1, 200, 70, 100, 1.0f}, {1, 1, 200, 70, 100, 0.0f},
       {0, 0, 40, 300, 100, 1.0f}, {1, 0, 40, 300, 100, 0.0f}, {0, 1, 40, 300, 100, 0.0f}, {1, 1, 40, 300, 100, 1.0f},
       {0, 1, 5, 7, 3, 1.0f}, /* small: one call */
+      /* tiny (m n k <= 2048): the plain loops, every transpose, k past and short of the 8 dot-product lanes */
+      {0, 0, 1, 64, 2, 0.0f}, {1, 0, 2, 64, 1, 1.0f}, {0, 1, 1, 2, 64, 1.0f}, {1, 1, 3, 5, 19, 0.0f},
+      {0, 1, 4, 6, 21, 0.0f}, {1, 0, 3, 9, 7, 1.0f},
   };
   const int threads[3] = {1, 3, 2};
   int before = tg_threads();

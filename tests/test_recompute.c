@@ -383,7 +383,7 @@ static tg_forecast_cfg tft_cfg(int hidden, int enc, int dec, int n_past) {
 }
 
 /* A TFT large enough that its VSNs run the per-variable GRNs in groups (hidden 32, encoder 64, 16 past features,
- * batch 16: two groups of 8). */
+ * batch 16: four groups of 4). */
 #define GROUPED_BATCH 16
 static tg_forecast_cfg grouped_tft_cfg(void) { return tft_cfg(32, 64, 8, 16); }
 

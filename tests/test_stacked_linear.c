@@ -53,6 +53,7 @@ static void run_stacked(unsigned long long seed, const char *name, const sl_ctx 
 static void test_cases(unsigned long long seed) {
   static const sl_ctx plain = {1, 0}, no_bias = {0, 0}, twice = {1, 1};
   const int64_t x3[3] = {4, 3, 5}, x4[4] = {2, 3, 2, 4}, x_in1[3] = {5, 3, 1}, x_g1[3] = {4, 1, 3};
+  const int64_t x_g1_big[3] = {96, 1, 32};
   const int64_t x2[2] = {3, 4};
   run_stacked(seed + 1, "stacked_bias", &plain, 3, x3, 6, 1);
   run_stacked(seed + 2, "stacked_no_bias", &no_bias, 3, x3, 6, 1);
@@ -60,14 +61,17 @@ static void test_cases(unsigned long long seed) {
   run_stacked(seed + 4, "stacked_x_input", &plain, 3, x3, 2, 0);
   run_stacked(seed + 5, "stacked_in_1", &plain, 3, x_in1, 4, 1); /* a per-group embedding of scalars */
   run_stacked(seed + 6, "stacked_one_group", &plain, 3, x_g1, 5, 1);
+  /* large enough for a planned GEMM primitive, which then adds the one group's bias itself */
+  run_stacked(seed + 9, "stacked_one_group_planned", &plain, 3, x_g1_big, 32, 0);
   run_stacked(seed + 7, "stacked_2d_x", &plain, 2, x2, 3, 1); /* no leading dims: one row */
   run_stacked(seed + 8, "stacked_accumulate", &twice, 3, x3, 4, 1);
 }
 
 /* The kernels called directly at a size past the bias gradient's parallel threshold, on `threads`
- * threads (with more than one, the groups' GEMMs run on the OpenMP threads). */
-static void test_large(int threads) {
-  enum { ROWS = 600, G = 17, IN = 8, OUT = 40 }; /* ROWS*G*OUT = 408000 > 2^18 */
+ * threads (with more than one, the groups' GEMMs run on the OpenMP threads), with IN inputs per group (1: the
+ * outer-product kernels). */
+static void test_large(int threads, int64_t IN) {
+  const int64_t ROWS = 600, G = 17, OUT = 40; /* ROWS*G*OUT = 408000 > 2^18 */
   size_t nx = (size_t)ROWS * G * IN, nw = (size_t)G * OUT * IN, ny = (size_t)ROWS * G * OUT;
   float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *bias = malloc(sizeof(float) * G * OUT);
   float *y = malloc(sizeof(float) * ny), *dy = malloc(sizeof(float) * ny), *dx = calloc(nx, sizeof(float));
@@ -113,7 +117,7 @@ static void test_large(int threads) {
         for (int i = 0; i < IN; i++) s += (double)x[((size_t)r * G + j) * IN + i] * w[((size_t)j * OUT + o) * IN + i];
         worst = fmax(worst, fabs(s - y[((size_t)r * G + j) * OUT + o]));
       }
-  CHECK_MSG(worst < 1e-4, "stacked_large forward error %g on %d threads", worst, threads);
+  CHECK_MSG(worst < 1e-4, "stacked_large in %lld: forward error %g on %d threads", (long long)IN, worst, threads);
   CHECK_OK(tg_cpu_stacked_linear_bwd(&a));
   double wb = 0, wx = 0, ww = 0;
   for (int c = 0; c < G * OUT; c++) {
@@ -135,9 +139,9 @@ static void test_large(int threads) {
         for (int r = 0; r < ROWS; r++) s += (double)dy[((size_t)r * G + j) * OUT + o] * x[((size_t)r * G + j) * IN + i];
         ww = fmax(ww, fabs(s - dw[((size_t)j * OUT + o) * IN + i]) / (1 + fabs(s)));
       }
-  CHECK_MSG(wb < 1e-5, "stacked_large bias gradient error %g on %d threads", wb, threads);
-  CHECK_MSG(wx < 1e-5, "stacked_large input gradient error %g on %d threads", wx, threads);
-  CHECK_MSG(ww < 1e-5, "stacked_large weight gradient error %g on %d threads", ww, threads);
+  CHECK_MSG(wb < 1e-5, "stacked_large in %lld: bias gradient error %g on %d threads", (long long)IN, wb, threads);
+  CHECK_MSG(wx < 1e-5, "stacked_large in %lld: input gradient error %g on %d threads", (long long)IN, wx, threads);
+  CHECK_MSG(ww < 1e-5, "stacked_large in %lld: weight gradient error %g on %d threads", (long long)IN, ww, threads);
   CHECK_OK(tg_set_threads(before));
 done:
   free(x), free(w), free(bias), free(y), free(dy), free(dx), free(dw), free(db);
@@ -207,8 +211,10 @@ static void test_errors(void) {
 int main(void) {
   unsigned long long seed = tg_test_seed(4242);
   test_cases(seed);
-  test_large(1);
-  test_large(3);
+  test_large(1, 8);
+  test_large(3, 8);
+  test_large(1, 1);
+  test_large(3, 1);
   test_errors();
   return tg_test_finish();
 }

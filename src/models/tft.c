@@ -118,7 +118,7 @@ static tg_tensor *embed_vars(tft_b *b, tg_tensor *x, const real_embed *e, int64_
  * variable a group), each group a recomputation block that embeds its variables again from x. So the backward of a
  * large batch holds one group's [N, group, 2d] values and gradients, not all m variables' at once. Small inputs (a
  * batch-1 prediction) stay one group: the embedding computed once and no slices. */
-#define TFT_VSN_GROUP_ELEMS (256 * 1024)
+#define TFT_VSN_GROUP_ELEMS (128 * 1024)
 
 static int64_t vsn_group(int64_t N, int64_t m, int64_t d) {
   int64_t mg = TFT_VSN_GROUP_ELEMS / (N * d > 0 ? N * d : 1);

@@ -55,9 +55,15 @@ static void linear_gemms(const tg_kernel_args *a, int64_t rows, int64_t nin, int
 
 static void stacked_gemms(const tg_kernel_args *a, int64_t rows, int64_t G, int64_t nin, int64_t nout, node_gemms *g) {
   /* group j: y[:, j] [rows, out] (row stride G out) = x[:, j] [rows, in] (row stride G in) w[j]^T, added to b[j]
-   * where the kernel wrote it first (oneDNN has only a reference matmul for a bias that differs per batch) */
+   * where the kernel wrote it first (oneDNN has only a reference matmul for a bias that differs per batch); one
+   * group's bias goes into the primitive, as linear's */
+  int bias = a->attr->i[0] && a->n_in > 2;
   g->fwd = shape(G, rows, nout, nin, (int64_t[]){nin, G * nin, 1}, (int64_t[]){nout * nin, 1, nin},
-                 (int64_t[]){nout, G * nout, 1}, a->attr->i[0] && a->n_in > 2);
+                 (int64_t[]){nout, G * nout, 1}, bias && G > 1);
+  if (bias && G == 1) {
+    g->fwd.bias = 1;
+    memcpy(g->fwd.bias_st, (int64_t[]){0, nout, 1}, sizeof g->fwd.bias_st);
+  }
   g->d_a = shape(G, rows, nin, nout, (int64_t[]){nout, G * nout, 1}, (int64_t[]){nout * nin, nin, 1},
                  (int64_t[]){nin, G * nin, 1}, 1);
   g->d_b = shape(G, nout, nin, rows, (int64_t[]){nout, 1, G * nout}, (int64_t[]){nin, G * nin, 1},
@@ -129,6 +135,7 @@ tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state) {
     macs = rows * nin * nout;
   } else if (op == TG_OP_STACKED_LINEAR) {
     if ((st = tg_stacked_dims(a, &rows, &groups, &nin, &nout)) != TG_OK) return st;
+    if (nin == 1) return TG_OK; /* an outer product: direct loops (k_stacked_in1.c) */
     stacked_gemms(a, rows, groups, nin, nout, &g);
     macs = rows * groups * nin * nout;
   } else {
@@ -152,6 +159,7 @@ tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state) {
     tg_free(p); /* oneDNN absent or without a fast kernel for these shapes: OpenBLAS */
     return TG_OK;
   }
+  p->fwd_bias = g.fwd.bias;
   *state = p;
   return TG_OK;
 }

@@ -15,6 +15,7 @@
 typedef struct tg_cpu_gemm_plan {
   tg_gemm_prim *fwd;       /* the forward product; NULL: OpenBLAS */
   tg_gemm_prim *d_a, *d_b; /* backward: the first and the second input's gradient; NULL: OpenBLAS */
+  int fwd_bias;            /* 1: the forward primitive adds the bias itself */
   int packed_bf16;         /* 1: the primitives take bf16 operands (kernels pack them); 0: f32 (rounded in bf16) */
 } tg_cpu_gemm_plan;
 

@@ -15,6 +15,13 @@
 #define TG_MM_PAR_MIN (1 << 18)
 #define TG_MM_COL_BLOCK 64
 
+/* Products of at most this many multiply-adds run as plain loops (mm_tiny): a BLAS call costs more than their work
+ * (a batched matmul of one-row products, as the TFT's variable selection sums). */
+#define TG_MM_TINY 2048
+
+/* A batched matmul of small products runs its batches on the OpenMP threads from this many multiply-adds in all. */
+#define TG_MM_BATCH_PAR_MIN (1 << 16)
+
 /* Products of at least this many multiply-adds are split across the OpenMP threads. */
 #define TG_MM_SPLIT_MIN (1 << 20)
 /* A split slab has a multiple of this many rows (or columns) of C. */
@@ -38,12 +45,53 @@ static void mm_blas(int ta, int tb, int64_t m, int64_t n, int64_t k, const float
               (blasint)ldc);
 }
 
+/* Lanes of mm_tiny's dot products: partial sums p mod 8, added in a fixed order, so every clone computes the same bits. */
+#define TG_MM_TINY_LANES 8
+
+/* C[m, n] = op(A) op(B) + beta * C in plain loops, for a product too small to repay a BLAS call (tg_cpu_gemm):
+ * rows of op(B) scaled into C's rows when B is untransposed, else dot products along both operands' rows. */
+TG_CPU_CLONES static void mm_tiny(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *restrict A,
+                                  int64_t lda, const float *restrict B, int64_t ldb, float beta, float *restrict C,
+                                  int64_t ldc) {
+  for (int64_t i = 0; i < m; i++) {
+    float *restrict c = C + i * ldc; /* [n] */
+    if (beta == 0.0f) /* never 0 * C: C may hold NaN */
+      for (int64_t j = 0; j < n; j++) c[j] = 0.0f;
+    else if (beta != 1.0f)
+      for (int64_t j = 0; j < n; j++) c[j] *= beta;
+    if (!tb) {
+      for (int64_t p = 0; p < k; p++) { /* c += op(A)[i, p] B[p, :] */
+        float s = ta ? A[p * lda + i] : A[i * lda + p];
+        const float *restrict b = B + p * ldb; /* [n] */
+        for (int64_t j = 0; j < n; j++) c[j] += s * b[j];
+      }
+      continue;
+    }
+    for (int64_t j = 0; j < n; j++) { /* c[j] += op(A)[i, :] . B[j, :] */
+      const float *restrict b = B + j * ldb; /* [k] */
+      float lane[TG_MM_TINY_LANES] = {0};
+      int64_t p = 0;
+      if (!ta)
+        for (; p + TG_MM_TINY_LANES <= k; p += TG_MM_TINY_LANES)
+          for (int l = 0; l < TG_MM_TINY_LANES; l++) lane[l] += A[i * lda + p + l] * b[p + l];
+      for (; p < k; p++) lane[p % TG_MM_TINY_LANES] += (ta ? A[p * lda + i] : A[i * lda + p]) * b[p];
+      float sum = 0.0f;
+      for (int l = 0; l < TG_MM_TINY_LANES; l++) sum += lane[l];
+      c[j] += sum;
+    }
+  }
+}
+
 void tg_cpu_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                  const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     if (beta == 0.0f)
       for (int64_t i = 0; i < m; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)n);
+    return;
+  }
+  if (m * n * k <= TG_MM_TINY && (!tb || k >= TG_MM_TINY_LANES)) { /* short dot products: sgemv vectorises better */
+    mm_tiny(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
     return;
   }
   /* split only when OpenBLAS is single-threaded (tg_set_threads): never two thread pools at once */
@@ -111,7 +159,7 @@ static const tg_cpu_gemm_plan *plan_of(const tg_kernel_args *a) { return a->prep
  * (a large one is split inside tg_cpu_gemm instead). */
 static int mm_batches_parallel(const tg_mm_dims *d) {
   int64_t one = d->m * d->n * d->k;
-  return d->batch > 1 && one < TG_MM_SPLIT_MIN && d->batch * one >= TG_MM_SPLIT_MIN && !omp_in_parallel() &&
+  return d->batch > 1 && one < TG_MM_SPLIT_MIN && d->batch * one >= TG_MM_BATCH_PAR_MIN && !omp_in_parallel() &&
          omp_get_max_threads() > 1 && openblas_get_num_threads() == 1;
 }
 
@@ -281,8 +329,14 @@ tg_status tg_cpu_stacked_linear_fwd(const tg_kernel_args *a) {
   const float *w = operand(a, &ws, a->in[1]->data, a->in_bf16[1], G * nout * nin); /* [G, out, in] */
   float *y = (float *)a->out->data;                                                 /* [rows, G, out] */
   const float *bias = a->attr->i[0] && a->n_in > 2 ? (const float *)a->in[2]->data : NULL; /* [G, out] */
+  if (nin == 1) {
+    tg_cpu_stacked_in1_fwd(x, w, bias, y, rows, G, nout);
+    return TG_OK;
+  }
+  const tg_cpu_gemm_plan *p = plan_of(a);
+  if (p && p->fwd && p->fwd_bias) return tg_gemm_prim_run(p->fwd, x, w, bias, y, a->node_name);
   if (bias) sl_fill_rows(y, G * nout, bias, rows, G * nout); /* every row of y = bias as [G out]; the GEMMs add */
-  if (plan_of(a) && plan_of(a)->fwd) return tg_gemm_prim_run(plan_of(a)->fwd, x, w, NULL, y, a->node_name);
+  if (p && p->fwd) return tg_gemm_prim_run(p->fwd, x, w, NULL, y, a->node_name);
   /* group j: y[:, j] [rows, out] (row stride G out) = x[:, j] [rows, in] (stride G in) w[j]^T (+ y) */
   TG_PAR_FOR(sl_groups_parallel(rows, G, nin, nout), schedule(static),
   for (int64_t j = 0; j < G; j++)
@@ -332,6 +386,11 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
   const float *w = operand(a, &ws, a->in[1]->data, a->in_bf16[1], G * nout * nin); /* [G, out, in] */
   int64_t ncol = G * nout;
   const tg_cpu_gemm_plan *p = plan_of(a);
+  if (nin == 1) {
+    tg_cpu_stacked_in1_bwd(x, w, dy, dx, dw, rows, G, nout);
+    if (db) sl_bias_grad(dy_f32, db, rows, ncol);
+    return TG_OK;
+  }
   if (p) { /* the planned primitives hold every group; the bias gradient sums the unrounded dy in f32 */
     if (dx && (st = tg_gemm_prim_run(p->d_a, dy, w, NULL, dx, a->node_name)) != TG_OK) return st;
     if (dw && (st = tg_gemm_prim_run(p->d_b, dy, x, NULL, dw, a->node_name)) != TG_OK) return st;

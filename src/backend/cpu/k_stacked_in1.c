@@ -1,0 +1,89 @@
+/* stacked_linear with one input per group (the TFT's per-variable embeddings, Linear(1 -> d)) as direct loops: a
+ * product with K = 1 is an outer product, which a GEMM call spends more on than the work. */
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_par.h"
+#include "backend/cpu/cpu_simd.h"
+
+/* Rows or columns per parallel loop below this many outputs stay on one thread. */
+#define IN1_PAR_MIN (1 << 16)
+/* Columns of dw per parallel block. */
+#define IN1_COL_BLOCK 64
+/* Lanes of dx's dot products: partial sums o mod 8, added in a fixed order (every clone gives the same bits). */
+#define IN1_LANES 8
+
+/* y[r, j, :] = x[r, j] w[j, :] (+ b[j, :]) for rows [r0, r1): x [rows, G], w [G, out], b [G, out] or NULL. */
+TG_CPU_CLONES static void in1_fwd_rows(const float *restrict x, const float *restrict w, const float *restrict b,
+                                       float *restrict y, int64_t r0, int64_t r1, int64_t G, int64_t nout) {
+  for (int64_t r = r0; r < r1; r++)
+    for (int64_t j = 0; j < G; j++) {
+      float s = x[r * G + j];
+      const float *restrict wj = w + j * nout; /* [out] */
+      float *restrict yj = y + (r * G + j) * nout;
+      if (b)
+        for (int64_t o = 0; o < nout; o++) yj[o] = b[j * nout + o] + s * wj[o];
+      else
+        for (int64_t o = 0; o < nout; o++) yj[o] = s * wj[o];
+    }
+}
+
+void tg_cpu_stacked_in1_fwd(const float *x, const float *w, const float *b, float *y, int64_t rows, int64_t G,
+                            int64_t nout) {
+  int64_t nblk = tg_par_ok() && rows * G * nout >= IN1_PAR_MIN ? omp_get_max_threads() : 1;
+  int64_t per = (rows + nblk - 1) / nblk;
+  TG_PAR_FOR(nblk > 1, schedule(static),
+  for (int64_t p = 0; p < nblk; p++) {
+    int64_t r0 = p * per, r1 = r0 + per < rows ? r0 + per : rows;
+    if (r0 < r1) in1_fwd_rows(x, w, b, y, r0, r1, G, nout);
+  });
+}
+
+/* dx[r, j] += dy[r, j, :] . w[j, :] for rows [r0, r1). */
+TG_CPU_CLONES static void in1_dx_rows(const float *restrict dy, const float *restrict w, float *restrict dx,
+                                      int64_t r0, int64_t r1, int64_t G, int64_t nout) {
+  for (int64_t r = r0; r < r1; r++)
+    for (int64_t j = 0; j < G; j++) {
+      const float *restrict d = dy + (r * G + j) * nout, *restrict wj = w + j * nout; /* [out] each */
+      float lane[IN1_LANES] = {0};
+      int64_t o = 0;
+      for (; o + IN1_LANES <= nout; o += IN1_LANES)
+        for (int l = 0; l < IN1_LANES; l++) lane[l] += d[o + l] * wj[o + l];
+      for (; o < nout; o++) lane[o % IN1_LANES] += d[o] * wj[o];
+      float sum = 0.0f;
+      for (int l = 0; l < IN1_LANES; l++) sum += lane[l];
+      dx[r * G + j] += sum;
+    }
+}
+
+/* dw[c] += sum over rows, in order, of x[r, c / out] dy[r, c], for columns [c0, c1) of dw as [G out]. */
+TG_CPU_CLONES static void in1_dw_cols(const float *restrict x, const float *restrict dy, float *restrict dw,
+                                      int64_t rows, int64_t G, int64_t nout, int64_t c0, int64_t c1) {
+  for (int64_t r = 0; r < rows; r++) {
+    const float *restrict d = dy + r * G * nout; /* [G out] */
+    for (int64_t c = c0; c < c1;) { /* the columns of group j = c / out within the block */
+      int64_t j = c / nout, end = (j + 1) * nout < c1 ? (j + 1) * nout : c1;
+      float s = x[r * G + j];
+      for (; c < end; c++) dw[c] += s * d[c];
+    }
+  }
+}
+
+void tg_cpu_stacked_in1_bwd(const float *x, const float *w, const float *dy, float *dx, float *dw, int64_t rows,
+                            int64_t G, int64_t nout) {
+  int par = tg_par_ok() && rows * G * nout >= IN1_PAR_MIN;
+  if (dx) {
+    int64_t nblk = par ? omp_get_max_threads() : 1, per = (rows + nblk - 1) / nblk;
+    TG_PAR_FOR(nblk > 1, schedule(static),
+    for (int64_t p = 0; p < nblk; p++) {
+      int64_t r0 = p * per, r1 = r0 + per < rows ? r0 + per : rows;
+      if (r0 < r1) in1_dx_rows(dy, w, dx, r0, r1, G, nout);
+    });
+  }
+  if (dw) {
+    int64_t ncol = G * nout, nblk = (ncol + IN1_COL_BLOCK - 1) / IN1_COL_BLOCK;
+    TG_PAR_FOR(par && nblk > 1, schedule(static),
+    for (int64_t bi = 0; bi < nblk; bi++) {
+      int64_t c0 = bi * IN1_COL_BLOCK, c1 = c0 + IN1_COL_BLOCK < ncol ? c0 + IN1_COL_BLOCK : ncol;
+      in1_dw_cols(x, dy, dw, rows, G, nout, c0, c1);
+    });
+  }
+}
