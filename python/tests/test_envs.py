@@ -350,3 +350,21 @@ def test_infos_have_the_layout_of_gymnasium_same_step():
     m = ours["_final_obs"]
     assert all(isinstance(ours["final_obs"][i], np.ndarray) and ours["final_obs"][i].shape == (4,)
                for i in np.flatnonzero(m))
+
+
+@pytest.mark.parametrize("make", ["cartpole", "trading"])
+def test_single_env_refuses_to_step_past_the_end(bars, make):
+    """gymnasium's contract for a single env: stepping after terminated or truncated is the caller's error."""
+    env = envs.CartPoleEnv(seed=3) if make == "cartpole" else envs.TradingEnv(bars, window=8, episode_len=5, seed=2)
+    env.reset()
+    for steps in range(1, 1000):
+        _, _, term, trunc, _ = env.step(0)
+        if term or trunc:
+            break
+    assert term or trunc
+    with pytest.raises(RuntimeError, match=r"episode ended \((terminated|truncated)\) after %d steps; call reset" % steps):
+        env.step(0)
+    with pytest.raises(RuntimeError):  # still refused, nothing stepped
+        env.step(1)
+    env.reset()
+    env.step(0)  # a new episode steps again

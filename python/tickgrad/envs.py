@@ -7,7 +7,9 @@ The library steps n instances of an environment in one call (C, the GIL released
   truncations): no copy and no allocation per step. **The returned arrays are overwritten by the next step**
   (as gymnasium's own vector envs do with shared memory); keep ``arr.copy()`` of what you store, or construct
   the env with ``copy=True`` to get fresh arrays each step.
-- ``CartPoleEnv`` / ``TradingEnv``: single ``gymnasium.Env`` s (one instance).
+- ``CartPoleEnv`` / ``TradingEnv``: single ``gymnasium.Env`` s (one instance). As gymnasium's contract for a single
+  env says, stepping past the end of an episode is the caller's error: ``step()`` after ``terminated`` or
+  ``truncated`` raises ``RuntimeError`` until ``reset()``.
 
 Autoreset: an instance whose episode ended is reset in the same step (gymnasium's ``AutoresetMode.SAME_STEP``):
 the returned observation is the new episode's first, ``infos["final_obs"][i]`` the true last one (an object array,
@@ -267,6 +269,8 @@ class _TickgradEnv(gymnasium.Env):
         self._discrete = isinstance(self.action_space, spaces.Discrete)
         self._action = np.zeros(1, dtype=np.int32 if self._discrete else np.float32)
         self._pending = False  # an episode ended and the library has already reset the instance
+        self._ended = ""  # "terminated" or "truncated" once the episode ended: step() refuses until reset()
+        self._steps = 0  # steps of the current episode
 
     @property
     def library_env(self) -> "_core.Env":
@@ -281,14 +285,19 @@ class _TickgradEnv(gymnasium.Env):
             # the library already started the next episode when the last one ended (autoreset): take it, so that
             # this env's episodes are those of instance 0 of the vector env with the same seed
             self._pending = False
+            self._ended, self._steps = "", 0
             return self._vec._lib.obs[0].copy(), {}
         self._pending = False
+        self._ended, self._steps = "", 0
         obs, _ = self._vec.reset(seed=seed)
         return obs[0].copy(), {}
 
     def step(self, action: Any) -> Tuple[np.ndarray, float, bool, bool, Dict[str, Any]]:
-        """One step: (obs, reward, terminated, truncated, info). After the episode ends call reset() (stepping on
-        continues in the next episode, which the library has already started)."""
+        """One step: (obs, reward, terminated, truncated, info). After the episode ends (terminated or truncated)
+        step() raises RuntimeError until reset()."""
+        if self._ended:
+            raise RuntimeError(f"{type(self).__name__}.step: the episode ended ({self._ended}) after "
+                               f"{self._steps} steps; call reset() before stepping again")
         a = self._action
         if self._discrete:
             if isinstance(action, (bool, float)) or not isinstance(action, (int, np.integer)):
@@ -308,8 +317,12 @@ class _TickgradEnv(gymnasium.Env):
         lib = self._vec._lib
         done = lib.env.step(a)
         self._pending = bool(done)
+        self._steps += 1
+        term, trunc = bool(lib.terminated[0]), bool(lib.truncated[0])
+        if done:
+            self._ended = "terminated" if term else "truncated"
         obs = (lib.final_obs[0] if done else lib.obs[0]).copy()
-        return obs, float(lib.reward[0]), bool(lib.terminated[0]), bool(lib.truncated[0]), {}
+        return obs, float(lib.reward[0]), term, trunc, {}
 
 
 class CartPoleEnv(_TickgradEnv):
