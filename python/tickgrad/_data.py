@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Union
 
@@ -19,6 +20,8 @@ BAR_FIELDS = ("open", "high", "low", "close", "volume")
 def _paths(arg: Any, name: str) -> List[str]:
     if isinstance(arg, (str, os.PathLike)):
         return [os.fspath(arg)]
+    if isinstance(arg, (list, tuple)) and not arg:
+        raise ValueError(f"{name}: an empty {type(arg).__name__}; want a file, a folder, a glob, or a list of them")
     if isinstance(arg, (list, tuple)) and arg and all(isinstance(p, (str, os.PathLike)) for p in arg):
         return [os.fspath(p) for p in arg]
     raise TypeError(f"{name}: want a path, a list of paths or a DataFrame, got {type(arg).__name__}")
@@ -48,10 +51,39 @@ def _reader_args(columns: Optional[Union[str, Dict[str, Any]]], tz: Optional[str
             bool(skip_bad_files), not checks)
 
 
+# The command line's hints in the library's messages, as the keywords of this package's calls.
+_FLAG_HINTS = (("--nulls nan", 'nulls="nan"'), ("--allow-ohlc 1", "allow_ohlc=True"),
+               ("--duplicates first or last", 'duplicates="first" or "last"'),
+               ("--duplicates first", 'duplicates="first"'), ("--duplicates last", 'duplicates="last"'),
+               ("--duplicates", "duplicates="))
+# The source name a DataFrame's bars carry in the library's messages.
+_FRAME_SOURCE = "DataFrame"
+
+
+def _pythonic(e: "_core.Error", frame_sorted: Optional[bool] = None) -> "_core.Error":
+    """The library's error e as this package says it. Reading files: keywords for the command line's flags. A
+    DataFrame's bars (frame_sorted: whether its rows were already in time order): its rows by position from 0
+    (``DataFrame row 1500``, as ``frame.iloc[1500]``; the library counts from 1 after sorting by time), and in place of
+    a flag, what to do to the frame (a frame's bars are checked with every reader option at its default)."""
+    msg = str(e)
+    if frame_sorted is None:
+        for flag, keyword in _FLAG_HINTS:
+            msg = msg.replace("give " + flag, "pass " + keyword)
+        msg = msg.replace("set nulls to NaN", 'pass nulls="nan"')
+        return type(e)(msg)
+    where = "row" if frame_sorted else "row (of the frame sorted by time)"
+    msg = re.sub(_FRAME_SOURCE + r": row (\d+)", lambda m: f"{_FRAME_SOURCE} {where} {int(m.group(1)) - 1}", msg)
+    msg = re.sub(r" \(give --[^)]*\)", "", msg)
+    return type(e)(msg + "; fix or drop such rows of the DataFrame")
+
+
 def _read(paths: List[str], columns=None, tz=None, price_scale=None, nulls="error", duplicates="error",
           allow_ohlc=False, skip_bad_files=False, checks=True) -> "_core.Bars":
-    bars, warned = _core.read_bars(paths, *_reader_args(columns, tz, price_scale, nulls, duplicates, allow_ohlc,
-                                                        skip_bad_files, checks))
+    try:
+        bars, warned = _core.read_bars(paths, *_reader_args(columns, tz, price_scale, nulls, duplicates, allow_ohlc,
+                                                            skip_bad_files, checks))
+    except _core.Error as e:
+        raise _pythonic(e) from None
     for line in warned.splitlines():
         warnings.warn(line, stacklevel=3)
     return bars
@@ -143,7 +175,13 @@ def frame_to_bars(frame: pd.DataFrame, tz: Optional[str] = None) -> "_core.Bars"
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"data: want a DataFrame, got {type(frame).__name__}")
     ts = _times(frame, tz)
-    lower = {str(c).lower(): c for c in frame.columns}
+    lower: Dict[str, Any] = {}
+    for c in frame.columns:
+        key = str(c).lower()
+        if key in BAR_FIELDS + ("instrument",) and key in lower:
+            raise ValueError(f"data: columns '{lower[key]}' and '{c}' both name the bar field '{key}' (names differ "
+                             f"only in case); drop or rename one, e.g. frame.drop(columns=['{c}'])")
+        lower.setdefault(key, c)
     fields = []
     for name in BAR_FIELDS:
         if name not in lower:
@@ -168,6 +206,12 @@ def frame_to_bars(frame: pd.DataFrame, tz: Optional[str] = None) -> "_core.Bars"
         if pd.api.types.is_bool_dtype(col.dtype) or pd.api.types.is_numeric_dtype(col.dtype):
             extras.append((str(name), np.ascontiguousarray(col.to_numpy(dtype=np.float64, na_value=np.nan))))
         elif isinstance(col.dtype, pd.CategoricalDtype) or col.dtype == object or pd.api.types.is_string_dtype(col.dtype):
+            if col.dtype == object:
+                odd = col.map(lambda v: not (v is None or isinstance(v, (str, bytes, int, float, np.generic))))
+                if odd.any():
+                    at = int(np.flatnonzero(odd.to_numpy())[0])
+                    raise TypeError(f"data: column '{name}' holds {type(col.iloc[at]).__name__} values (first at "
+                                    f"DataFrame row {at}, {frame.index[at]}); want numbers or names")
             cat = col.astype("category") if not isinstance(col.dtype, pd.CategoricalDtype) else col
             names = [str(c) for c in cat.cat.categories]
             codes = cat.cat.codes.to_numpy().astype(np.int64)
@@ -175,8 +219,10 @@ def frame_to_bars(frame: pd.DataFrame, tz: Optional[str] = None) -> "_core.Bars"
             extras.append((str(name), np.ascontiguousarray(codes.astype(np.uint32)), names))
         else:
             warnings.warn(f"data: column '{name}' ({col.dtype}) is neither numbers nor names; left out", stacklevel=3)
-    source = frame.attrs.get("source", "a DataFrame") if isinstance(frame.attrs.get("source"), str) else "a DataFrame"
-    bars = _core.bars_from_arrays(ts, *fields, inst, extras, source)
+    try:  # the frame's attrs may still name the file it was read from: errors name the frame itself
+        bars = _core.bars_from_arrays(ts, *fields, inst, extras, _FRAME_SOURCE)
+    except _core.Error as e:
+        raise _pythonic(e, frame_sorted=bool(np.all(ts[1:] >= ts[:-1]))) from None
     if bars.reordered:
         warnings.warn(f"data: {bars.reordered} bars were out of time order and have been sorted", stacklevel=3)
     return bars
