@@ -123,6 +123,25 @@ static void test_errors(void) {
   CHECK_STATUS(parse("dup2.csv", "ts,open,high,low,close,close\n2021-01-04,1,2,0.5,1.5,1\n", &b), TG_ERR_FORMAT);
   CHECK_MSG(strstr(tg_last_error(), "'close' twice"), "%s", tg_last_error());
   tg_bars_free(&b);
+  /* names that differ only in case name one field twice: an error naming both, unless the map says which */
+  CHECK_STATUS(parse("case.csv", "ts,open,high,low,close,Close\n2021-01-04,1,2,0.5,1.5,1.6\n", &b), TG_ERR_FORMAT);
+  CHECK_MSG(strstr(tg_last_error(), "case.csv: line 1: columns 'close' and 'Close' both name close") &&
+                strstr(tg_last_error(), "close=Close"), "%s", tg_last_error());
+  tg_bars_free(&b);
+  CHECK_STATUS(parse("vol.csv", "ts,open,high,low,close,Volume,volume\n2021-01-04,1,2,0.5,1.5,7,8\n", &b),
+               TG_ERR_FORMAT);
+  CHECK_MSG(strstr(tg_last_error(), "columns 'Volume' and 'volume' both name volume"), "%s", tg_last_error());
+  tg_bars_free(&b);
+  {
+    tg_read_opts o;
+    memset(&o, 0, sizeof o);
+    o.columns = "close=Close";
+    const char *text = "ts,open,high,low,close,Close\n2021-01-04,1,2,0.5,1.5,1.6\n";
+    tg_bars_init(&b);
+    CHECK_OK(tg_csv_parse("case.csv", text, strlen(text), &o, &b));
+    CHECK(b.n == 1 && b.close[0] == 1.6);
+    tg_bars_free(&b);
+  }
 
   /* parsing into a series: union of the columns; numbers here against text there is an error that leaves it */
   CHECK_OK(parse("a.csv", "ts,open,high,low,close,k,n\n2021-01-04,1,2,0.5,1.5,a,1\n", &b));

@@ -101,12 +101,20 @@ static void map_by_name(const tg_csv_field *h, int64_t ncols, tg_csv_map *map) {
       if (k >= 0 && k < best_rank[r]) {
         best_rank[r] = k;
         map->col[r] = i;
+        map->tie[r] = -1;
+      } else if (k >= 0 && k == best_rank[r] && map->tie[r] < 0) { /* the same name in another case */
+        map->tie[r] = i;
       }
     }
     int v = volume_rank(name);
     if (v > best_vol) {
       best_vol = v;
       map->col[TG_CSV_VOLUME] = i;
+      map->tie[TG_CSV_VOLUME] = -1;
+    } else if (v > 0 && v == best_vol && map->tie[TG_CSV_VOLUME] < 0) {
+      char first[NAME_MAX_LEN];
+      normalise(h[map->col[TG_CSV_VOLUME]].p, h[map->col[TG_CSV_VOLUME]].e, first);
+      if (strcmp(first, name) == 0) map->tie[TG_CSV_VOLUME] = i; /* "Volume BTC" beside "Volume ETH" stays first */
     }
   }
   /* pandas' unnamed index column: the times when no column is named for them */
@@ -118,9 +126,11 @@ static void map_by_name(const tg_csv_field *h, int64_t ncols, tg_csv_map *map) {
   }
 }
 
-/* Finds a column by the user's name: exact (ignoring case), then normalised. */
+/* Finds a column by the user's name: exact, then ignoring case, then normalised. */
 static int64_t find_name(const tg_csv_field *h, int64_t ncols, const char *p, const char *e) {
   size_t n = (size_t)(e - p);
+  for (int64_t i = 0; i < ncols; i++) /* "Close" beside "close" is itself */
+    if ((size_t)(h[i].e - h[i].p) == n && memcmp(h[i].p, p, n) == 0) return i;
   for (int64_t i = 0; i < ncols; i++) {
     if ((size_t)(h[i].e - h[i].p) != n) continue;
     size_t k = 0;
@@ -230,12 +240,32 @@ static tg_status apply_user_map(const char *path, const tg_csv_field *h, int64_t
   }
   for (int r = TG_CSV_OPEN; r < TG_CSV_ROLES; r++)
     if (user[r] != UNSET) map->col[r] = user[r];
+  for (int r = 0; r < TG_CSV_ROLES; r++) /* the user chose: no tie left */
+    if (user[r] != UNSET || (r == TG_CSV_TS && (date != UNSET || tod != UNSET))) map->tie[r] = -1;
+  return TG_OK;
+}
+
+/* TG_ERR_FORMAT when two header names map to one role and differ only in case or punctuation. */
+static tg_status check_ties(const char *path, int64_t line, const tg_csv_field *h, const tg_csv_map *map) {
+  for (int r = 0; r < TG_CSV_ROLES; r++) {
+    if (map->tie[r] < 0 || map->col[r] < 0) continue;
+    const tg_csv_field *x = &h[map->col[r]], *y = &h[map->tie[r]];
+    if (x->e - x->p == y->e - y->p && memcmp(x->p, y->p, (size_t)(x->e - x->p)) == 0)
+      continue; /* the very same name twice: csv_extra.c says so */
+    char a[64], b[64];
+    tg_csv_quote(h[map->col[r]].p, h[map->col[r]].e, a, sizeof a);
+    tg_csv_quote(h[map->tie[r]].p, h[map->tie[r]].e, b, sizeof b);
+    const char *role = r == TG_CSV_TS ? "ts" : tg_csv_role_names[r];
+    return tg_error(TG_ERR_FORMAT, "%s: line %lld: columns '%s' and '%s' both name %s (names compare without case "
+                    "and punctuation); say which in the column map, e.g. %s=%s", path, (long long)line, a, b, role,
+                    role, b);
+  }
   return TG_OK;
 }
 
 tg_status tg_csv_columns_map(const char *path, int64_t line, const tg_csv_field *header, int64_t ncols,
                              const char *columns, tg_csv_map *map) {
-  for (int r = 0; r < TG_CSV_ROLES; r++) map->col[r] = ABSENT;
+  for (int r = 0; r < TG_CSV_ROLES; r++) map->col[r] = ABSENT, map->tie[r] = -1;
   map->tod_auto = 0;
   if (header) {
     map_by_name(header, ncols, map);
@@ -247,6 +277,10 @@ tg_status tg_csv_columns_map(const char *path, int64_t line, const tg_csv_field 
   }
   if (columns && *columns) {
     tg_status st = apply_user_map(path, header, ncols, columns, map);
+    if (st != TG_OK) return st;
+  }
+  if (header) {
+    tg_status st = check_ties(path, line, header, map);
     if (st != TG_OK) return st;
   }
   for (int r = 0; r < TG_CSV_ROLES; r++) {

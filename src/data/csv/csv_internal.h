@@ -210,6 +210,8 @@ extern const char *const tg_csv_role_names[TG_CSV_ROLES];
 
 typedef struct tg_csv_map {
   int64_t col[TG_CSV_ROLES]; /* column index per role, -1 when absent */
+  int64_t tie[TG_CSV_ROLES]; /* a second column whose name is col's but for case and punctuation ("close" and
+                                "Close"), -1 when none: an error unless the user's map names the role */
   int tod_auto;              /* TOD was found by name (dropped when the date column has times) */
 } tg_csv_map;
 
