@@ -303,6 +303,27 @@ static void errors(void) {
   tg_bars_free(&b);
 }
 
+/* Column names with commas, quotes and spaces, written CSV-style in the spec. */
+static void quoted_names(void) {
+  tg_bars b;
+  make_bars(&b, 20);
+  double *w = num_col(&b, "weird \"q\", \xc3\xa9"), *p = num_col(&b, " pad ");
+  for (int64_t r = 0; r < b.n; r++) w[r] = 0.5 * (double)r, p[r] = 1.0 + (double)(r % 3);
+  tg_layout lay;
+  tg_features fx;
+  CHECK_OK(compute(&b, " logret , col:\"weird \"\"q\"\", \xc3\xa9\" ,col:\" pad \"", 0, NULL, 0, &lay, &fx));
+  CHECK_MSG(fx.f == 3 && strcmp(fx.names[1], "weird \"q\", \xc3\xa9") == 0 && strcmp(fx.names[2], " pad ") == 0,
+            "f %d, names '%s' '%s'", fx.f, fx.f > 1 ? fx.names[1] : "", fx.f > 2 ? fx.names[2] : "");
+  tg_features_free(&fx);
+  tg_layout_free(&lay);
+  CHECK_STATUS(compute(&b, "logret,col:\"weird", 0, NULL, 0, &lay, &fx), TG_ERR_INVALID);
+  CHECK_MSG(strstr(tg_last_error(), "quote is left open"), "%s", tg_last_error());
+  tg_layout_free(&lay);
+  CHECK_STATUS(compute(&b, "logret,col:weird \"q\", \xc3\xa9", 0, NULL, 0, &lay, &fx), TG_ERR_INVALID); /* unquoted */
+  tg_layout_free(&lay);
+  tg_bars_free(&b);
+}
+
 /* The first m rows of src with their extra columns. */
 static void cut_bars(const tg_bars *src, int64_t m, tg_bars *dst) {
   tg_bars_init(dst);
@@ -445,6 +466,7 @@ int main(void) {
   statics();
   categories();
   errors();
+  quoted_names();
   causality();
   stream();
   split_warmups();

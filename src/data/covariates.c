@@ -19,8 +19,7 @@ int tg_fcov_kind(const char *name, size_t len) {
 
 tg_status tg_fcov_parse(const char *tok, tg_fkind kind, int leads, tg_fitem *it) {
   const char *name = tok + strcspn(tok, ":");
-  if (*name == ':') name++;
-  while (*name == ' ' || *name == '\t') name++;
+  if (*name == ':') name++; /* the spec's tokenizer dropped the spaces after it (and kept quoted ones) */
   if (!*name)
     return tg_error(TG_ERR_INVALID, "features: '%s' names no column (write %s:NAME, NAME an extra column of the bars)",
                     tok, kind_name(kind));

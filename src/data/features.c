@@ -170,22 +170,51 @@ static tg_status check_names(const tg_fitem *items, int n, const char *tok) {
   return TG_OK;
 }
 
+/* The next comma-separated token of the spec at *q into out (room for all of the spec), CSV-style: text between
+ * double quotes keeps its commas and spaces, and "" in it is one quote (col:"weird ""q"", é" names the column
+ * weird "q", é); spaces outside quotes around the token and after its first ':' are dropped. Advances *q past the comma; sets *last at the
+ * end of the spec. TG_ERR_INVALID for a quote left open. */
+static tg_status next_token(const char *spec, const char **q, char *out, int *last) {
+  const char *p = *q;
+  size_t n = 0, keep = 0; /* keep: the length up to the last character that is not a space outside quotes */
+  while (isspace((unsigned char)*p)) p++;
+  int colon = 0; /* the first ':' outside quotes was written: spaces right after it are dropped ("col: x") */
+  for (; *p && *p != ','; p++) {
+    if (*p != '"') {
+      if (colon == 1 && isspace((unsigned char)*p)) continue;
+      if (colon == 1) colon = 2;
+      if (*p == ':' && !colon) colon = 1;
+      out[n++] = *p;
+      if (!isspace((unsigned char)*p)) keep = n;
+      continue;
+    }
+    if (colon == 1) colon = 2;
+    for (p++;; p++) { /* quoted: up to the quote not doubled */
+      if (!*p) return tg_error(TG_ERR_INVALID, "features: a quote is left open in \"%s\"", spec);
+      if (*p == '"' && p[1] != '"') break;
+      if (*p == '"') p++;
+      out[n++] = *p;
+    }
+    keep = n;
+  }
+  out[keep] = '\0';
+  *last = *p != ',';
+  *q = *p ? p + 1 : p;
+  return TG_OK;
+}
+
 /* Splits spec on commas into items; sets *nitems and the total column count. cat: items' columns come last. */
 static tg_status parse_spec(const char *spec, int k, int leads, tg_fplan *pl) {
   tg_fitem *items = pl->items;
   size_t len = strlen(spec);
   char *buf = tg_malloc(len + 1);
   if (!buf) return tg_error(TG_ERR_NOMEM, "features: out of memory");
-  memcpy(buf, spec, len + 1);
   tg_status st = TG_OK;
-  int n = 0, cols = 0;
+  int n = 0, cols = 0, last = 0;
+  const char *q = spec;
   char *p = buf;
   for (;;) {
-    char *comma = strchr(p, ',');
-    if (comma) *comma = '\0';
-    while (isspace((unsigned char)*p)) p++;
-    char *e = p + strlen(p);
-    while (e > p && isspace((unsigned char)e[-1])) *--e = '\0';
+    if ((st = next_token(spec, &q, buf, &last)) != TG_OK) break;
     if (!*p) {
       st = tg_error(TG_ERR_INVALID, "features: empty name in \"%s\" (valid names: " VALID_NAMES ")", spec);
       break;
@@ -213,8 +242,7 @@ static tg_status parse_spec(const char *spec, int k, int leads, tg_fplan *pl) {
       pl->n_num += items[n].ncols;
     }
     n++;
-    if (!comma) break;
-    p = comma + 1;
+    if (last) break;
   }
   tg_free(buf);
   for (int i = 0; i < n && st == TG_OK; i++)
