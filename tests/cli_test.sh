@@ -143,6 +143,17 @@ expect 2 "train resume with a changed setting" -- "$bin" train --resume "$dir/tp
 expect 0 "train resume" -- "$bin" --threads 1 train --resume "$dir/tp"
 if cmp -s "$dir/tr/weights.safetensors" "$dir/tp/weights.safetensors" && [ "$(wc -l < "$dir/tp/metrics.csv")" -eq 4 ]; then
   pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: train resumed run differs from the uninterrupted one"; fi
+# a resume reads the data its run read: a change outside the training split (volume x50 in the validation region) is
+# refused naming the file and what changed, unless --data-changed ok, which data.json records
+cp "$dir/t.csv" "$dir/dc.csv"
+expect 0 "train for the data check" -- "$bin" --threads 1 train --model mlp --data "$dir/dc.csv" --epochs 2 --horizons 2 --device cpu --out "$dir/dc" --stop-after 1
+expect_out '"bars_hash": "[0-9a-f]\{16\}"' "train writes data.json" -- cat "$dir/dc/data.json"
+awk -F, -v OFS=, 'NR > 2201 && NR <= 2501 { $6 = $6 * 50 } { print }' "$dir/dc.csv" > "$dir/dc2.csv" && mv "$dir/dc2.csv" "$dir/dc.csv"
+expect 1 "resume on changed data" -- "$bin" --threads 1 train --resume "$dir/dc"
+expect_out "resume: the data changed since .*dc started: '.*dc.csv': [0-9]* -> [0-9]* bytes, modified .* content hash [0-9a-f]* -> [0-9a-f]*" "resume names the changed file" -- "$bin" --threads 1 train --resume "$dir/dc"
+expect 2 "--data-changed without --resume" -- "$bin" train --model mlp --data "$dir/dc.csv" --data-changed ok --out "$dir/dc3"
+expect 0 "resume on changed data with --data-changed ok" -- "$bin" --threads 1 train --resume "$dir/dc" --data-changed ok
+expect_out '"accepted_changes": \[ *{"at": .*dc.csv' "data.json records the accepted change" -- tr -d '\n' < "$dir/dc/data.json"
 # Ctrl-C: a real SIGINT once the first epoch line is out stops after the step in progress with a checkpoint (exit 130,
 # the message, the resume line); --resume then ends bitwise as the uninterrupted run, wherever the stop landed
 sig_flags="--threads 1 train --model mlp --data $dir/t.csv --epochs 300 --patience 0 --horizons 2 --dropout 0.2 --device cpu"

@@ -122,6 +122,9 @@ tg_status tg_bars_add_column(tg_bars *b, const char *name, tg_column_kind kind);
 tg_status tg_bars_reset_column(tg_bars *b, int k, tg_column_kind kind);
 /* "a, b, c": the extra columns' names into buf (cut with ", ..." when they do not fit), or "none"; returns buf. */
 const char *tg_bars_column_names(const tg_bars *b, char *buf, size_t n);
+/* A 64-bit FNV-1a fingerprint of the bars' contents: times, prices, volumes, instruments and every extra column (its
+ * name, kind, values or category names); the same bars give the same value on every machine. */
+uint64_t tg_bars_hash(const tg_bars *b);
 /* Rows [a, b) of bars as a view: every pointer, the extra columns' too, points into bars (nothing copied);
  * cols [bars->n_cols] is the caller's room for the view's column headers, or NULL for a view of the bar fields
  * only (no extra columns). The view is never tg_bars_free'd and must not outlive bars or cols. */

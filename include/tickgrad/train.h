@@ -92,6 +92,8 @@ struct tg_train_config {
   /* ---- run control: not part of config.json ---- */
   char resume[TG_TRAIN_PATH_MAX]; /* a run folder to continue (its config.json is the config) */
   int stop_after;        /* stop (with a checkpoint) after this many epochs in all (0: no limit) */
+  int data_changed_ok;   /* resume: continue on data that changed since the run started (RUN/data.json records it);
+                            0: such a resume is refused, naming what changed */
   int64_t stop_after_step; /* stop (with a checkpoint inside the epoch) after this many optimizer steps in all, as
                             a stop request (tg_stop_request) does (0: no limit) */
   int solo;              /* 1: this process trains alone also when it is one of several MPI ranks (walkforward and

@@ -11,12 +11,13 @@ uint32_t tg_fnv1a32(const void *p, size_t n) {
   return h;
 }
 
-uint64_t tg_fnv1a64(const void *p, size_t n) {
+uint64_t tg_fnv1a64_more(uint64_t h, const void *p, size_t n) {
   const unsigned char *b = p;
-  uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
   return h;
 }
+
+uint64_t tg_fnv1a64(const void *p, size_t n) { return tg_fnv1a64_more(TG_FNV64_BASIS, p, n); }
 
 tg_status tg_file_hash(const char *path, char hex[17]) {
   char *text = NULL;

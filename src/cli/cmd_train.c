@@ -12,6 +12,7 @@
 typedef struct train_args {
   const char *config, *resume, *export_windows;
   long stop_after;
+  int data_changed_ok;
   int n_data;
   const char *data[TG_TRAIN_MAX_DATA];
   int n_pairs;
@@ -21,13 +22,14 @@ typedef struct train_args {
 static void train_usage(FILE *f) {
   fprintf(f,
           "usage: tickgrad train --model tft|mamba2|mlp|transformer --data FILE... [flags]\n"
-          "       tickgrad train --resume RUN [--stop-after N] [--device D] [--threads N]\n"
+          "       tickgrad train --resume RUN [--stop-after N] [--device D] [--threads N] [--data-changed ok]\n"
           "Trains a quantile forecaster of forward log returns 1..H bars ahead on bar files (CSV, DBN, Parquet):\n"
           "causal features, chronological train/validation/test splits, targets scaled by their training std,\n"
           "Adam with warm-up and cosine decay, clipping, early stopping on the validation loss. Each epoch prints\n"
           "one line (and writes one row of RUN/metrics.csv): losses, validation q-risk at P50 and P90 against the\n"
           "naive forecaster (the training split's quantiles), time per phase, memory, bytes moved.\n"
-          "RUN/ gets config.json (a valid --config file), metrics.csv, weights.safetensors and state.safetensors\n"
+          "RUN/ gets config.json (a valid --config file), data.json (the data's fingerprint, which a resume checks),\n"
+          "metrics.csv, weights.safetensors and state.safetensors\n"
           "(every --ckpt-every epochs and at the end), trainer.json, best.safetensors (best validation epoch),\n"
           "telemetry.csv (process CPU and memory, GPU through NVML, once a second; a resume starts it afresh) and\n"
           "report.html (charts of all of it, written at the end; `tickgrad report RUN` writes it again).\n"
@@ -37,6 +39,9 @@ static void train_usage(FILE *f) {
           "  --resume RUN           continue RUN exactly as if it had not stopped (its config.json; only --device,\n"
           "                         --threads and --stop-after may be given)\n"
           "  --stop-after N         stop with a checkpoint after N epochs in all\n"
+          "  --data-changed ok      with --resume: continue although the data differs from what the run read (RUN/\n"
+          "                         data.json fingerprints it; without this flag such a resume is refused, naming what\n"
+          "                         changed; the change is recorded in data.json)\n"
           "  --export-windows FILE  tft: write the prepared windows (features, targets, splits) to FILE and stop,\n"
           "                         for tools/pf_compare.py (pytorch-forecasting on the same windows)\n");
   tg_train_flags_help(f);
@@ -69,6 +74,9 @@ static int parse(int argc, char **argv, train_args *a) {
       continue;
     } else if (strcmp(f, "--stop-after") == 0) {
       if (!tg_cli_parse_long(f, v, 1, 1000000, &a->stop_after)) return TG_EXIT_USAGE;
+    } else if (strcmp(f, "--data-changed") == 0) {
+      if (!v || strcmp(v, "ok") != 0) return tg_cli_usage_error("train", "--data-changed takes 'ok'");
+      a->data_changed_ok = 1;
     } else if (strcmp(f, "--export-windows") == 0) {
       if (!v) return tg_cli_usage_error("train", "%s needs a path", f);
       a->export_windows = v;
@@ -170,8 +178,9 @@ int tg_cli_train_config(const char *cmd, int argc, char **argv, tg_train_config 
   memset(&a, 0, sizeof a);
   int rc = parse(argc, argv, &a);
   if (rc) return rc;
-  if (a.resume || a.export_windows || a.stop_after)
-    return tg_cli_usage_error(cmd, "--resume, --export-windows and --stop-after are flags of train, not of %s", cmd);
+  if (a.resume || a.export_windows || a.stop_after || a.data_changed_ok)
+    return tg_cli_usage_error(cmd, "--resume, --export-windows, --stop-after and --data-changed are flags of train, "
+                              "not of %s", cmd);
   return config_new(&a, c);
 }
 
@@ -192,7 +201,9 @@ int tg_cmd_train(int argc, char **argv) {
     return tg_cli_usage_error("train", "--device %s: %s", c.device, tg_last_error());
   if (a.export_windows && c.model.kind != TG_MODEL_TFT)
     return tg_cli_usage_error("train", "--export-windows is for --model tft, not %s", tg_train_model_name(c.model.kind));
+  if (a.data_changed_ok && !a.resume) return tg_cli_usage_error("train", "--data-changed ok goes with --resume RUN");
   c.stop_after = (int)a.stop_after;
+  c.data_changed_ok = a.data_changed_ok;
   c.log = stdout;
   c.progress = isatty(STDERR_FILENO) ? stderr : NULL;
   tg_train_result res;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/hash.h"
 #include "data/bar_columns.h"
 #include "tickgrad/data.h"
 
@@ -142,4 +143,23 @@ tg_status tg_bars_sort(tg_bars *b, int64_t *moved) {
   if (!ok) return tg_error(TG_ERR_NOMEM, "bars: out of memory sorting %lld bars", (long long)b->n);
   if (moved) *moved = count;
   return TG_OK;
+}
+
+uint64_t tg_bars_hash(const tg_bars *b) {
+  uint64_t h = TG_FNV64_BASIS;
+  size_t n = (size_t)b->n;
+  h = tg_fnv1a64_more(h, &b->n, sizeof b->n);
+  h = tg_fnv1a64_more(h, b->ts, n * sizeof *b->ts);
+  const double *f[5] = {b->open, b->high, b->low, b->close, b->volume};
+  for (int k = 0; k < 5; k++) h = tg_fnv1a64_more(h, f[k], n * sizeof(double));
+  if (b->instrument) h = tg_fnv1a64_more(h, b->instrument, n * sizeof *b->instrument);
+  for (int k = 0; k < b->n_cols; k++) {
+    const tg_bar_column *c = &b->cols[k];
+    h = tg_fnv1a64_more(h, c->name, strlen(c->name) + 1);
+    h = tg_fnv1a64_more(h, &c->kind, sizeof c->kind);
+    if (c->values) h = tg_fnv1a64_more(h, c->values, n * sizeof *c->values);
+    if (c->codes) h = tg_fnv1a64_more(h, c->codes, n * sizeof *c->codes);
+    if (c->codes && c->cats.n) h = tg_fnv1a64_more(h, c->cats.text, (size_t)c->cats.off[c->cats.n]);
+  }
+  return h;
 }

@@ -283,6 +283,7 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
     st = tg_train_read_bars(c, log, &own);
     bars = &own;
   }
+  if (st == TG_OK) d->bars_n = bars->n, d->bars_hash = tg_bars_hash(bars);
   if (st == TG_OK) st = build_dataset(d, c, &target, bars, log);
   if (st == TG_OK && d->ds.y.n_classes > TG_MAX_CLASSES)
     st = tg_error(TG_ERR_INVALID, "train: the target has %d classes; at most %d are supported", d->ds.y.n_classes,

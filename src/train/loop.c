@@ -167,6 +167,7 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if (r->root && (st = tg_run_lock(c->out, "train", &r->lock)) != TG_OK) return tg_error(st, "train: %s", tg_last_error());
   tg_forecast_cfg model = c->model;
   if ((st = tr_data_open(&r->d, c, bars, r->dev, &model, r->log)) != TG_OK) return st;
+  if (r->root && c->resume[0] && (st = tr_data_print_check(c, &r->d, r->log)) != TG_OK) return st; /* same data */
   if (tr_ranks(c) > 1 &&
       (st = tg_dist_check_same((uint64_t)r->d.ds.fx.n * 1000003u + (uint64_t)r->d.F, "the data (bars, features)")) != TG_OK)
     return st;
@@ -197,6 +198,7 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   } else if (r->root && (st = write_config(c, &r->d, r->log)) != TG_OK) {
     return st;
   }
+  if (r->root && !c->resume[0] && (st = tr_data_print_write(c, &r->d)) != TG_OK) return st;
   if (r->root && (st = tr_meta_write(c->out, &r->d, c->precision, c->recompute)) != TG_OK) return st;
   if (r->root && (st = tr_metrics_rewrite(c->out, &r->p, r->d.C, &r->metrics)) != TG_OK) return st;
   print_header(r);

@@ -33,6 +33,8 @@ typedef struct tr_qacc {
 
 typedef struct tr_data {
   tg_dataset ds;                /* targets scaled in place by 1 / scale[h] */
+  int64_t bars_n;               /* the bars read (or given) and their tg_bars_hash, for RUN/data.json */
+  uint64_t bars_hash;
   int have_ds;
   int Lw, Lp, Lt;               /* rows of a window; past rows (its first); the target row's offset */
   int H, F, nq;
@@ -196,5 +198,12 @@ tg_status tr_ckpt_save_best(const char *run, tr_model *m);
 tg_status tr_ckpt_load(const tg_train_config *c, tr_model *m, const tr_data *d, tr_progress *p, FILE *log, int *found);
 /* RUN/metrics.csv with the header (a classifier's confusion columns for n_classes) and p's rows. */
 tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, int n_classes, FILE **out);
+
+/* data_print.c: RUN/data.json, the fingerprint of the data a new run read (the bars' hash, each input file's size,
+ * modification time and hash). The check on resume: the same bars, or TG_ERR_INVALID naming each
+ * input that changed and how, unless c->data_changed_ok, which logs the change, records it in data.json and goes on;
+ * a run without data.json (an older tickgrad) gets one, with a warning. */
+tg_status tr_data_print_write(const tg_train_config *c, const tr_data *d);
+tg_status tr_data_print_check(const tg_train_config *c, const tr_data *d, FILE *log);
 
 #endif
