@@ -101,7 +101,7 @@ static void write_header(FILE *f, const tg_predictor_info *in) {
 
 static void write_row(FILE *f, const tg_predictor_info *in, const tg_pbar *b, const float *pred, int ready) {
   char ts[48];
-  fprintf(f, "%s,%u,%.12g", tg_format_utc(b->ts, b->ts % 1000000000 != 0, ts, sizeof ts), b->instrument, b->close);
+  fprintf(f, "%s,%u,%.12g", tg_format_time(b->ts, ts, sizeof ts), b->instrument, b->close);
   for (int i = 0; i < tg_predictor_out_len(in); i++) {
     if (ready) fprintf(f, ",%.9g", pred[i]);
     else fputc(',', f);

@@ -169,8 +169,9 @@ static tg_status calendar_build(const tg_synth_config *c, calendar *k) {
   return TG_OK;
 too_late:
   calendar_free(k);
-  return tg_error(TG_ERR_INVALID, "synth: %lld bars from start_ns %lld run past the year 2260", (long long)n,
-                  (long long)c->start_ns);
+  char t[TG_TIME_TEXT];
+  return tg_error(TG_ERR_INVALID, "synth: %lld bars from %s (start_ns) run past the year 2260", (long long)n,
+                  tg_format_time(c->start_ns, t, sizeof t));
 }
 
 /* One instrument's bars, written to rows t * stride + offset of out. */
