@@ -294,6 +294,10 @@ typedef struct tg_norm {
 /* Fits on the rows the training windows cover (positions begin[j] .. end[j]+L-2 of each instrument); lead columns
  * (TG_FEATURE_KNOWN_LEAD) on their finite values among those rows only (none: mean 0, std 1). */
 tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, tg_norm *out);
+/* The same, ts [n] the bars' times (may be NULL): a column whose mean or std is not finite is TG_ERR_NUMERIC naming its
+ * first non-finite value's bar and time on the training rows and why (the feature warm-up, float32's range). */
+tg_status tg_norm_fit_times(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, const int64_t *ts,
+                            tg_norm *out);
 /* x = (x - mean) / std on every row, in place (NaN warm-up entries stay NaN). */
 tg_status tg_norm_apply(const tg_norm *nm, tg_features *fx);
 void tg_norm_free(tg_norm *nm); /* and its vocabularies */

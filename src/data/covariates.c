@@ -1,4 +1,5 @@
 /* Covariate features (col:, known:, static:, cat:): spec tokens, their inputs from the bars' extra columns, leads. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,14 +68,21 @@ static const char *num_text(double v, char *buf, size_t n) {
   return buf;
 }
 
-/* Numbers finite or NaN; a static: column one value per instrument (missing values aside). */
+/* Numbers finite or NaN and within float32's range (features are float32); a static: column one value per instrument
+ * (missing values aside). */
 static tg_status check_numbers(const tg_fitem *it, const tg_bar_column *c, const tg_bars *bars, const tg_layout *lay) {
-  char t[48];
-  for (int64_t r = 0; r < bars->n; r++)
+  char t[TG_TIME_TEXT];
+  for (int64_t r = 0; r < bars->n; r++) {
     if (isinf(c->values[r]))
       return tg_error(TG_ERR_NUMERIC, "features: '%s:%s': column '%s' is %g at bar %lld (%s); a covariate's numbers "
                       "must be finite, or NaN where missing", kind_name(it->kind), it->cname, c->name, c->values[r],
                       (long long)r, tg_format_utc(bars->ts[r], 1, t, sizeof t));
+    if (fabs(c->values[r]) > FLT_MAX)
+      return tg_error(TG_ERR_NUMERIC, "features: '%s:%s': column '%s' is %g at bar %lld (%s), beyond float32's range "
+                      "(+-%g): features are float32, and the column's mean and std on the training rows would not be "
+                      "finite; rescale the column", kind_name(it->kind), it->cname, c->name, c->values[r], (long long)r,
+                      tg_format_time(bars->ts[r], t, sizeof t), (double)FLT_MAX);
+  }
   if (it->kind != TG_F_STATIC) return TG_OK;
   for (int j = 0; j < lay->k; j++) {
     int64_t first = -1;

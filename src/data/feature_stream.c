@@ -1,4 +1,5 @@
 /* Features one bar at a time (live data): per-instrument state through the same per-bar update as tg_features_compute. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -155,9 +156,9 @@ static tg_status check_bar(const tg_feature_stream *s, int inst, const tg_fbar *
     return tg_error(TG_ERR_INVALID, "feature stream: the spec takes %d numeric and %d category inputs per bar; %s is "
                     "NULL", p->n_num, p->n_cat, p->n_num > 0 && !b->num ? "num_inputs" : "cat_inputs");
   for (int i = 0; i < p->n_num; i++)
-    if (isinf(b->num[i]))
-      return tg_error(TG_ERR_NUMERIC, "feature stream: instrument %d, bar at %s: input '%s' is %g (finite, or NaN "
-                      "where missing)", inst, tg_format_utc(b->ts, 1, t, sizeof t), tg_feature_stream_input_name(s, i),
+    if (isinf(b->num[i]) || fabs(b->num[i]) > FLT_MAX)
+      return tg_error(TG_ERR_NUMERIC, "feature stream: instrument %d, bar at %s: input '%s' is %g (finite and within "
+                      "float32's range, the features' type, or NaN where missing)", inst, tg_format_utc(b->ts, 1, t, sizeof t), tg_feature_stream_input_name(s, i),
                       b->num[i]);
   for (int i = 0; i < p->ni; i++) {
     const tg_fitem *it = &p->items[i];
