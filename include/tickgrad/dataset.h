@@ -116,8 +116,8 @@ typedef struct tg_features {
 
 /* Computes features of bars (in time order) per instrument. Unknown names or bad parameters:
  * TG_ERR_INVALID naming the token and listing the valid names (or the bars' extra columns). Prices
- * must be finite and > 0, volumes finite and >= 0 and covariate numbers finite or NaN (TG_ERR_NUMERIC
- * naming the row otherwise). out is initialised here. */
+ * must be finite and > 0, volumes finite and >= 0 and covariate numbers finite within float32's range or NaN
+ * (TG_ERR_NUMERIC naming the row and its time otherwise). out is initialised here. */
 tg_status tg_features_compute(const tg_bars *bars, const tg_layout *lay, const tg_feature_opts *opts,
                               tg_features *out);
 void tg_features_free(tg_features *fx);
@@ -169,7 +169,8 @@ void tg_feature_stream_free(tg_feature_stream *s);
  *                             cls is the dead-zone direction class of the class horizon (n_classes stays 0: a
  *                             regression target)
  *   col:NAME[:diff|:logdiff]  an extra numeric column at t+h: its level, col[t+h] - col[t], or log(col[t+h] / col[t])
- *                             (values must be > 0); a missing value gives a NaN target
+ *                             (values must be > 0); a missing value gives a NaN target; a level or difference beyond
+ *                             float32's range is TG_ERR_NUMERIC naming the bar and its time
  *   labels:FILE               classes from a CSV of ts[,instrument],label[,end] (header names those columns, in any
  *                             order): each label applies to its instrument's bar at or just before ts (ts_bar <= ts <
  *                             the next bar's); past the last bar only within one median bar interval of it; earlier
