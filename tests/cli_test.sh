@@ -104,6 +104,13 @@ expect 2 "train unknown flag" -- "$bin" train --model mlp --data "$dir/t.csv" --
 expect_out "unknown flag '--frob'" "train unknown flag named" -- "$bin" train --model mlp --data "$dir/t.csv" --frob 1
 expect 2 "train unknown model" -- "$bin" train --model lstm --data "$dir/t.csv"
 expect 2 "train without a model" -- "$bin" train --data "$dir/t.csv"
+# a value beyond float32 in a covariate or a target column is refused naming the column, the bar and its time
+awk -F, 'NR == 1 { print $0 ",x"; next } { print $0 "," (NR == 1502 ? "1e300" : NR % 7 / 10) }' "$dir/t.csv" > "$dir/xt.csv"
+awk -F, 'NR == 1 { print $0 ",x"; next } { print $0 ",1e300" }' "$dir/t.csv" > "$dir/xc.csv"
+tiny="--model mlp --hidden 8 --window 8 --epochs 1 --horizons 2"
+expect_out "target col:x: bar 1500 (2020-01-.*) holds 1e+300, beyond float32" "train names a target value beyond float32" -- "$bin" train $tiny --data "$dir/xt.csv" --target col:x --out "$dir/xt"
+expect_out "'col:x': column 'x' is 1e+300 at bar 0 (2020-01-02 14:30:00), beyond float32" "train names a covariate beyond float32" -- "$bin" train $tiny --data "$dir/xc.csv" --features logret,col:x --out "$dir/xc"
+expect_out "target col:x:logdiff: bar 5 (2020-01-02 14:35:00) holds 0" "a target's bad value names its time, not nanoseconds" -- "$bin" train $tiny --data "$dir/xt.csv" --target col:x:logdiff --out "$dir/xl"
 expect 2 "train without data" -- "$bin" train --model mlp
 expect 2 "train bad --lr" -- "$bin" train --model mlp --data "$dir/t.csv" --lr -1
 expect 2 "train flag of another model" -- "$bin" train --model mlp --data "$dir/t.csv" --heads 4
@@ -251,6 +258,15 @@ file_err=$("$bin" predict --run "$dir/tr" --data "$dir/extra.csv" 2>&1 >/dev/nul
 stream_err=$("$bin" predict --run "$dir/tr" --stream < "$dir/extra.csv" 2>&1 >/dev/null | grep -o 'line 21: .*')
 if [ -n "$file_err" ] && [ "$file_err" = "$stream_err" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --stream's extra field: '$stream_err', the file reader: '$file_err'"; fi
 expect 1 "predict --stream refuses a repeated time" -- sh -c "{ head -3 '$dir/t.csv'; sed -n 3p '$dir/t.csv'; } | '$bin' predict --run '$dir/tr' --stream"
+# every stream line is a bar or an error naming its line as `sed -n Np` counts it, header included; nothing in silence
+{ head -20 "$dir/t.csv"; printf '\000'; sed -n 21,30p "$dir/t.csv"; } > "$dir/nul.csv"
+expect_out "stdin: line 21: a NUL byte at byte 1 " "predict --stream refuses a line starting with NUL" -- sh -c "'$bin' predict --run '$dir/tr' --stream < '$dir/nul.csv'"
+"$bin" predict --run "$dir/tr" --stream < "$dir/nul.csv" > "$dir/nul.out" 2> /dev/null
+if [ "$(wc -l < "$dir/nul.out")" -eq 20 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: predict --stream before a NUL line: $(wc -l < "$dir/nul.out") rows, want the header and 19 bars"; fi
+sed '51s/^\([^,]*\),[^,]*,/\1,nan,/' "$dir/t.csv" | head -60 > "$dir/nan51.csv"
+expect_out "stdin: line 51, column 'open': 'nan' is not a price" "predict --stream names a bad value's true line" -- sh -c "'$bin' predict --run '$dir/tr' --stream < '$dir/nan51.csv'"
+expect_out "stdin: line 4 (.*) repeats an earlier line's time; skipped" "predict --stream names a line --duplicates first drops" -- sh -c "{ head -3 '$dir/t.csv'; sed -n 3p '$dir/t.csv'; sed -n 4p '$dir/t.csv'; } | '$bin' predict --run '$dir/tr' --stream --duplicates first"
+expect_out "stdin: 1 line skipped" "predict --stream counts the lines --duplicates first drops" -- sh -c "{ head -3 '$dir/t.csv'; sed -n 3p '$dir/t.csv'; } | '$bin' predict --run '$dir/tr' --stream --duplicates first"
 # the header row comes out before any bar is sent (a client may wait for it before it writes)
 mkfifo "$dir/in.fifo"
 "$bin" predict --run "$dir/tr" --stream < "$dir/in.fifo" > "$dir/early.csv" 2>&1 &

@@ -300,6 +300,14 @@ static void errors(void) {
   tg_bars_column(&b, "x")->values[7] = INFINITY;
   CHECK_STATUS(compute(&b, "col:x", 0, NULL, 0, &lay, &fx), TG_ERR_NUMERIC);
   tg_layout_free(&lay);
+  /* finite, but no float32: named with its bar and time, not left to an Inf mean at normalisation */
+  tg_bars_column(&b, "x")->values[7] = -1e300;
+  CHECK_STATUS(compute(&b, "col:x", 0, NULL, 0, &lay, &fx), TG_ERR_NUMERIC);
+  char want[120], t[TG_TIME_TEXT];
+  snprintf(want, sizeof want, "column 'x' is -1e+300 at bar 7 (%s), beyond float32's range",
+           tg_format_time(b.ts[7], t, sizeof t));
+  CHECK_MSG(strstr(tg_last_error(), want) != NULL, "%s", tg_last_error());
+  tg_layout_free(&lay);
   tg_bars_free(&b);
 }
 

@@ -177,6 +177,27 @@ static void splits(void) {
   tg_bars_free(&b3);
 }
 
+/* A non-finite value on a training row is named: column, bar, time and why (past the warm-up: float32's range; inside
+ * it: the warm-up), not "not finite on the training rows". */
+static void norm_not_finite(const tg_bars *b, const tg_layout *lay, const tg_splits *sp, tg_features *fx, int64_t r0) {
+  tg_norm c;
+  float keep = fx->x[r0 * fx->f + 2];
+  fx->x[r0 * fx->f + 2] = INFINITY;
+  char want[160], t[TG_TIME_TEXT];
+  snprintf(want, sizeof want, "column 2 'vol_10' is inf at bar %lld (%s), a training row", (long long)r0,
+           tg_format_time(b->ts[r0], t, sizeof t));
+  CHECK_STATUS(tg_norm_fit_times(fx, lay, sp, b->ts, &c), TG_ERR_NUMERIC);
+  CHECK_MSG(strstr(tg_last_error(), want) && strstr(tg_last_error(), "past the column's warm-up") &&
+            strstr(tg_last_error(), "float32"), "%s", tg_last_error());
+  int32_t warm = fx->warmup[2];
+  fx->warmup[2] = 1 << 30; /* the same bar inside the column's warm-up */
+  CHECK_STATUS(tg_norm_fit(fx, lay, sp, &c), TG_ERR_NUMERIC);
+  CHECK_MSG(strstr(tg_last_error(), "inside the column's warm-up") && !strstr(tg_last_error(), " (20"), "%s",
+            tg_last_error());
+  fx->warmup[2] = warm;
+  fx->x[r0 * fx->f + 2] = keep;
+}
+
 static void normalisation(void) {
   tg_bars b;
   make_bars(&b, 1500, 2, 4);
@@ -211,6 +232,7 @@ static void normalisation(void) {
   CHECK(c.mean[0] != a.mean[0]);
   tg_norm_free(&c);
   fx.x[r0 * fx.f] -= 1.0f;
+  norm_not_finite(&b, &lay, &sp, &fx, r0);
   /* constant and unscaled columns */
   CHECK(strcmp(fx.names[1], "logvol_z_10") == 0 && a.mean[1] == 0.0 && a.std[1] == 1.0);
   CHECK(!fx.scale[3] && a.mean[3] == 0.0 && a.std[3] == 1.0); /* tod_sin */

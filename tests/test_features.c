@@ -287,12 +287,15 @@ static void errors(void) {
   /* bad bars */
   b.close[7] = NAN;
   CHECK_STATUS(tg_features_compute(&b, &lay, NULL, &fx), TG_ERR_NUMERIC);
-  CHECK_MSG(strstr(tg_last_error(), "bar 7"), "%s", tg_last_error());
+  char want[80], t[TG_TIME_TEXT];
+  snprintf(want, sizeof want, "bar 7 (%s)", tg_format_time(b.ts[7], t, sizeof t)); /* its time, not nanoseconds */
+  CHECK_MSG(strstr(tg_last_error(), want), "%s", tg_last_error());
   b.close[7] = 10.0;
   b.ts[20] = b.ts[3];
   tg_layout l2;
   CHECK_STATUS(tg_layout_build(&b, &l2), TG_ERR_INVALID);
-  CHECK_MSG(strstr(tg_last_error(), "tg_bars_sort"), "%s", tg_last_error());
+  snprintf(want, sizeof want, "row 20, %s,", tg_format_time(b.ts[20], t, sizeof t));
+  CHECK_MSG(strstr(tg_last_error(), "tg_bars_sort") && strstr(tg_last_error(), want), "%s", tg_last_error());
   tg_layout_free(&lay);
   tg_bars_free(&b);
 }

@@ -301,7 +301,11 @@ static void test_empty_and_errors(void) {
   int64_t t = b.ts[3];
   b.ts[3] = b.ts[4], b.ts[4] = t;
   CHECK_STATUS(tg_bars_resample(&b, &o, &out), TG_ERR_INVALID);
-  CHECK(strstr(tg_last_error(), "sorted") != NULL && out.n == 0);
+  char want[100], t0[TG_TIME_TEXT], t1[TG_TIME_TEXT];
+  snprintf(want, sizeof want, "bar 4 (%s, after %s;", tg_format_time(b.ts[4], t1, sizeof t1),
+           tg_format_time(b.ts[3], t0, sizeof t0));
+  CHECK_MSG(strstr(tg_last_error(), "sorted") != NULL && strstr(tg_last_error(), want) && out.n == 0, "%s",
+            tg_last_error());
   b.ts[4] = b.ts[3] = t; /* equal times are fine */
   CHECK_OK(tg_bars_resample(&b, &o, &out));
   tg_bars_free(&out);

@@ -66,6 +66,30 @@ static void parse_forms(void) {
   CHECK(msg_has("price") && msg_has("triple-barrier:UP,DOWN,BARS"));
 }
 
+/* A column value beyond float32's range is refused naming the target, the bar and its time (not left to become an Inf
+ * target, an Inf training std, a scale of 1 and an Inf loss); as a difference of two values in range too. */
+static void column_beyond_float(tg_bars *b, const tg_layout *lay, tg_target_opts *o) {
+  tg_targets y;
+  double keep = b->cols[0].values[4];
+  b->cols[0].values[4] = 1e300;
+  o->transform = TG_COL_LEVEL;
+  CHECK_STATUS(tg_targets_compute(b, lay, o, &y), TG_ERR_NUMERIC);
+  CHECK_MSG(msg_has("target col:spread: bar 4 (2024-01-02 04:00:00) holds 1e+300") && msg_has("float32"), "%s",
+            tg_last_error());
+  o->transform = TG_COL_LOGDIFF; /* a log ratio of any two positive doubles fits */
+  CHECK_OK(tg_targets_compute(b, lay, o, &y));
+  tg_targets_free(&y);
+  b->cols[0].values[4] = 3e38;
+  b->cols[0].values[5] = -3e38;
+  o->transform = TG_COL_DIFF;
+  CHECK_STATUS(tg_targets_compute(b, lay, o, &y), TG_ERR_NUMERIC);
+  CHECK_MSG(msg_has("col:spread:diff: bar 4 (2024-01-02 04:00:00)") && msg_has("bar 5 (2024-01-02 05:00:00)") &&
+            msg_has("difference -6e+38"), "%s", tg_last_error());
+  b->cols[0].values[4] = keep;
+  b->cols[0].values[5] = 16;
+  o->transform = TG_COL_LOGDIFF;
+}
+
 static void column(void) {
   double c[6] = {100, 101, 102, 103, 104, 105};
   tg_bars b;
@@ -90,7 +114,9 @@ static void column(void) {
   tg_targets_free(&y);
   b.cols[0].values[1] = -1;
   CHECK_STATUS(tg_targets_compute(&b, &lay, &o, &y), TG_ERR_NUMERIC);
-  CHECK(msg_has("bar 1") && msg_has("> 0"));
+  CHECK_MSG(msg_has("bar 1 (2024-01-02 01:00:00)") && msg_has("> 0") && !msg_has("ts 17"), "%s", tg_last_error());
+  b.cols[0].values[1] = 2;
+  column_beyond_float(&b, &lay, &o);
   strcpy(o.column, "sprd");
   CHECK_STATUS(tg_targets_compute(&b, &lay, &o, &y), TG_ERR_INVALID);
   CHECK(msg_has("sprd") && msg_has("spread"));

@@ -157,7 +157,16 @@ static void test_rules(void) {
 }
 
 
+/* Times in messages: seconds, with the nanoseconds only when there are some; before 1970 too. */
+static void test_format_time(void) {
+  char t[TG_TIME_TEXT];
+  CHECK(strcmp(tg_format_time(1577977200000000000LL, t, sizeof t), "2020-01-02 15:00:00") == 0);
+  CHECK(strcmp(tg_format_time(1577977200000000001LL, t, sizeof t), "2020-01-02 15:00:00.000000001") == 0);
+  CHECK(strcmp(tg_format_time(-1, t, sizeof t), "1969-12-31 23:59:59.999999999") == 0);
+}
+
 int main(void) {
+  test_format_time();
   CHECK(tg_days_from_civil(1970, 1, 1) == 0);
   CHECK(tg_days_from_civil(2000, 3, 1) == 11017);
   CHECK(tg_days_from_civil(1969, 12, 31) == -1);

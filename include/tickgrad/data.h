@@ -204,7 +204,7 @@ tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, cons
 /* One CSV row (a streamed bar, no end of line) read under its header line as the file of the two would be, the
  * header deciding the layout: a row whose field count is not the header's is the file reader's error naming the
  * line (row_no); then tg_csv_parse of the two lines and tg_bars_check of the bar (duplicate times are the caller's
- * to check across rows). path names the source in errors. */
+ * to check across rows). path names the source in errors, and every error about the row names it line row_no. */
 tg_status tg_csv_parse_row(const char *path, const char *header, const char *row, int64_t row_no,
                            const tg_read_opts *opts, tg_bars *out);
 

@@ -116,8 +116,8 @@ typedef struct tg_features {
 
 /* Computes features of bars (in time order) per instrument. Unknown names or bad parameters:
  * TG_ERR_INVALID naming the token and listing the valid names (or the bars' extra columns). Prices
- * must be finite and > 0, volumes finite and >= 0 and covariate numbers finite or NaN (TG_ERR_NUMERIC
- * naming the row otherwise). out is initialised here. */
+ * must be finite and > 0, volumes finite and >= 0 and covariate numbers finite within float32's range or NaN
+ * (TG_ERR_NUMERIC naming the row and its time otherwise). out is initialised here. */
 tg_status tg_features_compute(const tg_bars *bars, const tg_layout *lay, const tg_feature_opts *opts,
                               tg_features *out);
 void tg_features_free(tg_features *fx);
@@ -169,7 +169,8 @@ void tg_feature_stream_free(tg_feature_stream *s);
  *                             cls is the dead-zone direction class of the class horizon (n_classes stays 0: a
  *                             regression target)
  *   col:NAME[:diff|:logdiff]  an extra numeric column at t+h: its level, col[t+h] - col[t], or log(col[t+h] / col[t])
- *                             (values must be > 0); a missing value gives a NaN target
+ *                             (values must be > 0); a missing value gives a NaN target; a level or difference beyond
+ *                             float32's range is TG_ERR_NUMERIC naming the bar and its time
  *   labels:FILE               classes from a CSV of ts[,instrument],label[,end] (header names those columns, in any
  *                             order): each label applies to its instrument's bar at or just before ts (ts_bar <= ts <
  *                             the next bar's); past the last bar only within one median bar interval of it; earlier
@@ -294,6 +295,10 @@ typedef struct tg_norm {
 /* Fits on the rows the training windows cover (positions begin[j] .. end[j]+L-2 of each instrument); lead columns
  * (TG_FEATURE_KNOWN_LEAD) on their finite values among those rows only (none: mean 0, std 1). */
 tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, tg_norm *out);
+/* The same, ts [n] the bars' times (may be NULL): a column whose mean or std is not finite is TG_ERR_NUMERIC naming its
+ * first non-finite value's bar and time on the training rows and why (the feature warm-up, float32's range). */
+tg_status tg_norm_fit_times(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, const int64_t *ts,
+                            tg_norm *out);
 /* x = (x - mean) / std on every row, in place (NaN warm-up entries stay NaN). */
 tg_status tg_norm_apply(const tg_norm *nm, tg_features *fx);
 void tg_norm_free(tg_norm *nm); /* and its vocabularies */

@@ -1,6 +1,7 @@
 /* What a backtest accepts: the bar checks, the default options and the chronological split views. */
 #include <math.h>
 #include <string.h>
+#include "data/timeconv.h"
 #include "tickgrad/backtest.h"
 
 tg_bt_opts tg_bt_defaults(void) {
@@ -28,10 +29,12 @@ tg_status tg_backtest_check_bars(const tg_bars *bars, const char *where) {
   snprintf(what, sizeof what, "%s: %s", where, src);
   tg_status st = tg_bars_check(bars, &rules, what);
   for (int64_t i = 1; st == TG_OK && i < bars->n; i++)
-    if (bars->ts[i] < bars->ts[i - 1])
-      return tg_error(TG_ERR_INVALID, "%s: %s: bar %lld's time (%lld ns) is before bar %lld's (%lld ns); times must "
-                      "increase", where, src, (long long)i, (long long)bars->ts[i], (long long)(i - 1),
-                      (long long)bars->ts[i - 1]);
+    if (bars->ts[i] < bars->ts[i - 1]) {
+      char t0[TG_TIME_TEXT], t1[TG_TIME_TEXT];
+      return tg_error(TG_ERR_INVALID, "%s: %s: bar %lld's time (%s) is before bar %lld's (%s); times must increase",
+                      where, src, (long long)i, tg_format_time(bars->ts[i], t1, sizeof t1), (long long)(i - 1),
+                      tg_format_time(bars->ts[i - 1], t0, sizeof t0));
+    }
   return st;
 }
 

@@ -33,7 +33,8 @@ static void pr_usage(FILE *f) {
           "                       knows them: ts/time/date, open, high, low, close, volume, instrument), then one bar per\n"
           "                       line; each forecast is written and flushed as soon as its bar is read. Each bar costs\n"
           "                       O(1) for mamba2 (its recurrent state) and one window for tft and mlp. The rows are the\n"
-          "                       same as --data gives for the same bars\n"
+          "                       same as --data gives for the same bars. Lines are numbered from the header (line 1);\n"
+          "                       a line that is not a bar stops with exit 1 naming its line (a blank line is skipped)\n"
           "  --weights W          best (default: the best validation epoch) or last\n"
           "  --out FILE           write the CSV there (default: standard output)\n"
           "With --data, a warning on stderr says when the bars' median interval is not the one the run trained on.\n"
@@ -101,7 +102,7 @@ static void write_header(FILE *f, const tg_predictor_info *in) {
 
 static void write_row(FILE *f, const tg_predictor_info *in, const tg_pbar *b, const float *pred, int ready) {
   char ts[48];
-  fprintf(f, "%s,%u,%.12g", tg_format_utc(b->ts, b->ts % 1000000000 != 0, ts, sizeof ts), b->instrument, b->close);
+  fprintf(f, "%s,%u,%.12g", tg_format_time(b->ts, ts, sizeof ts), b->instrument, b->close);
   for (int i = 0; i < tg_predictor_out_len(in); i++) {
     if (ready) fprintf(f, ",%.9g", pred[i]);
     else fputc(',', f);
@@ -137,7 +138,8 @@ static tg_status predict_files(const pr_args *a, tg_predictor *p, float *pred, F
 }
 
 /* One line of stdin as a bar: the CSV reader's rules under the header line (its layout, its field count, the bar
- * checks), so every format it knows works and a line the file reader refuses is refused the same way. */
+ * checks), so every format it knows works and a line the file reader refuses is refused the same way. *skip: a
+ * repeated time that --duplicates first drops. */
 static tg_status parse_line(const pr_args *a, tg_predictor *p, const char *header, const char *line, int64_t lineno,
                             tg_stream_times *seen, tg_bars *one, tg_pbar *b, int *skip) {
   tg_read_opts ro = read_opts(a);
@@ -150,43 +152,69 @@ static tg_status parse_line(const pr_args *a, tg_predictor *p, const char *heade
   return st;
 }
 
-/* Reads a line without its end of line; 0 at the end of input; -1 for a line over PR_LINE_MAX bytes. */
-static int read_line(FILE *in, char *buf) {
-  if (!fgets(buf, PR_LINE_MAX + 2, in)) return 0;
-  size_t n = strlen(buf);
-  if (n && buf[n - 1] == '\n') buf[--n] = 0;
-  else if (n > PR_LINE_MAX) return -1;
-  if (n && buf[n - 1] == '\r') buf[--n] = 0;
+/* Reads a line without its end of line into buf (NUL-terminated after *len bytes, which may hold NUL bytes of their
+ * own); 0 at the end of input; -1 for a line over PR_LINE_MAX bytes. */
+static int read_line(FILE *in, char *buf, size_t *len) {
+  size_t n = 0;
+  int ch;
+  while ((ch = getc(in)) != EOF && ch != '\n') {
+    if (n == PR_LINE_MAX) return -1;
+    buf[n++] = (char)ch;
+  }
+  if (ch == EOF && n == 0) return 0;
+  if (n && buf[n - 1] == '\r') n--;
+  buf[n] = 0;
+  *len = n;
   return 1;
 }
 
+/* TG_ERR_FORMAT for a line of stdin holding a NUL byte (the file reader's error): nothing after it would be read. */
+static tg_status nul_check(const char *line, size_t len, int64_t lineno) {
+  const char *z = memchr(line, '\0', len);
+  if (!z) return TG_OK;
+  return tg_error(TG_ERR_FORMAT, "stdin: line %lld: a NUL byte at byte %zu of the line; is this CSV text?",
+                  (long long)lineno, (size_t)(z - line) + 1);
+}
+
+/* A line --duplicates first drops is named on stderr, never dropped in silence. */
+static void warn_skipped(const tg_bars *one, int64_t lineno) {
+  char t[TG_TIME_TEXT];
+  fprintf(stderr, "tickgrad predict: stdin: line %lld (%s, instrument %u) repeats an earlier line's time; skipped "
+          "(--duplicates first)\n", (long long)lineno, tg_format_time(one->ts[0], t, sizeof t),
+          one->instrument ? one->instrument[0] : 0);
+}
+
+/* Lines are numbered as read, the header line 1 (as `sed -n Np` counts them); a blank line is skipped as the file
+ * reader skips it, every other line is a bar or an error naming its line. */
 static tg_status predict_stream(const pr_args *a, tg_predictor *p, float *pred, FILE *f) {
-  char header[PR_LINE_MAX + 2], line[PR_LINE_MAX + 2];
-  int64_t lineno = 1;
+  char header[PR_LINE_MAX + 1], line[PR_LINE_MAX + 1];
+  int64_t lineno = 1, skipped = 0;
+  size_t len;
   tg_bars one; /* the line's bar and its extra columns */
   tg_bars_init(&one);
   tg_stream_times seen;
   memset(&seen, 0, sizeof seen);
-  int r = read_line(stdin, header);
-  if (r <= 0) return tg_error(TG_ERR_FORMAT, "stdin: %s", r ? "the header line is too long" : "no header line");
-  while ((r = read_line(stdin, line)) != 0) {
+  int r = read_line(stdin, header, &len);
+  if (r <= 0) return tg_error(TG_ERR_FORMAT, "stdin: %s", r ? "line 1: the header line is too long" : "no header line");
+  tg_status st = nul_check(header, len, lineno);
+  while (st == TG_OK && (r = read_line(stdin, line, &len)) != 0) {
     lineno++;
-    if (r < 0) return tg_error(TG_ERR_FORMAT, "stdin line %lld: longer than %d bytes", (long long)lineno, PR_LINE_MAX);
-    if (!line[0]) continue;
+    if (r < 0) st = tg_error(TG_ERR_FORMAT, "stdin: line %lld: longer than %d bytes", (long long)lineno, PR_LINE_MAX);
+    if (st == TG_OK) st = nul_check(line, len, lineno);
+    if (st != TG_OK || len == 0) continue;
     tg_pbar b;
     int skip = 0;
-    tg_status st = parse_line(a, p, header, line, lineno, &seen, &one, &b, &skip); /* b points into one */
-    if (st == TG_OK && !skip) st = predict_bar(p, &b, pred, f, "stdin line", lineno);
-    if (st != TG_OK) {
-      tg_bars_free(&one);
-      tg_stream_times_free(&seen);
-      return st;
-    }
+    st = parse_line(a, p, header, line, lineno, &seen, &one, &b, &skip); /* b points into one */
+    if (st == TG_OK && skip) warn_skipped(&one, lineno), skipped++;
+    else if (st == TG_OK) st = predict_bar(p, &b, pred, f, "stdin: line", lineno);
     fflush(f);
   }
+  if (skipped)
+    fprintf(stderr, "tickgrad predict: stdin: %lld line%s skipped, repeating an earlier line's time (--duplicates "
+            "first)\n", (long long)skipped, skipped == 1 ? "" : "s");
   tg_bars_free(&one);
   tg_stream_times_free(&seen);
-  return TG_OK;
+  return st;
 }
 
 /* How the run read its bars (RUN/config.json), with the reader flags given on top. */

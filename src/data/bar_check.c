@@ -19,7 +19,7 @@ static const char *where_of(const tg_bars *b, int64_t i, const where *wh, char *
   char t[48];
   int64_t row = wh->line ? wh->line + i : b->newest_first ? b->n - i : i + 1;
   snprintf(buf, n, "%s: %s %lld (%s", wh->src, wh->line ? "line" : "row", (long long)row,
-           tg_format_utc(b->ts[i], b->ts[i] % 1000000000 != 0, t, sizeof t));
+           tg_format_time(b->ts[i], t, sizeof t));
   size_t k = strlen(buf);
   if (b->instrument) snprintf(buf + k, n - k, ", instrument %u)", b->instrument[i]);
   else snprintf(buf + k, n - k, ")");

@@ -28,7 +28,7 @@ tg_status tg_bars_dedupe(tg_bars *b, tg_dup_policy policy, const char *what) {
       if (b->instrument) snprintf(inst, sizeof inst, " of instrument %u", b->instrument[i]);
       return tg_error(TG_ERR_FORMAT, "%s: two bars%s share the time %s (they come from different files); duplicate "
                       "times are an error (give --duplicates first or last to keep one of them)", what, inst,
-                      tg_format_utc(b->ts[i], b->ts[i] % 1000000000 != 0, t, sizeof t));
+                      tg_format_time(b->ts[i], t, sizeof t));
     }
     if ((policy == TG_DUPS_FIRST && dup_prev) || (policy == TG_DUPS_LAST && dup_next)) continue;
     if (k != i) move_bar(b, i, k);

@@ -1,4 +1,5 @@
 /* Covariate features (col:, known:, static:, cat:): spec tokens, their inputs from the bars' extra columns, leads. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,14 +67,21 @@ static const char *num_text(double v, char *buf, size_t n) {
   return buf;
 }
 
-/* Numbers finite or NaN; a static: column one value per instrument (missing values aside). */
+/* Numbers finite or NaN and within float32's range (features are float32); a static: column one value per instrument
+ * (missing values aside). */
 static tg_status check_numbers(const tg_fitem *it, const tg_bar_column *c, const tg_bars *bars, const tg_layout *lay) {
-  char t[48];
-  for (int64_t r = 0; r < bars->n; r++)
+  char t[TG_TIME_TEXT];
+  for (int64_t r = 0; r < bars->n; r++) {
     if (isinf(c->values[r]))
       return tg_error(TG_ERR_NUMERIC, "features: '%s:%s': column '%s' is %g at bar %lld (%s); a covariate's numbers "
                       "must be finite, or NaN where missing", kind_name(it->kind), it->cname, c->name, c->values[r],
-                      (long long)r, tg_format_utc(bars->ts[r], 1, t, sizeof t));
+                      (long long)r, tg_format_time(bars->ts[r], t, sizeof t));
+    if (fabs(c->values[r]) > FLT_MAX)
+      return tg_error(TG_ERR_NUMERIC, "features: '%s:%s': column '%s' is %g at bar %lld (%s), beyond float32's range "
+                      "(+-%g): features are float32, and the column's mean and std on the training rows would not be "
+                      "finite; rescale the column", kind_name(it->kind), it->cname, c->name, c->values[r], (long long)r,
+                      tg_format_time(bars->ts[r], t, sizeof t), (double)FLT_MAX);
+  }
   if (it->kind != TG_F_STATIC) return TG_OK;
   for (int j = 0; j < lay->k; j++) {
     int64_t first = -1;
@@ -87,8 +95,8 @@ static tg_status check_numbers(const tg_fitem *it, const tg_bar_column *c, const
         return tg_error(TG_ERR_INVALID, "features: 'static:%s': column '%s' varies within instrument %u: %s at %s "
                         "(bar %lld) and %s at %s (bar %lld); static: needs one value per instrument (col: takes one "
                         "that varies)", it->cname, c->name, lay->ids[j], num_text(c->values[first], a, sizeof a),
-                        tg_format_utc(bars->ts[first], 1, t, sizeof t), (long long)first, num_text(v, b, sizeof b),
-                        tg_format_utc(bars->ts[r], 1, t2, sizeof t2), (long long)r);
+                        tg_format_time(bars->ts[first], t, sizeof t), (long long)first, num_text(v, b, sizeof b),
+                        tg_format_time(bars->ts[r], t2, sizeof t2), (long long)r);
       }
     }
   }
@@ -137,7 +145,7 @@ static tg_status not_numbers(const tg_fitem *it, const tg_bar_column *c, const t
                     kind_name(it->kind), it->cname, c->name, it->cname);
   return tg_error(TG_ERR_INVALID, "features: '%s:%s': column '%s' of %s holds categories (names), not numbers: "
                   "bar %lld (%s) is '%.40s'; fix the value, or use cat:%s for names", kind_name(it->kind), it->cname, c->name,
-                  bars->source[0] ? bars->source : "the bars", (long long)r + 1, tg_format_utc(bars->ts[r], 0, ts, sizeof ts),
+                  bars->source[0] ? bars->source : "the bars", (long long)r + 1, tg_format_time(bars->ts[r], ts, sizeof ts),
                   name ? name : "", it->cname);
 }
 

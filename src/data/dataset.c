@@ -73,7 +73,7 @@ tg_status tg_dataset_build(const tg_bars *bars, const tg_dataset_opts *opts, tg_
   }
   if (st == TG_OK) st = vocabularies(bars, &o.features, out, &vocab, &n_vocab);
   if (st == TG_OK && !o.no_normalize) {
-    st = tg_norm_fit(&out->fx, &out->layout, &out->splits, &out->norm);
+    st = tg_norm_fit_times(&out->fx, &out->layout, &out->splits, bars->ts, &out->norm);
     if (st == TG_OK) st = tg_norm_apply(&out->norm, &out->fx);
   }
   if (st == TG_OK) {

@@ -1,4 +1,5 @@
 /* Features one bar at a time (live data): per-instrument state through the same per-bar update as tg_features_compute. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -142,12 +143,12 @@ static tg_status check_bar(const tg_feature_stream *s, int inst, const tg_fbar *
   char t[48], prev[48];
   if (in->i > 0 && b->ts < in->last_ts)
     return tg_error(TG_ERR_INVALID, "feature stream: instrument %d: bar at %s is earlier than its previous bar at %s",
-                    inst, tg_format_utc(b->ts, 1, t, sizeof t), tg_format_utc(in->last_ts, 1, prev, sizeof prev));
+                    inst, tg_format_time(b->ts, t, sizeof t), tg_format_time(in->last_ts, prev, sizeof prev));
   int bad = tg_fbar_bad(b);
   if (bad) {
     char where[128];
     snprintf(where, sizeof where, "feature stream: instrument %d, bar %lld at %s", inst, (long long)in->i,
-             tg_format_utc(b->ts, 1, t, sizeof t));
+             tg_format_time(b->ts, t, sizeof t));
     return tg_fbar_error(b, bad, where);
   }
   const tg_fplan *p = &s->plan;
@@ -155,16 +156,16 @@ static tg_status check_bar(const tg_feature_stream *s, int inst, const tg_fbar *
     return tg_error(TG_ERR_INVALID, "feature stream: the spec takes %d numeric and %d category inputs per bar; %s is "
                     "NULL", p->n_num, p->n_cat, p->n_num > 0 && !b->num ? "num_inputs" : "cat_inputs");
   for (int i = 0; i < p->n_num; i++)
-    if (isinf(b->num[i]))
-      return tg_error(TG_ERR_NUMERIC, "feature stream: instrument %d, bar at %s: input '%s' is %g (finite, or NaN "
-                      "where missing)", inst, tg_format_utc(b->ts, 1, t, sizeof t), tg_feature_stream_input_name(s, i),
-                      b->num[i]);
+    if (isinf(b->num[i]) || fabs(b->num[i]) > FLT_MAX)
+      return tg_error(TG_ERR_NUMERIC, "feature stream: instrument %d, bar at %s: input '%s' is %g (finite and within "
+                      "float32's range, the features' type, or NaN where missing)", inst,
+                      tg_format_time(b->ts, t, sizeof t), tg_feature_stream_input_name(s, i), b->num[i]);
   for (int i = 0; i < p->ni; i++) {
     const tg_fitem *it = &p->items[i];
     double v = it->kind == TG_F_STATIC ? b->num[it->in] : NAN, was = in->st[i].a;
     if (!isnan(v) && !isnan(was) && v != was)
       return tg_error(TG_ERR_INVALID, "feature stream: 'static:%s' varies within instrument %u: %.17g, then %.17g at %s",
-                      it->cname, s->ids[inst], was, v, tg_format_utc(b->ts, 1, t, sizeof t));
+                      it->cname, s->ids[inst], was, v, tg_format_time(b->ts, t, sizeof t));
   }
   return TG_OK;
 }

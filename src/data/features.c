@@ -328,8 +328,8 @@ static tg_status check_bars(const tg_bars *b) {
     tg_fbar x = bar_at(b, i);
     int bad = tg_fbar_bad(&x);
     if (bad) {
-      char where[96];
-      snprintf(where, sizeof where, "features: bar %lld (ts %lld)", (long long)i, (long long)b->ts[i]);
+      char where[96], t[TG_TIME_TEXT];
+      snprintf(where, sizeof where, "features: bar %lld (%s)", (long long)i, tg_format_time(b->ts[i], t, sizeof t));
       return tg_fbar_error(&x, bad, where);
     }
   }

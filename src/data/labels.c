@@ -259,10 +259,11 @@ static tg_status join(const label_file *lf, const tg_bars *bars, const tg_layout
     }
     int64_t row = lay->rows[q];
     int reach = r->end == INT64_MIN ? 0 : (int)(at_or_before(bars, lay, p0, p1, r->end) - q);
+    char t[TG_TIME_TEXT];
     if (out->cls[row] >= 0 && out->cls[row] != r->name)
-      st = tg_error(TG_ERR_FORMAT, "labels %s: lines %lld ('%s') and %lld ('%s') label the same bar (ts %lld) "
+      st = tg_error(TG_ERR_FORMAT, "labels %s: lines %lld ('%s') and %lld ('%s') label the same bar (%s) "
                     "differently", lf->path, (long long)line[row], lf->names[out->cls[row]], (long long)r->line,
-                    lf->names[r->name], (long long)bars->ts[row]);
+                    lf->names[r->name], tg_format_time(bars->ts[row], t, sizeof t));
     else if (out->cls[row] >= 0) dups++;
     else (*joined)++;
     out->cls[row] = r->name;

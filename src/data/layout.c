@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "data/timeconv.h"
 #include "tickgrad/dataset.h"
 
 void tg_layout_free(tg_layout *l) {
@@ -22,10 +23,12 @@ tg_status tg_layout_build(const tg_bars *bars, tg_layout *out) {
   if (!bars || bars->n < 0) return tg_error(TG_ERR_INVALID, "layout: no bars");
   int64_t n = bars->n;
   for (int64_t i = 1; i < n; i++)
-    if (bars->ts[i] < bars->ts[i - 1])
-      return tg_error(TG_ERR_INVALID,
-                      "layout: bars are not in time order (row %lld is earlier than row %lld); sort them "
-                      "first (tg_bars_sort)", (long long)i, (long long)(i - 1));
+    if (bars->ts[i] < bars->ts[i - 1]) {
+      char t0[TG_TIME_TEXT], t1[TG_TIME_TEXT];
+      return tg_error(TG_ERR_INVALID, "layout: bars are not in time order (row %lld, %s, is earlier than row %lld, %s); "
+                      "sort them first (tg_bars_sort)", (long long)i, tg_format_time(bars->ts[i], t1, sizeof t1),
+                      (long long)(i - 1), tg_format_time(bars->ts[i - 1], t0, sizeof t0));
+    }
   out->n = n;
   uint32_t *sorted = NULL; /* [n] instrument ids, sorted, then unique in place */
   int64_t k = 1;

@@ -1,7 +1,9 @@
 /* Per-column normalisation: mean and std from the training windows' rows only (lead columns: their finite values), applied to every row in place. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "data/timeconv.h"
 #include "tickgrad/dataset.h"
 
 void tg_norm_free(tg_norm *nm) {
@@ -21,7 +23,35 @@ void tg_norm_free(tg_norm *nm) {
     }                                                                    \
   }
 
+/* Why column c's mean or std is not finite: its first non-finite value on the training rows (by bar, its time when ts
+ * is given, and whether the bar is inside the column's warm-up), or, all values finite, the sum that overflowed. */
+static tg_status not_finite(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, const int64_t *ts, int c,
+                            double mean) {
+  const tg_split *tr = &sp->s[TG_TRAIN];
+  const char *name = fx->names ? fx->names[c] : "";
+  for (int j = 0; j < lay->k; j++)
+    for (int64_t p = tr->begin[j]; tr->end[j] > tr->begin[j] && p < tr->end[j] + sp->window - 1; p++) {
+      int64_t r = lay->rows[p], at = p - lay->seg[j];
+      double v = fx->x[r * fx->f + c];
+      if (isfinite(v) || (fx->role && fx->role[c] == TG_FEATURE_KNOWN_LEAD)) continue; /* leads fit on finite values */
+      char t[TG_TIME_TEXT], when[TG_TIME_TEXT + 4] = "";
+      if (ts) snprintf(when, sizeof when, " (%s)", tg_format_time(ts[r], t, sizeof t));
+      int warm = fx->warmup && at < fx->warmup[c];
+      return tg_error(TG_ERR_NUMERIC, "normalise: column %d '%s' is %g at bar %lld%s, a training row (its instrument's "
+                      "bar %lld); %s", c, name, v, (long long)r, when, (long long)at,
+                      warm ? "inside the column's warm-up: a window starting inside the feature warm-up"
+                           : "past the column's warm-up: a value or feature beyond float32's range (+-3.4e38)");
+    }
+  return tg_error(TG_ERR_NUMERIC, "normalise: column %d '%s': every value on the training rows is finite, but its %s "
+                  "overflows a double; rescale the column", c, name, isfinite(mean) ? "std" : "mean");
+}
+
 tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, tg_norm *out) {
+  return tg_norm_fit_times(fx, lay, sp, NULL, out);
+}
+
+tg_status tg_norm_fit_times(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, const int64_t *ts,
+                            tg_norm *out) {
   memset(out, 0, sizeof *out);
   if (!fx || !lay || !sp || fx->n != lay->n || sp->k != lay->k)
     return tg_error(TG_ERR_INVALID, "normalise: features, layout and splits do not belong together");
@@ -82,8 +112,7 @@ tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_spli
     } else if (!isfinite(out->mean[c]) || !isfinite(sd)) {
       tg_free(acc);
       tg_free(cnt);
-      tg_status st = tg_error(TG_ERR_NUMERIC, "normalise: column %d '%s' is not finite on the training rows "
-                              "(a window starting inside the feature warm-up?)", c, fx->names ? fx->names[c] : "");
+      tg_status st = not_finite(fx, lay, sp, ts, c, out->mean[c]);
       tg_norm_free(out);
       return st;
     } else {

@@ -130,9 +130,12 @@ tg_status tg_bars_resample(const tg_bars *in, const tg_resample_opts *opts, tg_b
   tg_status st = tg_tz_check(opts->tz);
   if (st != TG_OK) return st;
   for (int64_t i = 1; i < in->n; i++)
-    if (in->ts[i] < in->ts[i - 1])
-      return tg_error(TG_ERR_INVALID, "resample: input is not sorted by time at bar %lld (call tg_bars_sort first)",
-                      (long long)i);
+    if (in->ts[i] < in->ts[i - 1]) {
+      char t0[TG_TIME_TEXT], t1[TG_TIME_TEXT];
+      return tg_error(TG_ERR_INVALID, "resample: input is not sorted by time at bar %lld (%s, after %s; call "
+                      "tg_bars_sort first)", (long long)i, tg_format_time(in->ts[i], t1, sizeof t1),
+                      tg_format_time(in->ts[i - 1], t0, sizeof t0));
+    }
   snprintf(out->source, sizeof out->source, "%s", in->source);
   snprintf(out->format, sizeof out->format, "%s", in->format);
   if ((st = tg_bars_reserve(out, 1024, in->instrument != NULL)) != TG_OK) return st;

@@ -13,7 +13,7 @@ tg_status tg_stream_times_check(tg_stream_times *t, uint32_t instrument, int64_t
   if (k < t->n && t->last[k] == ts && !(opts && opts->no_checks)) {
     tg_dup_policy p = opts ? opts->duplicates : TG_DUPS_ERROR;
     char tx[48];
-    tg_format_utc(ts, ts % 1000000000 != 0, tx, sizeof tx);
+    tg_format_time(ts, tx, sizeof tx);
     if (p == TG_DUPS_FIRST) return *skip = 1, TG_OK;
     if (p == TG_DUPS_LAST)
       return tg_error(TG_ERR_INVALID, "%s: line %lld (%s, instrument %u) repeats an earlier line's time; a stream cannot "

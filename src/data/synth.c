@@ -89,8 +89,11 @@ static tg_status check_config(const tg_synth_config *c) {
     return tg_error(TG_ERR_INVALID, "synth: regime_bars %g must be 0 or at least 1", c->regime_bars);
   if (!(c->regime_drift >= 0.0 && c->regime_drift < 1.0))
     return tg_error(TG_ERR_INVALID, "synth: regime_drift %g must be in [0, 1)", c->regime_drift);
-  if (c->start_ns < -100000LL * TG_NS_PER_DAY || c->start_ns > 100000LL * TG_NS_PER_DAY)
-    return tg_error(TG_ERR_INVALID, "synth: start_ns %lld is outside 1696..2243", (long long)c->start_ns);
+  if (c->start_ns < -100000LL * TG_NS_PER_DAY || c->start_ns > 100000LL * TG_NS_PER_DAY) {
+    char t[TG_TIME_TEXT];
+    return tg_error(TG_ERR_INVALID, "synth: start_ns %lld (%s) is outside the years 1696..2243", (long long)c->start_ns,
+                    tg_format_time(c->start_ns, t, sizeof t));
+  }
   return TG_OK;
 }
 
@@ -169,8 +172,9 @@ static tg_status calendar_build(const tg_synth_config *c, calendar *k) {
   return TG_OK;
 too_late:
   calendar_free(k);
-  return tg_error(TG_ERR_INVALID, "synth: %lld bars from start_ns %lld run past the year 2260", (long long)n,
-                  (long long)c->start_ns);
+  char t[TG_TIME_TEXT];
+  return tg_error(TG_ERR_INVALID, "synth: %lld bars from %s (start_ns) run past the year 2260", (long long)n,
+                  tg_format_time(c->start_ns, t, sizeof t));
 }
 
 /* One instrument's bars, written to rows t * stride + offset of out. */

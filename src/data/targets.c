@@ -3,6 +3,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "data/targets_internal.h"
+#include "data/timeconv.h"
 
 #define HORIZON_MAX 100000
 
@@ -95,9 +96,11 @@ tg_status tg_targets_compute(const tg_bars *bars, const tg_layout *lay, const tg
   if (st != TG_OK) return st;
   int64_t n = bars->n;
   for (int64_t i = 0; i < n; i++)
-    if (!(isfinite(bars->close[i]) && bars->close[i] > 0.0 && isfinite(bars->open[i]) && bars->open[i] > 0.0))
-      return tg_error(TG_ERR_NUMERIC, "targets: bar %lld (ts %lld): open %g, close %g; prices must be finite and > 0",
-                      (long long)i, (long long)bars->ts[i], bars->open[i], bars->close[i]);
+    if (!(isfinite(bars->close[i]) && bars->close[i] > 0.0 && isfinite(bars->open[i]) && bars->open[i] > 0.0)) {
+      char t[TG_TIME_TEXT];
+      return tg_error(TG_ERR_NUMERIC, "targets: bar %lld (%s): open %g, close %g; prices must be finite and > 0",
+                      (long long)i, tg_format_time(bars->ts[i], t, sizeof t), bars->open[i], bars->close[i]);
+    }
   out->n = n;
   out->nh = nh;
   out->k = lay->k;

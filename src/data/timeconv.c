@@ -167,6 +167,8 @@ const char *tg_format_utc(int64_t ns, int frac, char *buf, size_t n) {
   return buf;
 }
 
+const char *tg_format_time(int64_t ns, char *buf, size_t n) { return tg_format_utc(ns, ns % TG_NS_PER_S != 0, buf, n); }
+
 const char *tg_format_duration(int64_t ns, char *buf, size_t n) {
   int64_t s = ns / TG_NS_PER_S;
   if (ns % TG_NS_PER_S) snprintf(buf, n, "%.3fs", (double)ns / 1e9);

@@ -39,6 +39,10 @@ tg_status tg_tz_local_to_utc_memo(const char *tz, tg_tz_memo *memo, int64_t loca
 
 /* "YYYY-MM-DD HH:MM:SS" (UTC) of an instant in ns; "YYYY-MM-DD HH:MM:SS.fffffffff" when frac. */
 const char *tg_format_utc(int64_t ns, int frac, char *buf, size_t n);
+/* A bar's time as messages name it: tg_format_utc with the nanoseconds only when the time has a fraction of a second.
+ * TG_TIME_TEXT bytes hold any time. Every message that names a time uses this, never the raw nanoseconds. */
+#define TG_TIME_TEXT 48
+const char *tg_format_time(int64_t ns, char *buf, size_t n);
 /* A duration as "90s", "5m", "1h", "4d 2h", ... */
 const char *tg_format_duration(int64_t ns, char *buf, size_t n);
 

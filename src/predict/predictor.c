@@ -244,7 +244,7 @@ static void softmax_last(const tg_predictor *p, float *out) {
 static tg_status not_finite(const tg_predictor *p, const tg_pbar *bar, const char *why) {
   char t[48];
   return tg_error(TG_ERR_NUMERIC, "predict: %s cannot forecast the bar at %s UTC of instrument %u: %s", p->info.run,
-                  tg_format_utc(bar->ts, bar->ts % 1000000000 != 0, t, sizeof t), bar->instrument, why);
+                  tg_format_time(bar->ts, t, sizeof t), bar->instrument, why);
 }
 
 /* 1 (why filled) when a normalised feature of the bar, or a TFT's known-future value, is not finite: a price so

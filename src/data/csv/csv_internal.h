@@ -172,6 +172,13 @@ tg_status tg_csv_instrument_id(tg_csv_ids *t, const char *path, int64_t line, co
                                uint32_t *id);
 void tg_csv_ids_free(tg_csv_ids *t);
 
+/* ---- the parse (csv_parse.c) ----------------------------------------------------------------- */
+
+/* tg_csv_parse with the line after the header numbered row_no in messages (0: the header's number + 1), for a
+ * streamed row parsed under its header (the row's true line in the stream). */
+tg_status tg_csv_parse_numbered(const char *path, const void *bytes, size_t len, const tg_read_opts *opts,
+                                int64_t row_no, tg_bars *out);
+
 /* ---- layout (csv_sniff.c) -------------------------------------------------------------------- */
 
 typedef struct tg_csv_layout {

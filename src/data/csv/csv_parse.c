@@ -27,6 +27,7 @@ typedef struct csv_ctx {
   tg_csv_ids ids; /* instrument ids seen */
   tg_csv_extras x; /* the extra columns */
   double scale;
+  int64_t data_no; /* the number of the line after the header (0: the header's + 1) */
 } csv_ctx;
 
 /* "'Close'" with a header, "5 (close)" without (1-based). */
@@ -55,7 +56,7 @@ static tg_status sample_times(csv_ctx *c, const char *end, const char **data, in
     tg_status st = tg_csv_line_read(c->path, pos, end, no, &ln);
     if (st != TG_OK) return st;
     pos = ln.next;
-    no++;
+    no = c->data_no ? c->data_no : no + 1;
   }
   *data = pos;
   *data_no = no;
@@ -484,6 +485,11 @@ static void reverse_newest_first(tg_bars *b, int64_t from) {
  * newest-first file is reversed by time, so only rows that are really out of order reach the
  * reader's reorder warning. On error out is left as it was (no instrument column added). */
 tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out) {
+  return tg_csv_parse_numbered(path, bytes, len, opts, 0, out);
+}
+
+tg_status tg_csv_parse_numbered(const char *path, const void *bytes, size_t len, const tg_read_opts *opts,
+                                int64_t row_no, tg_bars *out) {
   tg_read_opts defaults;
   memset(&defaults, 0, sizeof defaults);
   if (!opts) opts = &defaults;
@@ -499,6 +505,7 @@ tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg
   c.path = path;
   c.opts = opts;
   c.scale = opts->price_scale == 0 ? 1.0 : opts->price_scale;
+  c.data_no = row_no;
   const int64_t n0 = out->n;
   const int had_inst = out->instrument != NULL;
   c.x.cols0 = out->n_cols;

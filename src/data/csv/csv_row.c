@@ -24,7 +24,7 @@ tg_status tg_csv_parse_row(const char *path, const char *header, const char *row
   buf[hn + rn + 1] = '\n';
   buf[hn + rn + 2] = '\0';
   int64_t n0 = out->n;
-  st = tg_csv_parse(path, buf, hn + rn + 2, opts, out);
+  st = tg_csv_parse_numbered(path, buf, hn + rn + 2, opts, row_no, out);
   tg_free(buf);
   if (st == TG_OK && out->n != n0 + 1)
     st = tg_error(TG_ERR_FORMAT, "%s: line %lld: expected one bar, the line holds %lld", path, (long long)row_no,
