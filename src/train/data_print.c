@@ -56,9 +56,9 @@ static void append_input(tg_text *t, const input_print *p) {
   tg_text_puts(t, "    {\"path\": ");
   tg_json_append_string(t, p->path);
   if (p->file) {
-    char when[48];
+    char when[TG_TIME_TEXT];
     tg_text_printf(t, ", \"size\": %lld, \"modified_ns\": %lld, \"modified\": \"%s UTC\", \"hash\": \"%s\"}",
-                   (long long)p->size, (long long)p->mtime_ns, tg_format_utc(p->mtime_ns, 0, when, sizeof when),
+                   (long long)p->size, (long long)p->mtime_ns, tg_format_time(p->mtime_ns, when, sizeof when),
                    p->hash);
   } else {
     tg_text_puts(t, ", \"kind\": \"folder or glob\"}");
@@ -134,10 +134,10 @@ static void describe(const data_print *s, const data_print *now, tg_text *why) {
       if (strcmp(s->in[j].path, b->path) == 0) a = &s->in[j];
     if (!a || !a->file || !b->file) continue;
     if (a->size == b->size && strcmp(a->hash, b->hash) == 0) continue;
-    char t0[48], t1[48];
+    char t0[TG_TIME_TEXT], t1[TG_TIME_TEXT];
     tg_text_printf(why, "%s'%s': %lld -> %lld bytes, modified %s -> %s UTC, content hash %s -> %s", named ? "; " : "",
-                   b->path, (long long)a->size, (long long)b->size, tg_format_utc(a->mtime_ns, 0, t0, sizeof t0),
-                   tg_format_utc(b->mtime_ns, 0, t1, sizeof t1), a->hash, b->hash);
+                   b->path, (long long)a->size, (long long)b->size, tg_format_time(a->mtime_ns, t0, sizeof t0),
+                   tg_format_time(b->mtime_ns, t1, sizeof t1), a->hash, b->hash);
     named++;
   }
   if (!named) {
@@ -175,10 +175,10 @@ tg_status tr_data_print_check(const tg_train_config *c, const tr_data *d, FILE *
       st = tg_error(TG_ERR_INVALID, "resume: the data changed since %s started: %s; resume it on the data it read, or "
                     "give --data-changed ok to continue on the new data (data.json records that)", c->out, why.data);
     } else {
-      char when[48], *rec = NULL;
+      char when[TG_TIME_TEXT], *rec = NULL;
       tg_text r = {0};
       tg_text_printf(&r, "{\"at\": \"%s UTC\", \"what\": ",
-                     tg_format_utc((int64_t)time(NULL) * 1000000000, 0, when, sizeof when));
+                     tg_format_time((int64_t)time(NULL) * 1000000000, when, sizeof when));
       tg_json_append_string(&r, why.data);
       tg_text_puts(&r, "}");
       rec = r.data;
