@@ -1,7 +1,8 @@
-/* Per-column normalisation: mean and std from the training windows' rows only (lead columns: their finite values), applied to every row in place. */
+/* Per-column normalisation: mean and std from the training windows' rows only, each once (lead columns: their finite values), applied to every row in place. */
 #include <math.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "data/split_rows.h"
 #include "tickgrad/dataset.h"
 
 void tg_norm_free(tg_norm *nm) {
@@ -10,16 +11,6 @@ void tg_norm_free(tg_norm *nm) {
   tg_vocabs_free(nm->vocab, nm->n_vocab);
   memset(nm, 0, sizeof *nm);
 }
-
-/* Runs body with r set to every row the training windows cover. */
-#define FOR_TRAIN_ROWS(lay, tr, L, r, body)                              \
-  for (int j_ = 0; j_ < (lay)->k; j_++) {                                \
-    if ((tr)->end[j_] <= (tr)->begin[j_]) continue;                      \
-    for (int64_t p_ = (tr)->begin[j_]; p_ < (tr)->end[j_] + (L) - 1; p_++) { \
-      int64_t r = (lay)->rows[p_];                                       \
-      body                                                               \
-    }                                                                    \
-  }
 
 tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, tg_norm *out) {
   memset(out, 0, sizeof *out);
@@ -42,7 +33,7 @@ tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_spli
   int leads = 0;
   for (int c = 0; fx->role && c < f; c++) leads |= fx->role[c] == TG_FEATURE_KNOWN_LEAD;
   int64_t rows = 0;
-  FOR_TRAIN_ROWS(lay, tr, L, r, {
+  TG_FOR_SPLIT_ROWS(lay, tr, lay->k, L, r, {
     const float *x = fx->x + r * f;
     if (!leads) {
       for (int c = 0; c < f; c++) acc[c] += x[c];
@@ -56,7 +47,7 @@ tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_spli
       }
     }
     rows++;
-  })
+  });
   out->rows = rows;
   if (rows == 0) {
     tg_free(acc);
@@ -68,13 +59,13 @@ tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_spli
     if (!leads || fx->role[c] != TG_FEATURE_KNOWN_LEAD) cnt[c] = rows;
     out->mean[c] = cnt[c] ? acc[c] / (double)cnt[c] : 0.0, acc[c] = 0.0;
   }
-  FOR_TRAIN_ROWS(lay, tr, L, r, {
+  TG_FOR_SPLIT_ROWS(lay, tr, lay->k, L, r, {
     const float *x = fx->x + r * f;
     for (int c = 0; c < f; c++) {
       double d = x[c] - out->mean[c];
       if (!leads || fx->role[c] != TG_FEATURE_KNOWN_LEAD || isfinite(d)) acc[c] += d * d;
     }
-  })
+  });
   for (int c = 0; c < f; c++) {
     double sd = cnt[c] ? sqrt(acc[c] / (double)cnt[c]) : 1.0;
     if (fx->scale && !fx->scale[c]) {
