@@ -291,7 +291,7 @@ static void next_errors(const tg_dataset *ds, const tg_dataset *other) {
   CHECK_STATUS(tg_stage_next(st, &s, 8, &bt, &got), TG_ERR_INVALID); /* nothing staged */
   CHECK_OK(tg_stage_dataset(st, ds));
   CHECK_STATUS(tg_stage_next(st, &s, 8, &bt, &got), TG_ERR_INVALID); /* another dataset's split */
-  CHECK_MSG(strstr(tg_last_error(), "instrument 0") && strstr(tg_last_error(), "this dataset's splits"), "%s",
+  CHECK_MSG(strstr(tg_last_error(), "staged dataset") && strstr(tg_last_error(), "this dataset's splits"), "%s",
             tg_last_error());
   CHECK(s.epoch == 0 && s.cursor == 0);
   CHECK_STATUS(tg_stage_next(st, &none, 8, &bt, &got), TG_ERR_INVALID);
@@ -308,7 +308,7 @@ static void next_errors(const tg_dataset *ds, const tg_dataset *other) {
 /* CUDA: resident batches computed on the device equal cpu:0's and move no bytes after the first;
  * streamed batches gather the same rows. */
 static void next_on_cuda(const tg_dataset *ds) {
-  int64_t L = ds->window, n = ds->fx.n, k = ds->layout.k, F = ds->fx.f, H = ds->y.nh;
+  int64_t L = ds->window, n = ds->fx.n, F = ds->fx.f, H = ds->y.nh;
   tg_stage *h, *d;
   CHECK_OK(tg_stage_new(tg_cpu(0), TG_STAGE_RESIDENT, MAX_B, &h));
   CHECK_OK(tg_stage_new(tg_cuda(0), TG_STAGE_RESIDENT, MAX_B, &d));
@@ -324,7 +324,8 @@ static void next_on_cuda(const tg_dataset *ds) {
   void *addr = NULL;
   int wrong = 0, moved = 0, grew = 0;
   uint64_t staged = (uint64_t)(n * F * 4 + n * H * 4), tables = (uint64_t)(n * 8 + n * 4 + n * 4),
-           split = (uint64_t)(2 * k + 1) * 8, after_first = 0;
+           split = (uint64_t)(2 * sd.runs + 1) * 8, after_first = 0; /* the runs of starts: one per instrument
+                                                                        without holes */
   int64_t calls = ds->splits.s[TG_TRAIN].count / 40 + 2 /* > one epoch: 54 windows a call */;
   for (int64_t c = 0; c < calls; c++) {
     int64_t b = c % 5 == 4 ? 13 : MAX_B, gh = 0, gd = 0;
@@ -356,7 +357,7 @@ static void next_on_cuda(const tg_dataset *ds) {
   fetch(d, &bd, &db);
   CHECK_MSG(batch_eq(&db, &hb, L), "cuda:0: the validation batch differs from cpu:0's");
   CHECK_OK(tg_stage_next(d, &sd, MAX_B, &bd, &g));
-  CHECK(tg_stage_stats_get(d).h2d_bytes == after_first + 2 * split);
+  CHECK(tg_stage_stats_get(d).h2d_bytes == after_first + (uint64_t)(2 * vd.runs + 1) * 8 + split);
   tg_sampler_free(&sh);
   tg_sampler_free(&sd);
   tg_sampler_free(&vh);
@@ -379,13 +380,23 @@ int main(void) {
   next_on_cpu(&ds);
   streaming(tg_cpu(1), &ds, "cpu:1 streaming");
   next_errors(&ds, &other);
+  tg_dataset holed; /* a column target missing at every 97th row: splits with holes, many runs of starts */
+  tg_dataset_opts oh = {.targets = {.kind = TG_TARGET_COLUMN, .column = "x", .nh = 2, .horizons = {1, 3}},
+                        .splits = {.window = 24}};
+  CHECK_OK(tg_bars_add_column(&b, "x", TG_COLUMN_NUMERIC));
+  for (int64_t r = 0; r < b.n; r++) b.cols[0].values[r] = r % 97 == 50 ? NAN : (double)(r % 5);
+  CHECK_OK(tg_dataset_build(&b, &oh, &holed));
+  CHECK(holed.splits.s[TG_TRAIN].n_runs > 2 * 10 && holed.splits.s[TG_TRAIN].dropped[TG_DROP_TARGET] > 0);
+  next_on_cpu(&holed);
   const char *want = getenv("TG_EXPECT_CUDA_DEVICE"); /* set for the emulated-CUDA build, which has one */
   if (tg_cuda_count() == 0) {
     CHECK_MSG(!(want && want[0] == '1'), "TG_EXPECT_CUDA_DEVICE=1 but no CUDA device: %s", tg_cuda_why_none());
     printf("skipped: no CUDA device\n");
   } else {
     next_on_cuda(&ds);
+    next_on_cuda(&holed);
   }
+  tg_dataset_free(&holed);
   tg_dataset_free(&ds);
   tg_dataset_free(&other);
   tg_bars_free(&b);

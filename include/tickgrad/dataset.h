@@ -243,8 +243,21 @@ void tg_targets_free(tg_targets *y);
  * A window starting at position p uses positions p .. p+L-1 and its targets reach p+L-1+horizon; it
  * belongs to split s when all of those lie inside s, its first row is past the feature warm-up, and
  * (val, test) it starts at least `embargo` bars into s. Hence consecutive splits' starts are at least
- * L + horizon (+ embargo) apart: no training window or target shares a row with a validation window. */
+ * L + horizon (+ embargo) apart: no training window or target shares a row with a validation window.
+ * With per-row reach (tg_split_opts.reach) each start is judged on its own: a missing target or a label whose
+ * span leaves the split removes exactly the windows whose target row it is, and the valid starts form runs with
+ * holes between them (tg_split.run_begin / run_end); tg_split.dropped counts the windows each cause removed. */
 enum { TG_TRAIN = 0, TG_VAL = 1, TG_TEST = 2, TG_SPLIT_COUNT = 3 };
+
+/* Why a window inside a split's usual range was left out (tg_split.dropped). Rows before an instrument's first
+ * target (a target's own warm-up, e.g. a barrier's volatility window) and the purge at a split's end count as
+ * neither. Covariates never leave holes: a missing (NaN) value is carried forward and an infinite one is an
+ * error of tg_features_compute. */
+enum {
+  TG_DROP_TARGET = 0, /* the target row has no target (reach < 0: a missing or non-finite value) */
+  TG_DROP_SPAN = 1,   /* the target row's span (a label's end) leaves the split */
+  TG_DROP_COUNT = 2
+};
 
 typedef struct tg_split_opts {
   int window;        /* L (bars per window), >= 1 */
@@ -257,26 +270,43 @@ typedef struct tg_split_opts {
                                           INT64_MAX test_start: no test split */
   int64_t min_windows; /* each split that holds bars needs at least this many windows (0: 1) */
   const int32_t *reach; /* [n] per row (tg_targets.reach; NULL: every target reaches `horizon` bars past the window):
-                           a window starting at p then belongs to a split when p .. p+L-1 and its target row's span
-                           (row p + target_offset to reach[row] bars after it) lie inside the split and the target
-                           exists (reach >= 0); each split keeps one range of starts per instrument, cut at the first
-                           start that fails after its first that passes */
+                           a start p then belongs to a split when p .. p+L-1 and its target row's span (row
+                           p + target_offset to reach[row] bars after it) lie inside the split and the target
+                           exists (reach >= 0); every start is judged on its own, so a bad row costs only the
+                           windows whose target row it is */
   int target_offset;   /* with reach: the target row's offset in the window (0: L - 1) */
   const int64_t *warmup_inst; /* [k] or NULL: a window of instrument j starts at least max(warmup, warmup_inst[j])
                                  bars into the instrument (covariate warm-ups; tg_dataset_build fills it from
                                  tg_features.first_valid) */
+  const tg_target_opts *target; /* or NULL: names the target in messages about dropped windows */
 } tg_split_opts;
 
 typedef struct tg_split {
-  int64_t count;            /* window starts in all */
+  int64_t count;            /* valid window starts in all */
   int64_t ts_begin, ts_end; /* its time region [begin, end) */
-  int64_t *begin, *end;     /* [k] valid starts of instrument j: positions begin[j] .. end[j]-1 */
+  int64_t *begin, *end;     /* [k] instrument j's first valid start and one past its last (begin == end: none);
+                               the starts between them are all valid unless the runs below leave holes */
+  int64_t n_runs;           /* the valid starts as runs of consecutive positions, in position order, each inside */
+  int64_t *run_begin, *run_end; /* one instrument: run r is [run_begin[r], run_end[r]); NULL (a split built by
+                               hand): one run per instrument, [begin[j], end[j]) (tg_split_n_runs, tg_split_run) */
+  int64_t dropped[TG_DROP_COUNT]; /* windows each cause removed (one per bad target row) */
 } tg_split;
 
 typedef struct tg_splits {
   int k, window, horizon;
   tg_split s[TG_SPLIT_COUNT]; /* TG_TRAIN, TG_VAL, TG_TEST */
 } tg_splits;
+
+/* Runs of valid starts of a split of k instruments, and run r's positions [*b, *e) (possibly empty for a split
+ * built by hand). Every consumer of a split's windows walks these, so holes are skipped. */
+static inline int64_t tg_split_n_runs(const tg_split *s, int k) { return s->run_begin ? s->n_runs : k; }
+static inline void tg_split_run(const tg_split *s, int64_t r, int64_t *b, int64_t *e) {
+  *b = s->run_begin ? s->run_begin[r] : s->begin[r];
+  *e = s->run_begin ? s->run_end[r] : s->end[r];
+}
+/* "" when the split dropped nothing, else e.g. "2 dropped: target 'x' missing or not finite at 2 bars" (target may
+ * be NULL: generic wording). Returns buf. */
+const char *tg_split_drops_str(const tg_split *s, const tg_target_opts *target, char *buf, size_t n);
 
 /* TG_ERR_INVALID for bad options, and for a split that holds bars but fewer than min_windows windows
  * (the message names the split, its bars and what a window needs). */
@@ -292,7 +322,7 @@ typedef struct tg_norm {
   tg_vocab *vocab;     /* [n_vocab], owned */
 } tg_norm;
 
-/* Fits on the rows the training windows cover (positions begin[j] .. end[j]+L-2 of each instrument); lead columns
+/* Fits on the rows the training windows cover (each run's positions run_begin .. run_end+L-2, a row once); lead columns
  * (TG_FEATURE_KNOWN_LEAD) on their finite values among those rows only (none: mean 0, std 1). */
 tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, tg_norm *out);
 /* The same, ts [n] the bars' times (may be NULL): a column whose mean or std is not finite is TG_ERR_NUMERIC naming its
@@ -364,14 +394,15 @@ tg_status tg_window_index(const tg_layout *lay, int window, const int64_t *start
  * smallest power of two >= count, cycle-walked into 0..count-1), so an epoch costs no O(count) work
  * and a device computes the same order without a host array (see tg_stage_next). The position is
  * (epoch, cursor): save both, and a sampler made with the same split and seed resumes after
- * tg_sampler_seek with the same starts. */
+ * tg_sampler_seek with the same starts. Element e maps to the e-th valid start in position order (holes in the
+ * split's runs are never drawn). */
 typedef struct tg_sampler {
   uint64_t seed, epoch, cursor; /* the next start is element `cursor` of epoch `epoch`'s order */
   int64_t count;                /* starts in the split */
   int shuffle;
-  int k;
-  int64_t *prefix;              /* [k+1] starts before instrument j */
-  int64_t *begin;               /* [k] copy of the split's begin */
+  int runs;                     /* runs of valid starts in the split (tg_split_n_runs) */
+  int64_t *prefix;              /* [runs+1] valid starts before run r */
+  int64_t *begin;               /* [runs] run r's first start: element e lies in the last run with prefix <= e */
 } tg_sampler;
 
 tg_status tg_sampler_init(tg_sampler *s, const tg_splits *sp, int split, uint64_t seed, int shuffle);

@@ -42,9 +42,9 @@ static inline TG_HD int64_t tg_shuffle_index(uint64_t seed, uint64_t epoch, int6
   return (int64_t)x;
 }
 
-/* Element e of a split (0..count-1, instruments in order) -> its window start position: j is the
- * last instrument with prefix[j] <= e. prefix [k+1] counts the starts before instrument j, begin [k]
- * is instrument j's first start. */
+/* Element e of a split (0..count-1, runs of valid starts in position order) -> its window start position: r is the
+ * last run with prefix[r] <= e. prefix [k+1] counts the starts before run r, begin [k] is run r's first start
+ * (an empty run has prefix[r] == prefix[r+1] and is never chosen). */
 static inline TG_HD int64_t tg_split_start(const int64_t *prefix, const int64_t *begin, int k, int64_t e) {
   int lo = 0, hi = k - 1;
   while (lo < hi) {
@@ -61,9 +61,9 @@ typedef struct tg_window_tables {
   const int64_t *rows;   /* [n] layout position -> row */
   const int32_t *inst;   /* [n] row -> dense instrument index */
   const int32_t *cls;    /* [n] row -> direction class */
-  const int64_t *prefix; /* [k+1] the split's starts before instrument j */
-  const int64_t *begin;  /* [k] the split's first start in instrument j */
-  int k;
+  const int64_t *prefix; /* [k+1] the split's starts before run j (tg_sampler.prefix) */
+  const int64_t *begin;  /* [k] the first start of run j (tg_sampler.begin) */
+  int k;                 /* runs of valid starts (tg_sampler.runs) */
   int shuffle;
   int64_t count;         /* starts in the split */
   uint64_t seed;

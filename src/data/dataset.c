@@ -65,6 +65,7 @@ tg_status tg_dataset_build(const tg_bars *bars, const tg_dataset_opts *opts, tg_
     if (so.horizon < out->y.hmax) so.horizon = out->y.hmax;
     if (so.warmup < out->fx.warmup_max) so.warmup = out->fx.warmup_max;
     if (o.targets.kind != TG_TARGET_LOGRET) so.reach = out->y.reach; /* log returns keep the fixed horizon */
+    if (!so.target) so.target = &o.targets; /* named in messages about dropped windows */
     out->window = so.window;
     st = instrument_warmups(&out->layout, &out->fx, so.warmup_inst, &warm);
     so.warmup_inst = warm;

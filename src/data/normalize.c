@@ -1,8 +1,9 @@
-/* Per-column normalisation: mean and std from the training windows' rows only (lead columns: their finite values), applied to every row in place. */
+/* Per-column normalisation: mean and std from the training windows' rows only, each once (lead columns: their finite values), applied to every row in place. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "data/split_rows.h"
 #include "data/timeconv.h"
 #include "tickgrad/dataset.h"
 
@@ -13,37 +14,31 @@ void tg_norm_free(tg_norm *nm) {
   memset(nm, 0, sizeof *nm);
 }
 
-/* Runs body with r set to every row the training windows cover. */
-#define FOR_TRAIN_ROWS(lay, tr, L, r, body)                              \
-  for (int j_ = 0; j_ < (lay)->k; j_++) {                                \
-    if ((tr)->end[j_] <= (tr)->begin[j_]) continue;                      \
-    for (int64_t p_ = (tr)->begin[j_]; p_ < (tr)->end[j_] + (L) - 1; p_++) { \
-      int64_t r = (lay)->rows[p_];                                       \
-      body                                                               \
-    }                                                                    \
-  }
-
 /* Why column c's mean or std is not finite: its first non-finite value on the training rows (by bar, its time when ts
  * is given, and whether the bar is inside the column's warm-up), or, all values finite, the sum that overflowed. */
 static tg_status not_finite(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, const int64_t *ts, int c,
                             double mean) {
   const tg_split *tr = &sp->s[TG_TRAIN];
   const char *name = fx->names ? fx->names[c] : "";
-  for (int j = 0; j < lay->k; j++)
-    for (int64_t p = tr->begin[j]; tr->end[j] > tr->begin[j] && p < tr->end[j] + sp->window - 1; p++) {
-      int64_t r = lay->rows[p], at = p - lay->seg[j];
-      double v = fx->x[r * fx->f + c];
-      if (isfinite(v) || (fx->role && fx->role[c] == TG_FEATURE_KNOWN_LEAD)) continue; /* leads fit on finite values */
-      char t[TG_TIME_TEXT], when[TG_TIME_TEXT + 4] = "";
-      if (ts) snprintf(when, sizeof when, " (%s)", tg_format_time(ts[r], t, sizeof t));
-      int warm = fx->warmup && at < fx->warmup[c];
-      return tg_error(TG_ERR_NUMERIC, "normalise: column %d '%s' is %g at bar %lld%s, a training row (its instrument's "
-                      "bar %lld); %s", c, name, v, (long long)r, when, (long long)at,
-                      warm ? "inside the column's warm-up: a window starting inside the feature warm-up"
-                           : "past the column's warm-up: a value or feature beyond float32's range (+-3.4e38)");
-    }
-  return tg_error(TG_ERR_NUMERIC, "normalise: column %d '%s': every value on the training rows is finite, but its %s "
-                  "overflows a double; rescale the column", c, name, isfinite(mean) ? "std" : "mean");
+  int64_t bad = -1; /* the first row holding a non-finite value (leads fit on finite values) */
+  TG_FOR_SPLIT_ROWS(lay, tr, lay->k, sp->window, r, {
+    double v = fx->x[r * fx->f + c];
+    if (bad < 0 && !isfinite(v) && !(fx->role && fx->role[c] == TG_FEATURE_KNOWN_LEAD)) bad = r;
+  });
+  if (bad < 0)
+    return tg_error(TG_ERR_NUMERIC, "normalise: column %d '%s': every value on the training rows is finite, but its %s "
+                    "overflows a double; rescale the column", c, name, isfinite(mean) ? "std" : "mean");
+  int j = lay->inst[bad];
+  int64_t p = 0;
+  while (lay->rows[p] != bad) p++; /* the bad row's position, for its bar number within its instrument */
+  int64_t at = p - lay->seg[j];
+  char t[TG_TIME_TEXT], when[TG_TIME_TEXT + 4] = "";
+  if (ts) snprintf(when, sizeof when, " (%s)", tg_format_time(ts[bad], t, sizeof t));
+  int warm = fx->warmup && at < fx->warmup[c];
+  return tg_error(TG_ERR_NUMERIC, "normalise: column %d '%s' is %g at bar %lld%s, a training row (its instrument's "
+                  "bar %lld); %s", c, name, (double)fx->x[bad * fx->f + c], (long long)bad, when, (long long)at,
+                  warm ? "inside the column's warm-up: a window starting inside the feature warm-up"
+                       : "past the column's warm-up: a value or feature beyond float32's range (+-3.4e38)");
 }
 
 tg_status tg_norm_fit(const tg_features *fx, const tg_layout *lay, const tg_splits *sp, tg_norm *out) {
@@ -72,7 +67,7 @@ tg_status tg_norm_fit_times(const tg_features *fx, const tg_layout *lay, const t
   int leads = 0;
   for (int c = 0; fx->role && c < f; c++) leads |= fx->role[c] == TG_FEATURE_KNOWN_LEAD;
   int64_t rows = 0;
-  FOR_TRAIN_ROWS(lay, tr, L, r, {
+  TG_FOR_SPLIT_ROWS(lay, tr, lay->k, L, r, {
     const float *x = fx->x + r * f;
     if (!leads) {
       for (int c = 0; c < f; c++) acc[c] += x[c];
@@ -86,7 +81,7 @@ tg_status tg_norm_fit_times(const tg_features *fx, const tg_layout *lay, const t
       }
     }
     rows++;
-  })
+  });
   out->rows = rows;
   if (rows == 0) {
     tg_free(acc);
@@ -98,13 +93,13 @@ tg_status tg_norm_fit_times(const tg_features *fx, const tg_layout *lay, const t
     if (!leads || fx->role[c] != TG_FEATURE_KNOWN_LEAD) cnt[c] = rows;
     out->mean[c] = cnt[c] ? acc[c] / (double)cnt[c] : 0.0, acc[c] = 0.0;
   }
-  FOR_TRAIN_ROWS(lay, tr, L, r, {
+  TG_FOR_SPLIT_ROWS(lay, tr, lay->k, L, r, {
     const float *x = fx->x + r * f;
     for (int c = 0; c < f; c++) {
       double d = x[c] - out->mean[c];
       if (!leads || fx->role[c] != TG_FEATURE_KNOWN_LEAD || isfinite(d)) acc[c] += d * d;
     }
-  })
+  });
   for (int c = 0; c < f; c++) {
     double sd = cnt[c] ? sqrt(acc[c] / (double)cnt[c]) : 1.0;
     if (fx->scale && !fx->scale[c]) {

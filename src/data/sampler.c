@@ -1,4 +1,5 @@
 /* Batches of window starts from one split: in order, or a keyed per-epoch permutation evaluated per element, resumable from (seed, epoch, cursor). */
+#include <stdint.h>
 #include <string.h>
 #include "base/alloc.h"
 #include "base/shuffle.h"
@@ -17,20 +18,33 @@ tg_status tg_sampler_init(tg_sampler *s, const tg_splits *sp, int split, uint64_
     return tg_error(TG_ERR_INVALID, "sampler: no split %d", split);
   const tg_split *x = &sp->s[split];
   if (x->count <= 0) return tg_error(TG_ERR_INVALID, "sampler: split %d has no windows", split);
+  int64_t runs = tg_split_n_runs(x, sp->k);
+  if (runs > INT32_MAX)
+    return tg_error(TG_ERR_INVALID, "sampler: split %d has %lld runs of window starts (at most %d)", split,
+                    (long long)runs, INT32_MAX);
   s->seed = seed;
   s->shuffle = shuffle != 0;
   s->count = x->count;
-  s->k = sp->k;
-  s->prefix = tg_malloc(((size_t)sp->k + 1) * sizeof *s->prefix);
-  s->begin = tg_malloc((size_t)sp->k * sizeof *s->begin);
+  s->runs = (int)runs;
+  s->prefix = tg_malloc(((size_t)runs + 1) * sizeof *s->prefix);
+  s->begin = tg_malloc(((size_t)runs + 1) * sizeof *s->begin);
   if (!s->prefix || !s->begin) {
     tg_sampler_free(s);
-    return tg_error(TG_ERR_NOMEM, "sampler: out of memory for the offsets of %d instruments", sp->k);
+    return tg_error(TG_ERR_NOMEM, "sampler: out of memory for the offsets of %lld runs of window starts",
+                    (long long)runs);
   }
   s->prefix[0] = 0;
-  for (int j = 0; j < sp->k; j++) {
-    s->begin[j] = x->begin[j];
-    s->prefix[j + 1] = s->prefix[j] + (x->end[j] - x->begin[j]);
+  for (int64_t r = 0; r < runs; r++) { /* element e lies in the last run with prefix <= e, so holes are skipped */
+    int64_t b, e;
+    tg_split_run(x, r, &b, &e);
+    s->begin[r] = b;
+    s->prefix[r + 1] = s->prefix[r] + (e > b ? e - b : 0);
+  }
+  if (s->prefix[runs] != s->count) {
+    int64_t sum = s->prefix[runs];
+    tg_sampler_free(s);
+    return tg_error(TG_ERR_INVALID, "sampler: split %d counts %lld windows but its runs hold %lld", split,
+                    (long long)x->count, (long long)sum);
   }
   return TG_OK;
 }
@@ -68,7 +82,7 @@ tg_status tg_sampler_next(tg_sampler *s, int64_t *starts, int64_t b, int64_t *go
   for (int64_t i = 0; i < *got; i++) {
     int64_t e = (int64_t)first + i;
     if (s->shuffle) e = tg_shuffle_index(s->seed, epoch, s->count, e);
-    starts[i] = tg_split_start(s->prefix, s->begin, s->k, e);
+    starts[i] = tg_split_start(s->prefix, s->begin, s->runs, e);
   }
   return TG_OK;
 }

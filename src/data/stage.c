@@ -42,8 +42,10 @@ struct tg_stage {
   void *d_lrows;     /* [n] i64 layout position -> row */
   void *d_linst;     /* [n] i32 row -> instrument index */
   void *d_cls;       /* [n] i32 row -> direction class */
-  void *d_split;     /* [2k+1] i64: prefix [k+1] then begin [k] of the split uploaded last */
+  void *d_split;     /* [2k+1] i64: prefix [k+1] then begin [k] of the split uploaded last (k: its runs) */
   int64_t *h_split;  /* [2k+1] the host copy of d_split, to tell when a sampler has another split */
+  int split_runs;    /* k of the split uploaded last */
+  int split_cap;     /* runs d_split and h_split have room for */
   int tables_up, split_up; /* 1: d_lrows, d_linst, d_cls / d_split hold their values */
   tg_stage_stats stats;
 };
@@ -82,6 +84,7 @@ static void release_dataset(tg_stage *st) {
   st->h_split = st->starts = st->slot_of = NULL;
   st->stamp = NULL;
   st->tables_up = st->split_up = 0;
+  st->split_runs = st->split_cap = 0;
   st->tick = 0;
   st->ds = NULL;
 }
@@ -337,19 +340,26 @@ tg_status tg_stage_batch(tg_stage *st, const int64_t *starts, int64_t b, tg_batc
   return TG_OK;
 }
 
-/* TG_ERR_INVALID unless every window of s's split lies inside one instrument of the staged dataset,
- * so evaluating the sampler's order on a device never reads past the tables. */
+/* TG_ERR_INVALID unless every run of s's split lies inside one instrument of the staged dataset and its starts add
+ * up to the sampler's count, so evaluating the sampler's order on a device never reads past the tables. */
 static tg_status check_sampler(const tg_stage *st, const tg_sampler *s) {
   const tg_layout *lay = &st->ds->layout;
   if (!s->prefix || !s->begin) return tg_error(TG_ERR_INVALID, "stage next: the sampler is not initialised (tg_sampler_init)");
-  if (s->k != lay->k || s->prefix[s->k] != s->count)
-    return tg_error(TG_ERR_INVALID, "stage next: the sampler covers %d instruments, the staged dataset %d (make the "
-                    "sampler from this dataset's splits)", s->k, lay->k);
-  for (int j = 0; j < s->k; j++) {
-    int64_t m = s->prefix[j + 1] - s->prefix[j], first = s->begin[j], last = first + m - 1;
-    if (m < 0 || (m > 0 && (first < lay->seg[j] || last + st->L > lay->seg[j + 1])))
+  if (s->runs < 1 || s->prefix[s->runs] != s->count)
+    return tg_error(TG_ERR_INVALID, "stage next: the sampler's %d runs of starts hold %lld windows, not its count %lld "
+                    "(make the sampler from this dataset's splits)", s->runs,
+                    (long long)(s->runs > 0 ? s->prefix[s->runs] : 0), (long long)s->count);
+  for (int r = 0; r < s->runs; r++) {
+    int64_t m = s->prefix[r + 1] - s->prefix[r], first = s->begin[r], last = first + m - 1;
+    if (m < 0 || (m > 0 && (first < 0 || first >= lay->n)))
+      return tg_error(TG_ERR_INVALID, "stage next: the sampler's run %d (%lld windows from position %lld) is outside "
+                      "the staged dataset, whose last instrument %d ends at position %lld (make the sampler from this "
+                      "dataset's splits)", r, (long long)m, (long long)first, lay->k - 1, (long long)lay->n - 1);
+    if (m == 0) continue;
+    int j = lay->inst[lay->rows[first]];
+    if (last + st->L > lay->seg[j + 1])
       return tg_error(TG_ERR_INVALID, "stage next: the sampler's %lld windows of %lld bars starting at positions "
-                      "%lld..%lld of instrument %d leave its positions %lld..%lld in the staged dataset (make the "
+                      "%lld..%lld leave instrument %d's positions %lld..%lld in the staged dataset (make the "
                       "sampler from this dataset's splits)", (long long)m, (long long)st->L, (long long)first,
                       (long long)last, j, (long long)lay->seg[j], (long long)lay->seg[j + 1] - 1);
   }
@@ -363,7 +373,7 @@ static tg_status next_on_host(tg_stage *st, tg_sampler *s, int64_t b, tg_batch *
   tg_status e = tg_sampler_take(s, b, &epoch, &first, got);
   if (e != TG_OK) return e;
   tg_window_tables t = {ds->layout.rows, ds->layout.inst, ds->y.cls, s->prefix, s->begin,
-                        s->k, s->shuffle, s->count, s->seed, st->L};
+                        s->runs, s->shuffle, s->count, s->seed, st->L};
   tg_batch_bufs o = {st->d_idx, st->d_rows, st->d_labels, st->d_inst};
   for (int64_t i = 0; i < *got; i++) tg_batch_entry(&t, epoch, first, i, &o);
   batch_out(st, *got, out);
@@ -374,7 +384,7 @@ static tg_status next_on_host(tg_stage *st, tg_sampler *s, int64_t b, tg_batch *
  * whenever they differ from those uploaded last (counted copies). */
 static tg_status upload_tables(tg_stage *st, const tg_sampler *s) {
   const tg_dataset *ds = st->ds;
-  size_t n = (size_t)ds->layout.n, k = (size_t)s->k, ns = 2 * k + 1;
+  size_t n = (size_t)ds->layout.n, k = (size_t)s->runs, ns = 2 * k + 1;
   tg_status e = TG_OK;
   if (!st->tables_up) {
     if ((!st->d_lrows && (e = dev_alloc(st, n * 8, &st->d_lrows)) != TG_OK) ||
@@ -386,13 +396,23 @@ static tg_status upload_tables(tg_stage *st, const tg_sampler *s) {
       return e;
     st->tables_up = 1;
   }
+  if (s->runs > st->split_cap) { /* room for this split's runs (the training and validation splits may differ) */
+    dev_free(st, &st->d_split);
+    tg_free(st->h_split);
+    st->h_split = NULL;
+    st->split_up = 0;
+    st->split_cap = 0;
+  }
   if (!st->d_split && (e = dev_alloc(st, ns * 8, &st->d_split)) != TG_OK) return e;
   if (!st->h_split && !(st->h_split = tg_malloc(ns * 8)))
-    return tg_error(TG_ERR_NOMEM, "stage next: out of host memory for the offsets of %zu instruments", k);
-  if (st->split_up && memcmp(st->h_split, s->prefix, (k + 1) * 8) == 0 && memcmp(st->h_split + k + 1, s->begin, k * 8) == 0)
+    return tg_error(TG_ERR_NOMEM, "stage next: out of host memory for the offsets of %zu runs of window starts", k);
+  if (st->split_cap < s->runs) st->split_cap = s->runs;
+  if (st->split_up && st->split_runs == s->runs && memcmp(st->h_split, s->prefix, (k + 1) * 8) == 0 &&
+      memcmp(st->h_split + k + 1, s->begin, k * 8) == 0)
     return TG_OK;
   memcpy(st->h_split, s->prefix, (k + 1) * 8);
   memcpy(st->h_split + k + 1, s->begin, k * 8);
+  st->split_runs = s->runs;
   st->split_up = (e = send(st, st->d_split, st->h_split, ns * 8)) == TG_OK;
   return e;
 }
@@ -403,7 +423,7 @@ static tg_status next_on_device(tg_stage *st, tg_sampler *s, int64_t b, tg_batch
   if (e != TG_OK) return e;
   uint64_t epoch0 = s->epoch, cursor0 = s->cursor, epoch = 0, first = 0;
   if ((e = tg_sampler_take(s, b, &epoch, &first, got)) != TG_OK) return e;
-  int k = s->k;
+  int k = s->runs;
   const int64_t *split = st->d_split; /* [2k+1] */
   tg_window_tables t = {st->d_lrows, st->d_linst, st->d_cls, split, split + k + 1, k, s->shuffle, s->count, s->seed, st->L};
   tg_batch_bufs o = {st->d_idx, st->d_rows, st->d_labels, st->d_inst};

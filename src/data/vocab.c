@@ -3,6 +3,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "data/features_internal.h"
+#include "data/split_rows.h"
 
 int tg_vocab_id(const tg_vocab *v, const char *name) {
   if (!v || !name) return 0;
@@ -108,7 +109,7 @@ tg_status tg_vocab_fit(const tg_bars *bars, const tg_features *fx, const tg_layo
   if (fx->n_cat == 0) return TG_OK;
   const tg_split *tr = &sp->s[TG_TRAIN];
   int64_t L = sp->window, rows = 0;
-  for (int j = 0; j < lay->k; j++) rows += tr->end[j] > tr->begin[j] ? tr->end[j] - tr->begin[j] + L - 1 : 0;
+  rows = tg_split_rows_count(tr, lay->k, L);
   if (rows == 0) return tg_error(TG_ERR_INVALID, "vocabulary: the training split has no windows to fit on");
   tg_vocab *v = tg_calloc((size_t)fx->n_cat, sizeof *v);
   if (!v) return tg_error(TG_ERR_NOMEM, "vocabulary: out of memory");
@@ -126,11 +127,10 @@ tg_status tg_vocab_fit(const tg_bars *bars, const tg_features *fx, const tg_layo
       st = tg_error(TG_ERR_NOMEM, "vocabulary: out of memory for the names of column '%s'", col->name);
       break;
     }
-    for (int j = 0; j < lay->k; j++) /* the rows the training windows cover, as tg_norm_fit's */
-      for (int64_t p = tr->begin[j]; tr->end[j] > tr->begin[j] && p < tr->end[j] + L - 1; p++) {
-        uint32_t code = col->codes[lay->rows[p]];
-        if (code != TG_CATEGORY_MISSING) used[code] = 1;
-      }
+    TG_FOR_SPLIT_ROWS(lay, tr, lay->k, L, r, { /* the rows the training windows cover, as tg_norm_fit's */
+      uint32_t code = col->codes[r];
+      if (code != TG_CATEGORY_MISSING) used[code] = 1;
+    });
     st = tg_vocab_from_codes(col, used, &v[n]);
     tg_free(used);
     if (st == TG_OK) n++;

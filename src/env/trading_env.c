@@ -277,6 +277,12 @@ static tg_status build_data(trading *tr, const tg_bars *bars, const tg_trading_c
   tr->L = c->window;
   tr->F = tr->ds.fx.f;
   tr->rows = bars->n;
+  /* One instrument and fixed-horizon log-return targets (no reach): the split is one run, begin[0] .. end[0]-1, with
+   * no holes, so every decision bar from first to last has its window. */
+  if (tg_split_n_runs(sp, 1) != 1 || sp->count != sp->end[0] - sp->begin[0])
+    return tg_error(TG_ERR_INVALID, "tg_env_trading_new: the %s split's windows have holes (%lld of %lld starts); the "
+                    "trading market needs one unbroken run", names[c->split], (long long)sp->count,
+                    (long long)(sp->end[0] - sp->begin[0]));
   tr->first = sp->begin[0] + c->window - 1;
   tr->last = sp->end[0] - 1 + c->window - 1;
   int64_t steps = tr->last - tr->first + 1;

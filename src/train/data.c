@@ -59,13 +59,21 @@ static tg_status build_dataset(tr_data *d, const tg_train_config *c, const tg_ta
   d->n_train = d->ds.splits.s[TG_TRAIN].count;
   d->n_val = d->ds.splits.s[TG_VAL].count;
   d->n_test = d->ds.splits.s[TG_TEST].count;
-  if (d->n_train < c->batch)
-    return tg_error(TG_ERR_INVALID, "train: the training split has %lld windows of %d bars (+%d ahead), fewer than one "
-                    "batch of %d; give more data, a smaller --batch or a shorter window", (long long)d->n_train, d->Lw,
-                    d->H, c->batch);
-  if (d->n_val < 1)
-    return tg_error(TG_ERR_INVALID, "train: the validation split has no window of %d bars (+%d ahead); give more data, "
-                    "a larger --val-frac or a shorter window", d->Lw, d->H);
+  char drops[400], why[420] = "";
+  const char *tgt = c->target[0] ? c->target : "logret";
+  if (d->n_train < c->batch) {
+    if (*tg_split_drops_str(&d->ds.splits.s[TG_TRAIN], target, drops, sizeof drops))
+      snprintf(why, sizeof why, "; %s", drops);
+    return tg_error(TG_ERR_INVALID, "train: the training split has %lld windows of %d bars (+%d ahead, target %s%s), "
+                    "fewer than one batch of %d; give more data, a smaller --batch or a shorter window",
+                    (long long)d->n_train, d->Lw, d->H, tgt, why, c->batch);
+  }
+  if (d->n_val < 1) {
+    if (*tg_split_drops_str(&d->ds.splits.s[TG_VAL], target, drops, sizeof drops))
+      snprintf(why, sizeof why, "; %s", drops);
+    return tg_error(TG_ERR_INVALID, "train: the validation split has no window of %d bars (+%d ahead, target %s%s); "
+                    "give more data, a larger --val-frac or a shorter window", d->Lw, d->H, tgt, why);
+  }
   return TG_OK;
 }
 
@@ -119,11 +127,14 @@ static tg_status split_targets(const tr_data *d, int s, double **out) {
   double *y = tg_malloc((size_t)(sp->count > 0 ? sp->count : 1) * (size_t)d->H * sizeof *y);
   if (!y) return tg_error(TG_ERR_NOMEM, "train: out of memory for %lld targets", (long long)sp->count);
   int64_t i = 0;
-  for (int j = 0; j < d->ds.splits.k; j++)
-    for (int64_t p = sp->begin[j]; p < sp->end[j]; p++, i++) {
+  for (int64_t q = 0; q < tg_split_n_runs(sp, d->ds.splits.k); q++) { /* holes skipped, as the sampler does */
+    int64_t b, e;
+    tg_split_run(sp, q, &b, &e);
+    for (int64_t p = b; p < e; p++, i++) {
       int64_t r = lay->rows[p + d->Lt];
       for (int h = 0; h < d->H; h++) y[i * d->H + h] = d->ds.y.ret[r * nh + h];
     }
+  }
   *out = y;
   return TG_OK;
 }
@@ -208,11 +219,14 @@ static tg_status classes(tr_data *d, const tg_train_config *c) {
   const tg_split *sp = &d->ds.splits.s[TG_TRAIN];
   const tg_layout *lay = &d->ds.layout;
   double count[TG_MAX_CLASSES] = {0}, n = 0;
-  for (int j = 0; j < d->ds.splits.k; j++)
-    for (int64_t p = sp->begin[j]; p < sp->end[j]; p++) {
+  for (int64_t q = 0; q < tg_split_n_runs(sp, d->ds.splits.k); q++) {
+    int64_t b, e;
+    tg_split_run(sp, q, &b, &e);
+    for (int64_t p = b; p < e; p++) {
       int32_t k = y->cls[lay->rows[p + d->Lt]];
       if (k >= 0) count[k]++, n++;
     }
+  }
   if (n == 0) return tg_error(TG_ERR_INVALID, "train: no training window has a class label");
   for (int k = 0; k < d->C; k++) d->prior[k] = count[k] / n;
   tg_status st = class_weights(d, c);
@@ -295,9 +309,16 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
   if (st == TG_OK) st = targets_and_naive(d, c);
   if (st == TG_OK) st = stage_data(d, c);
   if (st == TG_OK && log) {
-    fprintf(log, "data: %lld bars, %d instrument%s, %d features; windows of %d bars: train %lld, val %lld, test %lld; "
-            "target %s\n", (long long)bars->n, d->ds.layout.k, d->ds.layout.k == 1 ? "" : "s", d->F, d->Lw,
-            (long long)d->n_train, (long long)d->n_val, (long long)d->n_test, c->target[0] ? c->target : "logret");
+    char dr[TG_SPLIT_COUNT][440];
+    for (int s = 0; s < TG_SPLIT_COUNT; s++) { /* " (2 dropped: ...)" after a split that lost windows, else nothing */
+      char w[400];
+      tg_split_drops_str(&d->ds.splits.s[s], &target, w, sizeof w);
+      snprintf(dr[s], sizeof dr[s], w[0] ? " (%s)" : "%s", w);
+    }
+    fprintf(log, "data: %lld bars, %d instrument%s, %d features; windows of %d bars: train %lld%s, val %lld%s, "
+            "test %lld%s; target %s\n", (long long)bars->n, d->ds.layout.k, d->ds.layout.k == 1 ? "" : "s", d->F,
+            d->Lw, (long long)d->n_train, dr[TG_TRAIN], (long long)d->n_val, dr[TG_VAL], (long long)d->n_test,
+            dr[TG_TEST], c->target[0] ? c->target : "logret");
     if (d->C) {
       fprintf(log, "classes (training share, loss weight):");
       for (int k = 0; k < d->C; k++)

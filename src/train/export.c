@@ -5,12 +5,15 @@
 #include "tickgrad/checkpoint.h"
 #include "train/train_internal.h"
 
-/* Every window start of split s in position order: [count] i64, malloc'ed. */
+/* Every valid window start of split s in position order (its runs; holes left out): [count] i64, malloc'ed. */
 static int64_t *split_starts(const tg_split *s, int k) {
   int64_t *out = tg_malloc((size_t)(s->count > 0 ? s->count : 1) * sizeof *out), n = 0;
   if (!out) return NULL;
-  for (int j = 0; j < k; j++)
-    for (int64_t p = s->begin[j]; p < s->end[j]; p++) out[n++] = p;
+  for (int64_t q = 0; q < tg_split_n_runs(s, k); q++) {
+    int64_t b, e;
+    tg_split_run(s, q, &b, &e);
+    for (int64_t p = b; p < e && n < s->count; p++) out[n++] = p;
+  }
   return out;
 }
 
