@@ -55,5 +55,8 @@ tg_status tg_backtest_split(const tg_bars *bars, const char *split, double train
     return tg_error(TG_ERR_INVALID, "backtest split '%s' of %lld bars holds none (train is the first %g%%, val the "
                     "next %g%%, test the rest)", split, (long long)n, 100 * train_frac, 100 * val_frac);
   tg_bars_view(bars, a, b, NULL, view); /* the bar fields: what the engine reads */
+  if (strcmp(split, "all") != 0) /* messages about the view name the split, not the whole source */
+    snprintf(view->source, sizeof view->source, "the %s split (bars %lld..%lld of %lld) of %.180s", split, (long long)a,
+             (long long)(b - 1), (long long)n, bars->source[0] ? bars->source : "the bars");
   return TG_OK;
 }
