@@ -161,6 +161,9 @@ expect_out "resume: the data changed since .*dc started: '.*dc.csv': [0-9]* -> [
 expect 2 "--data-changed without --resume" -- "$bin" train --model mlp --data "$dir/dc.csv" --data-changed ok --out "$dir/dc3"
 expect 0 "resume on changed data with --data-changed ok" -- "$bin" --threads 1 train --resume "$dir/dc" --data-changed ok
 expect_out '"accepted_changes": \[ *{"at": .*dc.csv' "data.json records the accepted change" -- tr -d '\n' < "$dir/dc/data.json"
+# a target that is one value on every training window says so (its scale falls back to 1)
+awk -F, -v OFS=, 'NR == 1 { print $0, "k"; next } { print $0, 2.5 }' "$dir/t.csv" > "$dir/const.csv"
+expect_out "warning: target col:k: horizon 1 is 2.5 at every one of the [0-9]* training windows" "a constant target warns" -- "$bin" --threads 1 train --model mlp --data "$dir/const.csv" --target col:k --epochs 1 --horizons 2 --device cpu --out "$dir/const"
 # Ctrl-C: a real SIGINT once the first epoch line is out stops after the step in progress with a checkpoint (exit 130,
 # the message, the resume line); --resume then ends bitwise as the uninterrupted run, wherever the stop landed
 sig_flags="--threads 1 train --model mlp --data $dir/t.csv --epochs 300 --patience 0 --horizons 2 --dropout 0.2 --device cpu"

@@ -144,8 +144,9 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Scales (std) and naive quantiles (linear interpolation between order statistics) per horizon. */
-static tg_status fit_targets(tr_data *d, const double *y, int64_t n, const float *q) {
+/* Scales (std) and naive quantiles (linear interpolation between order statistics) per horizon; a horizon whose
+ * training targets are all one value gets scale 1 and a warning line on log (nothing to learn there). */
+static tg_status fit_targets(tr_data *d, const double *y, int64_t n, const float *q, const char *target, FILE *log) {
   double *col = tg_malloc((size_t)n * sizeof *col);
   if (!col) return tg_error(TG_ERR_NOMEM, "train: out of memory for %lld training targets", (long long)n);
   for (int h = 0; h < d->H; h++) {
@@ -155,6 +156,9 @@ static tg_status fit_targets(tr_data *d, const double *y, int64_t n, const float
     for (int64_t i = 0; i < n; i++) ss += (col[i] - mean) * (col[i] - mean);
     double sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
     d->scale[h] = isfinite(sd) && sd > 0 ? sd : 1.0;
+    if (sd == 0 && n > 1 && log)
+      fprintf(log, "warning: target %s: horizon %d is %.17g at every one of the %lld training windows, so there is "
+              "nothing to learn there; its scale is 1\n", target, h + 1, col[0], (long long)n);
     qsort(col, (size_t)n, sizeof *col, cmp_double);
     for (int k = 0; k < d->nq; k++) {
       double pos = (double)q[k] * (double)(n - 1);
@@ -247,11 +251,11 @@ static tg_status classes(tr_data *d, const tg_train_config *c) {
   return TG_OK;
 }
 
-static tg_status targets_and_naive(tr_data *d, const tg_train_config *c) {
+static tg_status targets_and_naive(tr_data *d, const tg_train_config *c, FILE *log) {
   if (d->C) return classes(d, c);
   double *ytr = NULL, *yval = NULL;
   tg_status st = split_targets(d, TG_TRAIN, &ytr);
-  if (st == TG_OK) st = fit_targets(d, ytr, d->n_train, c->model.q);
+  if (st == TG_OK) st = fit_targets(d, ytr, d->n_train, c->model.q, c->target[0] ? c->target : "logret", log);
   if (st == TG_OK) st = split_targets(d, TG_VAL, &yval);
   if (st == TG_OK) tr_qacc_naive(&d->naive_acc, d, c->model.q, yval, d->n_val);
   tg_free(ytr);
@@ -306,7 +310,7 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
   if (st == TG_OK) st = find_future(d, c);
   if (st == TG_OK) st = find_categories(d);
   if (st == TG_OK) st = tr_bar_interval(&d->ds, bars, &d->bar_ns);
-  if (st == TG_OK) st = targets_and_naive(d, c);
+  if (st == TG_OK) st = targets_and_naive(d, c, log);
   if (st == TG_OK) st = stage_data(d, c);
   if (st == TG_OK && log) {
     char dr[TG_SPLIT_COUNT][440];
