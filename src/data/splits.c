@@ -18,16 +18,11 @@ void tg_splits_free(tg_splits *sp) {
   memset(sp, 0, sizeof *sp);
 }
 
-/* "2021-03-01 14:30" (UTC), "start" or "end" for the open bounds. */
+/* A split bound as messages name it (tg_format_time), "start" or "end" for the open bounds. */
 static const char *fmt_ts(int64_t ts, char *buf, size_t n) {
   if (ts == INT64_MIN) return "start";
   if (ts == INT64_MAX) return "end";
-  int64_t days = ts / TG_NS_PER_DAY - (ts % TG_NS_PER_DAY < 0);
-  int64_t rem = (ts - days * TG_NS_PER_DAY) / TG_NS_PER_S, y;
-  int m, d;
-  tg_civil_from_days(days, &y, &m, &d);
-  snprintf(buf, n, "%04lld-%02d-%02d %02d:%02d", (long long)y, m, d, (int)(rem / 3600), (int)(rem / 60 % 60));
-  return buf;
+  return tg_format_time(ts, buf, n);
 }
 
 /* First position in [lo, hi) whose bar has ts >= t (positions of one instrument are in time order). */
@@ -143,9 +138,11 @@ static tg_status check_opts(const tg_split_opts *o) {
     return tg_error(TG_ERR_INVALID, "splits: horizon %d, warmup %d, embargo %d, min_windows %lld (none may be negative)",
                     o->horizon, o->warmup, o->embargo, (long long)o->min_windows);
   if (o->by_date) {
-    if (o->val_start_ns > o->test_start_ns)
-      return tg_error(TG_ERR_INVALID, "splits: validation starts after the test split (%lld > %lld ns)",
-                      (long long)o->val_start_ns, (long long)o->test_start_ns);
+    if (o->val_start_ns > o->test_start_ns) {
+      char a[TG_TIME_TEXT], b[TG_TIME_TEXT];
+      return tg_error(TG_ERR_INVALID, "splits: validation starts after the test split (%s > %s)",
+                      tg_format_time(o->val_start_ns, a, sizeof a), tg_format_time(o->test_start_ns, b, sizeof b));
+    }
   } else if (o->frac_train != 0.0 || o->frac_val != 0.0) {
     double ft = o->frac_train, fv = o->frac_val;
     if (!(ft > 0.0 && ft <= 1.0 && fv >= 0.0 && ft + fv <= 1.0 + 1e-12))
@@ -224,7 +221,7 @@ tg_status tg_splits_make(const tg_bars *bars, const tg_layout *lay, const tg_spl
     sp->run_begin = runs.b, sp->run_end = runs.e, sp->n_runs = runs.n;
     for (int64_t r = 0; r < runs.n; r++) sp->count += runs.e[r] - runs.b[r];
     if (st != TG_OK) break;
-    char b0[32], b1[32], late[128] = "", tgt[TG_PATH_MAX + 64], why[TG_PATH_MAX + 96] = "", drops[400];
+    char b0[TG_TIME_TEXT], b1[TG_TIME_TEXT], late[128] = "", tgt[TG_PATH_MAX + 64], why[TG_PATH_MAX + 96] = "", drops[400];
     if (s == 0 && warm_max > opts->warmup)
       snprintf(late, sizeof late, " (and covariates' first values come up to %lld bars into an instrument)",
                (long long)warm_max);

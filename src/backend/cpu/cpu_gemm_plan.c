@@ -38,13 +38,16 @@ typedef struct node_gemms {
   int f32_only;              /* 1: no packed bf16 primitives for this node */
 } node_gemms;
 
+/* s adds one bias [nout] to every row of C (bias_st[0] = 0: shared by the batches). */
+static void shared_bias(tg_gemm_shape *s, int64_t nout) {
+  s->bias = 1;
+  memcpy(s->bias_st, (int64_t[]){0, nout, 1}, sizeof s->bias_st);
+}
+
 static void linear_gemms(const tg_kernel_args *a, int64_t rows, int64_t nin, int64_t nout, node_gemms *g) {
   g->fwd = shape(1, rows, nout, nin, (int64_t[]){rows * nin, nin, 1}, (int64_t[]){nout * nin, 1, nin},
                  (int64_t[]){rows * nout, nout, 1}, 0);
-  if (a->attr->i[0] && a->n_in > 2) {
-    g->fwd.bias = 1;
-    memcpy(g->fwd.bias_st, (int64_t[]){0, nout, 1}, sizeof g->fwd.bias_st);
-  }
+  if (a->attr->i[0] && a->n_in > 2) shared_bias(&g->fwd, nout);
   /* dx [rows, in] += dy [rows, out] w [out, in]; dw [out, in] += dy^T x */
   g->d_a = shape(1, rows, nin, nout, (int64_t[]){rows * nout, nout, 1}, (int64_t[]){nout * nin, nin, 1},
                  (int64_t[]){rows * nin, nin, 1}, 1);
@@ -60,10 +63,7 @@ static void stacked_gemms(const tg_kernel_args *a, int64_t rows, int64_t G, int6
   int bias = a->attr->i[0] && a->n_in > 2;
   g->fwd = shape(G, rows, nout, nin, (int64_t[]){nin, G * nin, 1}, (int64_t[]){nout * nin, 1, nin},
                  (int64_t[]){nout, G * nout, 1}, bias && G > 1);
-  if (bias && G == 1) {
-    g->fwd.bias = 1;
-    memcpy(g->fwd.bias_st, (int64_t[]){0, nout, 1}, sizeof g->fwd.bias_st);
-  }
+  if (bias && G == 1) shared_bias(&g->fwd, nout);
   g->d_a = shape(G, rows, nin, nout, (int64_t[]){nout, G * nout, 1}, (int64_t[]){nout * nin, nin, 1},
                  (int64_t[]){nin, G * nin, 1}, 1);
   g->d_b = shape(G, nout, nin, rows, (int64_t[]){nout, 1, G * nout}, (int64_t[]){nin, G * nin, 1},

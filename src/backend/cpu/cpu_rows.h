@@ -1,4 +1,4 @@
-/* Row helpers shared by the last-dim kernels: the row maximum, the shifted exp-sum, layernorm's row stats. */
+/* Row helpers shared by the last-dim kernels: the row maximum, the shifted exp-sum, layernorm's row stats, a lane dot. */
 #ifndef TG_CPU_ROWS_H
 #define TG_CPU_ROWS_H
 
@@ -27,6 +27,20 @@ static inline double tg_row_exp_sum(const float *x, int64_t n, float m) {
 
 static inline double tg_row_lanes_total(const double *acc) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/* a . b over n elements, a read at stride sa: element p goes to float lane p % TG_ROW_LANES, in order, and the lanes
+ * are added 0 to 7, so the vector loop (sa == 1) and the scalar one give the same bits in every clone. */
+TG_CPU_INLINE float tg_lane_dot(const float *restrict a, int64_t sa, const float *restrict b, int64_t n) {
+  float lane[TG_ROW_LANES] = {0};
+  int64_t p = 0;
+  if (sa == 1)
+    for (; p + TG_ROW_LANES <= n; p += TG_ROW_LANES)
+      for (int l = 0; l < TG_ROW_LANES; l++) lane[l] += a[p + l] * b[p + l];
+  for (; p < n; p++) lane[p % TG_ROW_LANES] += a[p * sa] * b[p];
+  float sum = 0.0f;
+  for (int l = 0; l < TG_ROW_LANES; l++) sum += lane[l];
+  return sum;
 }
 
 /* 8 floats from p as 8 doubles. */

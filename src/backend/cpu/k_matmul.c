@@ -8,6 +8,7 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "base/bf16.h"
 #include "backend/cpu/cpu_par.h"
+#include "backend/cpu/cpu_rows.h"
 #include "backend/cpu/cpu_simd.h"
 #include "ops/matmul_dims.h"
 
@@ -45,9 +46,6 @@ static void mm_blas(int ta, int tb, int64_t m, int64_t n, int64_t k, const float
               (blasint)ldc);
 }
 
-/* Lanes of mm_tiny's dot products: partial sums p mod 8, added in a fixed order, so every clone computes the same bits. */
-#define TG_MM_TINY_LANES 8
-
 /* C[m, n] = op(A) op(B) + beta * C in plain loops, for a product too small to repay a BLAS call (tg_cpu_gemm):
  * rows of op(B) scaled into C's rows when B is untransposed, else dot products along both operands' rows. */
 TG_CPU_CLONES static void mm_tiny(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *restrict A,
@@ -67,18 +65,8 @@ TG_CPU_CLONES static void mm_tiny(int ta, int tb, int64_t m, int64_t n, int64_t 
       }
       continue;
     }
-    for (int64_t j = 0; j < n; j++) { /* c[j] += op(A)[i, :] . B[j, :] */
-      const float *restrict b = B + j * ldb; /* [k] */
-      float lane[TG_MM_TINY_LANES] = {0};
-      int64_t p = 0;
-      if (!ta)
-        for (; p + TG_MM_TINY_LANES <= k; p += TG_MM_TINY_LANES)
-          for (int l = 0; l < TG_MM_TINY_LANES; l++) lane[l] += A[i * lda + p + l] * b[p + l];
-      for (; p < k; p++) lane[p % TG_MM_TINY_LANES] += (ta ? A[p * lda + i] : A[i * lda + p]) * b[p];
-      float sum = 0.0f;
-      for (int l = 0; l < TG_MM_TINY_LANES; l++) sum += lane[l];
-      c[j] += sum;
-    }
+    for (int64_t j = 0; j < n; j++) /* c[j] += op(A)[i, :] . B[j, :] */
+      c[j] += ta ? tg_lane_dot(A + i, lda, B + j * ldb, k) : tg_lane_dot(A + i * lda, 1, B + j * ldb, k);
   }
 }
 
@@ -90,7 +78,7 @@ void tg_cpu_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A
       for (int64_t i = 0; i < m; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)n);
     return;
   }
-  if (m * n * k <= TG_MM_TINY && (!tb || k >= TG_MM_TINY_LANES)) { /* short dot products: sgemv vectorises better */
+  if (m * n * k <= TG_MM_TINY && (!tb || k >= TG_ROW_LANES)) { /* short dot products: sgemv vectorises better */
     mm_tiny(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
     return;
   }

@@ -2,14 +2,13 @@
  * product with K = 1 is an outer product, which a GEMM call spends more on than the work. */
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_par.h"
+#include "backend/cpu/cpu_rows.h"
 #include "backend/cpu/cpu_simd.h"
 
 /* Rows or columns per parallel loop below this many outputs stay on one thread. */
 #define IN1_PAR_MIN (1 << 16)
 /* Columns of dw per parallel block. */
 #define IN1_COL_BLOCK 64
-/* Lanes of dx's dot products: partial sums o mod 8, added in a fixed order (every clone gives the same bits). */
-#define IN1_LANES 8
 
 /* y[r, j, :] = x[r, j] w[j, :] (+ b[j, :]) for rows [r0, r1): x [rows, G], w [G, out], b [G, out] or NULL. */
 TG_CPU_CLONES static void in1_fwd_rows(const float *restrict x, const float *restrict w, const float *restrict b,
@@ -42,15 +41,7 @@ TG_CPU_CLONES static void in1_dx_rows(const float *restrict dy, const float *res
                                       int64_t r0, int64_t r1, int64_t G, int64_t nout) {
   for (int64_t r = r0; r < r1; r++)
     for (int64_t j = 0; j < G; j++) {
-      const float *restrict d = dy + (r * G + j) * nout, *restrict wj = w + j * nout; /* [out] each */
-      float lane[IN1_LANES] = {0};
-      int64_t o = 0;
-      for (; o + IN1_LANES <= nout; o += IN1_LANES)
-        for (int l = 0; l < IN1_LANES; l++) lane[l] += d[o + l] * wj[o + l];
-      for (; o < nout; o++) lane[o % IN1_LANES] += d[o] * wj[o];
-      float sum = 0.0f;
-      for (int l = 0; l < IN1_LANES; l++) sum += lane[l];
-      dx[r * G + j] += sum;
+      dx[r * G + j] += tg_lane_dot(dy + (r * G + j) * nout, 1, w + j * nout, nout); /* [out] each */
     }
 }
 
