@@ -144,7 +144,7 @@ expect_out "memory plan on cpu:0" "train prints the memory plan" -- "$bin" --thr
 expect 1 "train into an existing run" -- "$bin" train --model mlp --data "$dir/t.csv" --epochs 1 --out "$dir/tr"
 expect 0 "train from its config.json" -- "$bin" --threads 1 train --config "$dir/tr/config.json" --epochs 1 --out "$dir/tr2"
 expect 0 "train stop after 1" -- "$bin" --threads 1 train --model mlp --data "$dir/t.csv" --epochs 3 --horizons 2 --device cpu --out "$dir/tp" --stop-after 1
-expect_out "wrote .*w.safetensors: 3000 rows x 16 features, [0-9]* train and [0-9]* validation windows" "train --export-windows (tft)" -- "$bin" train --model tft --data "$dir/t.csv" --enc-len 16 --horizons 4 --export-windows "$dir/w.safetensors"
+expect_out "wrote .*w.safetensors: 3000 rows x 16 features, [0-9]* train, [0-9]* validation and [0-9]* test windows" "train --export-windows (tft)" -- "$bin" train --model tft --data "$dir/t.csv" --enc-len 16 --horizons 4 --export-windows "$dir/w.safetensors"
 expect 2 "train --export-windows is for tft" -- "$bin" train --model mlp --data "$dir/t.csv" --export-windows "$dir/w2.safetensors"
 expect 2 "train resume with a changed setting" -- "$bin" train --resume "$dir/tp" --lr 0.1
 expect 0 "train resume" -- "$bin" --threads 1 train --resume "$dir/tp"
@@ -195,12 +195,24 @@ expect 1 "train into a folder in use" -- "$bin" $busy_flags
 expect_out "$busy_msg" "train into a folder in use names its run" -- "$bin" $busy_flags
 expect 1 "backtest into a run in training" -- "$bin" backtest --run "$dir/busy"
 expect_out "$busy_msg" "backtest into a run in training names it" -- "$bin" backtest --run "$dir/busy"
+expect_out "$busy_msg" "evaluate a run in training names it" -- "$bin" evaluate --run "$dir/busy"
 if kill -0 "$busy_pid" 2>/dev/null; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: the busy run ended before its checks (too short)"; fi
 wait "$busy_pid"
 busy_rc=$?
 if [ "$busy_rc" -eq 0 ] && [ "$(wc -l < "$dir/busy/metrics.csv")" -eq 301 ]; then pass=$((pass + 1)); else
   fail=$((fail + 1)); echo "FAIL: the busy run: exit $busy_rc, $(wc -l < "$dir/busy/metrics.csv") lines in metrics.csv"; fi
 expect 0 "backtest the run once it ended" -- "$bin" backtest --run "$dir/busy"
+# evaluate: every split through the best weights; train ends with the test split's line
+expect_out "^best weights (epoch [0-9]*) on test ([0-9]* windows, .*): pinball" "train ends with the test split" -- cat "$dir/busy.out"
+expect_out "^val ([0-9]* windows, .*): pinball [0-9.]* (zero [0-9.]*, naive [0-9.]*)" "evaluate --split val" -- "$bin" evaluate --run "$dir/busy" --split val
+expect_out "^interval q0.1..q0.9: covers" "evaluate prints the coverage" -- "$bin" evaluate --run "$dir/busy"
+expect_out "^wrote $dir/busy/evaluation.json" "evaluate names its file" -- "$bin" evaluate --run "$dir/busy" --weights last
+expect 2 "evaluate: a bad split" -- "$bin" evaluate --run "$dir/busy" --split validation
+expect_out "want train, val or test" "evaluate: a bad split named" -- "$bin" evaluate --run "$dir/busy" --split validation
+expect 2 "evaluate: no run" -- "$bin" evaluate
+expect 2 "evaluate: unknown flag" -- "$bin" evaluate --run "$dir/busy" --frob
+expect 1 "evaluate: a missing run" -- "$bin" evaluate --run "$dir/no-such-run"
+expect_out "no-such-run" "evaluate: a missing run named" -- "$bin" evaluate --run "$dir/no-such-run"
 # train --model dqn|ppo: flags, a short run, its evaluation, resume continuing bitwise, errors
 expect_out "--env S" "rl train help" -- "$bin" train --model ppo --help
 expect 2 "rl unknown setting" -- "$bin" train --model ppo --frob 1

@@ -53,7 +53,7 @@ strip_timing() {
 list=$work/outputs.sha256
 # A run's checkpoint files by their names at the run's top (links into the current set), not inside the sets.
 find -L . \( -name checkpoints -o -name checkpoint \) -prune -o -type f \( -name metrics.csv -o -name '*.safetensors' -o -name forecast.csv -o -name equity.csv \
-  -o -name trades.csv -o -name walkforward.csv -o -name sweep.csv -o -name m.csv -o -name market.csv \) -print \
+  -o -name trades.csv -o -name walkforward.csv -o -name sweep.csv -o -name m.csv -o -name market.csv -o -name evaluation.json \) -print \
   | LC_ALL=C sort | while read -r f; do
   f=${f#./}
   case $f in

@@ -143,7 +143,24 @@ static void write_backtest(const char *dir, double *sharpe, double *bh_sharpe) {
 }
 
 static const char *const FORECAST_CHARTS[] = {"loss", "qrisk", "lr", "grad_norm", "time_split", "samples_per_s",
-                                              "gpu_memory", "gpu_util", "proc_cpu", "proc_rss", "equity", "drawdown"};
+                                              "calibration", "gpu_memory", "gpu_util", "proc_cpu", "proc_rss", "equity",
+                                              "drawdown"};
+
+/* evaluation.json as tg_evaluate writes it: two splits of one horizon and three quantiles. */
+static void write_evaluation(const char *dir) {
+  write_text(dir, "evaluation.json",
+             "{\"format\": \"tickgrad-evaluation-1\", \"weights\": \"best\", \"horizons\": 1, \"quantiles\": [0.1, 0.5, 0.9],\n"
+             " \"splits\": {\"val\": {\"from\": \"2020-01-16 19:30:00 UTC\", \"to\": \"2020-01-21 15:00:00 UTC\", "
+             "\"windows\": 883, \"loss\": 0.3217, \"zero_loss\": 0.539, \"naive_loss\": 0.3677, \"pinball\": [[0.2, 0.5, 0.2]], "
+             "\"qrisk\": [0.44, 0.9198, 0.4493], \"zero_qrisk\": [0.8, 1, 1.2], \"naive_qrisk\": [0.5, 0.9999, 0.5298], "
+             "\"intervals\": [{\"lo\": 0.1, \"hi\": 0.9, \"nominal\": 0.8, \"coverage\": 0.755, \"naive_coverage\": 0.8}], "
+             "\"below\": [0.09, 0.45, 0.85], \"below_by_horizon\": [[0.09, 0.45, 0.85]]},\n"
+             " \"test\": {\"from\": \"2020-01-21 15:00:00 UTC\", \"to\": null, \"windows\": 883, \"loss\": 0.3574, "
+             "\"zero_loss\": 0.5959, \"naive_loss\": 0.4082, \"pinball\": [[0.25, 0.55, 0.25]], \"qrisk\": [0.43, 0.9411, 0.4236], "
+             "\"zero_qrisk\": [0.8, 1, 1.2], \"naive_qrisk\": [0.5, 0.9978, 0.5557], \"intervals\": [{\"lo\": 0.1, \"hi\": 0.9, "
+             "\"nominal\": 0.8, \"coverage\": 0.7752, \"naive_coverage\": 0.5657}], \"below\": [0.0923, 0.4315, 0.8675], "
+             "\"below_by_horizon\": [[0.0923, 0.4315, 0.8675]]}}}\n");
+}
 
 static void check_forecaster_page(const char *html, double sharpe, double bh_sharpe) {
   int n = (int)(sizeof FORECAST_CHARTS / sizeof FORECAST_CHARTS[0]);
@@ -196,8 +213,13 @@ static void test_forecaster(void) {
   write_metrics(dir);
   write_telemetry(dir);
   write_backtest(dir, &sharpe, &bh_sharpe);
+  write_evaluation(dir);
   char *html = report_of(dir);
   check_common(html, "forecaster");
+  /* the evaluation table: each split's row, the open end named */
+  CHECK_MSG(html && strstr(html, "<td>0.3574 (0.4082)</td><td>0.5959</td><td>0.9411 (0.9978)</td><td>0.4236 (0.5557)"
+                                 "</td><td>0.7752 (0.8)</td>"), "no test row in the evaluation table");
+  CHECK(html && strstr(html, "2020-01-21 15:00:00 UTC .. end") != NULL);
   check_forecaster_page(html, sharpe, bh_sharpe);
   check_nan_break(html);
   check_downsampled(html);
@@ -223,6 +245,7 @@ static void test_missing_files(void) {
   CHECK(strstr(html, "not available: no metrics.csv in") != NULL);
   CHECK(strstr(html, "not available: no telemetry.csv in") != NULL);
   CHECK(strstr(html, "not available: no backtest in") != NULL);
+  CHECK(strstr(html, "not available: no evaluation.json in") != NULL);
   CHECK(strstr(html, "tft forecaster") != NULL);
   free(html);
   /* no config either; an empty metrics.csv; a metrics.csv from before grad_norm; a telemetry file without NVML */

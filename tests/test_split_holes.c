@@ -230,6 +230,11 @@ static void export_lists_valid(void) {
       }
       CHECK_MSG(bad_y == 0, "export: %d starts with a missing target or out of order", bad_y);
     }
+    /* every split's starts: the test split's after the validation split's */
+    const tg_tensor *va = f ? tg_safetensors_find(f, "val_starts") : NULL, *te = f ? tg_safetensors_find(f, "test_starts") : NULL;
+    CHECK(va && te && va->shape[0] > 0 && te->shape[0] > 0);
+    if (va && te && va->shape[0] > 0 && te->shape[0] > 0)
+      CHECK(((const int64_t *)te->data)[0] > ((const int64_t *)va->data)[va->shape[0] - 1]);
     tg_safetensors_free(f);
     unlink(path);
     tg_bars_free(&b);

@@ -17,6 +17,7 @@
 #include "tickgrad/step.h"
 #include "tickgrad/models.h"
 #include "tickgrad/train.h"
+#include "tickgrad/evaluate.h"
 #include "tickgrad/rl.h"
 #include "tickgrad/rl_agents.h"
 #include "tickgrad/agents.h"

@@ -176,9 +176,9 @@ tg_status tg_train_read_bars(const tg_train_config *c, FILE *log, tg_bars *all);
 
 /* Prepares c's data exactly as tg_train_run would (a TFT config) and writes it to path (safetensors)
  * instead of training: "x" [n, F] normalised features, "y" [n, H] forward log returns, "rows" [n]
- * position -> row, "inst" [n] instrument of each row, "train_starts" / "val_starts" window starts
+ * position -> row, "inst" [n] instrument of each row, "train_starts" / "val_starts" / "test_starts" window starts
  * (positions), "y_scale" [H] the training std per horizon; metadata enc_len, dec_len, future_cols,
- * features, hidden, heads, dropout, quantiles. tools/pf_compare.py trains pytorch-forecasting on it. */
+ * features, hidden, heads, dropout, quantiles, split_rule (the fractions and what puts a window in a split). tools/pf_compare.py trains pytorch-forecasting on it. */
 tg_status tg_train_export_windows(const tg_train_config *c, const tg_bars *bars, const char *path);
 
 #ifdef __cplusplus

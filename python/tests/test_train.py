@@ -302,3 +302,33 @@ def test_a_run_folder_in_use_is_refused(tmp_path):
     finally:
         t.join()
     assert done and done[0].result.epochs_run == 20 and len(done[0].metrics) == 20
+
+
+def test_evaluate_scores_every_split_as_the_command_does(cli, market, tmp_path):
+    df, path = market
+    if not path.exists():
+        run_cli(cli, "synth", "--bars", BARS, "--signal", "0.3", "--seed", "5", "--out", path)
+    model, kw = small(tmp_path, "e")
+    run = tickgrad.train(model, df, **kw)
+    with pytest.raises(ValueError, match=r"evaluate\(data=frame\)"):
+        run.evaluate()
+    ev = run.evaluate(df)
+    assert ev["weights"] == "best" and set(ev["splits"]) == {"train", "val", "test"}
+    val = ev["splits"]["val"]
+    # the trainer's validation pass (bitwise in tests/test_evaluate.c; the rows here carry 8 digits)
+    assert val["loss"] == pytest.approx(run.result.best["val_loss"], rel=1e-7)
+    assert val["windows"] > 0 and ev["splits"]["test"]["windows"] > 0
+    assert len(val["pinball"]) == MLP["horizons"] and len(val["below"]) == 3
+    assert val["intervals"][0]["nominal"] == pytest.approx(0.8)
+    assert ev["splits"]["test"]["zero_qrisk"][1] == pytest.approx(1.0)
+    last = run.evaluate(df, weights="last")
+    assert last["weights"] == "last"
+    assert last["splits"]["val"]["loss"] == pytest.approx(run.result.last["val_loss"], rel=1e-7)
+    # a run trained on the command's file: the command's evaluation.json and the package's are the same text
+    fr = tickgrad.train(model, str(path), **{**kw, "out": str(tmp_path / "ef")})
+    want = fr.evaluate()
+    run_cli(cli, "--threads", "1", "evaluate", "--run", tmp_path / "ef")
+    with open(tmp_path / "ef" / "evaluation.json", encoding="utf-8") as f:
+        assert json.load(f) == want
+    with pytest.raises(ValueError, match="weights"):
+        fr.evaluate(weights="middle")

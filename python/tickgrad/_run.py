@@ -172,6 +172,42 @@ class Run:
         from ._predict import Predictor  # noqa: PLC0415 (the modules import each other)
         return Predictor(self, weights=weights)
 
+    def evaluate(self, data: Any = None, *, weights: str = "best", device: Optional[str] = None) -> Dict[str, Any]:
+        """Scores this forecaster out of sample (``tickgrad evaluate``): every window of its train, val and test
+        splits once through its ``weights`` ("best" or "last"), the data rebuilt as training built it. Writes
+        RUN/evaluation.json and report.html and returns the file as a dict: "weights", "horizons", "quantiles" (a
+        classifier: "classes") and "splits" {"train", "val", "test"}, each with "windows", "loss" (mean pinball in
+        target-std units; on "val" with the best weights, the run's best validation loss), "zero_loss",
+        "naive_loss", "pinball" [horizon][quantile], "qrisk", "zero_qrisk", "naive_qrisk" per quantile, "intervals"
+        (coverage against nominal) and "below" (calibration; a classifier: log loss and accuracies). A run trained
+        on a DataFrame takes the same bars again as ``data=`` (a DataFrame); one trained on files reads them again."""
+        if weights not in ("best", "last"):
+            raise ValueError(f"weights: want 'best' or 'last', got {weights!r}")
+        if self.is_agent:
+            raise ValueError(f"{self.path} is a {self.model} run: evaluate scores forecasters (an agent's greedy "
+                             "evaluation is in its metrics)")
+        bars = self._bars_again(data, "evaluate")
+        _core.evaluate(self.path, bars, weights == "last", device)
+        with open(self._file("evaluation.json"), encoding="utf-8") as f:
+            return json.load(f)
+
+    def _bars_again(self, data: Any, what: str) -> Any:
+        """The bars for a call that rebuilds this run's data: None (read its data paths) or data as Bars."""
+        from ._train import _data_args  # noqa: PLC0415 (the modules import each other)
+        paths = self.config.get("data") or []
+        if data is None and not paths:
+            raise ValueError(f"{what}: {self.path} was trained on a DataFrame (its config.json has no data paths): "
+                             f"give the same bars again, {what}(data=frame)")
+        if data is not None and paths:
+            raise ValueError(f"data: {self.path} reads its data paths from config.json ({', '.join(paths)}); data= is "
+                             "only for runs trained on a DataFrame")
+        if data is None:
+            return None
+        _, bars = _data_args(data)
+        if bars is None:
+            raise TypeError(f"data: {what} takes the bars as a DataFrame (the run's data paths are not recorded)")
+        return bars
+
     def resume(self, data: Any = None, *, stop_after: Optional[int] = None, device: Optional[str] = None,
                threads: Optional[int] = None, on_epoch: Optional[EpochCallback] = None, verbose: bool = True,
                progress: Optional[bool] = None) -> "Run":
@@ -188,20 +224,9 @@ class Run:
             from . import _agents  # noqa: PLC0415 (agents load lazily)
             folder = _agents.resume_agent(self.path, stop_after, device, threads, verbose, progress if callable(progress) else None)
             return Run(folder)
-        from ._train import _settings_pairs, _data_args  # noqa: PLC0415 (the modules import each other)
+        from ._train import _settings_pairs  # noqa: PLC0415 (the modules import each other)
         pairs = _settings_pairs({k: v for k, v in (("device", device), ("threads", threads)) if v is not None})
-        paths = self.config.get("data") or []
-        if data is None and not paths:
-            raise ValueError(f"resume: {self.path} was trained on a DataFrame (its config.json has no data paths): "
-                             "give the same bars again, resume(data=frame)")
-        if data is not None and paths:
-            raise ValueError(f"data: {self.path} reads its data paths from config.json ({', '.join(paths)}); data= is "
-                             "only for runs trained on a DataFrame")
-        bars = None
-        if data is not None:
-            _, bars = _data_args(data)
-            if bars is None:
-                raise TypeError("data: resume takes the bars as a DataFrame (the run's data paths are not recorded)")
+        bars = self._bars_again(data, "resume")
         res = _core.train(None, None, pairs, None, bars, self.path, int(stop_after or 0), bool(verbose),
                           _progress(progress), _epoch_hook(on_epoch))
         return _finished(res)

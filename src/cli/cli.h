@@ -18,6 +18,7 @@ int tg_cmd_train(int argc, char **argv);
 int tg_cli_train_is_rl(int argc, char **argv);
 int tg_cmd_train_rl(int argc, char **argv);
 int tg_cmd_backtest(int argc, char **argv);
+int tg_cmd_evaluate(int argc, char **argv);
 int tg_cmd_report(int argc, char **argv);
 int tg_cmd_predict(int argc, char **argv);
 int tg_cmd_walkforward(int argc, char **argv);

@@ -9,7 +9,7 @@ static void report_usage(FILE *f) {
           "usage: tickgrad report RUN\n"
           "Writes RUN/report.html, one self-contained page (inline CSS and SVG, no network) of what the run folder\n"
           "holds: settings (config.json, env.json), training by epoch or by environment step (metrics.csv,\n"
-          "trainer.json), process and GPU telemetry over time (telemetry.csv), and a backtest's equity against buy\n"
+          "trainer.json), every split's scores out of sample (evaluation.json), process and GPU telemetry over time (telemetry.csv), and a backtest's equity against buy\n"
           "and hold, drawdown, statistics and trades (equity.csv, backtest.json, trades.csv); a part whose file is\n"
           "missing says so. Training writes the report at its end; this writes it again. Prints the file's path.\n"
           "exit codes: 0 written, 1 failure (no such folder, files), 2 usage\n");

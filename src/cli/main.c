@@ -21,6 +21,8 @@ static void usage(FILE *f) {
           "             on CartPole or a trading market; resume a run\n"
           "  backtest   run a rule strategy (buy-and-hold, sma-cross) or a trained run's forecasts or policy on bar\n"
           "             files: fills at the next open, costs, metrics\n"
+          "  evaluate   score a trained forecaster on its test (val, train) split: pinball per horizon and quantile,\n"
+          "             q-risk, interval coverage and calibration against baselines; RUN/evaluation.json\n"
           "  predict    a trained forecaster's quantile forecasts per bar, from files or streamed on stdin\n"
           "  walkforward  time folds: a training run and a backtest of the next block per fold, a summary table\n"
           "  sweep      a hyperparameter grid: a training run (and a backtest) per combination, a ranked table\n"
@@ -114,6 +116,7 @@ static int run_command(int argc, char **argv) {
   if (strcmp(cmd, "synth") == 0) return tg_cmd_synth(sub_argc, sub_argv);
   if (strcmp(cmd, "train") == 0) return tg_cmd_train(sub_argc, sub_argv);
   if (strcmp(cmd, "backtest") == 0) return tg_cmd_backtest(sub_argc, sub_argv);
+  if (strcmp(cmd, "evaluate") == 0) return tg_cmd_evaluate(sub_argc, sub_argv);
   if (strcmp(cmd, "report") == 0) return tg_cmd_report(sub_argc, sub_argv);
   if (strcmp(cmd, "predict") == 0) return tg_cmd_predict(sub_argc, sub_argv);
   if (strcmp(cmd, "walkforward") == 0) return tg_cmd_walkforward(sub_argc, sub_argv);

@@ -307,7 +307,34 @@ static PyObject *py_read_safetensors(PyObject *self, PyObject *arg) {
   return d;
 }
 
+/* evaluate(run, bars or None, last, device or None) -> the library's log text: tg_evaluate, RUN/evaluation.json written. */
+static PyObject *py_evaluate(PyObject *self, PyObject *args) {
+  (void)self;
+  const char *run, *device = NULL;
+  PyObject *bars_obj;
+  int last = 0;
+  if (!PyArg_ParseTuple(args, "sOpz", &run, &bars_obj, &last, &device)) return NULL;
+  const tg_bars *bars = bars_obj == Py_None ? NULL : tgpy_bars_of(bars_obj, "data");
+  if (bars_obj != Py_None && !bars) return NULL;
+  tgpy_capture cap;
+  if (tgpy_capture_open(&cap) < 0) return NULL;
+  static tg_evaluation e; /* large; under the GIL */
+  tg_eval_opts o = {.run = run, .last = last, .bars = bars, .device = device, .log = cap.f};
+  tg_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = tg_evaluate(&o, &e);
+  Py_END_ALLOW_THREADS
+  PyObject *text = tgpy_capture_close(&cap);
+  if (st != TG_OK) {
+    Py_XDECREF(text);
+    return tgpy_raise(st, NULL);
+  }
+  return text;
+}
+
 PyMethodDef tgpy_train_methods[] = {
+    {"evaluate", py_evaluate, METH_VARARGS,
+     "evaluate(run, bars, last, device) -> log text: every split scored, RUN/evaluation.json written"},
     {"train", py_train, METH_VARARGS,
      "train(model, config, pairs, data, bars, resume, stop_after, log, progress, on_epoch) -> result dict"},
     {"train_flags_help", py_train_flags_help, METH_NOARGS, "The settings of `tickgrad train`, one line per flag."},

@@ -100,6 +100,7 @@ tg_status tg_report_write(const char *run_dir, FILE *log) {
   rp_page_begin(&p, title);
   rp_section_header(&p);
   rp_section_metrics(&p);
+  rp_section_eval(&p);
   rp_section_telemetry(&p);
   rp_section_backtest(&p);
   rp_page_end(&p, run_dir);

@@ -152,5 +152,6 @@ int rp_is_classifier(const rp_table *t);
 void rp_section_classes(rp_page *p, const rp_table *t, const double *epoch, int64_t best);
 void rp_section_telemetry(rp_page *p); /* section_telemetry.c */
 void rp_section_backtest(rp_page *p);  /* section_backtest.c */
+void rp_section_eval(rp_page *p);      /* section_eval.c: a forecaster's evaluation.json */
 
 #endif

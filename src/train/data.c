@@ -338,6 +338,11 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
     tr_data_close(d);
     return st;
   }
+  tr_data_model(d, model);
+  return TG_OK;
+}
+
+void tr_data_model(const tr_data *d, tg_forecast_cfg *model) {
   model->n_past = d->F;
   model->n_cat = d->ncat;
   memcpy(model->cat_card, d->cat_card, sizeof model->cat_card);
@@ -346,7 +351,6 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
   model->horizons = d->Hm;
   model->n_classes = d->C;
   if (model->kind == TG_MODEL_TFT) model->tft.dec_len = d->H;
-  return TG_OK;
 }
 
 void tr_data_close(tr_data *d) {

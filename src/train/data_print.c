@@ -149,48 +149,79 @@ static void describe(const data_print *s, const data_print *now, tg_text *why) {
   if (named) tg_text_puts(why, ")");
 }
 
-tg_status tr_data_print_check(const tg_train_config *c, const tr_data *d, FILE *log) {
+/* The saved fingerprint of run (its data.json) against the bars d read: *differs, and why (each input that changed, or
+ * the bars); acc receives the saved file's accepted changes. */
+static tg_status compare(const char *run, const tg_train_config *c, const tr_data *d, data_print *now, tg_text *acc,
+                         tg_text *why, int *differs) {
   char path[TG_TRAIN_PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s/data.json", c->out);
+  snprintf(path, sizeof path, "%s/data.json", run);
+  char *text = NULL;
+  size_t len = 0;
+  tg_json_doc *doc = NULL;
+  data_print saved;
+  *differs = 0;
+  tg_status st = tg_read_file(path, &text, &len);
+  if (st == TG_OK) st = tg_json_parse(text, len, path, 0, &doc);
+  if (st == TG_OK) st = read_print(path, tg_json_root(doc), &saved, acc, text);
+  if (st == TG_OK) st = print_now(c, d, now);
+  if (st == TG_OK && strcmp(saved.bars_hash, now->bars_hash) != 0) {
+    *differs = 1;
+    describe(&saved, now, why);
+    if (why->oom) st = tg_error(TG_ERR_NOMEM, "out of memory comparing the data with %s", path);
+  }
+  tg_json_free(doc);
+  tg_free(text);
+  return st;
+}
+
+static int has_print(const char *run) {
+  char path[TG_TRAIN_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/data.json", run);
   struct stat sb;
-  if (stat(path, &sb) != 0) { /* a run from before data fingerprints: start keeping one */
+  return stat(path, &sb) == 0;
+}
+
+tg_status tr_data_print_check(const tg_train_config *c, const tr_data *d, FILE *log) {
+  if (!has_print(c->out)) { /* a run from before data fingerprints: start keeping one */
     if (log) fprintf(log, "warning: resume: %s has no data.json (a run from an older tickgrad): the data it read cannot "
                      "be checked; it is recorded from now on\n", c->out);
     return tr_data_print_write(c, d);
   }
-  char *text = NULL;
-  size_t len = 0;
-  tg_json_doc *doc = NULL;
-  data_print saved, now;
+  data_print now;
   tg_text acc = {0}, why = {0};
-  tg_status st = tg_read_file(path, &text, &len);
-  if (st == TG_OK) st = tg_json_parse(text, len, path, 0, &doc);
-  if (st == TG_OK) st = read_print(path, tg_json_root(doc), &saved, &acc, text);
-  if (st == TG_OK) st = print_now(c, d, &now);
-  if (st == TG_OK && strcmp(saved.bars_hash, now.bars_hash) != 0) {
-    describe(&saved, &now, &why);
-    if (why.oom) {
-      st = tg_error(TG_ERR_NOMEM, "resume: out of memory");
-    } else if (!c->data_changed_ok) {
-      st = tg_error(TG_ERR_INVALID, "resume: the data changed since %s started: %s; resume it on the data it read, or "
-                    "give --data-changed ok to continue on the new data (data.json records that)", c->out, why.data);
-    } else {
-      char when[TG_TIME_TEXT], *rec = NULL;
-      tg_text r = {0};
-      tg_text_printf(&r, "{\"at\": \"%s UTC\", \"what\": ",
-                     tg_format_time((int64_t)time(NULL) * 1000000000, when, sizeof when));
-      tg_json_append_string(&r, why.data);
-      tg_text_puts(&r, "}");
-      rec = r.data;
-      if (log) fprintf(log, "warning: resume: the data changed since %s started: %s; continuing on it as "
-                       "--data-changed ok asks (recorded in data.json)\n", c->out, why.data);
-      st = r.oom ? tg_error(TG_ERR_NOMEM, "resume: out of memory") : write_print(c->out, &now, acc.data, rec);
-      tg_text_free(&r);
-    }
+  int differs = 0;
+  tg_status st = compare(c->out, c, d, &now, &acc, &why, &differs);
+  if (st == TG_OK && differs && !c->data_changed_ok) {
+    st = tg_error(TG_ERR_INVALID, "resume: the data changed since %s started: %s; resume it on the data it read, or "
+                  "give --data-changed ok to continue on the new data (data.json records that)", c->out, why.data);
+  } else if (st == TG_OK && differs) {
+    char when[TG_TIME_TEXT];
+    tg_text r = {0};
+    tg_text_printf(&r, "{\"at\": \"%s UTC\", \"what\": ",
+                   tg_format_time((int64_t)time(NULL) * 1000000000, when, sizeof when));
+    tg_json_append_string(&r, why.data);
+    tg_text_puts(&r, "}");
+    if (log) fprintf(log, "warning: resume: the data changed since %s started: %s; continuing on it as "
+                     "--data-changed ok asks (recorded in data.json)\n", c->out, why.data);
+    st = r.oom ? tg_error(TG_ERR_NOMEM, "resume: out of memory") : write_print(c->out, &now, acc.data, r.data);
+    tg_text_free(&r);
   }
   tg_text_free(&acc);
   tg_text_free(&why);
-  tg_json_free(doc);
-  tg_free(text);
+  return st;
+}
+
+tg_status tr_data_print_same(const char *run, const tg_train_config *c, const tr_data *d, const char *who, int *known) {
+  *known = has_print(run);
+  if (!*known) return TG_OK;
+  data_print now;
+  tg_text acc = {0}, why = {0};
+  int differs = 0;
+  tg_status st = compare(run, c, d, &now, &acc, &why, &differs);
+  if (st == TG_OK && differs)
+    st = tg_error(TG_ERR_INVALID, "%s: the bars are not the ones %s trained on: %s; its splits and normalisation come "
+                  "from those bars, so give it the data it read", who, run, why.data);
+  tg_text_free(&acc);
+  tg_text_free(&why);
   return st;
 }

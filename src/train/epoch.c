@@ -141,30 +141,39 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
   return st;
 }
 
+tg_status tr_net_eval_batch(tr_net *net, tr_data *d, tg_sampler *s, float *pred, float *tgt) {
+  tg_batch batch;
+  int64_t got = 0;
+  tg_status st = tg_stage_next(d->stage, s, net->B, &batch, &got);
+  if (st == TG_OK && got != net->B)
+    st = tg_error(TG_ERR_INVALID, "evaluation batch has %lld windows, want %lld", (long long)got, (long long)net->B);
+  if (st == TG_OK) st = tr_net_bind_batch(net, d, &batch);
+  if (st == TG_OK) st = tg_graph_run(net->g);
+  if (st == TG_OK) st = tg_device_download(d->dev, pred, net->pred->data, tg_nbytes(net->pred));
+  if (st == TG_OK) st = tg_device_download(d->dev, tgt, net->tgt->data, tg_nbytes(net->tgt));
+  return st;
+}
+
+void tr_class_rows(const tr_data *d, const float *pred, const float *tgt, int64_t b, int32_t *y, float *p) {
+  for (int64_t i = 0; i < b; i++) { /* the class is the one-hot row's nonzero entry */
+    y[i] = -1;
+    for (int k = 0; k < d->C; k++)
+      if (tgt[i * d->C + k] != 0.0f) y[i] = k;
+  }
+  memcpy(p, pred, (size_t)(b * d->C) * sizeof(float));
+}
+
 /* One evaluation batch of net->B windows from the validation sampler, added to a. */
 static tg_status eval_batch(tr_epoch_ctx *x, tr_net *net, tr_qacc *a) {
   tr_data *d = x->d;
-  tg_batch batch;
-  int64_t got = 0;
-  tg_status st = tg_stage_next(d->stage, &d->val_s, net->B, &batch, &got);
-  if (st == TG_OK && got != net->B)
-    st = tg_error(TG_ERR_INVALID, "train: validation batch has %lld windows, want %lld", (long long)got, (long long)net->B);
-  if (st == TG_OK) st = tr_net_bind_batch(net, d, &batch);
-  if (st == TG_OK) st = tg_graph_run(net->g);
-  if (st == TG_OK) st = tg_device_download(d->dev, x->pred, net->pred->data, tg_nbytes(net->pred));
-  if (st == TG_OK) st = tg_device_download(d->dev, x->tgt, net->tgt->data, tg_nbytes(net->tgt));
+  tg_status st = tr_net_eval_batch(net, d, &d->val_s, x->pred, x->tgt);
   if (st != TG_OK) return st;
   if (!d->C) {
     tr_qacc_add(a, d, x->c->model.q, x->pred, x->tgt, net->B);
     return TG_OK;
   }
-  for (int64_t i = 0; i < net->B; i++, a->n++) { /* a classifier: the class is the one-hot row's nonzero entry */
-    int32_t y = -1;
-    for (int k = 0; k < d->C; k++)
-      if (x->tgt[i * d->C + k] != 0.0f) y = k;
-    d->val_y[a->n] = y;
-    memcpy(d->val_p + a->n * d->C, x->pred + i * d->C, (size_t)d->C * sizeof(float));
-  }
+  tr_class_rows(d, x->pred, x->tgt, net->B, d->val_y + a->n, d->val_p + a->n * d->C);
+  a->n += net->B;
   return TG_OK;
 }
 

@@ -352,6 +352,25 @@ static void write_report(tr_run *r) {
     fprintf(r->log, "warning: report not written: %s\n", tg_last_error());
 }
 
+/* The end of a finished run: the best weights scored on every split (RUN/evaluation.json) and the test split's line.
+ * A failure here is a warning: the run itself is done. */
+static void evaluate_best(tr_run *r) {
+  char path[TG_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/best.safetensors", r->c.out);
+  tg_evaluation *e = tg_malloc(sizeof *e);
+  tg_status st = e ? tr_evaluate_weights(&r->c, &r->d, path, e) : tg_error(TG_ERR_NOMEM, "out of memory");
+  if (st == TG_OK) st = tr_evaluation_write(r->c.out, e);
+  if (st == TG_OK && r->log) {
+    fprintf(r->log, "best weights (epoch %d) on ", r->p.best_epoch);
+    tg_evaluation_line(r->log, e, TG_TEST);
+    fprintf(r->log, "  (every split in %s/evaluation.json; tables: tickgrad evaluate --run %s)\n", r->c.out, r->c.out);
+  } else if (st != TG_OK && r->log) {
+    fprintf(r->log, "warning: the best weights were not evaluated: %s\n", tg_last_error());
+  }
+  if (r->log) fflush(r->log);
+  tg_free(e);
+}
+
 static void fill_result(const tr_run *r, tg_train_result *out) {
   memset(out, 0, sizeof *out);
   snprintf(out->out, sizeof out->out, "%s", r->c.out);
@@ -379,6 +398,7 @@ tg_status tg_train_run(const tg_train_config *cin, const tg_bars *bars, tg_train
   if (st == TG_OK && r->p.finished && r->log)
     fprintf(r->log, "%s finished after epoch %d; nothing to do\n", r->c.out, r->p.epoch);
   if (st == TG_OK && !r->p.finished && r->root) telemetry_start(r);
+  int was_finished = r->p.finished; /* before this call: nothing to do, nothing new to evaluate */
   if (st == TG_OK) st = epochs(r);
   telemetry_stop(r);
   if (st == TG_OK && r->log && !r->p.interrupted) {
@@ -386,6 +406,7 @@ tg_status tg_train_run(const tg_train_config *cin, const tg_bars *bars, tg_train
             "in %s/best.safetensors\n", r->p.epoch, r->p.best_val, r->p.best_epoch, r->c.out, r->c.out);
     fflush(r->log);
   }
+  if (st == TG_OK && r->root && !was_finished && r->p.finished && r->p.best_epoch >= 1) evaluate_best(r);
   if (out) fill_result(r, out);
   char err[2048];
   snprintf(err, sizeof err, "%s", tg_last_error());

@@ -62,6 +62,11 @@ static tg_status net_build(tr_net *net, tg_store *store, const char *name, int64
   return st;
 }
 
+tg_status tr_net_build_eval(tr_net *net, tg_store *store, const char *name, int64_t B, const tr_data *d,
+                            const tg_forecast_cfg *model, tg_precision precision) {
+  return net_build(net, store, name, B, d, model, 0, precision, TG_RECOMPUTE_NONE);
+}
+
 tg_status tr_net_bind_batch(tr_net *net, const tr_data *d, const tg_batch *b) {
   int64_t s_idx[2] = {net->B, d->Lw}, s_inst[1] = {net->B};
   tg_tensor t;
@@ -96,9 +101,8 @@ tg_status tr_model_open(tr_model *m, const tg_train_config *c, const tg_forecast
   /* data-parallel: each rank's training graph takes its shard of the global batch (the eval graphs see every window) */
   tg_status st = net_build(&m->train, m->store, "train", c->batch / tr_ranks(c), d, model, 1, c->precision,
                            c->recompute);
-  if (st == TG_OK) st = net_build(&m->eval, m->store, "eval", c->batch, d, model, 0, c->precision, TG_RECOMPUTE_NONE);
-  if (st == TG_OK && rest)
-    st = net_build(&m->rest, m->store, "eval.rest", rest, d, model, 0, c->precision, TG_RECOMPUTE_NONE);
+  if (st == TG_OK) st = tr_net_build_eval(&m->eval, m->store, "eval", c->batch, d, model, c->precision);
+  if (st == TG_OK && rest) st = tr_net_build_eval(&m->rest, m->store, "eval.rest", rest, d, model, c->precision);
   if (st == TG_OK) st = tg_graph_set_seed(m->train.g, (uint64_t)c->seed, 0);
   tg_optim_config oc = tr_optim_config(c, d->n_train / c->batch);
   if (st == TG_OK) st = tg_optim_new(m->store, &oc, &m->opt);

@@ -9,6 +9,7 @@
 #include "base/settings.h"
 #include "tickgrad/dataset.h"
 #include "tickgrad/dist.h"
+#include "tickgrad/evaluate.h"
 #include "tickgrad/optim.h"
 #include "tickgrad/step.h"
 #include "tickgrad/train.h"
@@ -73,6 +74,8 @@ typedef struct tr_data {
 tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars, tg_device dev,
                        tg_forecast_cfg *model, FILE *log);
 void tr_data_close(tr_data *d);
+/* The model's data-given sizes (inputs, categories, known-future columns, instruments, horizons, classes) into model. */
+void tr_data_model(const tr_data *d, tg_forecast_cfg *model);
 
 /* ---- meta.c: RUN/inference.json for prediction (tg_predictor_open reads it) ---- */
 #define TR_META_FORMAT "tickgrad-forecast-inference-1"
@@ -105,6 +108,9 @@ tg_status tr_model_open(tr_model *m, const tg_train_config *c, const tg_forecast
 void tr_model_close(tr_model *m);
 /* Binds the batch's index (and instrument) buffers to net's graph with shape [net->B, ...]. */
 tg_status tr_net_bind_batch(tr_net *net, const tr_data *d, const tg_batch *b);
+/* An evaluation graph (no loss, no dropout, no recompute) over batches of B windows, its parameters in store. */
+tg_status tr_net_build_eval(tr_net *net, tg_store *store, const char *name, int64_t B, const tr_data *d,
+                            const tg_forecast_cfg *model, tg_precision precision);
 /* The optimizer for steps_per_epoch (warm-up and schedule resolved). */
 tg_optim_config tr_optim_config(const tg_train_config *c, int64_t steps_per_epoch);
 
@@ -179,6 +185,31 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t);
 /* Every validation window once, in order: full batches, then the remainder through the rest graph. A classifier's
  * windows go to d->val_y and d->val_p (a counts them). */
 tg_status tr_eval_epoch(tr_epoch_ctx *x, tr_qacc *a);
+/* The next net->B windows of sampler s through net, onto the host: pred [B, H, nq] (a classifier: probabilities
+ * [B, C]) and tgt [B, H] scaled (a classifier: the weighted one-hot rows [B, C]). */
+tg_status tr_net_eval_batch(tr_net *net, tr_data *d, tg_sampler *s, float *pred, float *tgt);
+/* A classifier's b windows: y [b] the true class (-1: none), p [b, C] the probabilities. */
+void tr_class_rows(const tr_data *d, const float *pred, const float *tgt, int64_t b, int32_t *y, float *p);
+
+/* ---- eval_acc.c: one split's quantile scores, window by window (tg_eval_split) ---- */
+typedef struct tr_eval_acc {
+  tr_qacc model, zero, naive;   /* the trainer's sums for the model, the zero forecast, the training quantiles */
+  double pin[TG_MAX_HORIZONS][TG_MAX_QUANTILES];     /* pinball sums per horizon and quantile, scaled units */
+  int64_t below[TG_MAX_HORIZONS][TG_MAX_QUANTILES];  /* targets below the forecast quantile */
+  int n_iv, iv_lo[TG_EVAL_MAX_INTERVALS], iv_hi[TG_EVAL_MAX_INTERVALS]; /* central intervals (quantile indices) */
+  int64_t inside[TG_EVAL_MAX_INTERVALS], naive_inside[TG_EVAL_MAX_INTERVALS];
+} tr_eval_acc;
+void tr_eval_acc_init(tr_eval_acc *a, const tr_data *d, const float *q);
+/* b windows: pred [b, H, nq], tgt [b, H] scaled */
+void tr_eval_acc_add(tr_eval_acc *a, const tr_data *d, const float *q, const float *pred, const float *tgt, int64_t b);
+void tr_eval_acc_finish(const tr_eval_acc *a, const tr_data *d, tg_eval_split *s);
+
+/* ---- evaluate.c ---- */
+/* Every split of d through the weights file at path (a fresh store on d's device) into e; model as tr_data_model
+ * gives it. */
+tg_status tr_evaluate_weights(const tg_train_config *c, tr_data *d, const char *path, tg_evaluation *e);
+/* RUN/evaluation.json from e (eval_json.c). */
+tg_status tr_evaluation_write(const char *run, const tg_evaluation *e);
 
 /* ---- memplan.c ---- */
 void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batch, tg_precision precision);
@@ -205,5 +236,8 @@ tg_status tr_metrics_rewrite(const char *run, const tr_progress *p, int n_classe
  * a run without data.json (an older tickgrad) gets one, with a warning. */
 tg_status tr_data_print_write(const tg_train_config *c, const tr_data *d);
 tg_status tr_data_print_check(const tg_train_config *c, const tr_data *d, FILE *log);
+/* Whether d holds the bars run trained on (its data.json): TG_ERR_INVALID naming who, the run and what changed when
+ * not; *known 0 (and TG_OK) when run has no data.json to compare with. */
+tg_status tr_data_print_same(const char *run, const tg_train_config *c, const tr_data *d, const char *who, int *known);
 
 #endif
