@@ -294,7 +294,7 @@ static void check_open_errors(void) {
   snprintf(dir, sizeof dir, "%s/nothing", g_tmp);
   CHECK_STATUS(tg_predictor_open(dir, NULL, &p), TG_ERR_IO);
   CHECK(p == NULL && strstr(tg_last_error(), "config.json"));
-  tg_predictor_opts o = {"newest"};
+  tg_predictor_opts o = {.weights = "newest"};
   snprintf(dir, sizeof dir, "%s/mlp", g_tmp);
   CHECK_STATUS(tg_predictor_open(dir, &o, &p), TG_ERR_INVALID);
   CHECK(strstr(tg_last_error(), "'newest'") != NULL);

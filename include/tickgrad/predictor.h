@@ -3,6 +3,7 @@
 #define TICKGRAD_PREDICTOR_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include "tickgrad/data.h"
 #include "tickgrad/graph.h"
 #include "tickgrad/models.h"
@@ -39,6 +40,8 @@ typedef struct tg_predictor tg_predictor;
 
 typedef struct tg_predictor_opts {
   const char *weights;  /* "best" (RUN/best.safetensors, the default) or "last" (RUN/weights.safetensors) */
+  FILE *log;            /* notices, each said once (NULL: silent): a TFT's bar at a time its training bars never had,
+                           or a next bar that came where the training schedule expected another (a holiday) */
 } tg_predictor_opts;
 
 /* One bar: time (UTC ns), the instrument id as in the training data (0 when it had no instrument column), OHLCV. */

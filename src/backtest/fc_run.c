@@ -43,7 +43,7 @@ void tg_fc_rule_name(const tg_fc_rule *r, const tg_predictor_info *in, char *buf
 tg_status tg_fc_backtest_run(const char *run, const tg_bars *upto, int64_t from, const tg_fc_bt_opts *o,
                              const char *who, tg_bt_stats *st_out, tg_bt_stats *bh_out) {
   tg_predictor *p = NULL;
-  tg_predictor_opts po = {o->weights};
+  tg_predictor_opts po = {.weights = o->weights};
   tg_fc_rule r = tg_fc_bt_rule(o);
   tg_bars test;
   tg_bars_view(upto, from, upto->n, NULL, &test); /* the engine's bars; the predictor reads upto's columns */

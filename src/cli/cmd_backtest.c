@@ -149,7 +149,7 @@ static void default_out(const tg_strategy *s, char *buf, size_t n) {
 static tg_status forecast_targets(const bt_args *a, const tg_bars *all, const tg_bars *view, double *target, char *name,
                                   size_t cap) {
   tg_predictor *p = NULL;
-  tg_predictor_opts po = {a->weights};
+  tg_predictor_opts po = {.weights = a->weights};
   tg_fc_rule r = tg_fc_bt_rule(&a->bt.b);
   tg_status st = tg_predictor_open(a->run, &po, &p);
   int64_t got = 0;

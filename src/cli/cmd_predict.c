@@ -236,7 +236,7 @@ int tg_cmd_predict(int argc, char **argv) {
   int rc = parse(argc, argv, &a);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
   tg_predictor *p = NULL;
-  tg_predictor_opts po = {a.weights};
+  tg_predictor_opts po = {a.weights, stderr};
   FILE *f = stdout;
   float *pred = NULL;
   tg_status st = tg_predictor_open(a.run, &po, &p);

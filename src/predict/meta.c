@@ -3,6 +3,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "base/json.h"
+#include "data/timeconv.h"
 #include "io/ckpt_set.h"
 #include "predict/predict_internal.h"
 #include "base/files.h"
@@ -16,6 +17,7 @@ void pr_meta_free(pr_meta *m) {
   tg_free(m->ids);
   tg_free(m->classes);
   if (m->vocab) tg_vocabs_free(m->vocab, m->n_vocab);
+  tg_schedule_free(&m->sched);
   memset(m, 0, sizeof *m);
 }
 
@@ -90,6 +92,29 @@ static tg_status covariates(const tg_json *root, const char *path, pr_meta *m) {
   return TG_OK;
 }
 
+/* "schedule": {"tz": zone, "runs": [[dow, first_ns, step_ns, count], ...]} (optional: runs from before it have none). */
+static tg_status schedule(const tg_json *root, const char *path, pr_meta *m) {
+  const tg_json *sc = tg_json_get(root, "schedule");
+  if (!sc) return TG_OK;
+  const tg_json *tz = tg_json_get(sc, "tz"), *runs = tg_json_get(sc, "runs");
+  if (!tz || tz->type != TG_JSON_STRING || tz->len >= sizeof m->sched.tz || !runs || runs->type != TG_JSON_ARRAY)
+    return tg_error(TG_ERR_FORMAT, "%s: \"schedule\" must hold \"tz\" (a zone name) and \"runs\" (an array)", path);
+  memcpy(m->sched.tz, tz->str, tz->len + 1);
+  m->sched.runs = tg_malloc((size_t)(runs->count > 0 ? runs->count : 1) * sizeof *m->sched.runs);
+  if (!m->sched.runs) return tg_error(TG_ERR_NOMEM, "%s: out of memory", path);
+  for (const tg_json *e = runs->first; e; e = e->next) {
+    int64_t v[4] = {-1, -1, -1, -1}, k = 0;
+    for (const tg_json *x = e->type == TG_JSON_ARRAY ? e->first : NULL; x && k < 4; x = x->next, k++)
+      v[k] = x->type == TG_JSON_INT ? x->i : -1;
+    if (e->type != TG_JSON_ARRAY || e->count != 4 || v[0] < 0 || v[0] > 6 || v[1] < 0 || v[1] >= TG_NS_PER_DAY ||
+        v[2] < 0 || v[3] < 1 || (v[3] > 1 && v[2] == 0) || (v[2] > 0 && v[3] - 1 > (TG_NS_PER_DAY - 1 - v[1]) / v[2]))
+      return tg_error(TG_ERR_FORMAT, "%s: \"schedule\" run %d must be [weekday 0-6, first ns, step ns, count] inside "
+                      "one day", path, m->sched.n);
+    m->sched.runs[m->sched.n++] = (tg_sched_run){(int)v[0], v[1], v[2], v[3]};
+  }
+  return tg_tz_check(m->sched.tz[0] ? m->sched.tz : NULL);
+}
+
 static tg_status parse(const tg_json *root, const char *path, pr_meta *m) {
   const tg_json *fmt = tg_json_get(root, "format"), *names = tg_json_get(root, "features");
   if (!fmt || fmt->type != TG_JSON_STRING || strcmp(fmt->str, META_FORMAT) != 0)
@@ -142,6 +167,7 @@ static tg_status parse(const tg_json *root, const char *path, pr_meta *m) {
   tg_free(idv);
   if (st == TG_OK) st = classes(root, path, m);
   if (st == TG_OK) st = covariates(root, path, m);
+  if (st == TG_OK) st = schedule(root, path, m);
   return st;
 }
 

@@ -3,6 +3,7 @@
 #define TG_PREDICT_INTERNAL_H
 
 #include <stdint.h>
+#include "data/schedule.h"
 #include "tickgrad/dataset.h"
 #include "tickgrad/graph.h"
 #include "tickgrad/predictor.h"
@@ -24,6 +25,7 @@ typedef struct pr_meta {
   int leads;                  /* lead columns of each known: covariate */
   int n_vocab;
   tg_vocab *vocab;            /* [n_vocab] the cat: columns' vocabularies */
+  tg_schedule sched;          /* tft: the training split's bar times (n 0 in runs from before it: ts + h * bar_ns) */
 } pr_meta;
 
 tg_status pr_meta_read(const char *run, pr_meta *m);

@@ -24,6 +24,9 @@ struct tg_predictor {
   float *raw, *x, *pred;         /* [F] the bar's features, [F] normalised, [H * nq] scaled forecast or logits */
   int x_valid;                   /* x holds the last push's normalised row */
   const char *tz;                /* the tft's calendar zone (NULL: UTC) */
+  int64_t *expect;               /* [k] tft with a schedule: the next bar's time the last window assumed (0: none) */
+  FILE *log;                     /* notices (opts->log) */
+  int said_off, said_gap;        /* each notice once */
   pr_cols cols;                  /* the stream's columns as the model reads them */
   const char **input_names;      /* [info.n_inputs] the stream's extra inputs (tg_feature_stream_input_name) */
   int cat_offset[TG_MAX_CAT_INPUTS]; /* added to each cat: id, as the trainer does (one embedding table) */
@@ -108,10 +111,11 @@ static tg_status open_buffers(tg_predictor *p) {
   p->ring = tg_calloc(k * (size_t)p->L * (size_t)p->net.row, sizeof(float));
   p->seen = tg_calloc(k, sizeof(int64_t));
   p->gap_end = tg_calloc(k, sizeof(int64_t));
+  p->expect = tg_calloc(k, sizeof(int64_t));
   p->raw = tg_calloc((size_t)p->cols.width, sizeof(float));
   p->x = tg_calloc(F, sizeof(float));
   p->pred = tg_calloc((size_t)(p->H * p->nq), sizeof(float));
-  return p->ring && p->seen && p->gap_end && p->raw && p->x && p->pred ? TG_OK : tg_error(TG_ERR_NOMEM, "predict: out of memory");
+  return p->ring && p->seen && p->gap_end && p->expect && p->raw && p->x && p->pred ? TG_OK : tg_error(TG_ERR_NOMEM, "predict: out of memory");
 }
 
 static void fill_info(tg_predictor *p) {
@@ -145,6 +149,7 @@ tg_status tg_predictor_open(const char *run_dir, const tg_predictor_opts *opts, 
   tg_predictor *p = tg_calloc(1, sizeof *p);
   if (!p) return tg_error(TG_ERR_NOMEM, "predict: out of memory");
   snprintf(p->info.run, sizeof p->info.run, "%s", run_dir);
+  p->log = opts ? opts->log : NULL;
   tg_status st = read_config(run_dir, &p->cfg);
   if (st == TG_OK) st = pr_meta_read(run_dir, &p->meta);
   if (st == TG_OK) st = model_config(p);
@@ -174,6 +179,7 @@ void tg_predictor_reset(tg_predictor *p) {
   tg_feature_stream_reset(p->fs);
   memset(p->seen, 0, (size_t)p->meta.k * sizeof *p->seen);
   memset(p->gap_end, 0, (size_t)p->meta.k * sizeof *p->gap_end);
+  memset(p->expect, 0, (size_t)p->meta.k * sizeof *p->expect);
   for (int j = 0; p->steppers && j < p->meta.k; j++) tg_mamba2_stepper_reset(p->steppers[j]);
 }
 
@@ -187,6 +193,7 @@ void tg_predictor_free(tg_predictor *p) {
   tg_free(p->ring);
   tg_free(p->seen);
   tg_free(p->gap_end);
+  tg_free(p->expect);
   tg_free(p->raw);
   tg_free(p->x);
   tg_free(p->pred);
@@ -209,6 +216,41 @@ static int find_instrument(const tg_predictor *p, uint32_t id) {
   return -1;
 }
 
+/* The times of the H bars after ts [H]: the training split's schedule (the next session's first bar after a close, as
+ * the trainer's windows read the real next bars), or ts + h * bar_ns for a run from before schedules. */
+static tg_status next_times(tg_predictor *p, int j, int64_t ts, int64_t *t) {
+  const tg_schedule *s = &p->meta.sched;
+  if (!s->n) {
+    for (int h = 0; h < p->H; h++) t[h] = ts + (int64_t)(h + 1) * p->meta.bar_ns;
+    return TG_OK;
+  }
+  int on = 0, ignored = 0;
+  tg_status st = tg_schedule_next(s, ts, &t[0], &on);
+  for (int h = 1; h < p->H && st == TG_OK; h++) st = tg_schedule_next(s, t[h - 1], &t[h], &ignored);
+  if (st != TG_OK) return st;
+  p->expect[j] = t[0];
+  if (!on && !p->said_off && p->log) {
+    char a[48], b[48];
+    fprintf(p->log, "predict: notice: the bar at %s UTC (instrument %u) is at a time of day its weekday never had in "
+            "%s's training bars; its decoder takes the next scheduled bars (the first at %s UTC); said once\n",
+            tg_format_time(ts, a, sizeof a), p->meta.ids[j], p->info.run, tg_format_time(t[0], b, sizeof b));
+    p->said_off = 1;
+  }
+  return TG_OK;
+}
+
+/* A bar that is not the one the last window's decoder assumed came next: a holiday or a session the training bars did
+ * not have. Those forecasts stand (nothing later was known then); said once. */
+static void check_expected(tg_predictor *p, int j, int64_t ts) {
+  if (!p->expect[j] || ts == p->expect[j] || p->said_gap || !p->log) return;
+  char a[48], b[48];
+  fprintf(p->log, "predict: notice: the bar at %s UTC (instrument %u) came where %s's training schedule expected one "
+          "at %s UTC (a holiday or a session its training bars did not have): the forecast of the bar before it took "
+          "the schedule's times for its decoder; said once\n", tg_format_time(ts, a, sizeof a), p->meta.ids[j],
+          p->info.run, tg_format_time(p->expect[j], b, sizeof b));
+  p->said_gap = 1;
+}
+
 /* tft, mlp, transformer: the window ending at this bar from the ring, the decoder's calendar, one run. */
 static tg_status run_window(tg_predictor *p, int j, int64_t ts) {
   size_t W = (size_t)p->net.row, L = (size_t)p->L;
@@ -218,9 +260,12 @@ static tg_status run_window(tg_predictor *p, int j, int64_t ts) {
   if (p->cfg.model.kind == TG_MODEL_TFT) {
     p->net.inst[0] = j;
     size_t nf = (size_t)p->cfg.model.n_future, nk = (size_t)p->cols.n_known;
-    for (int h = 0; h < p->H; h++) { /* [H, nf]: the calendar of ts + h bars, then the known: inputs at t + h */
+    int64_t t[TG_MAX_HORIZONS];
+    tg_status st = next_times(p, j, ts, t);
+    if (st != TG_OK) return st;
+    for (int h = 0; h < p->H; h++) { /* [H, nf]: the calendar of the next H bars, the known: inputs */
       float *row = p->net.future + (size_t)h * nf;
-      tg_status st = tg_feature_calendar(ts + (int64_t)(h + 1) * p->meta.bar_ns, p->tz, row);
+      st = tg_feature_calendar(t[h], p->tz, row);
       if (st != TG_OK) return st;
       memcpy(row + 4, p->cols.fut + (size_t)h * nk, nk * sizeof(float));
     }
@@ -313,6 +358,7 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
                       : tg_feature_stream_push(p->fs, j, bar->ts, bar->open, bar->high, bar->low, bar->close,
                                                bar->volume, p->raw, &valid);
   if (st != TG_OK || !valid) return st;
+  check_expected(p, j, bar->ts);
   pr_cols_take(&p->cols, &p->meta, p->raw, p->x);
   for (int k = 0, c0 = p->F - p->cfg.model.n_cat; k < p->cfg.model.n_cat; k++) p->x[c0 + k] += (float)p->cat_offset[k];
   char why[512];

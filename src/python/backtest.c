@@ -264,7 +264,7 @@ static PyObject *py_backtest_bars(PyObject *self, PyObject *args) {
       goto fail;
     fo.rule = rule, fo.class_map = class_map, fo.weights = weights, fo.o = costs;
     tg_fc_rule r = tg_fc_bt_rule(&fo);
-    tg_predictor_opts po = {weights};
+    tg_predictor_opts po = {.weights = weights};
     tg_predictor *p = NULL;
     int64_t got = 0;
     Py_BEGIN_ALLOW_THREADS

@@ -29,7 +29,7 @@ static int predictor_init(PyObject *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_RuntimeError, "Predictor: already open");
     return -1;
   }
-  tg_predictor_opts po = {weights};
+  tg_predictor_opts po = {.weights = weights};
   tg_status st;
   Py_BEGIN_ALLOW_THREADS
   st = tg_predictor_open(run, &po, &o->p);

@@ -99,6 +99,15 @@ static tg_status find_future(tr_data *d, const tg_train_config *c) {
   return TG_OK;
 }
 
+/* tft: the bar times of the training split (its time region), in the data's zone (else the features'), as the
+ * predictor's decoder calendar: the next bars after a close are the next session's, as training's windows saw them. */
+static tg_status learn_schedule(tr_data *d, const tg_train_config *c, const tg_bars *bars) {
+  int64_t end = d->ds.splits.s[TG_TRAIN].ts_end, n = 0;
+  while (n < bars->n && bars->ts[n] < end) n++; /* the bars are in time order */
+  const char *tz = c->read.tz[0] ? c->read.tz : c->tz[0] ? c->tz : NULL;
+  return tg_schedule_learn(bars->ts, n, tz, &d->sched);
+}
+
 /* The cat: covariates: the last feature columns; their ids offset so that one embedding table holds them all. */
 static tg_status find_categories(tr_data *d) {
   tg_features *fx = &d->ds.fx;
@@ -310,6 +319,7 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
   if (st == TG_OK) st = find_future(d, c);
   if (st == TG_OK) st = find_categories(d);
   if (st == TG_OK) st = tr_bar_interval(&d->ds, bars, &d->bar_ns);
+  if (st == TG_OK && d->nfut) st = learn_schedule(d, c, bars);
   if (st == TG_OK) st = targets_and_naive(d, c, log);
   if (st == TG_OK) st = stage_data(d, c);
   if (st == TG_OK && log) {
@@ -362,5 +372,6 @@ void tr_data_close(tr_data *d) {
   tg_free(d->val_y);
   tg_free(d->val_p);
   if (d->have_ds) tg_dataset_free(&d->ds);
+  tg_schedule_free(&d->sched);
   memset(d, 0, sizeof *d);
 }

@@ -72,7 +72,19 @@ tg_status tr_meta_write(const char *run, const tr_data *d, tg_precision precisio
   }
   tg_text_puts(&b, "],\n  \"instruments\": [");
   for (int j = 0; j < ds->layout.k; j++) tg_text_printf(&b, "%s%u", j ? ", " : "", ds->layout.ids[j]);
-  tg_text_puts(&b, "]\n}\n");
+  tg_text_puts(&b, "]");
+  if (d->sched.n) { /* the TFT's decoder calendar: the bar times the training split held */
+    tg_text_puts(&b, ",\n  \"schedule\": {\"tz\": ");
+    tg_json_append_string(&b, d->sched.tz);
+    tg_text_puts(&b, ", \"runs\": [");
+    for (int i = 0; i < d->sched.n; i++) {
+      const tg_sched_run *r = &d->sched.runs[i];
+      tg_text_printf(&b, "%s[%d, %lld, %lld, %lld]", i ? ", " : "", r->dow, (long long)r->first_ns,
+                     (long long)r->step_ns, (long long)r->count);
+    }
+    tg_text_puts(&b, "]}");
+  }
+  tg_text_puts(&b, "\n}\n");
   char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/inference.json", run);
   tg_status st = b.oom ? tg_error(TG_ERR_NOMEM, "train: out of memory writing %s", path) : tg_write_atomic(path, b.data, b.len);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include "base/files.h"
 #include "base/settings.h"
+#include "data/schedule.h"
 #include "tickgrad/dataset.h"
 #include "tickgrad/dist.h"
 #include "tickgrad/evaluate.h"
@@ -58,6 +59,7 @@ typedef struct tr_data {
   tg_tensor fut_tab;
   size_t staged_bytes;          /* features, targets, known-future table, index tables */
   int64_t bar_ns;               /* the median bar interval (tr_bar_interval) */
+  tg_schedule sched;            /* tft: the local bar times of the training split (the predictor's decoder calendar) */
   /* a classifier (class targets: labels, triple-barrier); C == 0 for a quantile forecaster */
   int C;                        /* classes; the staged target table is [n, C]: row r the one-hot of its class times the
                                    class weight (zeros for a row without a class) */
