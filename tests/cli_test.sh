@@ -42,7 +42,9 @@ if "$bin" devices | grep -q '^cuda:0$'; then
 else
   expect 2 "demo on cuda without a GPU" -- "$bin" demo --steps 5 --device cuda --out "$dir/gpu"
   expect_out "cuda:0 is not available" "missing GPU named" -- "$bin" demo --steps 5 --device cuda:0 --out "$dir/gpu"
-  expect_out "device auto: no usable GPU" "auto explains the CPU fallback" -- "$bin" demo --steps 5 --rows 512 --out "$dir/auto"
+  expect_out "^device auto: cpu:0 (no GPU; \`tickgrad devices\` says why)\$" "auto says what it chose in one line" -- "$bin" demo --steps 5 --rows 512 --out "$dir/auto"
+  if "$bin" demo --steps 5 --rows 512 --out "$dir/auto2" 2>&1 | grep -qi "driver\|cudaError"; then
+    fail=$((fail + 1)); echo "FAIL: a CPU run prints a CUDA driver message"; else pass=$((pass + 1)); fi
 fi
 expect 2 "demo on an unknown device" -- "$bin" demo --steps 5 --device tpu --out "$dir/tpu"
 expect_out "trace: graph 'demo.train' forward  linear" "TICKGRAD_TRACE=devices names ops and devices" -- env TICKGRAD_TRACE=devices "$bin" demo --steps 2 --rows 512 --out "$dir/trace"

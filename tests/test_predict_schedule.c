@@ -109,10 +109,15 @@ static cmp_result compare(tg_train_config *c, const tg_bars *bars) {
   cmp_result r;
   memset(&r, 0, sizeof r);
   CHECK_OK(tg_train_run(c, bars, NULL));
+  char path[4200];
+  snprintf(path, sizeof path, "%s/config.json", c->out);
+  tg_train_config run = *c; /* the settings as the run recorded them (the calendar zone settled) */
+  CHECK_OK(tg_train_config_load(path, &run));
+  c = &run;
   tr_data d;
   tg_forecast_cfg model = c->model;
   CHECK_OK(tr_data_open(&d, c, bars, tg_cpu(0), &model, NULL));
-  char weights[TG_PATH_MAX + 32];
+  char weights[4200];
   snprintf(weights, sizeof weights, "%s/best.safetensors", c->out);
   float *mp = model_forecasts(c, &d, weights);
   int64_t *starts = split_starts(&d, TG_VAL);

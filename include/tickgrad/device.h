@@ -16,7 +16,9 @@ int tg_cuda_count(void);
 /* One line saying why tg_cuda_count() is 0 ("" when it is not). */
 const char *tg_cuda_why_none(void);
 /* Chooses a device from "auto", "cpu", "cpu:N", "cuda" or "cuda:N". "auto" takes cuda:0 when a GPU
- * works, else cpu:0, and then writes one notice line saying why into notice (may be NULL).
+ * works, else cpu:0, and writes one short line saying which into notice (may be NULL): "device auto: cuda:0", or
+ * "device auto: cpu:0 (no GPU; ...)" without a driver or GPU, whose why `tickgrad devices` gives (tg_cuda_why_none),
+ * or the error of a listed GPU that did not start.
  * "cuda"/"cuda:N" without that device fails with TG_ERR_DEVICE and the reason: never a fallback. */
 tg_status tg_device_choose(const char *spec, tg_device *out, char *notice, size_t notice_size);
 /* Name, memory and versions of a CUDA device (TG_ERR_DEVICE for a CPU or a missing device). */

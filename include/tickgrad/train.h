@@ -62,7 +62,8 @@ struct tg_train_config {
   tg_read_settings read; /* how the files are read: column map, zone of naive timestamps (data_tz), price scale,
                             nulls, duplicates, OHLC checks, bad files of a folder (see tickgrad/data.h) */
   char features[512];    /* feature spec ("": TG_FEATURES_DEFAULT) */
-  char tz[64];           /* zone of the tod/dow features ("": UTC) */
+  char tz[64];           /* zone of the tod/dow features ("": a new run takes the data's zone, read.tz, else UTC, and
+                            records it; a config.json from before that rule holds "", which means UTC) */
   int horizons;          /* H: targets are forward log returns 1..H bars ahead (default 8, at most 8; tft: decoder steps) */
   char target[TG_TRAIN_PATH_MAX + 32]; /* "logret" (default, also ""), "col:NAME[:diff|:logdiff]" (forecast a column at
                                           the horizons), "labels:FILE" or "triple-barrier:UP,DOWN,BARS" (classes: the

@@ -21,12 +21,17 @@ from . import _core
 
 
 def _flag_lines() -> List[Tuple[str, str, str]]:
-    """(flag, argument, help) of every line of tg_train_flags_help, in its order."""
+    """(flag, argument, help) of every line of tg_train_flags_help, in its order; a model's own settings (the lines
+    under "with --model NAME:") have "NAME: " before their help."""
     out = []
+    model = ""
     for line in _core.train_flags_help().splitlines():
+        head = re.match(r"with --model (\w+):$", line)
+        if head:
+            model = head.group(1) + ": "
         m = re.match(r"\s+(--[A-Za-z0-9-]+)\s+(\S+)\s*(.*)$", line)
         if m:
-            out.append((m.group(1), m.group(2), m.group(3).strip()))
+            out.append((m.group(1), m.group(2), model + m.group(3).strip()))
     return out
 
 

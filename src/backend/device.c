@@ -40,13 +40,15 @@ tg_status tg_device_choose(const char *spec, tg_device *out, char *notice, size_
     char buf[16];
     if (acc && acc->device_count() > 0) {
       *out = (tg_device){acc->kind, 0};
-      if (acc->use(0) == TG_OK) return TG_OK; /* a GPU that starts, not just one that is listed */
+      if (acc->use(0) == TG_OK) { /* a GPU that starts, not just one that is listed */
+        if (notice) snprintf(notice, notice_size, "device auto: %s", tg_device_str(*out, buf, sizeof buf));
+        return TG_OK;
+      }
       if (notice)
-        snprintf(notice, notice_size, "device auto: %s did not start (%s); running on cpu:0",
-                 tg_device_str(*out, buf, sizeof buf), tg_last_error());
-    } else if (notice) {
-      snprintf(notice, notice_size, "device auto: no usable GPU (%s); running on cpu:0",
-               acc ? acc->unavailable_reason() : NOT_BUILT);
+        snprintf(notice, notice_size, "device auto: cpu:0 (%s did not start: %s)", tg_device_str(*out, buf, sizeof buf),
+                 tg_last_error());
+    } else if (notice) { /* the usual case on a machine without a GPU: the why (a driver, a build) is `devices`' */
+      snprintf(notice, notice_size, "device auto: cpu:0 (no GPU; `tickgrad devices` says why)");
     }
     *out = tg_cpu(0);
     return TG_OK;

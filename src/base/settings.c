@@ -293,12 +293,21 @@ const tg_setting *tg_settings_diff(const tg_settings *t, const void *a, const vo
 
 /* ---- --help ---- */
 
-void tg_settings_help(const tg_settings *t, FILE *f) {
+static void help_row(const tg_setting *s, const char *drop, FILE *f) {
   static const char *ARG[] = {"X", "X", "N", "N", "N", "0|1", "S", "S", "N,N,...", "S..."};
-  for (int i = 0; i < t->n; i++) {
-    const tg_setting *s = &t->rows[i];
-    char flag[96], lhs[128];
-    snprintf(lhs, sizeof lhs, "%s %s", tg_setting_flag(s, flag, sizeof flag), s->arg ? s->arg : ARG[s->type]);
-    fprintf(f, "  %-22s %s\n", lhs, s->help ? s->help : "");
-  }
+  char flag[96], lhs[128];
+  const char *help = s->help ? s->help : "";
+  size_t nd = drop ? strlen(drop) : 0;
+  if (nd && strncmp(help, drop, nd) == 0) help += nd;
+  snprintf(lhs, sizeof lhs, "%s %s", tg_setting_flag(s, flag, sizeof flag), s->arg ? s->arg : ARG[s->type]);
+  fprintf(f, "  %-22s %s\n", lhs, help);
+}
+
+void tg_settings_help(const tg_settings *t, FILE *f) {
+  for (int i = 0; i < t->n; i++) help_row(&t->rows[i], NULL, f);
+}
+
+void tg_settings_help_part(const tg_settings *t, unsigned only, const char *drop, FILE *f) {
+  for (int i = 0; i < t->n; i++)
+    if (only ? (t->rows[i].only & only) != 0 : t->rows[i].only == 0) help_row(&t->rows[i], drop, f);
 }

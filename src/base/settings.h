@@ -70,6 +70,9 @@ tg_status tg_settings_check(const tg_settings *t, const void *cfg);
 const tg_setting *tg_settings_diff(const tg_settings *t, const void *a, const void *b);
 /* One line per setting: "  --flag ARG   help". */
 void tg_settings_help(const tg_settings *t, FILE *f);
+/* The same for part of the table: only 0, the rows of every variant; else the rows of the variants in `only`, their
+ * help without a leading `drop` (e.g. "tft: ") when it has one. */
+void tg_settings_help_part(const tg_settings *t, unsigned only, const char *drop, FILE *f);
 
 /* ---- settings_json.c ---- */
 

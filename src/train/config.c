@@ -33,7 +33,8 @@ static const tg_setting SETTINGS[] = {
      .max_n = TG_TRAIN_MAX_DATA, .arg = "FILE...", .help = "bar files, folders or globs (CSV, DBN, Parquet); several allowed"},
     TG_READ_SETTING_ROWS(OFF(read)),
     STR("features", features, 0, "feature spec (default " TG_FEATURES_DEFAULT ")"),
-    STR("tz", tz, 0, "zone of the time-of-day and weekday features (default UTC)"),
+    STR("tz", tz, 0, "zone of the time-of-day and weekday features (default: the data's zone, --data-tz, else UTC; "
+                     "config.json records the one used)"),
     NUM("horizons", NULL, TG_SET_INT, horizons, 1, TG_MAX_HORIZONS, 0, "forecast 1..H bars ahead (default 8; tft: its decoder steps)"),
     STR("target", target, 0, "logret (default), col:NAME[:diff|:logdiff], labels:FILE or triple-barrier:UP,DOWN,BARS"),
     STR("class_weights", class_weights, 0, "a classifier's loss weights: balanced, or name=w,name=w (default all 1)"),
@@ -70,13 +71,13 @@ static const tg_setting SETTINGS[] = {
     NUM("tft.hidden", NULL, TG_SET_INT, model.tft.hidden, 1, 65536, M_TFT, "tft: d_model (default 64)"),
     NUM("tft.heads", NULL, TG_SET_INT, model.tft.heads, 1, 1024, M_TFT, "tft: attention heads (default 4)"),
     NUM("tft.enc_len", NULL, TG_SET_INT, model.tft.enc_len, 1, 1 << 20, M_TFT, "tft: encoder steps (default 64)"),
-    NUM("mamba2.d_model", NULL, TG_SET_INT, model.mamba.d_model, 1, 65536, M_MAMBA, "mamba2: default 128"),
-    NUM("mamba2.n_layers", "--layers", TG_SET_INT, model.mamba.n_layers, 1, 1024, M_MAMBA, "mamba2: default 2"),
-    NUM("mamba2.d_state", NULL, TG_SET_INT, model.mamba.d_state, 1, 65536, M_MAMBA, "mamba2: default 64"),
-    NUM("mamba2.headdim", NULL, TG_SET_INT, model.mamba.headdim, 1, 65536, M_MAMBA, "mamba2: default 32"),
-    NUM("mamba2.expand", NULL, TG_SET_INT, model.mamba.expand, 1, 64, M_MAMBA, "mamba2: default 2"),
-    NUM("mamba2.d_conv", NULL, TG_SET_INT, model.mamba.d_conv, 1, 16, M_MAMBA, "mamba2: default 4"),
-    NUM("mamba2.ngroups", NULL, TG_SET_INT, model.mamba.ngroups, 1, 1024, M_MAMBA, "mamba2: default 1"),
+    NUM("mamba2.d_model", NULL, TG_SET_INT, model.mamba.d_model, 1, 65536, M_MAMBA, "mamba2: width (default 128)"),
+    NUM("mamba2.n_layers", "--layers", TG_SET_INT, model.mamba.n_layers, 1, 1024, M_MAMBA, "mamba2: blocks (default 2)"),
+    NUM("mamba2.d_state", NULL, TG_SET_INT, model.mamba.d_state, 1, 65536, M_MAMBA, "mamba2: state size per head (default 64)"),
+    NUM("mamba2.headdim", NULL, TG_SET_INT, model.mamba.headdim, 1, 65536, M_MAMBA, "mamba2: head width (default 32)"),
+    NUM("mamba2.expand", NULL, TG_SET_INT, model.mamba.expand, 1, 64, M_MAMBA, "mamba2: inner width as a multiple of --d-model (default 2)"),
+    NUM("mamba2.d_conv", NULL, TG_SET_INT, model.mamba.d_conv, 1, 16, M_MAMBA, "mamba2: causal convolution taps (default 4)"),
+    NUM("mamba2.ngroups", NULL, TG_SET_INT, model.mamba.ngroups, 1, 1024, M_MAMBA, "mamba2: groups sharing B and C (default 1)"),
     NUM("mamba2.chunk", NULL, TG_SET_INT, model.mamba.chunk, 1, 1 << 20, M_MAMBA, "mamba2: SSD chunk (default 64)"),
     NUM("mamba2.seq_len", NULL, TG_SET_INT, model.mamba.seq_len, 1, 1 << 20, M_MAMBA, "mamba2: window length (default 128)"),
     NUM("mlp.window", NULL, TG_SET_INT, model.mlp.window, 1, 1 << 20, M_MLP, "mlp: past bars (default 16)"),
@@ -179,4 +180,13 @@ tg_status tg_train_config_set_flag(tg_train_config *c, const char *flag, const c
   return tg_settings_set_flag(&TR_SETTINGS, c, flag, value, name ? 1u << c->model.kind : 0, vname);
 }
 
-void tg_train_flags_help(FILE *f) { tg_settings_help(&TR_SETTINGS, f); }
+/* The settings every model takes, then each model's own under its name (--hidden is tft.hidden or mlp.hidden). */
+void tg_train_flags_help(FILE *f) {
+  tg_settings_help_part(&TR_SETTINGS, 0, NULL, f);
+  for (int k = TG_MODEL_TFT; k <= TG_MODEL_TRANSFORMER; k++) {
+    char drop[32];
+    snprintf(drop, sizeof drop, "%s: ", tg_train_model_name((tg_model_kind)k));
+    fprintf(f, "with --model %s:\n", tg_train_model_name((tg_model_kind)k));
+    tg_settings_help_part(&TR_SETTINGS, 1u << k, drop, f);
+  }
+}

@@ -352,6 +352,12 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
   return TG_OK;
 }
 
+int tr_data_has_calendar(const tr_data *d) {
+  for (int j = 0; j < d->F; j++)
+    if (!strncmp(d->ds.fx.names[j], "tod_", 4) || !strncmp(d->ds.fx.names[j], "dow_", 4)) return 1;
+  return 0;
+}
+
 void tr_data_model(const tr_data *d, tg_forecast_cfg *model) {
   model->n_past = d->F;
   model->n_cat = d->ncat;

@@ -39,6 +39,7 @@ static tg_status resolve_resume(tg_train_config *c) {
   tg_status st = tg_train_config_load(path, &saved);
   if (st != TG_OK) return tg_error(st, "resume: %s", tg_last_error());
   if (c->precision == TG_PRECISION_AUTO) c->precision = saved.precision; /* auto was settled when the run started */
+  if (!c->tz[0]) snprintf(c->tz, sizeof c->tz, "%s", saved.tz);            /* so was the calendar zone */
   const tg_setting *s = tr_config_diff(&saved, c);
   if (s)
     return tg_error(TG_ERR_INVALID, "resume: %s differs from %s; a resumed run keeps its settings (only device and "
@@ -155,6 +156,7 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   tg_status st = tg_train_config_check(c);
   if (st == TG_OK && c->resume[0]) st = resolve_resume(c);
   if (st != TG_OK) return st;
+  if (!c->resume[0]) tr_settle_tz(c);
   if (c->threads > 0 && (st = tg_set_threads(c->threads)) != TG_OK) return st;
   if ((st = tg_device_choose(c->device, &r->dev, notice, sizeof notice)) != TG_OK) return st;
   if (notice[0] && r->log) fprintf(r->log, "%s\n", notice);
@@ -167,6 +169,9 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if (r->root && (st = tg_run_lock(c->out, "train", &r->lock)) != TG_OK) return tg_error(st, "train: %s", tg_last_error());
   tg_forecast_cfg model = c->model;
   if ((st = tr_data_open(&r->d, c, bars, r->dev, &model, r->log)) != TG_OK) return st;
+  if (r->log && tr_data_has_calendar(&r->d))
+    fprintf(r->log, "calendar features (time of day, weekday) in zone %s%s\n", c->tz[0] ? c->tz : "UTC",
+            !c->tz[0] ? " (a run from before the data's zone was the default)" : "");
   if (r->root && c->resume[0] && (st = tr_data_print_check(c, &r->d, r->log)) != TG_OK) return st; /* same data */
   if (tr_ranks(c) > 1 &&
       (st = tg_dist_check_same((uint64_t)r->d.ds.fx.n * 1000003u + (uint64_t)r->d.F, "the data (bars, features)")) != TG_OK)

@@ -19,6 +19,12 @@
 static inline int tr_ranks(const tg_train_config *c) { return c->solo ? 1 : tg_dist_size(); }
 static inline int tr_rank(const tg_train_config *c) { return c->solo ? 0 : tg_dist_rank(); }
 
+/* A new run's calendar zone: tz when given, else the data's (read.tz), else "UTC", written into c->tz so config.json
+ * records it (a config from before this rule holds "" there, which stays UTC). */
+static inline void tr_settle_tz(tg_train_config *c) {
+  if (!c->tz[0]) snprintf(c->tz, sizeof c->tz, "%s", c->read.tz[0] ? c->read.tz : "UTC");
+}
+
 /* ---- config.c: the settings table (the settings engine's, base/settings.h) ---- */
 extern const tg_settings TR_SETTINGS;
 /* The first setting (not device, threads, out) whose values differ, or NULL. */
@@ -78,6 +84,8 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
 void tr_data_close(tr_data *d);
 /* The model's data-given sizes (inputs, categories, known-future columns, instruments, horizons, classes) into model. */
 void tr_data_model(const tr_data *d, tg_forecast_cfg *model);
+/* 1 when the features hold a calendar column (tod_*, dow_*). */
+int tr_data_has_calendar(const tr_data *d);
 
 /* ---- meta.c: RUN/inference.json for prediction (tg_predictor_open reads it) ---- */
 #define TR_META_FORMAT "tickgrad-forecast-inference-1"
