@@ -37,11 +37,11 @@ run report.log "$bin" report "$dir/run"
 page="$dir/run/report.html"
 check "tickgrad report prints the page's path" -- grep -qx "$dir/run/report.html" "$dir/report.log"
 
-# the charts the page should hold: 6 of training, process CPU and RSS, equity and drawdown, and the GPU's
-# memory and utilisation when NVML gave numbers (a blank mem_used_mib column leaves them out)
-want=10
+# the charts the page should hold: 6 of training, the evaluation's calibration, process CPU and RSS, equity and
+# drawdown, and the GPU's memory and utilisation when NVML gave numbers (a blank mem_used_mib column leaves them out)
+want=11
 if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "mem_used_mib") c = i; next } c && $c != "" { f = 1 } END { exit !f }' \
-  "$dir/run/telemetry.csv"; then want=12; fi
+  "$dir/run/telemetry.csv"; then want=13; fi
 in_file=$(grep -o '<svg class="chart"' "$page" | wc -l)
 check "report.html has $want charts (it has $in_file)" -- test "$in_file" -eq "$want"
 
@@ -51,9 +51,10 @@ rc=$?
 check "chromium rendered the page (exit $rc)" -- test "$rc" -eq 0 -a -s "$dir/dom.html"
 check "the load check ran: data-report=\"ok\" on the body" -- grep -q '<body[^>]*data-report="ok"' "$dir/dom.html"
 check "no script errors: #report-errors is empty" -- grep -q '<div id="report-errors"></div>' "$dir/dom.html"
+check "the evaluation table shows the test split" -- grep -q '<tr><th>test</th>' "$dir/dom.html"
 in_dom=$(grep -o '<svg class="chart"' "$dir/dom.html" | wc -l)
 check "the DOM holds the $want charts (it holds $in_dom)" -- test "$in_dom" -eq "$want"
-for name in loss grad_norm time_split proc_rss equity drawdown; do
+for name in loss grad_norm time_split calibration proc_rss equity drawdown; do
   check "chart $name in the DOM" -- grep -q "data-chart=\"$name\"" "$dir/dom.html"
 done
 

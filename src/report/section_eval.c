@@ -41,20 +41,28 @@ static int quantile_index(const double *q, int nq, double want) {
   return -1;
 }
 
+/* The date of a bound (evaluation.json has the time too), or what an open one is. */
+static const char *bound(const tg_json *v, const char *open, char *buf, size_t n) {
+  if (!v || v->type != TG_JSON_STRING) return open;
+  snprintf(buf, n, "%.10s", v->str);
+  return buf;
+}
+
 static void period(rp_page *p, const tg_json *s) {
-  const tg_json *a = tg_json_get(s, "from"), *b = tg_json_get(s, "to");
+  char a[24], b[24];
   rp_raw(p, "<td>");
-  rp_textf(p, "%s .. %s", a && a->type == TG_JSON_STRING ? a->str : "start", b && b->type == TG_JSON_STRING ? b->str : "end");
+  rp_textf(p, "%s .. %s", bound(tg_json_get(s, "from"), "start", a, sizeof a), bound(tg_json_get(s, "to"), "end", b, sizeof b));
   rp_raw(p, "</td>");
 }
 
 static void quantile_table(rp_page *p, const tg_json *splits, const double *q, int nq) {
   int k50 = quantile_index(q, nq, 0.5), k90 = quantile_index(q, nq, 0.9);
-  rp_raw(p, "<table class=\"stats\"><caption>Mean pinball loss in target-std units (in brackets: the naive forecast, the "
-            "training split's quantiles; the zero forecast beside), q-risk 2 sum QL / sum |y| in original units, and the "
-            "share of targets inside the widest central interval</caption><thead><tr><th>split</th><th>period "
-            "(UTC)</th><th>windows</th><th>pinball (naive)</th><th>zero forecast</th><th>q-risk P50 (naive)</th>"
-            "<th>q-risk P90 (naive)</th><th>interval coverage (nominal)</th></tr></thead><tbody>");
+  rp_note(p, "Pinball: the mean pinball loss in target-std units, against the naive forecast (the training split's "
+            "quantiles) in brackets and the zero forecast. P50, P90: q-risk 2 sum QL / sum |y| in original units. Coverage: the "
+            "share of targets inside the widest central interval, against its nominal width.");
+  rp_raw(p, "<div class=\"scroll\"><table class=\"stats\"><thead><tr><th>split</th><th>period</th><th>windows</th><th>pinball "
+            "(naive)</th><th>zero</th><th>P50 (naive)</th><th>P90 (naive)</th><th>coverage "
+            "(nominal)</th></tr></thead><tbody>");
   for (int i = 0; i < 3; i++) {
     const tg_json *s = tg_json_get(splits, SPLITS[i]);
     if (!s) continue;
@@ -73,7 +81,7 @@ static void quantile_table(rp_page *p, const tg_json *splits, const double *q, i
     else cell(p, NAN);
     rp_raw(p, "</tr>");
   }
-  rp_raw(p, "</tbody></table>\n");
+  rp_raw(p, "</tbody></table></div>\n");
 }
 
 /* The share of targets below each forecast quantile against the quantile, per split, and the ideal diagonal. */
@@ -82,7 +90,7 @@ static void calibration_chart(rp_page *p, const tg_json *splits, const double *q
   rp_chart c;
   memset(&c, 0, sizeof c);
   c.id = "calibration", c.title = "Calibration: the share of targets below each forecast quantile";
-  c.xlabel = "quantile", c.ylabel = "share below", c.w = 540, c.h = 320;
+  c.xlabel = "quantile", c.ylabel = "share below";
   for (int i = 0; i < 3; i++) {
     const tg_json *s = tg_json_get(splits, SPLITS[i]);
     int n = s ? nums(s, "below", below[i], 32) : 0;
@@ -93,8 +101,8 @@ static void calibration_chart(rp_page *p, const tg_json *splits, const double *q
 }
 
 static void class_table(rp_page *p, const tg_json *splits) {
-  rp_raw(p, "<table class=\"stats\"><caption>Scores per split (in brackets: always the training split's majority "
-            "class)</caption><thead><tr><th>split</th><th>period (UTC)</th><th>windows</th><th>log loss</th>"
+  rp_note(p, "In brackets: always the training split's majority class.");
+  rp_raw(p, "<div class=\"scroll\"><table class=\"stats\"><thead><tr><th>split</th><th>period</th><th>windows</th><th>log loss</th>"
             "<th>accuracy</th><th>balanced accuracy</th></tr></thead><tbody>");
   for (int i = 0; i < 3; i++) {
     const tg_json *s = tg_json_get(splits, SPLITS[i]);
@@ -107,7 +115,7 @@ static void class_table(rp_page *p, const tg_json *splits) {
     cell2(p, num(s, "balanced_accuracy"), num(s, "base_balanced_accuracy"));
     rp_raw(p, "</tr>");
   }
-  rp_raw(p, "</tbody></table>\n");
+  rp_raw(p, "</tbody></table></div>\n");
 }
 
 void rp_section_eval(rp_page *p) {
@@ -129,7 +137,9 @@ void rp_section_eval(rp_page *p) {
   else if (tg_json_get(root, "classes")) class_table(p, splits);
   else {
     quantile_table(p, splits, q, nq);
+    rp_raw(p, "<div class=\"grid\">\n"); /* the chart at the size of the other sections' */
     calibration_chart(p, splits, q, nq);
+    rp_raw(p, "</div>\n");
   }
   tg_json_free(doc);
   rp_raw(p, "</section>\n");
