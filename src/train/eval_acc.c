@@ -4,11 +4,6 @@
 #include <string.h>
 #include "train/train_internal.h"
 
-static double pinball(double e, double q) {
-  double a = q * e, b = (q - 1.0) * e;
-  return a > b ? a : b;
-}
-
 void tr_eval_acc_init(tr_eval_acc *a, const tr_data *d, const float *q) {
   memset(a, 0, sizeof *a);
   for (int k = 0; k < d->nq && a->n_iv < TG_EVAL_MAX_INTERVALS; k++) {
@@ -27,10 +22,10 @@ static void add_baselines(tr_eval_acc *a, const tr_data *d, const float *q, doub
   a->zero.abs_y += fabs(y);
   a->naive.abs_y += fabs(y);
   for (int k = 0; k < d->nq; k++) {
-    a->zero.pinball += pinball(ys, q[k]);
-    a->zero.ql[k] += pinball(y, q[k]);
-    a->naive.pinball += pinball(ys - d->naive[h][k] / s, q[k]);
-    a->naive.ql[k] += pinball(y - d->naive[h][k], q[k]);
+    a->zero.pinball += tr_pinball(ys, q[k]);
+    a->zero.ql[k] += tr_pinball(y, q[k]);
+    a->naive.pinball += tr_pinball(ys - d->naive[h][k] / s, q[k]);
+    a->naive.ql[k] += tr_pinball(y - d->naive[h][k], q[k]);
   }
   for (int i = 0; i < a->n_iv; i++)
     a->naive_inside[i] += d->naive[h][a->iv_lo[i]] <= y && y <= d->naive[h][a->iv_hi[i]];
@@ -44,7 +39,7 @@ void tr_eval_acc_add(tr_eval_acc *a, const tr_data *d, const float *q, const flo
       double ys = tgt[i * H + h];
       const float *p = pred + (i * H + h) * nq; /* [nq] */
       for (int k = 0; k < nq; k++) {
-        a->pin[h][k] += pinball(ys - p[k], q[k]);
+        a->pin[h][k] += tr_pinball(ys - p[k], q[k]);
         a->below[h][k] += ys < p[k];
       }
       for (int v = 0; v < a->n_iv; v++) a->inside[v] += p[a->iv_lo[v]] <= ys && ys <= p[a->iv_hi[v]];

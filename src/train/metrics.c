@@ -4,11 +4,6 @@
 #include "tickgrad/device.h"
 #include "train/train_internal.h"
 
-static double pinball(double e, double q) {
-  double a = q * e, b = (q - 1.0) * e;
-  return a > b ? a : b;
-}
-
 void tr_qacc_add(tr_qacc *a, const tr_data *d, const float *q, const float *pred, const float *tgt, int64_t b) {
   int H = d->H, nq = d->nq;
   for (int64_t i = 0; i < b; i++)
@@ -17,8 +12,8 @@ void tr_qacc_add(tr_qacc *a, const tr_data *d, const float *q, const float *pred
       a->abs_y += fabs(y);
       for (int k = 0; k < nq; k++) {
         double ps = pred[(i * H + h) * nq + k];
-        a->pinball += pinball(ys - ps, q[k]);
-        a->ql[k] += pinball(y - ps * s, q[k]);
+        a->pinball += tr_pinball(ys - ps, q[k]);
+        a->ql[k] += tr_pinball(y - ps * s, q[k]);
       }
     }
   a->n += b;
@@ -32,8 +27,8 @@ void tr_qacc_naive(tr_qacc *a, const tr_data *d, const float *q, const double *y
       a->abs_y += fabs(v);
       for (int k = 0; k < d->nq; k++) {
         double e = v - d->naive[h][k];
-        a->pinball += pinball(e / d->scale[h], q[k]);
-        a->ql[k] += pinball(e, q[k]);
+        a->pinball += tr_pinball(e / d->scale[h], q[k]);
+        a->ql[k] += tr_pinball(e, q[k]);
       }
     }
   a->n = n;

@@ -125,6 +125,11 @@ tg_status tr_net_build_eval(tr_net *net, tg_store *store, const char *name, int6
 tg_optim_config tr_optim_config(const tg_train_config *c, int64_t steps_per_epoch);
 
 /* ---- metrics.c ---- */
+/* The pinball (quantile) loss of error e = y - forecast at quantile q. */
+static inline double tr_pinball(double e, double q) {
+  double a = q * e, b = (q - 1.0) * e;
+  return a > b ? a : b;
+}
 /* Adds b windows: pred [b, H, nq], tgt [b, H] scaled. */
 void tr_qacc_add(tr_qacc *a, const tr_data *d, const float *q, const float *pred, const float *tgt, int64_t b);
 /* A classifier's validation numbers from d->val_y and d->val_p (every validation window): the log loss as val_loss,
