@@ -316,14 +316,19 @@ static PyObject *py_evaluate(PyObject *self, PyObject *args) {
   if (!PyArg_ParseTuple(args, "sOpz", &run, &bars_obj, &last, &device)) return NULL;
   const tg_bars *bars = bars_obj == Py_None ? NULL : tgpy_bars_of(bars_obj, "data");
   if (bars_obj != Py_None && !bars) return NULL;
+  tg_evaluation *e = PyMem_RawMalloc(sizeof *e); /* large, and the GIL is released while it is filled */
+  if (!e) return PyErr_NoMemory();
   tgpy_capture cap;
-  if (tgpy_capture_open(&cap) < 0) return NULL;
-  static tg_evaluation e; /* large; under the GIL */
+  if (tgpy_capture_open(&cap) < 0) {
+    PyMem_RawFree(e);
+    return NULL;
+  }
   tg_eval_opts o = {.run = run, .last = last, .bars = bars, .device = device, .log = cap.f};
   tg_status st;
   Py_BEGIN_ALLOW_THREADS
-  st = tg_evaluate(&o, &e);
+  st = tg_evaluate(&o, e);
   Py_END_ALLOW_THREADS
+  PyMem_RawFree(e);
   PyObject *text = tgpy_capture_close(&cap);
   if (st != TG_OK) {
     Py_XDECREF(text);
