@@ -43,6 +43,7 @@ typedef struct tg_evaluation {
   int H, nq, n_classes;         /* n_classes 0: a quantile forecaster */
   float q[TG_MAX_QUANTILES];
   int64_t from_ns[TG_SPLIT_COUNT], to_ns[TG_SPLIT_COUNT]; /* each split's time region [from, to) (tg_split) */
+  int scored[TG_SPLIT_COUNT];      /* 1 for each split scored (training's end scores val and test only) */
   tg_eval_split s[TG_SPLIT_COUNT]; /* TG_TRAIN, TG_VAL, TG_TEST */
 } tg_evaluation;
 

@@ -35,7 +35,7 @@ static void train_usage(FILE *f) {
           "RUN/ gets config.json (a valid --config file), data.json (the data's fingerprint, which a resume checks),\n"
           "metrics.csv, weights.safetensors and state.safetensors\n"
           "(every --ckpt-every epochs and at the end), trainer.json, best.safetensors (best validation epoch),\n"
-          "evaluation.json (every split scored with the best weights), telemetry.csv (process CPU and memory, GPU\n"
+          "evaluation.json (the best weights on the validation and test splits), telemetry.csv (process CPU and memory, GPU\n"
           "through NVML, once a second; a resume starts it afresh) and report.html (charts of all of it, written at\n"
           "the end; `tickgrad report RUN` writes it again).\n"
           "Reinforcement learning (DQN, PPO on CartPole or the trading market): tickgrad train --model dqn --help\n"

@@ -96,9 +96,11 @@ tg_status tr_evaluation_write(const char *run, const tg_evaluation *e) {
     tg_text_puts(&t, ",\n");
   }
   tg_text_puts(&t, "  \"splits\": {");
-  for (int sp = 0; sp < TG_SPLIT_COUNT; sp++) {
+  for (int sp = 0, first = 1; sp < TG_SPLIT_COUNT; sp++) {
     const tg_eval_split *s = &e->s[sp];
-    tg_text_printf(&t, "%s\n    \"%s\": {\n      \"from\": ", sp ? "," : "", tg_eval_split_name(sp));
+    if (!e->scored[sp]) continue;
+    tg_text_printf(&t, "%s\n    \"%s\": {\n      \"from\": ", first ? "" : ",", tg_eval_split_name(sp));
+    first = 0;
     time_value(&t, e->from_ns[sp]);
     tg_text_puts(&t, ",\n      \"to\": ");
     time_value(&t, e->to_ns[sp]);

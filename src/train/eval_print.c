@@ -25,6 +25,10 @@ static void split_head(FILE *f, const tg_evaluation *e, int sp) {
 
 void tg_evaluation_line(FILE *f, const tg_evaluation *e, int sp) {
   const tg_eval_split *s = &e->s[sp];
+  if (!e->scored[sp]) {
+    fprintf(f, "%s: not scored\n", tg_eval_split_name(sp));
+    return;
+  }
   split_head(f, e, sp);
   if (e->n_classes) {
     fprintf(f, ": log loss %.5f (majority %.5f), accuracy %.4f (majority %.4f), balanced accuracy %.4f (majority "

@@ -109,7 +109,8 @@ static tg_status score_split(const tg_train_config *c, tr_data *d, ev_nets *n, i
   return st;
 }
 
-tg_status tr_evaluate_weights(const tg_train_config *c, tr_data *d, const char *path, tg_evaluation *e) {
+tg_status tr_evaluate_weights(const tg_train_config *c, tr_data *d, const char *path, unsigned splits,
+                              tg_evaluation *e) {
   ev_nets n;
   memset(e, 0, sizeof *e);
   e->H = d->H, e->nq = d->C ? 0 : d->nq, e->n_classes = d->C;
@@ -118,7 +119,9 @@ tg_status tr_evaluate_weights(const tg_train_config *c, tr_data *d, const char *
   tg_status st = nets_open(&n, c, d, path);
   for (int s = 0; s < TG_SPLIT_COUNT && st == TG_OK; s++) {
     e->from_ns[s] = d->ds.splits.s[s].ts_begin, e->to_ns[s] = d->ds.splits.s[s].ts_end;
+    if (!(splits & (1u << s))) continue;
     st = score_split(c, d, &n, s, &e->s[s]);
+    e->scored[s] = st == TG_OK;
   }
   nets_close(&n);
   return st;
@@ -175,7 +178,7 @@ tg_status tg_evaluate(const tg_eval_opts *o, tg_evaluation *out) {
   if (st == TG_OK && !known && o->log)
     fprintf(o->log, "warning: evaluate: %s has no data.json (a run from an older tickgrad): the bars cannot be checked "
             "against those it trained on\n", o->run);
-  if (st == TG_OK) st = tr_evaluate_weights(&c, &d, wpath, out);
+  if (st == TG_OK) st = tr_evaluate_weights(&c, &d, wpath, (1u << TG_SPLIT_COUNT) - 1, out);
   if (st == TG_OK) st = tr_evaluation_write(o->run, out);
   if (st == TG_OK && tg_report_write(o->run, o->log) != TG_OK && o->log)
     fprintf(o->log, "warning: report not written: %s\n", tg_last_error());

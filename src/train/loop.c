@@ -357,18 +357,21 @@ static void write_report(tr_run *r) {
     fprintf(r->log, "warning: report not written: %s\n", tg_last_error());
 }
 
-/* The end of a finished run: the best weights scored on every split (RUN/evaluation.json) and the test split's line.
- * A failure here is a warning: the run itself is done. */
+/* The end of a finished run: the best weights scored on the validation and test splits (RUN/evaluation.json; the
+ * training split, the largest, only in `tickgrad evaluate`) and the test split's line. A failure here is a warning:
+ * the run itself is done. */
 static void evaluate_best(tr_run *r) {
   char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/best.safetensors", r->c.out);
   tg_evaluation *e = tg_malloc(sizeof *e);
-  tg_status st = e ? tr_evaluate_weights(&r->c, &r->d, path, e) : tg_error(TG_ERR_NOMEM, "out of memory");
+  tg_status st = e ? tr_evaluate_weights(&r->c, &r->d, path, 1u << TG_VAL | 1u << TG_TEST, e)
+                   : tg_error(TG_ERR_NOMEM, "out of memory");
   if (st == TG_OK) st = tr_evaluation_write(r->c.out, e);
   if (st == TG_OK && r->log) {
     fprintf(r->log, "best weights (epoch %d) on ", r->p.best_epoch);
     tg_evaluation_line(r->log, e, TG_TEST);
-    fprintf(r->log, "  (every split in %s/evaluation.json; tables: tickgrad evaluate --run %s)\n", r->c.out, r->c.out);
+    fprintf(r->log, "  (val and test in %s/evaluation.json; every split's tables: tickgrad evaluate --run %s)\n", r->c.out,
+            r->c.out);
   } else if (st != TG_OK && r->log) {
     fprintf(r->log, "warning: the best weights were not evaluated: %s\n", tg_last_error());
   }
