@@ -189,6 +189,52 @@ static void test_synthetic(tg_model_kind kind) {
   tg_bars_free(&bars);
 }
 
+/* The notices, each once: a missing day (a holiday) and a bar at a time of day the training bars never had. */
+static void test_notices(void) {
+  tg_bars bars;
+  tg_synth_config sc = tg_synth_defaults();
+  sc.bars = 1500, sc.seed = 5, sc.interval_ns = 1800 * TG_NS_PER_S; /* 13 bars a weekday, 14:30 .. 20:30 UTC */
+  CHECK_OK(tg_synth_generate(&sc, &bars));
+  tg_train_config c = tg_test_small_config(TG_MODEL_TFT, g_tmp, "notices", 1);
+  CHECK_OK(tg_train_run(&c, &bars, NULL));
+  char *text = NULL;
+  size_t len = 0;
+  FILE *log = open_memstream(&text, &len);
+  tg_predictor_opts po = {.weights = "best", .log = log};
+  tg_predictor *p = NULL;
+  CHECK_OK(tg_predictor_open(c.out, &po, &p));
+  float out[64];
+  int64_t day = 0, skipped = -1, pushed = 0;
+  for (int64_t r = 0; p && r < bars.n; r++) {
+    int64_t d = bars.ts[r] / TG_NS_PER_DAY;
+    if (r > 0 && d != bars.ts[r - 1] / TG_NS_PER_DAY) day++;
+    if (day == 30 && skipped < 0) skipped = d; /* the 31st trading day never comes: a holiday */
+    if (d == skipped) continue;
+    tg_pbar b = {bars.ts[r], 0, bars.open[r], bars.high[r], bars.low[r], bars.close[r], bars.volume[r], NULL, NULL};
+    int ready = 0;
+    CHECK_OK(tg_predictor_push(p, &b, out, &ready));
+    pushed++;
+  }
+  /* then one bar at 23:00 UTC, an hour the training bars never had, and another after it */
+  int64_t t = (bars.ts[bars.n - 1] / TG_NS_PER_DAY) * TG_NS_PER_DAY + 23 * 3600 * TG_NS_PER_S;
+  for (int i = 0; p && i < 2; i++, t += 1800 * TG_NS_PER_S) {
+    double px = bars.close[bars.n - 1];
+    tg_pbar b = {t, 0, px, px, px, px, 1000, NULL, NULL};
+    int ready = 0;
+    CHECK_OK(tg_predictor_push(p, &b, out, &ready));
+  }
+  tg_predictor_free(p);
+  fclose(log);
+  int holidays = 0, off = 0;
+  for (const char *s = text; s && (s = strstr(s, "training schedule expected")) != NULL; s++) holidays++;
+  for (const char *s = text; s && (s = strstr(s, "never had in")) != NULL; s++) off++;
+  CHECK_MSG(holidays == 1 && off == 1, "%d holiday and %d off-schedule notices, want one each: %s", holidays, off,
+            text ? text : "");
+  printf("notices (%lld bars pushed): %s", (long long)pushed, text ? text : "");
+  free(text);
+  tg_bars_free(&bars);
+}
+
 /* SPY hourly bars (1998-2021, New York regular session, holidays and half days included) from ../shared/data. */
 static void test_spy(void) {
   const char *root = getenv("TG_SHARED_DATA");
@@ -225,6 +271,7 @@ int main(void) {
   test_schedule_by_hand();
   test_synthetic(TG_MODEL_TFT);
   test_synthetic(TG_MODEL_TRANSFORMER);
+  test_notices();
   test_spy();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
