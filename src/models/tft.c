@@ -30,7 +30,7 @@
  *   per-head A_h V, dropout, mean over heads, W_H "attn.out" (d_attn -> d, no bias), dropout.
  * - Post-attention GLU + add&norm (skip: enrichment output at decoder positions), position-wise
  *   GRN "pos_ff", final GLU + add&norm "pre_out" with the post-LSTM output (no dropout), Linear
- *   "out" d -> nq per decoder step (a classifier: n_classes logits).
+ *   "out" d -> nq, one set of weights shared by every decoder step (a classifier: n_classes logits).
  * - Dropout p = cfg.dropout on every GLU input inside a GRN, the post-LSTM and post-attention GLU
  *   inputs, each head's output and the attention output (only in training plans; no nodes at 0).
  * - Inits: Linear weights xavier uniform, biases 0, LayerNorm weight 1, embedding N(0, 1).
