@@ -18,13 +18,6 @@ void tg_splits_free(tg_splits *sp) {
   memset(sp, 0, sizeof *sp);
 }
 
-/* A split bound as messages name it (tg_format_time), "start" or "end" for the open bounds. */
-static const char *fmt_ts(int64_t ts, char *buf, size_t n) {
-  if (ts == INT64_MIN) return "start";
-  if (ts == INT64_MAX) return "end";
-  return tg_format_time(ts, buf, n);
-}
-
 /* First position in [lo, hi) whose bar has ts >= t (positions of one instrument are in time order). */
 static int64_t lower_bound(const tg_bars *b, const tg_layout *lay, int64_t lo, int64_t hi, int64_t t) {
   while (lo < hi) {
@@ -229,14 +222,14 @@ tg_status tg_splits_make(const tg_bars *bars, const tg_layout *lay, const tg_spl
     tg_split_drops_str(sp, opts->target, drops, sizeof drops);
     if (bars_in == 0 && requested[s])
       st = tg_error(TG_ERR_INVALID, "splits: the %s split (%s .. %s) holds no bars; %lld bars in all", k_split_names[s],
-                    fmt_ts(t[s], b0, sizeof b0), fmt_ts(t[s + 1], b1, sizeof b1), (long long)n);
+                    tg_format_bound(t[s], b0, sizeof b0), tg_format_bound(t[s + 1], b1, sizeof b1), (long long)n);
     else if (bars_in > 0 && sp->count < minw)
       st = tg_error(TG_ERR_INVALID,
                     "splits: the %s split (%s .. %s, %lld bars, longest instrument run %lld) has %lld windows, "
                     "needs at least %lld: a window of %lld bars plus a horizon of %lld%s%s%d needs %lld bars in one "
                     "run%s%s%s",
-                    k_split_names[s], fmt_ts(t[s], b0, sizeof b0), fmt_ts(t[s + 1], b1, sizeof b1), (long long)bars_in,
-                    (long long)longest, (long long)sp->count, (long long)minw, (long long)L, (long long)h, why,
+                    k_split_names[s], tg_format_bound(t[s], b0, sizeof b0), tg_format_bound(t[s + 1], b1, sizeof b1),
+                    (long long)bars_in, (long long)longest, (long long)sp->count, (long long)minw, (long long)L, (long long)h, why,
                     s == 0 ? " plus the feature warm-up of " : " plus the embargo of ", s == 0 ? opts->warmup : opts->embargo,
                     (long long)(L + h + (s == 0 ? opts->warmup : opts->embargo)), late, drops[0] ? "; " : "", drops);
   }

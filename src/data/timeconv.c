@@ -169,6 +169,10 @@ const char *tg_format_utc(int64_t ns, int frac, char *buf, size_t n) {
 
 const char *tg_format_time(int64_t ns, char *buf, size_t n) { return tg_format_utc(ns, ns % TG_NS_PER_S != 0, buf, n); }
 
+const char *tg_format_bound(int64_t ns, char *buf, size_t n) {
+  return ns == INT64_MIN ? "start" : ns == INT64_MAX ? "end" : tg_format_time(ns, buf, n);
+}
+
 const char *tg_format_duration(int64_t ns, char *buf, size_t n) {
   int64_t s = ns / TG_NS_PER_S;
   if (ns % TG_NS_PER_S) snprintf(buf, n, "%.3fs", (double)ns / 1e9);

@@ -43,6 +43,8 @@ const char *tg_format_utc(int64_t ns, int frac, char *buf, size_t n);
  * TG_TIME_TEXT bytes hold any time. Every message that names a time uses this, never the raw nanoseconds. */
 #define TG_TIME_TEXT 48
 const char *tg_format_time(int64_t ns, char *buf, size_t n);
+/* A split's bound as tg_format_time writes it, or "start" (INT64_MIN) and "end" (INT64_MAX) for an open one. */
+const char *tg_format_bound(int64_t ns, char *buf, size_t n);
 /* A duration as "90s", "5m", "1h", "4d 2h", ... */
 const char *tg_format_duration(int64_t ns, char *buf, size_t n);
 

@@ -12,15 +12,11 @@ static int quantile_at(const tg_evaluation *e, float q) {
   return -1;
 }
 
-static const char *bound(int64_t ns, const char *open, char *buf, size_t n) {
-  return ns == INT64_MIN || ns == INT64_MAX ? open : tg_format_time(ns, buf, n);
-}
-
 /* "test (2345 windows, 2020-03-01 14:30:00 .. end)" */
 static void split_head(FILE *f, const tg_evaluation *e, int sp) {
   char a[TG_TIME_TEXT], b[TG_TIME_TEXT];
   fprintf(f, "%s (%lld windows, %s .. %s)", tg_eval_split_name(sp), (long long)e->s[sp].windows,
-          bound(e->from_ns[sp], "start", a, sizeof a), bound(e->to_ns[sp], "end", b, sizeof b));
+          tg_format_bound(e->from_ns[sp], a, sizeof a), tg_format_bound(e->to_ns[sp], b, sizeof b));
 }
 
 void tg_evaluation_line(FILE *f, const tg_evaluation *e, int sp) {

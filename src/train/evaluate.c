@@ -33,8 +33,12 @@ static void nets_close(ev_nets *n) {
   memset(n, 0, sizeof *n);
 }
 
-/* Every graph is built before the weights load, so none of them initialises a parameter after it. */
-static tg_status nets_open(ev_nets *n, const tg_train_config *c, const tr_data *d, const char *path) {
+/* The run's weights file: the last checkpoint's or the best validation epoch's. */
+static const char *weights_file(int last) { return last ? "weights.safetensors" : "best.safetensors"; }
+
+/* The graphs for the splits in the mask, all built before the weights load, so none of them initialises a parameter
+ * after it. */
+static tg_status nets_open(ev_nets *n, const tg_train_config *c, const tr_data *d, const char *path, unsigned splits) {
   tg_forecast_cfg model = c->model;
   tr_data_model(d, &model);
   memset(n, 0, sizeof *n);
@@ -43,7 +47,8 @@ static tg_status nets_open(ev_nets *n, const tg_train_config *c, const tr_data *
   tg_status st = tr_net_build_eval(&n->full, n->store, "evaluate", c->batch, d, &model, c->precision);
   for (int s = 0; s < TG_SPLIT_COUNT && st == TG_OK; s++) {
     int64_t rest = d->ds.splits.s[s].count % c->batch;
-    if (rest) st = tr_net_build_eval(&n->rest[s], n->store, "evaluate.rest", rest, d, &model, c->precision);
+    if (rest && (splits & (1u << s)))
+      st = tr_net_build_eval(&n->rest[s], n->store, "evaluate.rest", rest, d, &model, c->precision);
   }
   if (st == TG_OK) st = tg_weights_check_finite(path);
   if (st == TG_OK) st = tg_store_load(n->store, path);
@@ -109,14 +114,15 @@ static tg_status score_split(const tg_train_config *c, tr_data *d, ev_nets *n, i
   return st;
 }
 
-tg_status tr_evaluate_weights(const tg_train_config *c, tr_data *d, const char *path, unsigned splits,
-                              tg_evaluation *e) {
+tg_status tr_evaluate_weights(const tg_train_config *c, tr_data *d, int last, unsigned splits, tg_evaluation *e) {
   ev_nets n;
+  char path[TG_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/%s", c->out, weights_file(last));
   memset(e, 0, sizeof *e);
   e->H = d->H, e->nq = d->C ? 0 : d->nq, e->n_classes = d->C;
   memcpy(e->q, c->model.q, sizeof e->q);
-  snprintf(e->weights, sizeof e->weights, "%s", strstr(path, "best.safetensors") ? "best" : "last");
-  tg_status st = nets_open(&n, c, d, path);
+  snprintf(e->weights, sizeof e->weights, "%s", last ? "last" : "best");
+  tg_status st = nets_open(&n, c, d, path, splits);
   for (int s = 0; s < TG_SPLIT_COUNT && st == TG_OK; s++) {
     e->from_ns[s] = d->ds.splits.s[s].ts_begin, e->to_ns[s] = d->ds.splits.s[s].ts_end;
     if (!(splits & (1u << s))) continue;
@@ -149,11 +155,11 @@ static tg_status load_config(const tg_eval_opts *o, tg_train_config *c) {
   return TG_OK;
 }
 
-static tg_status weights_path(const tg_eval_opts *o, char *path, size_t n) {
-  const char *file = o->last ? "weights.safetensors" : "best.safetensors";
-  snprintf(path, n, "%s/%s", o->run, file);
+static tg_status weights_exist(const tg_eval_opts *o) {
+  char path[TG_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/%s", o->run, weights_file(o->last));
   if (tg_file_exists(path)) return TG_OK;
-  return tg_error(TG_ERR_INVALID, "evaluate: %s has no %s: %s", o->run, file,
+  return tg_error(TG_ERR_INVALID, "evaluate: %s has no %s: %s", o->run, weights_file(o->last),
                   o->last ? "the run has no checkpoint yet" : "no epoch of the run has finished yet");
 }
 
@@ -162,12 +168,12 @@ tg_status tg_evaluate(const tg_eval_opts *o, tg_evaluation *out) {
   tg_train_config c;
   tr_data d;
   tg_device dev;
-  char wpath[TG_PATH_MAX + 32], notice[512] = "";
+  char notice[512] = "";
   int lock = -1, known = 0;
   memset(&d, 0, sizeof d);
   tg_status st = tg_ckpt_check_run_files(o->run);
   if (st == TG_OK) st = load_config(o, &c);
-  if (st == TG_OK) st = weights_path(o, wpath, sizeof wpath);
+  if (st == TG_OK) st = weights_exist(o);
   if (st == TG_OK && c.threads > 0) st = tg_set_threads(c.threads);
   if (st == TG_OK) st = tg_device_choose(c.device, &dev, notice, sizeof notice);
   if (st == TG_OK && notice[0] && o->log) fprintf(o->log, "%s\n", notice);
@@ -178,7 +184,7 @@ tg_status tg_evaluate(const tg_eval_opts *o, tg_evaluation *out) {
   if (st == TG_OK && !known && o->log)
     fprintf(o->log, "warning: evaluate: %s has no data.json (a run from an older tickgrad): the bars cannot be checked "
             "against those it trained on\n", o->run);
-  if (st == TG_OK) st = tr_evaluate_weights(&c, &d, wpath, (1u << TG_SPLIT_COUNT) - 1, out);
+  if (st == TG_OK) st = tr_evaluate_weights(&c, &d, o->last, (1u << TG_SPLIT_COUNT) - 1, out);
   if (st == TG_OK) st = tr_evaluation_write(o->run, out);
   if (st == TG_OK && tg_report_write(o->run, o->log) != TG_OK && o->log)
     fprintf(o->log, "warning: report not written: %s\n", tg_last_error());

@@ -361,10 +361,8 @@ static void write_report(tr_run *r) {
  * training split, the largest, only in `tickgrad evaluate`) and the test split's line. A failure here is a warning:
  * the run itself is done. */
 static void evaluate_best(tr_run *r) {
-  char path[TG_PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s/best.safetensors", r->c.out);
   tg_evaluation *e = tg_malloc(sizeof *e);
-  tg_status st = e ? tr_evaluate_weights(&r->c, &r->d, path, 1u << TG_VAL | 1u << TG_TEST, e)
+  tg_status st = e ? tr_evaluate_weights(&r->c, &r->d, 0, 1u << TG_VAL | 1u << TG_TEST, e)
                    : tg_error(TG_ERR_NOMEM, "out of memory");
   if (st == TG_OK) st = tr_evaluation_write(r->c.out, e);
   if (st == TG_OK && r->log) {

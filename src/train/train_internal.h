@@ -220,10 +220,9 @@ void tr_eval_acc_add(tr_eval_acc *a, const tr_data *d, const float *q, const flo
 void tr_eval_acc_finish(const tr_eval_acc *a, const tr_data *d, tg_eval_split *s);
 
 /* ---- evaluate.c ---- */
-/* The splits in the bit mask `splits` (1 << TG_TRAIN, ...) of d through the weights file at path (a fresh store on d's
- * device) into e; model as tr_data_model gives it. */
-tg_status tr_evaluate_weights(const tg_train_config *c, tr_data *d, const char *path, unsigned splits,
-                              tg_evaluation *e);
+/* The splits in the bit mask `splits` (1 << TG_TRAIN, ...) of d through the run c->out's best weights (last: its latest
+ * checkpoint's), on a fresh store on d's device, into e; model as tr_data_model gives it. */
+tg_status tr_evaluate_weights(const tg_train_config *c, tr_data *d, int last, unsigned splits, tg_evaluation *e);
 /* RUN/evaluation.json from e (eval_json.c). */
 tg_status tr_evaluation_write(const char *run, const tg_evaluation *e);
 
