@@ -3,12 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/intmath.h"
 #include "tickgrad/data.h"
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
 
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -99,7 +95,7 @@ tg_status tg_bars_inspect(const tg_bars *b, tg_bars_report *r) {
   if (n_deltas) {
     int64_t *sorted = last; /* reuse: [n_deltas] */
     memcpy(sorted, deltas, (size_t)n_deltas * sizeof *sorted);
-    qsort(sorted, (size_t)n_deltas, sizeof *sorted, cmp_i64);
+    qsort(sorted, (size_t)n_deltas, sizeof *sorted, tg_cmp_i64);
     r->median_interval_ns = sorted[n_deltas / 2];
     /* second pass for gaps, now that the cadence is known */
     for (int64_t k = 0; k < n_ids; k++) last[k] = INT64_MIN;

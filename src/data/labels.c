@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 #include "base/alloc.h"
+#include "base/intmath.h"
 #include "base/files.h"
 #include "data/csv/csv_internal.h"
 #include "data/targets_internal.h"
@@ -208,11 +209,6 @@ done:
   return st;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Median interval between consecutive bars of each instrument (0 with fewer than two bars). */
 static tg_status median_intervals(const tg_bars *bars, const tg_layout *lay, int64_t *med) {
   int64_t *d = tg_malloc((size_t)(lay->n + 1) * sizeof *d);
@@ -220,7 +216,7 @@ static tg_status median_intervals(const tg_bars *bars, const tg_layout *lay, int
   for (int j = 0; j < lay->k; j++) {
     int64_t m = lay->seg[j + 1] - lay->seg[j];
     for (int64_t p = 1; p < m; p++) d[p - 1] = bars->ts[lay->rows[lay->seg[j] + p]] - bars->ts[lay->rows[lay->seg[j] + p - 1]];
-    if (m > 1) qsort(d, (size_t)(m - 1), sizeof *d, cmp_i64);
+    if (m > 1) qsort(d, (size_t)(m - 1), sizeof *d, tg_cmp_i64);
     med[j] = m > 1 ? d[(m - 1) / 2] : 0;
   }
   tg_free(d);

@@ -7,11 +7,6 @@
 #include "data/schedule.h"
 #include "data/timeconv.h"
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* ts's local time: days since 1970-01-01 and ns into the day. */
 static tg_status local_of(const char *tz, int64_t ts, int64_t *day, int64_t *tod) {
   int off = 0;
@@ -54,7 +49,7 @@ tg_status tg_schedule_learn(const int64_t *ts, int64_t n, const char *tz, tg_sch
     key[i] = dow_of(day) * TG_NS_PER_DAY + tod;
   }
   if (st == TG_OK) {
-    qsort(key, (size_t)n, sizeof *key, cmp_i64);
+    qsort(key, (size_t)n, sizeof *key, tg_cmp_i64);
     for (int64_t i = 0; i < n; i++)
       if (m == 0 || key[i] != key[m - 1]) key[m++] = key[i];
     st = make_runs(key, m, out);

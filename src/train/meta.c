@@ -3,13 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "base/intmath.h"
 #include "base/json.h"
 #include "train/train_internal.h"
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
 
 tg_status tr_bar_interval(const tg_dataset *ds, const tg_bars *bars, int64_t *out) {
   const tg_layout *lay = &ds->layout;
@@ -20,7 +16,7 @@ tg_status tr_bar_interval(const tg_dataset *ds, const tg_bars *bars, int64_t *ou
       int64_t d = bars->ts[lay->rows[p]] - bars->ts[lay->rows[p - 1]];
       if (d > 0) dt[m++] = d;
     }
-  qsort(dt, (size_t)m, sizeof *dt, cmp_i64);
+  qsort(dt, (size_t)m, sizeof *dt, tg_cmp_i64);
   *out = m ? dt[m / 2] : 0;
   tg_free(dt);
   return TG_OK;
