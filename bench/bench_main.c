@@ -102,6 +102,7 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
   int warmup = 50, reps = 500, threads = 1;
   const char *name = NULL;
+  tg_blas_fix_core(argv);
   if (argc > 1 && !strcmp(argv[1], "latency")) return bench_latency_main(argc - 1, argv + 1);
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);

@@ -69,6 +69,17 @@ typedef struct tg_cpu_info {
 } tg_cpu_info;
 void tg_cpu_info_get(tg_cpu_info *out);
 
+/* The OpenBLAS core this CPU warrants when OpenBLAS fell back to its Prescott (SSE3) kernels, which it does for
+ * CPU models it does not know (OpenBLAS 0.3.21 on an Emerald Rapids Xeon: its small products ran 6x slower):
+ * "SkylakeX" on a CPU with AVX-512 F/BW/DQ/VL, "Haswell" on one with AVX2 and FMA; NULL when OpenBLAS chose
+ * otherwise or the CPU has neither. */
+const char *tg_blas_fallback_core(void);
+
+/* For a program's main before any other work: when tg_blas_fallback_core is not NULL and OPENBLAS_CORETYPE is
+ * unset, sets it to that core and re-executes the program (/proc/self/exe with argv), so that OpenBLAS loads its
+ * kernels for this CPU. Returns only when nothing was needed or the exec failed (then with one line on stderr). */
+void tg_blas_fix_core(char **argv);
+
 /* Threads of the CPU backend's OpenMP loops; OpenBLAS runs single-threaded inside them (default:
  * OMP_NUM_THREADS, else all cores). */
 tg_status tg_set_threads(int n);

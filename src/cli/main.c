@@ -127,6 +127,7 @@ static int run_command(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  tg_blas_fix_core(argv); /* before MPI starts: a re-run must happen in a process that has done nothing yet */
   if (tg_dist_init(&argc, &argv) != TG_OK) {
     fprintf(stderr, "tickgrad: %s\n", tg_last_error());
     return TG_EXIT_FAIL;

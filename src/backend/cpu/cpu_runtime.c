@@ -2,6 +2,8 @@
 #include <cblas.h>
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
 #include <unistd.h>
 #include "backend/cpu/cpu_gemm_plan.h"
 #include "tickgrad/device.h"
@@ -30,6 +32,27 @@ static const char *simd_level(void) {
 #else
   return "none detected";
 #endif
+}
+
+const char *tg_blas_fallback_core(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  const char *core = openblas_get_corename();
+  if (!core || strcasecmp(core, "Prescott")) return NULL;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+  return NULL;
+}
+
+void tg_blas_fix_core(char **argv) {
+  const char *want = tg_blas_fallback_core();
+  if (!want || getenv("OPENBLAS_CORETYPE")) return; /* a set variable is the user's choice, and ends a re-run */
+  if (setenv("OPENBLAS_CORETYPE", want, 1) == 0) execv("/proc/self/exe", argv);
+  fprintf(stderr, "tickgrad: OpenBLAS fell back to its Prescott kernels on this CPU and re-running with "
+                  "OPENBLAS_CORETYPE=%s failed; small products run slower (start with that variable set)\n", want);
 }
 
 void tg_cpu_info_get(tg_cpu_info *out) {
