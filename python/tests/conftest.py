@@ -1,11 +1,18 @@
 """Fixtures of the package's tests: the command beside it (for like-for-like checks), the shared data, small markets."""
 import os
 import pathlib
+import platform
 import subprocess
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+
+# One set of OpenBLAS kernels for this process and the commands it starts, so that the like-for-like checks compare
+# the same arithmetic: OpenBLAS reads the variable when the module loads (after this), and the command, which re-runs
+# itself when OpenBLAS falls back to its Prescott kernels, keeps a set variable. Haswell's run on every x86-64 CPU.
+if platform.machine() in ("x86_64", "AMD64"):
+    os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
 
 
 def pytest_report_header(config):
