@@ -242,11 +242,13 @@ class TFT(nn.Module):
                 leaf = name.rsplit(".", 1)[-1]
                 if name == "static_embed.weight":
                     t.normal_(0.0, 1.0, generator=gen)
-                elif name.endswith("_embed.weight"):
-                    t.uniform_(-1.0, 1.0, generator=gen)
+                elif name.endswith("_embed.weight") or name.endswith("_embed.bias"):
+                    t.uniform_(-1.0, 1.0, generator=gen)  # a Linear(1 -> d) per variable, as PyTorch inits it
                 elif name.startswith("lstm_") and leaf in ("w_ih", "w_hh"):
                     b = 1.0 / math.sqrt(t.shape[-1])
                     t.uniform_(-b, b, generator=gen)
+                elif name.startswith("lstm_") and leaf == "bias":
+                    t.normal_(0.0, math.sqrt(2.0 / (3.0 * t.shape[-1] / 4)), generator=gen)  # PyTorch's two, summed
                 elif ".norm." in name and leaf == "weight":
                     t.fill_(1.0)
                 elif leaf == "bias":

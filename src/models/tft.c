@@ -10,7 +10,7 @@
  * - Inputs: past [B, enc, n_past] (every observed feature, the calendar columns included),
  *   future [B, dec, n_future], inst [B] (i64 or i32) into an embedding [n_static, d].
  * - Real variable j: its own Linear(1 -> d): xi_j = x_j * embed.weight[j] + embed.bias[j]
- *   (weight [m, d] U(-1, 1), bias [m, d] zeros), computed as one stacked_linear over j.
+ *   (weight and bias [m, d] U(-1, 1), PyTorch's Linear(1, d) init), computed as one stacked_linear over j.
  * - Static VSN: one variable, weight 1 (no softmax), its GRN "static_vsn"; four GRNs give c_s
  *   (VSN context), c_e (enrichment), c_h and c_c (encoder LSTM's h0, c0).
  * - Past / future VSN with context c_s: weights = softmax(GRN_v(flattened [m*d], c_s)) over m;
@@ -33,7 +33,8 @@
  *   "out" d -> nq, one set of weights shared by every decoder step (a classifier: n_classes logits).
  * - Dropout p = cfg.dropout on every GLU input inside a GRN, the post-LSTM and post-attention GLU
  *   inputs, each head's output and the attention output (only in training plans; no nodes at 0).
- * - Inits: Linear weights xavier uniform, biases 0, LayerNorm weight 1, embedding N(0, 1).
+ * - Inits: Linear weights xavier uniform, biases 0 (the real-variable embeddings aside, above), LayerNorm weight 1,
+ *   embedding N(0, 1).
  */
 #include <math.h>
 #include <stdio.h>
@@ -96,7 +97,7 @@ typedef struct real_embed {
 static int embed_params(tft_b *b, const char *prefix, int64_t m, int64_t d, real_embed *e) {
   int64_t ws[2] = {m, d};
   e->w = tft_param(b, prefix, "weight", 2, ws, (tg_init){TG_INIT_UNIFORM, -1.0f, 1.0f});
-  e->bias = tft_param(b, prefix, "bias", 2, ws, (tg_init){TG_INIT_ZEROS, 0.0f, 0.0f});
+  e->bias = tft_param(b, prefix, "bias", 2, ws, (tg_init){TG_INIT_UNIFORM, -1.0f, 1.0f});
   return e->w && e->bias;
 }
 
