@@ -19,7 +19,7 @@
  *   On large inputs the variables go in groups (see vsn_group), each summed into the output in turn.
  * - Context over time: binary ops broadcast a suffix only, so [B, T, h] + [B, h] goes through
  *   [T, B, h] and back (two transposes of the hidden-width tensor).
- * - LSTMs (tg_lstm, gates i f g o, one bias [4d], weights U(+-1/sqrt(d)), bias 0): encoder from
+ * - LSTMs (tg_lstm, gates i f g o, one bias [4d], weights U(+-1/sqrt(d)), bias N(0, 2/(3d))): encoder from
  *   (c_h, c_c), a separate decoder from the encoder's final (h, c).
  * - Post-LSTM gate: one shared GLU + add&norm over all enc+dec positions with the VSN outputs.
  * - Static enrichment GRN with context c_e at every position.
