@@ -55,9 +55,10 @@ int tg_cmd_devices(int argc, char **argv) {
   printf("  cores      %ld online\n", cpu.cores);
   printf("  simd       %s\n", cpu.simd);
   printf("  blas       %s, %d threads\n", cpu.blas, cpu.blas_threads);
-  if (tg_blas_fallback_core())
+  const char *blas_core = tg_blas_fallback_core();
+  if (blas_core)
     printf("  blas note  OpenBLAS fell back to its Prescott kernels on this CPU: start with OPENBLAS_CORETYPE=%s\n",
-           tg_blas_fallback_core());
+           blas_core);
   printf("  gemm       %s\n", cpu.gemm);
   printf("  threads    %d (OpenMP loops)\n", cpu.threads);
   return print_cuda_devices();

@@ -151,11 +151,12 @@ PyMODINIT_FUNC PyInit__core(void) {
   if (PyType_Ready(&tgpy_ArrayType) < 0) goto fail;
   if (tgpy_predict_types(m) < 0 || tgpy_backtest_types(m) < 0 || tgpy_env_types(m) < 0) goto fail;
   /* OpenBLAS chose its kernels when this module loaded; a process cannot take that back, so say how (the CLI re-runs) */
-  if (tg_blas_fallback_core() &&
+  const char *blas_core = tg_blas_fallback_core();
+  if (blas_core &&
       PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
                        "tickgrad: OpenBLAS fell back to its Prescott kernels on this CPU (a model it does not know), "
                        "so small products run several times slower; start Python with OPENBLAS_CORETYPE=%s",
-                       tg_blas_fallback_core()) < 0)
+                       blas_core) < 0)
     goto fail;
   return m;
 fail:
