@@ -82,6 +82,12 @@ static void test_matmul(unsigned long long seed) {
   run_matmul(seed + 32, "matmul_grad_a_only", &k_mm[2], 1, b1, 0, 3, 4, 5, 1, 0);
   run_matmul(seed + 33, "matmul_grad_b_only", &k_mm[1], 1, b1, 1, 3, 4, 5, 0, 1);
   run_matmul(seed + 34, "matmul_k1", &k_mm[0], 0, NULL, 0, 4, 1, 3, 1, 1);
+  /* one row scaled per batch (M = K = 1: the kernels' row-scale path), n not a multiple of a vector */
+  const int64_t b6[1] = {6};
+  run_matmul(seed + 35, "matmul_row_scale", &k_mm[0], 1, b6, 0, 1, 1, 19, 1, 1);
+  run_matmul(seed + 36, "matmul_row_scale_tn", &k_mm[1], 1, b6, 0, 1, 1, 19, 1, 1);
+  run_matmul(seed + 37, "matmul_row_scale_grad_b_only", &k_mm[0], 1, b6, 0, 1, 1, 19, 0, 1);
+  run_matmul(seed + 38, "matmul_row_scale_shared_b", &k_mm[0], 1, b6, 1, 1, 1, 19, 1, 1);
 }
 
 /* ---- linear ---- */

@@ -46,11 +46,17 @@ static void mm_blas(int ta, int tb, int64_t m, int64_t n, int64_t k, const float
               (blasint)ldc);
 }
 
+/* 1 when C[m, n] = op(A) op(B) is small enough for mm_tiny's loops: few multiply-adds, and dot products (a
+ * transposed B) at least TG_ROW_LANES long (shorter ones: sgemv vectorises better). */
+static inline int mm_is_tiny(int tb, int64_t m, int64_t n, int64_t k) {
+  return m * n * k <= TG_MM_TINY && (!tb || k >= TG_ROW_LANES);
+}
+
 /* C[m, n] = op(A) op(B) + beta * C in plain loops, for a product too small to repay a BLAS call (tg_cpu_gemm):
- * rows of op(B) scaled into C's rows when B is untransposed, else dot products along both operands' rows. */
-TG_CPU_CLONES static void mm_tiny(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *restrict A,
-                                  int64_t lda, const float *restrict B, int64_t ldb, float beta, float *restrict C,
-                                  int64_t ldc) {
+ * rows of op(B) scaled into C's rows when B is untransposed, else dot products along both operands' rows. Inlined
+ * into its callers' clones (one call of a clone per product costs as much as a product of a few hundred). */
+TG_CPU_INLINE void mm_tiny(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *restrict A, int64_t lda,
+                           const float *restrict B, int64_t ldb, float beta, float *restrict C, int64_t ldc) {
   for (int64_t i = 0; i < m; i++) {
     float *restrict c = C + i * ldc; /* [n] */
     if (beta == 0.0f) /* never 0 * C: C may hold NaN */
@@ -70,6 +76,12 @@ TG_CPU_CLONES static void mm_tiny(int ta, int tb, int64_t m, int64_t n, int64_t 
   }
 }
 
+/* mm_tiny compiled for each clone, for tg_cpu_gemm. */
+TG_CPU_CLONES static void mm_tiny_one(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+                                      const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  mm_tiny(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
+}
+
 void tg_cpu_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                  const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
   if (m == 0 || n == 0) return;
@@ -78,8 +90,8 @@ void tg_cpu_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A
       for (int64_t i = 0; i < m; i++) memset(C + i * ldc, 0, sizeof(float) * (size_t)n);
     return;
   }
-  if (m * n * k <= TG_MM_TINY && (!tb || k >= TG_ROW_LANES)) { /* short dot products: sgemv vectorises better */
-    mm_tiny(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
+  if (mm_is_tiny(tb, m, n, k)) {
+    mm_tiny_one(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
     return;
   }
   /* split only when OpenBLAS is single-threaded (tg_set_threads): never two thread pools at once */
@@ -104,6 +116,13 @@ void tg_cpu_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A
     else /* columns of op(B) and C */
       mm_blas(ta, tb, m, len, k, A, lda, tb ? B + lo * ldb : B + lo, ldb, beta, C + lo, ldc);
   });
+}
+
+/* tg_cpu_gemm with a tiny product's loops inlined into the calling clone: for loops over many small products. */
+TG_CPU_INLINE void gemm_small(int ta, int tb, int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+                              const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  if (m > 0 && n > 0 && k > 0 && mm_is_tiny(tb, m, n, k)) mm_tiny(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
+  else tg_cpu_gemm(ta, tb, m, n, k, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* Operands are rounded in blocks of this many elements, split across the OpenMP threads. */
@@ -151,6 +170,28 @@ static int mm_batches_parallel(const tg_mm_dims *d) {
          omp_get_max_threads() > 1 && openblas_get_num_threads() == 1;
 }
 
+/* 1 when every product is a row scaled by a number: C_i [1, n] = a_i B_i, B_i one row (the TFT's variable
+ * selection sums over one variable at a time). */
+static inline int mm_row_scale(const tg_mm_dims *d) { return d->m == 1 && d->k == 1 && !d->tb; }
+
+/* Batches [lo, hi) of C = op(A) op(B). */
+TG_CPU_CLONES static void mm_fwd_batches(const tg_mm_dims *d, int64_t lo, int64_t hi, const float *A, const float *B,
+                                         float *C) {
+  if (mm_row_scale(d)) { /* mm_tiny's result (0 + a b rounds as a b), without its general loops' setup per batch */
+    int64_t n = d->n;
+    for (int64_t i = lo; i < hi; i++) {
+      float s = A[i * d->sa];
+      const float *restrict b = B + i * d->sb; /* [n] */
+      float *restrict c = C + i * d->sc;       /* [n] */
+      for (int64_t j = 0; j < n; j++) c[j] = s * b[j];
+    }
+    return;
+  }
+  for (int64_t i = lo; i < hi; i++)
+    gemm_small(d->ta, d->tb, d->m, d->n, d->k, A + i * d->sa, d->a1, B + i * d->sb, d->b1, 0.0f, C + i * d->sc,
+               d->n);
+}
+
 tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a) {
   tg_mm_dims d;
   tg_status st = tg_mm_dims_of(a, &d);
@@ -165,29 +206,50 @@ tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a) {
     tg_cpu_gemm(0, d.tb, d.batch * d.m, d.n, d.k, A, d.a1, B, d.b1, 0.0f, C, d.n);
     return TG_OK;
   }
-  TG_PAR_FOR(mm_batches_parallel(&d), schedule(static),
-  for (int64_t i = 0; i < d.batch; i++)
-    tg_cpu_gemm(d.ta, d.tb, d.m, d.n, d.k, A + i * d.sa, d.a1, B + i * d.sb, d.b1, 0.0f, C + i * d.sc,
-                d.n););
+  int64_t nchunk = mm_batches_parallel(&d) ? omp_get_max_threads() : 1; /* contiguous runs of batches */
+  TG_PAR_FOR(nchunk > 1, schedule(static),
+  for (int64_t c = 0; c < nchunk; c++)
+    mm_fwd_batches(&d, d.batch * c / nchunk, d.batch * (c + 1) / nchunk, A, B, C););
   return TG_OK;
 }
 
 /* Gradients of one (or, with rows = batch*M and untransposed a, a flattened) product:
  * C = op(A) op(B) with dC [m, n]; dA and dB accumulate (beta = 1). */
-static void mm_bwd_one(const tg_mm_dims *d, int64_t m, const float *A, const float *B,
-                       const float *dC, float *dA, float *dB) {
+TG_CPU_INLINE void mm_bwd_one(const tg_mm_dims *d, int64_t m, const float *A, const float *B, const float *dC,
+                              float *dA, float *dB) {
   if (dA) {
     if (!d->ta) /* dA [m, k] = dC op(B)^T */
-      tg_cpu_gemm(0, !d->tb, m, d->k, d->n, dC, d->n, B, d->b1, 1.0f, dA, d->k);
+      gemm_small(0, !d->tb, m, d->k, d->n, dC, d->n, B, d->b1, 1.0f, dA, d->k);
     else /* dA [k, m] = op(B) dC^T */
-      tg_cpu_gemm(d->tb, 1, d->k, m, d->n, B, d->b1, dC, d->n, 1.0f, dA, m);
+      gemm_small(d->tb, 1, d->k, m, d->n, B, d->b1, dC, d->n, 1.0f, dA, m);
   }
   if (dB) {
     if (!d->tb) /* dB [k, n] = op(A)^T dC */
-      tg_cpu_gemm(!d->ta, 0, d->k, d->n, m, A, d->a1, dC, d->n, 1.0f, dB, d->n);
+      gemm_small(!d->ta, 0, d->k, d->n, m, A, d->a1, dC, d->n, 1.0f, dB, d->n);
     else /* dB [n, k] = dC^T op(A) */
-      tg_cpu_gemm(1, d->ta, d->n, d->k, m, dC, d->n, A, d->a1, 1.0f, dB, d->k);
+      gemm_small(1, d->ta, d->n, d->k, m, dC, d->n, A, d->a1, 1.0f, dB, d->k);
   }
+}
+
+/* Gradients of batches [lo, hi), each of m rows (a flattened product: lo 0, hi 1). */
+TG_CPU_CLONES static void mm_bwd_batches(const tg_mm_dims *d, int64_t m, int64_t lo, int64_t hi, const float *A,
+                                         const float *B, const float *dC, float *dA, float *dB) {
+  if (mm_row_scale(d) && m == 1) { /* as mm_tiny: dA_i += dC_i . B_i in lanes, dB_i += a_i dC_i */
+    int64_t n = d->n;
+    for (int64_t i = lo; i < hi; i++) {
+      const float *restrict g = dC + i * d->sc, *restrict b = B + i * d->sb; /* [n] each */
+      if (dA) dA[i * d->sa] += tg_lane_dot(g, 1, b, n);
+      if (dB) {
+        float s = A[i * d->sa];
+        float *restrict db = dB + i * d->sb; /* [n] */
+        for (int64_t j = 0; j < n; j++) db[j] += s * g[j];
+      }
+    }
+    return;
+  }
+  for (int64_t i = lo; i < hi; i++)
+    mm_bwd_one(d, m, A + i * d->sa, B + i * d->sb, dC + i * d->sc, dA ? dA + i * d->sa : NULL,
+               dB ? dB + i * d->sb : NULL);
 }
 
 tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a) {
@@ -213,14 +275,14 @@ tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a) {
   if (!dA && !dB) return TG_OK;
   if (d.sb == 0 && !d.ta) {
     /* shared b, untransposed a: the batches are just more rows, and dB sums over them */
-    mm_bwd_one(&d, d.batch * d.m, A, B, dC, dA, dB);
+    mm_bwd_batches(&d, d.batch * d.m, 0, 1, A, B, dC, dA, dB);
     return TG_OK;
   }
   /* a shared b's gradient (sb = 0) sums over the batches: that loop stays serial, in order */
-  TG_PAR_FOR((d.sb != 0 || !dB) && mm_batches_parallel(&d), schedule(static),
-  for (int64_t i = 0; i < d.batch; i++)
-    mm_bwd_one(&d, d.m, A + i * d.sa, B + i * d.sb, dC + i * d.sc, dA ? dA + i * d.sa : NULL,
-               dB ? dB + i * d.sb : NULL););
+  int64_t nchunk = (d.sb != 0 || !dB) && mm_batches_parallel(&d) ? omp_get_max_threads() : 1;
+  TG_PAR_FOR(nchunk > 1, schedule(static),
+  for (int64_t c = 0; c < nchunk; c++)
+    mm_bwd_batches(&d, d.m, d.batch * c / nchunk, d.batch * (c + 1) / nchunk, A, B, dC, dA, dB););
   return TG_OK;
 }
 
