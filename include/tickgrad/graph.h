@@ -346,6 +346,10 @@ int tg_backend_compiled(tg_device_kind k);
 int tg_backend_count(void);
 const char *tg_backend_name(int i);
 tg_device_kind tg_backend_kind(int i);
+/* NULL when backend i runs graphs; else what it still lacks (a backend being built: its devices are listed only). */
+const char *tg_backend_incomplete(int i);
+/* Backend i's devices as `tickgrad devices` lists them into buf; 0 when the backend leaves its listing to the command. */
+int tg_backend_describe(int i, char *buf, size_t n);
 /* 1 when backend kind k has op's forward (backward = 0) or backward (backward = 1) kernel for compute dtype dt. */
 int tg_op_has_kernel(int op, tg_device_kind k, tg_dtype dt, int backward);
 

@@ -16,9 +16,12 @@ extern "C" {
 /* Values are stable (appended only): TG_BF16 is storage only (bfloat16, raw uint16); no op computes in it yet. */
 typedef enum tg_dtype { TG_F32 = 0, TG_I32, TG_I64, TG_BF16, TG_DTYPE_COUNT } tg_dtype;
 
-typedef enum tg_device_kind { TG_CPU = 0, TG_CUDA, TG_DEVICE_KIND_COUNT } tg_device_kind;
+/* Device kinds are stable numbers (appended only) with a name each ("cpu", "cuda", "vulkan"); what a kind can do (its
+ * devices, kernels, memory) comes from the backend that registers it (tg_backend_compiled says whether this build
+ * has it). */
+typedef enum tg_device_kind { TG_CPU = 0, TG_CUDA, TG_VULKAN, TG_DEVICE_KIND_COUNT } tg_device_kind;
 
-/* A device is a kind plus an index: cpu:0, cpu:1 (a second logical CPU device), cuda:0. */
+/* A device is a kind plus an index: cpu:0, cpu:1 (a second logical CPU device), cuda:0, vulkan:0. */
 typedef struct tg_device {
   tg_device_kind kind;
   int index;
@@ -40,8 +43,10 @@ tg_device tg_cuda(int index);
 int tg_device_eq(tg_device a, tg_device b);
 /* Writes e.g. "cpu:1" into buf (at least 16 bytes); returns buf. */
 const char *tg_device_str(tg_device d, char *buf, size_t n);
-/* Parses "cpu", "cpu:1", "cuda", "cuda:0". */
+/* Parses "KIND" or "KIND:N" for each kind name ("cpu", "cuda:0", "vulkan:1"). */
 tg_status tg_device_parse(const char *s, tg_device *out);
+/* A kind's name ("cpu", "cuda", "vulkan"), "?" for a number no kind has. */
+const char *tg_device_kind_name(tg_device_kind k);
 
 size_t tg_dtype_size(tg_dtype t);
 const char *tg_dtype_name(tg_dtype t); /* "f32", "i32", "i64", "bf16" */

@@ -4,10 +4,10 @@
 #include "graph/backend.h"
 #include "tickgrad/device.h"
 
-/* The first backend whose memory is not the host's (the GPU), NULL when none is compiled in. */
+/* The first backend whose memory is not the host's (the GPU) and that runs graphs, NULL when none is compiled in. */
 static const tg_backend *accelerator(void) {
   for (int i = 0; tg_backend_at(i); i++)
-    if (!tg_backend_at(i)->host_memory) return tg_backend_at(i);
+    if (!tg_backend_at(i)->host_memory && !tg_backend_at(i)->incomplete) return tg_backend_at(i);
   return NULL;
 }
 

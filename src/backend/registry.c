@@ -26,3 +26,11 @@ int tg_backend_compiled(tg_device_kind k) { return tg_backend_for(k) != NULL; }
 int tg_backend_count(void) { return (int)(sizeof k_backends / sizeof *k_backends) - 1; }
 const char *tg_backend_name(int i) { return tg_backend_at(i) ? tg_backend_at(i)->name : "?"; }
 tg_device_kind tg_backend_kind(int i) { return tg_backend_at(i) ? tg_backend_at(i)->kind : TG_DEVICE_KIND_COUNT; }
+const char *tg_backend_incomplete(int i) { return tg_backend_at(i) ? tg_backend_at(i)->incomplete : NULL; }
+
+int tg_backend_describe(int i, char *buf, size_t n) {
+  const tg_backend *be = tg_backend_at(i);
+  if (!be || !be->describe || !n) return 0;
+  be->describe(buf, n);
+  return 1;
+}

@@ -8,35 +8,35 @@ tg_device tg_cpu(int index) { return (tg_device){TG_CPU, index}; }
 tg_device tg_cuda(int index) { return (tg_device){TG_CUDA, index}; }
 int tg_device_eq(tg_device a, tg_device b) { return a.kind == b.kind && a.index == b.index; }
 
+/* Every kind's name, by its number: the device strings' prefixes. */
+static const char *const k_kind_names[TG_DEVICE_KIND_COUNT] = {[TG_CPU] = "cpu", [TG_CUDA] = "cuda", [TG_VULKAN] = "vulkan"};
+#define KIND_SYNTAX "cpu[:N], cuda[:N] or vulkan[:N]"
+
+const char *tg_device_kind_name(tg_device_kind k) {
+  return (int)k >= 0 && k < TG_DEVICE_KIND_COUNT ? k_kind_names[k] : "?";
+}
+
 const char *tg_device_str(tg_device d, char *buf, size_t n) {
-  snprintf(buf, n, "%s:%d", d.kind == TG_CPU ? "cpu" : d.kind == TG_CUDA ? "cuda" : "?", d.index);
+  snprintf(buf, n, "%s:%d", tg_device_kind_name(d.kind), d.index);
   return buf;
 }
 
 tg_status tg_device_parse(const char *s, tg_device *out) {
-  if (!s) return tg_error(TG_ERR_INVALID, "device: missing name (use cpu, cpu:N, cuda or cuda:N)");
-  tg_device_kind kind;
-  const char *rest;
-  if (strncmp(s, "cpu", 3) == 0) {
-    kind = TG_CPU;
-    rest = s + 3;
-  } else if (strncmp(s, "cuda", 4) == 0) {
-    kind = TG_CUDA;
-    rest = s + 4;
-  } else {
-    return tg_error(TG_ERR_INVALID, "device '%s': unknown kind (use cpu, cpu:N, cuda or cuda:N)", s);
-  }
+  if (!s) return tg_error(TG_ERR_INVALID, "device: missing name (use " KIND_SYNTAX ")");
+  size_t len = strcspn(s, ":");
+  int kind = -1;
+  for (int k = 0; k < TG_DEVICE_KIND_COUNT; k++)
+    if (strlen(k_kind_names[k]) == len && strncmp(s, k_kind_names[k], len) == 0) kind = k;
+  if (kind < 0) return tg_error(TG_ERR_INVALID, "device '%s': unknown kind (use " KIND_SYNTAX ")", s);
+  const char *rest = s + len;
   long index = 0;
   if (*rest == ':') {
     char *end;
     index = strtol(rest + 1, &end, 10);
     if (end == rest + 1 || *end != '\0' || index < 0 || index > 1024)
-      return tg_error(TG_ERR_INVALID, "device '%s': bad index (use e.g. %s:0)", s,
-                      kind == TG_CPU ? "cpu" : "cuda");
-  } else if (*rest != '\0') {
-    return tg_error(TG_ERR_INVALID, "device '%s': unknown kind (use cpu, cpu:N, cuda or cuda:N)", s);
+      return tg_error(TG_ERR_INVALID, "device '%s': bad index (use e.g. %s:0)", s, k_kind_names[kind]);
   }
-  out->kind = kind;
+  out->kind = (tg_device_kind)kind;
   out->index = (int)index;
   return TG_OK;
 }

@@ -44,7 +44,8 @@ static int print_cuda_devices(void) {
 int tg_cmd_devices(int argc, char **argv) {
   if (argc > 0) {
     if (strcmp(argv[0], "--help") == 0) {
-      printf("usage: tickgrad devices\nLists the CPU (cores, SIMD, BLAS, threads) and GPUs this build can use.\n");
+      printf("usage: tickgrad devices\nLists the CPU (cores, SIMD, BLAS, threads) and the CUDA and Vulkan devices this build "
+             "can use.\n");
       return TG_EXIT_OK;
     }
     return tg_cli_usage_error("devices", "unexpected argument '%s'", argv[0]);
@@ -61,7 +62,11 @@ int tg_cmd_devices(int argc, char **argv) {
            blas_core);
   printf("  gemm       %s\n", cpu.gemm);
   printf("  threads    %d (OpenMP loops)\n", cpu.threads);
-  return print_cuda_devices();
+  int rc = print_cuda_devices();
+  static char listing[16384];
+  for (int b = 0; b < tg_backend_count(); b++)
+    if (tg_backend_describe(b, listing, sizeof listing)) fputs(listing, stdout);
+  return rc;
 }
 
 int tg_cmd_ops(int argc, char **argv) {

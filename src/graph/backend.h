@@ -74,9 +74,12 @@ typedef struct tg_collectives {
  * only through it; an entry that is NULL is something the backend does not do (the comment says what callers do
  * instead). Devices are numbered 0..device_count()-1 within a backend. */
 typedef struct tg_backend {
-  const char *name;     /* "cpu", "cuda": the device string's prefix */
+  const char *name;     /* "cpu", "cuda", "vulkan": the device string's prefix */
   tg_device_kind kind;
   int host_memory;      /* 1: device pointers are host pointers (the CPU) */
+  /* non-NULL: the backend is still being built and runs no graphs; the text says what it lacks. Its devices are
+   * listed, `use` refuses them with this text, and --device auto passes them by. */
+  const char *incomplete;
 
   /* ---- devices ---- */
   int (*device_count)(void);               /* usable now (0 when there is no driver or device; never fails) */
@@ -85,6 +88,9 @@ typedef struct tg_backend {
   tg_status (*sync)(int dev);              /* waits for dev's queued work and raises any recorded kernel fault */
   tg_status (*info)(int dev, tg_device_info *out);   /* NULL: nothing to tell (TG_ERR_DEVICE) */
   tg_status (*mem_stats)(int dev, tg_mem_stats *out); /* NULL: all zero */
+  /* Its devices as `tickgrad devices` lists them, "KIND:N" then "  key  value" lines, into buf (one line saying why
+   * when it has none). NULL: the command lists this kind itself (the CPU, CUDA). */
+  void (*describe)(char *buf, size_t n);
 
   /* 1: bf16 GEMMs run natively here and faster than f32; 0: they do not, and why (one clause) says why. NULL: not
    * claimed (precision auto takes fp32 on this backend). */
