@@ -3,7 +3,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake libopenblas-dev pkg-config libzstd-dev libsnappy-dev zlib1g-dev tzdata libomp-dev
-          clang libclang-rt-14-dev libopenmpi-dev openmpi-bin libdnnl-dev python3-dev python3-venv)
+          clang libclang-rt-14-dev libopenmpi-dev openmpi-bin libdnnl-dev python3-dev python3-venv
+          libvulkan-dev glslc mesa-vulkan-drivers)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

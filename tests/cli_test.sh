@@ -120,8 +120,9 @@ expect 1 "train a missing file" -- "$bin" train --model mlp --data "$dir/none.cs
 expect_out "none.csv" "train names the missing file" -- "$bin" train --model mlp --data "$dir/none.csv" --out "$dir/tm2"
 expect 1 "train too little data" -- "$bin" train --model mlp --data "$dir/s5.csv" --out "$dir/tl"
 # Light start: a command that starts no GPU loads neither cuBLAS nor the CUDA driver (the runtime initialises on its
-# first call by loading libcuda); LD_DEBUG=files lists every library the loader opens, dlopen included.
-cuda_libs() { LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -oE 'file=lib(cublas|cublasLt|cudart|cuda)\.so[.0-9]*' | sort -u | tr '\n' ' '; }
+# first call by loading libcuda) nor the Vulkan loader; LD_DEBUG=files lists every library the loader opens, dlopen
+# included.
+cuda_libs() { LD_DEBUG=files "$@" 2>&1 >/dev/null | grep -oE 'file=lib(cublas|cublasLt|cudart|cuda|vulkan)\.so[.0-9]*' | sort -u | tr '\n' ' '; }
 no_cuda_libs() { # no_cuda_libs DESCRIPTION -- command...
   local what=$1; shift 2
   local hits; hits=$(cuda_libs "$@")
@@ -134,6 +135,10 @@ no_cuda_libs "train on cpu" -- "$bin" --threads 1 train --model mlp --data "$dir
 # the check sees a load: where CUDA is built in, `devices` asks the runtime for GPUs, which loads the driver
 if "$bin" devices | grep -q '^cuda: backend compiled\|^cuda:0$'; then
   case "$(cuda_libs "$bin" devices)" in *file=libcuda.so*) pass=$((pass + 1)) ;; *) fail=$((fail + 1)); echo "FAIL: devices did not load the CUDA driver" ;; esac
+fi
+# where the Vulkan backend is built in, `devices` opens the Vulkan loader to list its devices
+if "$bin" devices | grep -q '^vulkan: backend compiled\|^vulkan:0$'; then
+  case "$(cuda_libs "$bin" devices)" in *file=libvulkan.so*) pass=$((pass + 1)) ;; *) fail=$((fail + 1)); echo "FAIL: devices did not open the Vulkan loader" ;; esac
 fi
 expect 0 "train tiny mlp" -- "$bin" --threads 1 train --model mlp --data "$dir/t.csv" --epochs 3 --horizons 2 --device cpu --out "$dir/tr"
 for f in config.json metrics.csv weights.safetensors state.safetensors best.safetensors trainer.json; do

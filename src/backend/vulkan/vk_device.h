@@ -1,0 +1,50 @@
+/* A started Vulkan device: its queue, one command buffer for synchronous submits, memory types, the buffer table. */
+#ifndef TG_VK_DEVICE_H
+#define TG_VK_DEVICE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "backend/vulkan/vk_api.h"
+
+/* One device allocation: a buffer with its own memory, addressed in shaders by `addr` (buffer device address). */
+typedef struct tg_vk_block {
+  uint64_t addr;
+  VkDeviceSize size;
+  VkBuffer buf;
+  VkDeviceMemory mem;
+} tg_vk_block;
+
+typedef struct tg_vk_dev {
+  int index;
+  VkDevice dev;
+  VkQueue queue;
+  tg_vk_dev_fns f;
+  VkCommandPool pool;
+  VkCommandBuffer cmd; /* recorded and submitted by tg_vk_submit_begin/end, under lock */
+  VkFence fence;
+  uint32_t type_device; /* memory type of device buffers (device-local where the device has it) */
+  uint32_t type_host;   /* memory type of the staging buffer: host-visible and coherent */
+  pthread_mutex_t lock;
+  tg_vk_block *blocks; /* [n_blocks], sorted by addr */
+  int n_blocks, cap_blocks;
+  tg_vk_block staging; /* host-visible, mapped at staging_map; grown on demand */
+  void *staging_map;
+  uint64_t allocated; /* bytes in blocks now */
+} tg_vk_dev;
+
+/* Device i, started on first use (a logical device, a compute queue, the command buffer); the error says why not. */
+tg_status tg_vk_device(int i, tg_vk_dev **out);
+
+/* Starts recording d->cmd (takes d->lock); end submits it, waits for it and releases the lock. */
+tg_status tg_vk_submit_begin(tg_vk_dev *d);
+tg_status tg_vk_submit_end(tg_vk_dev *d, const char *what);
+
+/* The block holding device address p (NULL when none does) and p's offset in it; call with d->lock held. */
+const tg_vk_block *tg_vk_block_of(const tg_vk_dev *d, const void *p, VkDeviceSize *offset);
+
+/* A buffer of `bytes` in memory type `type` with a device address (usage: storage and transfers). */
+tg_status tg_vk_block_new(tg_vk_dev *d, VkDeviceSize bytes, uint32_t type, tg_vk_block *out);
+void tg_vk_block_free(tg_vk_dev *d, tg_vk_block *b);
+
+#endif

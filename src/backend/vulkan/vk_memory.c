@@ -1,0 +1,211 @@
+/* Vulkan device memory as pointers: one buffer per allocation, addressed by its buffer device address; copies and fills. */
+#include <stdlib.h>
+#include <string.h>
+#include "backend/vulkan/vk_device.h"
+#include "backend/vulkan/vk_memory.h"
+
+/* The staging buffer's smallest size; host copies larger than its size go through it in pieces. */
+#define TG_VK_STAGING_MIN (4u << 20)
+#define TG_VK_STAGING_MAX (64u << 20)
+
+tg_status tg_vk_block_new(tg_vk_dev *d, VkDeviceSize bytes, uint32_t type, tg_vk_block *out) {
+  memset(out, 0, sizeof *out);
+  VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = bytes,
+                           .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT,
+                           .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkResult r = d->f.vkCreateBuffer(d->dev, &bi, NULL, &out->buf);
+  if (r != VK_SUCCESS)
+    return tg_error(r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? TG_ERR_NOMEM : TG_ERR_DEVICE,
+                    "vulkan:%d: a buffer of %llu bytes could not be made (VkResult %d)", d->index,
+                    (unsigned long long)bytes, (int)r);
+  VkMemoryRequirements req;
+  d->f.vkGetBufferMemoryRequirements(d->dev, out->buf, &req);
+  VkMemoryAllocateFlagsInfo fl = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+                                  .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT};
+  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &fl,
+                             .allocationSize = req.size, .memoryTypeIndex = type};
+  if (!(req.memoryTypeBits & (1u << type))) {
+    d->f.vkDestroyBuffer(d->dev, out->buf, NULL);
+    return tg_error(TG_ERR_DEVICE, "vulkan:%d: buffers cannot live in memory type %u", d->index, type);
+  }
+  r = d->f.vkAllocateMemory(d->dev, &ai, NULL, &out->mem);
+  if (r != VK_SUCCESS) {
+    d->f.vkDestroyBuffer(d->dev, out->buf, NULL);
+    return tg_error(r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? TG_ERR_NOMEM : TG_ERR_DEVICE,
+                    "vulkan:%d: out of device memory: %llu bytes asked, %llu held already (VkResult %d)", d->index,
+                    (unsigned long long)bytes, (unsigned long long)d->allocated, (int)r);
+  }
+  if ((r = d->f.vkBindBufferMemory(d->dev, out->buf, out->mem, 0)) != VK_SUCCESS) {
+    tg_vk_block_free(d, out);
+    return tg_error(TG_ERR_DEVICE, "vulkan:%d: vkBindBufferMemory failed (VkResult %d)", d->index, (int)r);
+  }
+  VkBufferDeviceAddressInfo ad = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = out->buf};
+  out->addr = d->f.vkGetBufferDeviceAddress(d->dev, &ad);
+  out->size = bytes;
+  return TG_OK;
+}
+
+void tg_vk_block_free(tg_vk_dev *d, tg_vk_block *b) {
+  if (b->buf) d->f.vkDestroyBuffer(d->dev, b->buf, NULL);
+  if (b->mem) d->f.vkFreeMemory(d->dev, b->mem, NULL);
+  memset(b, 0, sizeof *b);
+}
+
+const tg_vk_block *tg_vk_block_of(const tg_vk_dev *d, const void *p, VkDeviceSize *offset) {
+  uint64_t a = (uint64_t)(uintptr_t)p;
+  int lo = 0, hi = d->n_blocks - 1;
+  while (lo <= hi) { /* the last block starting at or below a */
+    int mid = (lo + hi) / 2;
+    if (d->blocks[mid].addr <= a) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  if (hi < 0 || a >= d->blocks[hi].addr + d->blocks[hi].size) return NULL;
+  *offset = a - d->blocks[hi].addr;
+  return &d->blocks[hi];
+}
+
+tg_status tg_vk_alloc(int dev, size_t bytes, void **out) {
+  *out = NULL;
+  tg_vk_dev *d;
+  tg_status st = tg_vk_device(dev, &d);
+  if (st != TG_OK) return st;
+  tg_vk_block b;
+  if ((st = tg_vk_block_new(d, bytes ? (bytes + 3) & ~(size_t)3 : 4, d->type_device, &b)) != TG_OK) return st;
+  pthread_mutex_lock(&d->lock);
+  if (d->n_blocks == d->cap_blocks) {
+    int cap = d->cap_blocks ? 2 * d->cap_blocks : 64;
+    tg_vk_block *nb = realloc(d->blocks, sizeof *nb * (size_t)cap);
+    if (!nb) {
+      pthread_mutex_unlock(&d->lock);
+      tg_vk_block_free(d, &b);
+      return tg_error(TG_ERR_NOMEM, "vulkan:%d: out of host memory for the buffer table", dev);
+    }
+    d->blocks = nb, d->cap_blocks = cap;
+  }
+  int at = d->n_blocks;
+  while (at > 0 && d->blocks[at - 1].addr > b.addr) at--;
+  memmove(d->blocks + at + 1, d->blocks + at, sizeof *d->blocks * (size_t)(d->n_blocks - at));
+  d->blocks[at] = b;
+  d->n_blocks++;
+  d->allocated += b.size;
+  pthread_mutex_unlock(&d->lock);
+  *out = (void *)(uintptr_t)b.addr;
+  return TG_OK;
+}
+
+void tg_vk_free(int dev, void *p) {
+  tg_vk_dev *d;
+  if (!p || tg_vk_device(dev, &d) != TG_OK) return;
+  pthread_mutex_lock(&d->lock);
+  for (int i = 0; i < d->n_blocks; i++) {
+    if (d->blocks[i].addr != (uint64_t)(uintptr_t)p) continue;
+    d->allocated -= d->blocks[i].size;
+    tg_vk_block_free(d, &d->blocks[i]);
+    memmove(d->blocks + i, d->blocks + i + 1, sizeof *d->blocks * (size_t)(d->n_blocks - i - 1));
+    d->n_blocks--;
+    break;
+  }
+  pthread_mutex_unlock(&d->lock);
+}
+
+uint64_t tg_vk_allocated(int dev) {
+  tg_vk_dev *d;
+  return tg_vk_device(dev, &d) == TG_OK ? d->allocated : 0;
+}
+
+/* The block and offset of [p, p + bytes) on d, or an error naming `what`; call with d->lock held. */
+static tg_status range_of(const tg_vk_dev *d, const void *p, size_t bytes, const char *what, const tg_vk_block **b,
+                          VkDeviceSize *off) {
+  *b = tg_vk_block_of(d, p, off);
+  if (!*b || *off + bytes > (*b)->size)
+    return tg_error(TG_ERR_INVALID, "vulkan:%d: %s: %zu bytes at %p are not inside one device allocation", d->index,
+                    what, bytes, p);
+  return TG_OK;
+}
+
+/* A staging buffer of at least min(bytes, TG_VK_STAGING_MAX) bytes, mapped; call with d->lock held. */
+static tg_status staging(tg_vk_dev *d, size_t bytes) {
+  VkDeviceSize want = bytes < TG_VK_STAGING_MIN ? TG_VK_STAGING_MIN : bytes > TG_VK_STAGING_MAX ? TG_VK_STAGING_MAX : bytes;
+  if (d->staging.buf && d->staging.size >= want) return TG_OK;
+  if (d->staging.buf) {
+    d->f.vkUnmapMemory(d->dev, d->staging.mem);
+    tg_vk_block_free(d, &d->staging);
+  }
+  tg_status st = tg_vk_block_new(d, want, d->type_host, &d->staging);
+  if (st != TG_OK) return st;
+  VkResult r = d->f.vkMapMemory(d->dev, d->staging.mem, 0, want, 0, &d->staging_map);
+  if (r != VK_SUCCESS) {
+    tg_vk_block_free(d, &d->staging);
+    return tg_error(TG_ERR_DEVICE, "vulkan:%d: cannot map the staging buffer (VkResult %d)", d->index, (int)r);
+  }
+  return TG_OK;
+}
+
+/* One host copy through the staging buffer, in pieces of its size: to_device 1 host -> device, 0 device -> host. */
+static tg_status host_copy(int dev, void *dev_ptr, void *host, size_t bytes, int to_device) {
+  tg_vk_dev *d;
+  tg_status st = tg_vk_device(dev, &d);
+  if (st != TG_OK || bytes == 0) return st;
+  const char *what = to_device ? "copy to the device" : "copy to the host";
+  for (size_t done = 0; done < bytes && st == TG_OK;) {
+    pthread_mutex_lock(&d->lock);
+    const tg_vk_block *b = NULL;
+    VkDeviceSize off = 0;
+    st = range_of(d, (char *)dev_ptr + done, bytes - done, what, &b, &off);
+    if (st == TG_OK) st = staging(d, bytes - done);
+    VkBuffer buf = st == TG_OK ? b->buf : VK_NULL_HANDLE;
+    pthread_mutex_unlock(&d->lock);
+    if (st != TG_OK) break;
+    size_t piece = bytes - done < d->staging.size ? bytes - done : (size_t)d->staging.size;
+    if (to_device) memcpy(d->staging_map, (const char *)host + done, piece);
+    if ((st = tg_vk_submit_begin(d)) != TG_OK) break;
+    VkBufferCopy c = to_device ? (VkBufferCopy){0, off, piece} : (VkBufferCopy){off, 0, piece};
+    d->f.vkCmdCopyBuffer(d->cmd, to_device ? d->staging.buf : buf, to_device ? buf : d->staging.buf, 1, &c);
+    if ((st = tg_vk_submit_end(d, what)) != TG_OK) break;
+    if (!to_device) memcpy((char *)host + done, d->staging_map, piece);
+    done += piece;
+  }
+  return st;
+}
+
+tg_status tg_vk_from_host(int dev, void *dst, const void *src, size_t bytes) {
+  return host_copy(dev, dst, (void *)src, bytes, 1);
+}
+
+tg_status tg_vk_to_host(int dev, void *dst, const void *src, size_t bytes) {
+  return host_copy(dev, (void *)src, dst, bytes, 0);
+}
+
+tg_status tg_vk_copy(int dev, void *dst, const void *src, size_t bytes) {
+  tg_vk_dev *d;
+  tg_status st = tg_vk_device(dev, &d);
+  if (st != TG_OK || bytes == 0) return st;
+  if ((st = tg_vk_submit_begin(d)) != TG_OK) return st;
+  const tg_vk_block *bs, *bd;
+  VkDeviceSize os, od;
+  if ((st = range_of(d, src, bytes, "device copy source", &bs, &os)) == TG_OK &&
+      (st = range_of(d, dst, bytes, "device copy destination", &bd, &od)) == TG_OK) {
+    VkBufferCopy c = {os, od, bytes};
+    d->f.vkCmdCopyBuffer(d->cmd, bs->buf, bd->buf, 1, &c);
+  }
+  tg_status end = tg_vk_submit_end(d, "device copy");
+  return st != TG_OK ? st : end;
+}
+
+tg_status tg_vk_fill_u32(int dev, void *p, size_t words, uint32_t value) {
+  tg_vk_dev *d;
+  tg_status st = tg_vk_device(dev, &d);
+  if (st != TG_OK || words == 0) return st;
+  if ((st = tg_vk_submit_begin(d)) != TG_OK) return st;
+  const tg_vk_block *b;
+  VkDeviceSize off;
+  if ((st = range_of(d, p, words * 4, "fill", &b, &off)) == TG_OK) {
+    if (off % 4)
+      st = tg_error(TG_ERR_INVALID, "vulkan:%d: fill at %p: not at a multiple of 4 bytes", dev, p);
+    else
+      d->f.vkCmdFillBuffer(d->cmd, b->buf, off, words * 4, value);
+  }
+  tg_status end = tg_vk_submit_end(d, "fill");
+  return st != TG_OK ? st : end;
+}

@@ -1,0 +1,21 @@
+/* Vulkan device memory as pointers (buffer device addresses), host copies through a staging buffer, fills. */
+#ifndef TG_VK_MEMORY_H
+#define TG_VK_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tickgrad/status.h"
+
+/* A device allocation of `bytes` on vulkan:dev; *out is its device address (not readable on the host). */
+tg_status tg_vk_alloc(int dev, size_t bytes, void **out);
+void tg_vk_free(int dev, void *p);
+/* Bytes held in device allocations now. */
+uint64_t tg_vk_allocated(int dev);
+/* Synchronous copies: host -> device, device -> host, within the device (each range inside one allocation). */
+tg_status tg_vk_from_host(int dev, void *dst, const void *src, size_t bytes);
+tg_status tg_vk_to_host(int dev, void *dst, const void *src, size_t bytes);
+tg_status tg_vk_copy(int dev, void *dst, const void *src, size_t bytes);
+/* words 32-bit words at p (4-byte aligned) set to value. */
+tg_status tg_vk_fill_u32(int dev, void *p, size_t words, uint32_t value);
+
+#endif
