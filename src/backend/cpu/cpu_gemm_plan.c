@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "backend/cpu/cpu_gemm_plan.h"
+#include "backend/cpu/cpu_kernels.h"
 #include "base/alloc.h"
 #include "ops/matmul_dims.h"
 
@@ -35,6 +36,7 @@ static tg_gemm_shape shape(int64_t batch, int64_t m, int64_t n, int64_t k, const
 typedef struct node_gemms {
   tg_gemm_shape fwd, d_a, d_b;
   int want_a, want_b, has_b; /* has_b 0: the second gradient cannot be one primitive (OpenBLAS does it) */
+  int set_a, set_b;          /* 1: that gradient may start fresh (tg_cpu_bwd_fresh), so a writing twin is planned */
   int f32_only;              /* 1: no packed bf16 primitives for this node */
 } node_gemms;
 
@@ -96,26 +98,42 @@ static tg_gemm_prim *prim_for(tg_gemm_shape s, int bf16, int brgemm_only) {
   return tg_gemm_prim_new(&s);
 }
 
+static void free_prims(tg_cpu_gemm_plan *p) {
+  tg_gemm_prim_free(p->fwd), tg_gemm_prim_free(p->d_a), tg_gemm_prim_free(p->d_b);
+  tg_gemm_prim_free(p->d_a_set), tg_gemm_prim_free(p->d_b_set);
+  p->fwd = p->d_a = p->d_b = p->d_a_set = p->d_b_set = NULL;
+}
+
 void tg_cpu_unprepare(void *state) {
   tg_cpu_gemm_plan *p = state;
   if (!p) return;
-  tg_gemm_prim_free(p->fwd);
-  tg_gemm_prim_free(p->d_a);
-  tg_gemm_prim_free(p->d_b);
+  free_prims(p);
   tg_free(p);
+}
+
+tg_gemm_prim *tg_cpu_grad_prim(const tg_cpu_gemm_plan *p, int k, int fresh) {
+  if (!p) return NULL;
+  if (k == 0) return fresh ? p->d_a_set : p->d_a;
+  return fresh ? p->d_b_set : p->d_b;
+}
+
+/* A gradient product's primitive that writes C instead of adding into it. */
+static tg_gemm_prim *set_prim_for(tg_gemm_shape s, int bf16, int brgemm_only) {
+  s.accumulate = 0;
+  return prim_for(s, bf16, brgemm_only);
 }
 
 /* Every product g needs as primitives of one operand type; 0 when one is missing (the rest freed). */
 static int make_prims(const node_gemms *g, int bf16, int brgemm_only, tg_cpu_gemm_plan *p) {
   if (bf16 && g->f32_only) return 0;
+  int want_b = g->want_b && g->has_b, set_a = g->want_a && g->set_a, set_b = want_b && g->set_b;
   p->fwd = prim_for(g->fwd, bf16, brgemm_only);
   p->d_a = g->want_a ? prim_for(g->d_a, bf16, brgemm_only) : NULL;
-  p->d_b = g->want_b && g->has_b ? prim_for(g->d_b, bf16, brgemm_only) : NULL;
-  int ok = p->fwd && (!g->want_a || p->d_a) && (!g->want_b || !g->has_b || p->d_b);
-  if (!ok) {
-    tg_gemm_prim_free(p->fwd), tg_gemm_prim_free(p->d_a), tg_gemm_prim_free(p->d_b);
-    p->fwd = p->d_a = p->d_b = NULL;
-  }
+  p->d_b = want_b ? prim_for(g->d_b, bf16, brgemm_only) : NULL;
+  p->d_a_set = set_a ? set_prim_for(g->d_a, bf16, brgemm_only) : NULL;
+  p->d_b_set = set_b ? set_prim_for(g->d_b, bf16, brgemm_only) : NULL;
+  int ok = p->fwd && (!g->want_a || p->d_a) && (!want_b || p->d_b) && (!set_a || p->d_a_set) && (!set_b || p->d_b_set);
+  if (!ok) free_prims(p);
   return ok;
 }
 
@@ -149,6 +167,8 @@ tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state) {
   if (mode == GEMM_AUTO && (macs < TG_GEMM_PRIM_MIN_MACS || g.fwd.m <= TG_GEMM_FEW_ROWS)) return TG_OK;
   g.want_a = a->in_grad[0] != NULL;
   g.want_b = a->in_grad[1] != NULL;
+  g.set_a = (tg_cpu_bwd_fresh(op) & 1u) != 0;
+  g.set_b = (tg_cpu_bwd_fresh(op) & 2u) != 0;
   tg_cpu_gemm_plan *p = tg_calloc(1, sizeof *p);
   if (!p) return tg_error(TG_ERR_NOMEM, "%s: out of host memory planning its GEMMs", a->node_name);
   /* bf16 operands where oneDNN has a native bf16 matmul (in every mode: its emulated one is slower than f32); else f32

@@ -14,7 +14,10 @@
 
 typedef struct tg_cpu_gemm_plan {
   tg_gemm_prim *fwd;       /* the forward product; NULL: OpenBLAS */
-  tg_gemm_prim *d_a, *d_b; /* backward: the first and the second input's gradient; NULL: OpenBLAS */
+  tg_gemm_prim *d_a, *d_b; /* backward: the first and the second input's gradient, added in; NULL: OpenBLAS */
+  /* the same products writing the gradient instead (args.grad_fresh: its buffer was not zeroed); each is planned
+   * beside its adding twin wherever the backend may start that input's gradient fresh (tg_cpu_bwd_fresh) */
+  tg_gemm_prim *d_a_set, *d_b_set;
   int fwd_bias;            /* 1: the forward primitive adds the bias itself */
   int packed_bf16;         /* 1: the primitives take bf16 operands (kernels pack them); 0: f32 (rounded in bf16) */
 } tg_cpu_gemm_plan;
@@ -22,6 +25,9 @@ typedef struct tg_cpu_gemm_plan {
 /* The backend's prepare/unprepare entries: a tg_cpu_gemm_plan for matmul, linear and stacked_linear. */
 tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state);
 void tg_cpu_unprepare(void *state);
+/* The primitive for input k's gradient (0: the first input, 1: the second) in plan p, writing it when fresh is set
+ * and adding into it otherwise; NULL: OpenBLAS computes it. */
+tg_gemm_prim *tg_cpu_grad_prim(const tg_cpu_gemm_plan *p, int k, int fresh);
 
 /* One line on who runs GEMMs here (library, rule, bf16), for `tickgrad devices`. */
 void tg_cpu_gemm_policy(char *buf, size_t n);

@@ -25,7 +25,11 @@ unsigned tg_cpu_bwd_fresh(int op) {
     case TG_OP_MUL:
     case TG_OP_DIV:
     case TG_OP_GATE_ADD_NORM: /* a and skip (gamma and beta keep being zeroed) */
+    case TG_OP_MATMUL:        /* beta 0 for OpenBLAS, the writing primitive twin for oneDNN (cpu_gemm_plan.h) */
       return 3u;
+    case TG_OP_LINEAR: /* x only: the weight is a parameter */
+    case TG_OP_STACKED_LINEAR:
+      return 1u;
     case TG_OP_SCALE:
     case TG_OP_RELU:
     case TG_OP_TANH:

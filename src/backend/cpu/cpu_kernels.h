@@ -18,11 +18,12 @@ tg_status tg_cpu_stacked_linear_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a);
 
 /* k_stacked_in1.c: stacked_linear with in = 1, x [rows, G], w [G, out], bias [G, out] or NULL, y and dy [rows, G, out];
- * dx and dw accumulate (NULL: not wanted; the bias gradient is the caller's). */
+ * dx (written instead when dx_fresh: args.grad_fresh) and dw accumulate (NULL: not wanted; the bias gradient is the
+ * caller's). */
 void tg_cpu_stacked_in1_fwd(const float *x, const float *w, const float *b, float *y, int64_t rows, int64_t G,
                             int64_t nout);
-void tg_cpu_stacked_in1_bwd(const float *x, const float *w, const float *dy, float *dx, float *dw, int64_t rows,
-                            int64_t G, int64_t nout);
+void tg_cpu_stacked_in1_bwd(const float *x, const float *w, const float *dy, float *dx, int dx_fresh, float *dw,
+                            int64_t rows, int64_t G, int64_t nout);
 
 /* k_elementwise.c */
 tg_status tg_cpu_add_fwd(const tg_kernel_args *a);

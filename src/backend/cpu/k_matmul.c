@@ -10,6 +10,7 @@
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_rows.h"
 #include "backend/cpu/cpu_simd.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "ops/matmul_dims.h"
 
 /* Column sums of linear's bias gradient go parallel above this many elements. */
@@ -214,42 +215,44 @@ tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a) {
 }
 
 /* Gradients of one (or, with rows = batch*M and untransposed a, a flattened) product:
- * C = op(A) op(B) with dC [m, n]; dA and dB accumulate (beta = 1). */
+ * C = op(A) op(B) with dC [m, n]; dA and dB are written (beta 0) or added into (beta 1). */
 TG_CPU_INLINE void mm_bwd_one(const tg_mm_dims *d, int64_t m, const float *A, const float *B, const float *dC,
-                              float *dA, float *dB) {
+                              float *dA, float beta_a, float *dB, float beta_b) {
   if (dA) {
     if (!d->ta) /* dA [m, k] = dC op(B)^T */
-      gemm_small(0, !d->tb, m, d->k, d->n, dC, d->n, B, d->b1, 1.0f, dA, d->k);
+      gemm_small(0, !d->tb, m, d->k, d->n, dC, d->n, B, d->b1, beta_a, dA, d->k);
     else /* dA [k, m] = op(B) dC^T */
-      gemm_small(d->tb, 1, d->k, m, d->n, B, d->b1, dC, d->n, 1.0f, dA, m);
+      gemm_small(d->tb, 1, d->k, m, d->n, B, d->b1, dC, d->n, beta_a, dA, m);
   }
   if (dB) {
     if (!d->tb) /* dB [k, n] = op(A)^T dC */
-      gemm_small(!d->ta, 0, d->k, d->n, m, A, d->a1, dC, d->n, 1.0f, dB, d->n);
+      gemm_small(!d->ta, 0, d->k, d->n, m, A, d->a1, dC, d->n, beta_b, dB, d->n);
     else /* dB [n, k] = dC^T op(A) */
-      gemm_small(1, d->ta, d->n, d->k, m, dC, d->n, A, d->a1, 1.0f, dB, d->k);
+      gemm_small(1, d->ta, d->n, d->k, m, dC, d->n, A, d->a1, beta_b, dB, d->k);
   }
 }
 
-/* Gradients of batches [lo, hi), each of m rows (a flattened product: lo 0, hi 1). */
+/* Gradients of batches [lo, hi), each of m rows (a flattened product: lo 0, hi 1); fa, fb: dA, dB start fresh
+ * (args.grad_fresh), so the batches write them (a shared B's gradient: the first batch writes, the rest add). */
 TG_CPU_CLONES static void mm_bwd_batches(const tg_mm_dims *d, int64_t m, int64_t lo, int64_t hi, const float *A,
-                                         const float *B, const float *dC, float *dA, float *dB) {
+                                         const float *B, const float *dC, float *dA, float *dB, int fa, int fb) {
   if (mm_row_scale(d) && m == 1) { /* as mm_tiny: dA_i += dC_i . B_i in lanes, dB_i += a_i dC_i */
     int64_t n = d->n;
     for (int64_t i = lo; i < hi; i++) {
       const float *restrict g = dC + i * d->sc, *restrict b = B + i * d->sb; /* [n] each */
-      if (dA) dA[i * d->sa] += tg_lane_dot(g, 1, b, n);
+      if (dA) dA[i * d->sa] = tg_grad_base(fa, dA[i * d->sa]) + tg_lane_dot(g, 1, b, n);
       if (dB) {
         float s = A[i * d->sa];
         float *restrict db = dB + i * d->sb; /* [n] */
-        for (int64_t j = 0; j < n; j++) db[j] += s * g[j];
+        int fresh = fb && (d->sb != 0 || i == 0);
+        for (int64_t j = 0; j < n; j++) db[j] = tg_grad_base(fresh, db[j]) + s * g[j];
       }
     }
     return;
   }
   for (int64_t i = lo; i < hi; i++)
-    mm_bwd_one(d, m, A + i * d->sa, B + i * d->sb, dC + i * d->sc, dA ? dA + i * d->sa : NULL,
-               dB ? dB + i * d->sb : NULL);
+    mm_bwd_one(d, m, A + i * d->sa, B + i * d->sb, dC + i * d->sc, dA ? dA + i * d->sa : NULL, fa ? 0.0f : 1.0f,
+               dB ? dB + i * d->sb : NULL, fb && (d->sb != 0 || i == 0) ? 0.0f : 1.0f);
 }
 
 tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a) {
@@ -263,26 +266,27 @@ tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a) {
   const float *dC = operand(a, &w, a->out_grad, NULL, tg_numel(a->out));               /* [batch, M, N] */
   const float *A = operand(a, &w, a->in[0]->data, a->in_bf16[0], tg_numel(a->in[0])); /* [batch, M, K] or [batch, K, M] */
   const float *B = operand(a, &w, a->in[1]->data, a->in_bf16[1], tg_numel(a->in[1])); /* [batch or 1, K, N] or [.., N, K] */
-  const tg_cpu_gemm_plan *p = plan_of(a);
-  if (p && p->d_a && dA) {
-    if ((st = tg_gemm_prim_run(p->d_a, dC, B, NULL, dA, a->node_name)) != TG_OK) return st;
+  int fa = (a->grad_fresh & 1u) != 0, fb = (a->grad_fresh & 2u) != 0;
+  tg_gemm_prim *pa = tg_cpu_grad_prim(plan_of(a), 0, fa), *pb = tg_cpu_grad_prim(plan_of(a), 1, fb);
+  if (pa && dA) {
+    if ((st = tg_gemm_prim_run(pa, dC, B, NULL, dA, a->node_name)) != TG_OK) return st;
     dA = NULL;
   }
-  if (p && p->d_b && dB) {
-    if ((st = tg_gemm_prim_run(p->d_b, A, dC, NULL, dB, a->node_name)) != TG_OK) return st;
+  if (pb && dB) {
+    if ((st = tg_gemm_prim_run(pb, A, dC, NULL, dB, a->node_name)) != TG_OK) return st;
     dB = NULL;
   }
   if (!dA && !dB) return TG_OK;
   if (d.sb == 0 && !d.ta) {
     /* shared b, untransposed a: the batches are just more rows, and dB sums over them */
-    mm_bwd_batches(&d, d.batch * d.m, 0, 1, A, B, dC, dA, dB);
+    mm_bwd_batches(&d, d.batch * d.m, 0, 1, A, B, dC, dA, dB, fa, fb);
     return TG_OK;
   }
   /* a shared b's gradient (sb = 0) sums over the batches: that loop stays serial, in order */
   int64_t nchunk = (d.sb != 0 || !dB) && mm_batches_parallel(&d) ? omp_get_max_threads() : 1;
   TG_PAR_FOR(nchunk > 1, schedule(static),
   for (int64_t c = 0; c < nchunk; c++)
-    mm_bwd_batches(&d, d.m, d.batch * c / nchunk, d.batch * (c + 1) / nchunk, A, B, dC, dA, dB););
+    mm_bwd_batches(&d, d.m, d.batch * c / nchunk, d.batch * (c + 1) / nchunk, A, B, dC, dA, dB, fa, fb););
   return TG_OK;
 }
 
@@ -327,10 +331,12 @@ tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
   const float *x = operand(a, &ws, dw ? a->in[0]->data : NULL, a->in_bf16[0], rows * nin); /* [rows, in] */
   const float *w = operand(a, &ws, dx ? a->in[1]->data : NULL, a->in_bf16[1], nout * nin); /* [out, in] */
   const tg_cpu_gemm_plan *p = plan_of(a);
-  if (dx && p && p->d_a) {
-    if ((st = tg_gemm_prim_run(p->d_a, dy, w, NULL, dx, a->node_name)) != TG_OK) return st;
+  int fresh = (a->grad_fresh & 1u) != 0; /* dx unzeroed: written, not added into */
+  tg_gemm_prim *px = tg_cpu_grad_prim(p, 0, fresh);
+  if (dx && px) {
+    if ((st = tg_gemm_prim_run(px, dy, w, NULL, dx, a->node_name)) != TG_OK) return st;
   } else if (dx) {
-    tg_cpu_gemm(0, 0, rows, nin, nout, dy, nout, w, nin, 1.0f, dx, nin);
+    tg_cpu_gemm(0, 0, rows, nin, nout, dy, nout, w, nin, fresh ? 0.0f : 1.0f, dx, nin);
   }
   if (dw && p && p->d_b) {
     if ((st = tg_gemm_prim_run(p->d_b, dy, x, NULL, dw, a->node_name)) != TG_OK) return st;
@@ -436,13 +442,14 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
   const float *w = operand(a, &ws, a->in[1]->data, a->in_bf16[1], G * nout * nin); /* [G, out, in] */
   int64_t ncol = G * nout;
   const tg_cpu_gemm_plan *p = plan_of(a);
+  int fresh = (a->grad_fresh & 1u) != 0; /* dx unzeroed: written, not added into */
   if (nin == 1) {
-    tg_cpu_stacked_in1_bwd(x, w, dy, dx, dw, rows, G, nout);
+    tg_cpu_stacked_in1_bwd(x, w, dy, dx, fresh, dw, rows, G, nout);
     if (db) sl_bias_grad(dy_f32, db, rows, ncol);
     return TG_OK;
   }
   if (p) { /* the planned primitives hold every group; the bias gradient sums the unrounded dy in f32 */
-    if (dx && (st = tg_gemm_prim_run(p->d_a, dy, w, NULL, dx, a->node_name)) != TG_OK) return st;
+    if (dx && (st = tg_gemm_prim_run(tg_cpu_grad_prim(p, 0, fresh), dy, w, NULL, dx, a->node_name)) != TG_OK) return st;
     if (dw && (st = tg_gemm_prim_run(p->d_b, dy, x, NULL, dw, a->node_name)) != TG_OK) return st;
     if (db) sl_bias_grad(dy_f32, db, rows, ncol);
     return TG_OK;
@@ -457,7 +464,7 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
   for (int64_t j = 0; j < G; j++) {
     const float *dyj = dy + j * nout, *wj = w + j * nout * nin; /* [rows, out] strided G out; [out, in] */
     if (dx) /* dx[:, j] [rows, in] += dy[:, j] w[j] */
-      tg_cpu_gemm(0, 0, rows, nin, nout, dyj, G * nout, wj, nin, 1.0f, dx + j * nin, G * nin);
+      tg_cpu_gemm(0, 0, rows, nin, nout, dyj, G * nout, wj, nin, fresh ? 0.0f : 1.0f, dx + j * nin, G * nin);
     if (dw) /* dw[j] [out, in] += dy[:, j]^T x[:, j] */
       tg_cpu_gemm(1, 0, nout, nin, rows, dyj, G * nout, x + j * nin, G * nin, 1.0f, dw + j * nout * nin, nin);
     if (sums_by_group) sl_col_sums(dy_f32, db, rows, ncol, j * nout, (j + 1) * nout);

@@ -4,6 +4,7 @@
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_rows.h"
 #include "backend/cpu/cpu_simd.h"
+#include "backend/cpu/cpu_vmath.h"
 
 /* Rows or columns per parallel loop below this many outputs stay on one thread. */
 #define IN1_PAR_MIN (1 << 16)
@@ -36,12 +37,13 @@ void tg_cpu_stacked_in1_fwd(const float *x, const float *w, const float *b, floa
   });
 }
 
-/* dx[r, j] += dy[r, j, :] . w[j, :] for rows [r0, r1). */
-TG_CPU_CLONES static void in1_dx_rows(const float *restrict dy, const float *restrict w, float *restrict dx,
+/* dx[r, j] += dy[r, j, :] . w[j, :] for rows [r0, r1) (fresh: dx unzeroed, so written). */
+TG_CPU_CLONES static void in1_dx_rows(const float *restrict dy, const float *restrict w, float *restrict dx, int fresh,
                                       int64_t r0, int64_t r1, int64_t G, int64_t nout) {
   for (int64_t r = r0; r < r1; r++)
     for (int64_t j = 0; j < G; j++) {
-      dx[r * G + j] += tg_lane_dot(dy + (r * G + j) * nout, 1, w + j * nout, nout); /* [out] each */
+      float *g = dx + r * G + j;
+      *g = tg_grad_base(fresh, *g) + tg_lane_dot(dy + (r * G + j) * nout, 1, w + j * nout, nout); /* [out] each */
     }
 }
 
@@ -58,15 +60,15 @@ TG_CPU_CLONES static void in1_dw_cols(const float *restrict x, const float *rest
   }
 }
 
-void tg_cpu_stacked_in1_bwd(const float *x, const float *w, const float *dy, float *dx, float *dw, int64_t rows,
-                            int64_t G, int64_t nout) {
+void tg_cpu_stacked_in1_bwd(const float *x, const float *w, const float *dy, float *dx, int dx_fresh, float *dw,
+                            int64_t rows, int64_t G, int64_t nout) {
   int par = tg_par_ok() && rows * G * nout >= IN1_PAR_MIN;
   if (dx) {
     int64_t nblk = par ? omp_get_max_threads() : 1, per = (rows + nblk - 1) / nblk;
     TG_PAR_FOR(nblk > 1, schedule(static),
     for (int64_t p = 0; p < nblk; p++) {
       int64_t r0 = p * per, r1 = r0 + per < rows ? r0 + per : rows;
-      if (r0 < r1) in1_dx_rows(dy, w, dx, r0, r1, G, nout);
+      if (r0 < r1) in1_dx_rows(dy, w, dx, dx_fresh, r0, r1, G, nout);
     });
   }
   if (dw) {
