@@ -14,7 +14,7 @@ static int backend_index(tg_device_kind k) {
   return -1;
 }
 
-/* A backend still being built (no op kernels yet) is listed but must refuse every device: never half a graph. */
+/* A backend still being built (not every op has kernels yet) is listed but must refuse every device: never half a graph. */
 static void check_incomplete(tg_device_kind k, const char *why) {
   char spec[32];
   tg_device d;

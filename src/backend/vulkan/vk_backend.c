@@ -1,14 +1,16 @@
-/* The Vulkan backend's table: devices listed and started, memory as buffer device addresses; no op kernels yet. */
+/* The Vulkan backend's table: devices listed and started, memory as buffer device addresses, the op kernels it has. */
 #include <stdio.h>
 #include <string.h>
 #include "backend/vulkan/vk_api.h"
 #include "backend/vulkan/vk_device.h"
+#include "backend/vulkan/vk_kernels.h"
 #include "backend/vulkan/vk_memory.h"
 #include "graph/backend.h"
+#include "ops/op_kernel_list.h"
 
 #define TG_VK_INCOMPLETE                                                                                             \
-  "the Vulkan backend lists devices, holds memory and runs its first kernel, but has no op kernels yet, so it trains " \
-  "and predicts nothing: use cpu or cuda"
+  "the Vulkan backend has kernels for the elementwise ops only, not yet for every op, so it trains and predicts " \
+  "nothing: use cpu or cuda"
 
 static int vk_device_count(void) { return tg_vk_phys_count(); }
 static const char *vk_unavailable_reason(void) { return tg_vk_why_none(); }
@@ -43,10 +45,17 @@ static void vk_describe(char *buf, size_t n) {
   if (used + 1 < n) snprintf(buf + used, n - used, "  note       %s\n", TG_VK_INCOMPLETE);
 }
 
-static const tg_op_kernels *vk_kernels(int op, tg_dtype dt) {
-  (void)op, (void)dt;
-  return NULL;
+#define VK_FB(op, s) TG_OP_KERNEL_CASE_FB_(tg_vk, op, s)
+const tg_op_kernels *tg_vk_op_kernels(int op) {
+  switch (op) {
+    TG_VK_KERNEL_LIST(VK_FB)
+    default:
+      return NULL;
+  }
 }
+#undef VK_FB
+
+static const tg_op_kernels *vk_kernels(int op, tg_dtype dt) { return dt == TG_F32 ? tg_vk_op_kernels(op) : NULL; }
 
 static tg_status vk_alloc(tg_device d, size_t bytes, void **out) { return tg_vk_alloc(d.index, bytes, out); }
 static void vk_free(tg_device d, void *p) { tg_vk_free(d.index, p); }

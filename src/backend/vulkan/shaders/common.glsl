@@ -1,0 +1,41 @@
+// Shared by the Vulkan backend's shaders: f32 buffers by device address, and math GLSL lacks (log1p, expm1, erf).
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference2 : require
+
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32 { float v[]; };
+
+// The invocations of the whole dispatch, for grid-stride loops (dispatches are capped at 65535 workgroups). A macro,
+// expanded where it is used: gl_WorkGroupSize in a function defined before the shader's local_size layout is 1.
+#define TG_STRIDE (gl_NumWorkGroups.x * gl_WorkGroupSize.x)
+
+// log(1 + u) without losing a small u to the rounding of 1 + u (the error of 1 + u cancels in the ratio).
+float tg_log1p(float u) {
+  float w = 1.0 + u;
+  return w == 1.0 ? u : log(w) * (u / (w - 1.0));
+}
+
+// exp(x) - 1 without the cancellation near 0 (Kahan: the rounding of exp(x) cancels in (u - 1) / log(u)).
+float tg_expm1(float x) {
+  float u = exp(x);
+  if (u == 1.0) return x;
+  float um1 = u - 1.0;
+  if (um1 == -1.0) return -1.0;
+  return isinf(u) ? u : um1 * (x / log(u));
+}
+
+// Logistic function with exp of a non-positive argument only.
+float tg_sigmoid(float x) {
+  float e = exp(-abs(x));
+  float s = 1.0 / (1.0 + e);
+  return x >= 0.0 ? s : e * s;
+}
+
+// Standard normal CDF from erfc (Abramowitz and Stegun 7.1.26, absolute error below 1.5e-7, as the CPU kernels);
+// e is exp(-x^2 / 2), which the caller shares with the density.
+float tg_normcdf(float x, float e) {
+  float z = abs(x) * 0.707106781186547524;
+  float t = 1.0 / (1.0 + 0.3275911 * z);
+  float p = (((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592;
+  float half_erfc = 0.5 * (t * p) * e;
+  return x < 0.0 ? half_erfc : 1.0 - half_erfc;
+}

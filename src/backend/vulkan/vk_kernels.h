@@ -1,0 +1,23 @@
+/* The Vulkan backend's op kernels (tg_vk_<stem>_fwd/_bwd, named as ops/op_kernel_list.h names them), each one dispatch
+ * on the device of the tensors it is given; the ops with kernels so far, for the backend's table. */
+#ifndef TG_VK_KERNELS_H
+#define TG_VK_KERNELS_H
+
+#include "graph/backend.h"
+
+/* The ops that have Vulkan kernels today (forward and backward): FB(op, stem) for each. */
+#define TG_VK_KERNEL_LIST(FB)                                                                                         \
+  FB(TG_OP_ADD, add) FB(TG_OP_SUB, sub) FB(TG_OP_MUL, mul) FB(TG_OP_DIV, div) FB(TG_OP_SCALE, scale)                   \
+  FB(TG_OP_RELU, relu) FB(TG_OP_TANH, tanh) FB(TG_OP_SIGMOID, sigmoid) FB(TG_OP_ELU, elu) FB(TG_OP_SILU, silu)         \
+  FB(TG_OP_SOFTPLUS, softplus) FB(TG_OP_EXP, exp) FB(TG_OP_LOG, log) FB(TG_OP_SQRT, sqrt) FB(TG_OP_GELU, gelu)
+
+#define TG_VK_KERNEL_DECL(op, s)                                                                                       \
+  tg_status tg_vk_##s##_fwd(const tg_kernel_args *a);                                                                  \
+  tg_status tg_vk_##s##_bwd(const tg_kernel_args *a);
+TG_VK_KERNEL_LIST(TG_VK_KERNEL_DECL)
+#undef TG_VK_KERNEL_DECL
+
+/* The op's kernel pair on Vulkan, NULL when it has none yet. */
+const tg_op_kernels *tg_vk_op_kernels(int op);
+
+#endif
