@@ -5,8 +5,6 @@
 #include "tg_vk_spirv.h" /* written by CMake: tg_vk_spv_<name>, each shader's SPIR-V */
 
 #define TG_VK_MAX_DEVICES 16
-/* Vulkan guarantees at least this many workgroups in x. */
-#define TG_VK_GROUPS_MAX 65535u
 
 #define TG_VK_SPV_ENTRY(name) {#name, tg_vk_spv_##name, sizeof tg_vk_spv_##name},
 static const struct {
@@ -57,6 +55,10 @@ uint32_t tg_vk_groups(uint64_t n, uint32_t per_group) {
 }
 
 tg_status tg_vk_dispatch(int dev, tg_vk_kernel k, const void *args, uint32_t bytes, uint32_t groups) {
+  return tg_vk_dispatch_grid(dev, k, args, bytes, (uint32_t[3]){groups, 1, 1});
+}
+
+tg_status tg_vk_dispatch_grid(int dev, tg_vk_kernel k, const void *args, uint32_t bytes, const uint32_t groups[3]) {
   tg_vk_dev *d;
   tg_status st = tg_vk_device(dev, &d);
   if (st != TG_OK) return st;
@@ -69,7 +71,7 @@ tg_status tg_vk_dispatch(int dev, tg_vk_kernel k, const void *args, uint32_t byt
   if (st != TG_OK || (st = tg_vk_submit_begin(d)) != TG_OK) return st;
   d->f.vkCmdBindPipeline(d->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
   d->f.vkCmdPushConstants(d->cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, bytes, args);
-  d->f.vkCmdDispatch(d->cmd, groups, 1, 1);
+  d->f.vkCmdDispatch(d->cmd, groups[0], groups[1], groups[2]);
   char what[96];
   snprintf(what, sizeof what, "kernel '%s'", k_shaders[k].name);
   return tg_vk_submit_end(d, what);

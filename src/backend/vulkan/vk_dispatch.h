@@ -15,6 +15,11 @@ typedef enum tg_vk_kernel { TG_VK_SHADERS(TG_VK_KERNEL_ID) TG_VK_KERNEL_COUNT } 
 
 /* Runs kernel k on vulkan:dev over `groups` workgroups with the push constants args [bytes], and waits for it. */
 tg_status tg_vk_dispatch(int dev, tg_vk_kernel k, const void *args, uint32_t bytes, uint32_t groups);
+/* The same over a grid of groups[0] x groups[1] x groups[2] workgroups (each at most TG_VK_GROUPS_MAX). */
+tg_status tg_vk_dispatch_grid(int dev, tg_vk_kernel k, const void *args, uint32_t bytes, const uint32_t groups[3]);
+
+/* Vulkan guarantees at least this many workgroups in each dimension. */
+#define TG_VK_GROUPS_MAX 65535u
 
 /* Workgroups for n elements at `per_group` each, capped at the count every device takes (kernels loop over the rest). */
 uint32_t tg_vk_groups(uint64_t n, uint32_t per_group);

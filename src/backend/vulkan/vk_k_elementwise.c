@@ -48,7 +48,7 @@ static tg_status bin_run(const tg_kernel_args *a, uint32_t op, int backward) {
   uint32_t small = p.na < p.n ? p.na : p.nb; /* the broadcast operand, when it wants a gradient */
   if ((p.has_ga && p.na < p.n) || (p.has_gb && p.nb < p.n)) {
     p.mode = 2;
-    if ((st = tg_vk_dispatch(dev, TG_VK_K_binary, &p, sizeof p, tg_vk_groups(small, GROUP))) != TG_OK) return st;
+    if ((st = tg_vk_dispatch(dev, TG_VK_K_binary, &p, sizeof p, tg_vk_groups(small, 1))) != TG_OK) return st; /* a group each */
   }
   return TG_OK;
 }

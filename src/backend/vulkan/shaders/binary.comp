@@ -1,6 +1,6 @@
 // add, sub, mul, div with suffix broadcasting (a [na], b [nb]: one has the output's n elements, the other divides n).
 // mode 0: out = a op b; 1: the gradients of the operands of n elements (ga, gb where has_ga, has_gb); 2: the
-// gradient of the smaller operand, one invocation per its element, summed over the n / ns repetitions in order.
+// gradient of the smaller operand, one workgroup per its element, summed over the n / ns repetitions (tg_group_sum).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
@@ -46,14 +46,17 @@ void main() {
   } else {
     bool small_a = p.na < p.n;
     uint ns = small_a ? p.na : p.nb, reps = p.n / ns;
-    for (uint j = gl_GlobalInvocationID.x; j < ns; j += stride) {
+    for (uint j = gl_WorkGroupID.x; j < ns; j += gl_NumWorkGroups.x) { // uniform in the workgroup
       float acc = 0.0;
-      for (uint r = 0u; r < reps; r++) {
+      for (uint r = gl_LocalInvocationID.x; r < reps; r += gl_WorkGroupSize.x) {
         uint i = r * ns + j;
         float g = p.dy.v[i], a = operand_a(i), b = operand_b(i);
         acc += small_a ? grad_a(p.op, g, b) : grad_b(p.op, g, a, b, p.op == 3u ? p.y.v[i] : 0.0);
       }
-      if (small_a) p.ga.v[j] += acc; else p.gb.v[j] += acc;
+      float total = tg_group_sum(acc);
+      if (gl_LocalInvocationID.x == 0u) {
+        if (small_a) p.ga.v[j] += total; else p.gb.v[j] += total;
+      }
     }
   }
 }

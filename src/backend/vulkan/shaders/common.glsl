@@ -1,4 +1,6 @@
-// Shared by the Vulkan backend's shaders: f32 buffers by device address, and math GLSL lacks (log1p, expm1, erf).
+// Shared by the Vulkan backend's shaders: f32 buffers by device address, grid-stride loops, a workgroup's sum, and math
+// GLSL lacks (log1p, expm1, the normal CDF). No invocation loops more than 65535 times: lavapipe (llvmpipe) ends a loop
+// there, so a long reduction is spread over a workgroup (tg_group_sum) and a long GEMM over several dispatches.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference2 : require
 
@@ -7,6 +9,22 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32 { float 
 // The invocations of the whole dispatch, for grid-stride loops (dispatches are capped at 65535 workgroups). A macro,
 // expanded where it is used: gl_WorkGroupSize in a function defined before the shader's local_size layout is 1.
 #define TG_STRIDE (gl_NumWorkGroups.x * gl_WorkGroupSize.x)
+
+// The sum of v over a workgroup of 256 invocations, by the same tree every time. Every invocation of the workgroup
+// must call it (it holds barriers); each gets the sum.
+shared float tg_partial[256];
+float tg_group_sum(float v) {
+  uint t = gl_LocalInvocationIndex;
+  tg_partial[t] = v;
+  barrier();
+  for (uint s = 128u; s > 0u; s >>= 1) {
+    if (t < s) tg_partial[t] += tg_partial[t + s];
+    barrier();
+  }
+  float total = tg_partial[0];
+  barrier(); // before a next call overwrites the partial sums
+  return total;
+}
 
 // log(1 + u) without losing a small u to the rounding of 1 + u (the error of 1 + u cancels in the ratio).
 float tg_log1p(float u) {

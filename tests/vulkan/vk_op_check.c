@@ -1,0 +1,113 @@
+/* The Vulkan op-check harness (vk_op_check.h): host and device tensors side by side, CPU kernels against Vulkan's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/cpu/cpu_kernels.h"
+#include "backend/vulkan/vk_kernels.h"
+#include "backend/vulkan/vk_memory.h"
+#include "graph/backend.h"
+#include "support/check.h"
+#include "tickgrad/tickgrad.h"
+#include "vulkan/vk_op_check.h"
+
+void vk_pair_new(vk_pair *p, const char *name, int ndim, const int64_t *shape) {
+  p->ndim = ndim;
+  p->n = 1;
+  for (int d = 0; d < ndim; d++) p->shape[d] = shape[d], p->n *= shape[d];
+  p->host = calloc((size_t)p->n, sizeof(float));
+  CHECK_OK(tg_vk_alloc(0, sizeof(float) * (size_t)p->n, (void **)&p->dev));
+  CHECK_OK(tg_tensor_view(&p->th, name, tg_cpu(0), TG_F32, ndim, p->shape, p->host));
+  CHECK_OK(tg_tensor_view(&p->td, name, (tg_device){TG_VULKAN, 0}, TG_F32, ndim, p->shape, p->dev));
+}
+
+static void pair_upload(vk_pair *p) { CHECK_OK(tg_vk_from_host(0, p->dev, p->host, sizeof(float) * (size_t)p->n)); }
+
+void vk_pair_free(vk_pair *p) {
+  tg_vk_free(0, p->dev);
+  free(p->host);
+}
+
+/* Uniform in [lo, hi) from a fixed sequence. */
+static float draw(uint64_t *s, float lo, float hi) {
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  return lo + (hi - lo) * (float)((*s >> 40) * (1.0 / 16777216.0));
+}
+
+void vk_pair_fill(vk_pair *p, uint64_t seed, float lo, float hi) {
+  for (int64_t i = 0; i < p->n; i++) p->host[i] = draw(&seed, lo, hi);
+  pair_upload(p);
+}
+
+/* The worst of |got - want| / (1 + |want|) over n, NaN where only one side is NaN. */
+static double worst_err(const float *got, const float *want, int64_t n) {
+  double worst = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (isnan(got[i]) || isnan(want[i])) {
+      if (isnan(got[i]) != isnan(want[i])) return NAN;
+      continue;
+    }
+    double e = fabs((double)got[i] - want[i]) / (1.0 + fabs((double)want[i]));
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+static double g_worst[2];                /* the worst error seen forward, backward at the default tolerances */
+static double g_bwd_tol = VK_BWD_TOL; /* vk_set_bwd_tol */
+
+double vk_set_bwd_tol(double tol) {
+  double old = g_bwd_tol;
+  g_bwd_tol = tol;
+  return old;
+}
+
+/* got (on the device) against want (host) within tol; backward: 0 forward, 1 backward (for the worst errors). */
+static void compare(const char *what, const vk_pair *p, const float *want, double tol, int backward) {
+  float *got = malloc(sizeof(float) * (size_t)p->n);
+  CHECK_OK(tg_vk_to_host(0, got, p->dev, sizeof(float) * (size_t)p->n));
+  double e = worst_err(got, want, p->n), *w = &g_worst[backward];
+  if (tol == (backward ? VK_BWD_TOL : VK_FWD_TOL) && !(e <= *w)) *w = e;
+  CHECK_MSG(e <= tol, "%s: worst relative error %.3g (tolerance %.1g) over %lld elements", what, e, tol,
+            (long long)p->n);
+  free(got);
+}
+
+void vk_check_op(const char *name, int op, vk_pair *in, int n_in, int out_ndim, const int64_t *out_shape,
+                 const int *want_grad, const tg_attr *attr) {
+  const tg_op_kernels *cpu = tg_cpu_op_kernels(op, TG_F32), *vk = tg_vk_op_kernels(op);
+  CHECK_MSG(vk != NULL, "%s has no Vulkan kernel", name);
+  if (!vk) return;
+  vk_pair out, dy, g[TG_MAX_INPUTS];
+  vk_pair_new(&out, "out", out_ndim, out_shape);
+  vk_pair_new(&dy, "dy", out_ndim, out_shape);
+  vk_pair_fill(&dy, 99, -1.0f, 1.0f);
+  tg_kernel_args ah = {.n_in = n_in, .out = &out.th, .attr = attr, .node_name = name};
+  tg_kernel_args ad = {.n_in = n_in, .out = &out.td, .attr = attr, .node_name = name};
+  for (int k = 0; k < n_in; k++) ah.in[k] = &in[k].th, ad.in[k] = &in[k].td;
+  CHECK_OK(cpu->fwd(&ah));
+  CHECK_OK(vk->fwd(&ad));
+  char what[96];
+  snprintf(what, sizeof what, "%s forward", name);
+  compare(what, &out, out.host, VK_FWD_TOL, 0);
+  /* the backward reads the forward's output where it needs it: each side its own */
+  ah.out_grad = dy.host, ad.out_grad = dy.dev;
+  for (int k = 0; k < n_in; k++) {
+    vk_pair_new(&g[k], "g", in[k].ndim, in[k].shape);
+    vk_pair_fill(&g[k], 7 + (uint64_t)k, -0.5f, 0.5f); /* gradients start non-zero: the kernels add */
+    ah.in_grad[k] = want_grad[k] ? g[k].host : NULL;
+    ad.in_grad[k] = want_grad[k] ? g[k].dev : NULL;
+  }
+  CHECK_OK(cpu->bwd(&ah));
+  CHECK_OK(vk->bwd(&ad));
+  for (int k = 0; k < n_in; k++) {
+    snprintf(what, sizeof what, "%s backward, input %d%s", name, k, want_grad[k] ? "" : " (not wanted: unchanged)");
+    compare(what, &g[k], g[k].host, g_bwd_tol, 1);
+    vk_pair_free(&g[k]);
+  }
+  vk_pair_free(&out);
+  vk_pair_free(&dy);
+}
+
+double vk_worst_fwd(void) { return g_worst[0]; }
+double vk_worst_bwd(void) { return g_worst[1]; }

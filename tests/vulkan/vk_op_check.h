@@ -1,0 +1,39 @@
+/* Checks Vulkan op kernels against the CPU's on the same inputs (tests/vulkan): tensors held on the host and on
+ * vulkan:0 side by side, filled from a fixed sequence; forward compared, then backward into gradients that start
+ * non-zero on both sides, as the graph's do. */
+#ifndef TG_VK_OP_CHECK_H
+#define TG_VK_OP_CHECK_H
+
+#include <stdint.h>
+#include "ops/ops.h"
+
+#define VK_FWD_TOL 1e-5
+#define VK_BWD_TOL 1e-4
+
+/* One f32 tensor on the host and its copy on vulkan:0. */
+typedef struct vk_pair {
+  int64_t n, shape[4];
+  int ndim;
+  float *host, *dev;
+  tg_tensor th, td;
+} vk_pair;
+
+void vk_pair_new(vk_pair *p, const char *name, int ndim, const int64_t *shape);
+void vk_pair_free(vk_pair *p);
+/* Host values uniform in [lo, hi) from seed, copied to the device. */
+void vk_pair_fill(vk_pair *p, uint64_t seed, float lo, float hi);
+
+/* Runs op forward and backward on the CPU and on vulkan:0 with inputs in[0..n_in) and an output of out_shape, and
+ * compares within VK_FWD_TOL and VK_BWD_TOL (|got - want| <= tol (1 + |want|)); want_grad[k] 0: input k's gradient not
+ * wanted (then it must stay as it was). name labels the failures. */
+void vk_check_op(const char *name, int op, vk_pair *in, int n_in, int out_ndim, const int64_t *out_shape,
+                 const int *want_grad, const tg_attr *attr);
+
+/* Sets the backward tolerance of the next checks (VK_BWD_TOL until then); returns the one before. */
+double vk_set_bwd_tol(double tol);
+
+/* The worst relative errors seen so far at the default tolerances, forward and backward. */
+double vk_worst_fwd(void);
+double vk_worst_bwd(void);
+
+#endif
