@@ -10,7 +10,9 @@
   FB(TG_OP_ADD, add) FB(TG_OP_SUB, sub) FB(TG_OP_MUL, mul) FB(TG_OP_DIV, div) FB(TG_OP_SCALE, scale)                   \
   FB(TG_OP_RELU, relu) FB(TG_OP_TANH, tanh) FB(TG_OP_SIGMOID, sigmoid) FB(TG_OP_ELU, elu) FB(TG_OP_SILU, silu)         \
   FB(TG_OP_SOFTPLUS, softplus) FB(TG_OP_EXP, exp) FB(TG_OP_LOG, log) FB(TG_OP_SQRT, sqrt) FB(TG_OP_GELU, gelu)          \
-  FB(TG_OP_MATMUL, matmul) FB(TG_OP_LINEAR, linear) FB(TG_OP_STACKED_LINEAR, stacked_linear)
+  FB(TG_OP_MATMUL, matmul) FB(TG_OP_LINEAR, linear) FB(TG_OP_STACKED_LINEAR, stacked_linear) FB(TG_OP_SUM, sum)      \
+  FB(TG_OP_MEAN, mean) FB(TG_OP_SUM_LAST, sum_last) FB(TG_OP_MEAN_LAST, mean_last) FB(TG_OP_MSE_LOSS, mse)             \
+  FB(TG_OP_HUBER_LOSS, huber)
 
 #define TG_VK_KERNEL_DECL(op, s)                                                                                       \
   tg_status tg_vk_##s##_fwd(const tg_kernel_args *a);                                                                  \

@@ -1,0 +1,84 @@
+/* Vulkan kernels of the sums and the mean losses: sum, mean, sum_last, mean_last, mse and huber, forward
+ * (shaders/rows_sum.comp: a workgroup per row) and backward (shaders/rows_sum_grad.comp). */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include "backend/vulkan/vk_dispatch.h"
+#include "backend/vulkan/vk_kernels.h"
+#include "backend/vulkan/vk_memory.h"
+
+#define GROUP 256 /* local_size_x of both shaders */
+
+enum { TERM_X, TERM_MSE, TERM_HUBER };
+
+typedef struct sum_args {
+  uint64_t x, t, o;
+  uint32_t rows, d, mode;
+  float scale, delta;
+} sum_args;
+
+typedef struct grad_args {
+  uint64_t x, t, gy, g0, g1;
+  uint32_t n, d, mode, has_g0, has_g1;
+  float scale, delta;
+} grad_args;
+
+static uint64_t addr(const void *p) { return (uint64_t)(uintptr_t)p; }
+
+/* The rows and row length of a reduction: over the last dim (last) or over everything (one row). */
+static tg_status rows_of(const tg_kernel_args *a, int last, int64_t *rows, int64_t *d) {
+  const tg_tensor *x = a->in[0];
+  int64_t n = tg_numel(x);
+  *d = last ? x->shape[x->ndim - 1] : n;
+  *rows = *d > 0 ? n / *d : (last ? tg_numel(a->out) : 1);
+  if (n > (int64_t)UINT32_MAX || *d > (int64_t)GROUP * TG_VK_GROUPS_MAX)
+    return tg_error(TG_ERR_UNSUPPORTED, "%s: a sum over %lld elements, more than a Vulkan kernel takes", a->node_name,
+                    (long long)*d);
+  return TG_OK;
+}
+
+/* out [rows] = scale * sums of rows of d terms; an empty row's sum is 0 times scale (NaN for an empty mean, as the
+ * CPU's 0 / 0), written on the host side of the shader since GPUs need not keep infinities. */
+static tg_status sum_run(const tg_kernel_args *a, int last, int mean, uint32_t mode) {
+  int64_t rows, d;
+  tg_status st = rows_of(a, last, &rows, &d);
+  if (st != TG_OK || rows == 0) return st;
+  int dev = a->out->device.index;
+  if (d == 0) {
+    float v = mean || mode != TERM_X ? NAN : 0.0f;
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return tg_vk_fill_u32(dev, a->out->data, (size_t)rows, bits);
+  }
+  sum_args p = {.x = addr(a->in[0]->data), .t = mode != TERM_X ? addr(a->in[1]->data) : 0, .o = addr(a->out->data),
+                .rows = (uint32_t)rows, .d = (uint32_t)d, .mode = mode,
+                .scale = mean || mode != TERM_X ? (float)(1.0 / (double)d) : 1.0f,
+                .delta = mode == TERM_HUBER ? a->attr->f[0] : 0.0f};
+  return tg_vk_dispatch(dev, TG_VK_K_rows_sum, &p, sizeof p, tg_vk_groups((uint64_t)rows, 1));
+}
+
+static tg_status grad_run(const tg_kernel_args *a, int last, int mean, uint32_t mode) {
+  int64_t rows, d;
+  tg_status st = rows_of(a, last, &rows, &d);
+  float *g0 = a->in_grad[0], *g1 = mode != TERM_X ? a->in_grad[1] : NULL;
+  if (st != TG_OK || d == 0 || (!g0 && !g1)) return st;
+  grad_args p = {.x = mode != TERM_X ? addr(a->in[0]->data) : 0, .t = mode != TERM_X ? addr(a->in[1]->data) : 0,
+                 .gy = addr(a->out_grad), .g0 = addr(g0), .g1 = addr(g1), .n = (uint32_t)(rows * d),
+                 .d = (uint32_t)d, .mode = mode, .has_g0 = g0 != NULL, .has_g1 = g1 != NULL,
+                 .scale = mean || mode != TERM_X ? (float)(1.0 / (double)d) : 1.0f,
+                 .delta = mode == TERM_HUBER ? a->attr->f[0] : 0.0f};
+  return tg_vk_dispatch(a->out->device.index, TG_VK_K_rows_sum_grad, &p, sizeof p, tg_vk_groups(p.n, GROUP));
+}
+
+tg_status tg_vk_sum_fwd(const tg_kernel_args *a) { return sum_run(a, 0, 0, TERM_X); }
+tg_status tg_vk_sum_bwd(const tg_kernel_args *a) { return grad_run(a, 0, 0, TERM_X); }
+tg_status tg_vk_mean_fwd(const tg_kernel_args *a) { return sum_run(a, 0, 1, TERM_X); }
+tg_status tg_vk_mean_bwd(const tg_kernel_args *a) { return grad_run(a, 0, 1, TERM_X); }
+tg_status tg_vk_sum_last_fwd(const tg_kernel_args *a) { return sum_run(a, 1, 0, TERM_X); }
+tg_status tg_vk_sum_last_bwd(const tg_kernel_args *a) { return grad_run(a, 1, 0, TERM_X); }
+tg_status tg_vk_mean_last_fwd(const tg_kernel_args *a) { return sum_run(a, 1, 1, TERM_X); }
+tg_status tg_vk_mean_last_bwd(const tg_kernel_args *a) { return grad_run(a, 1, 1, TERM_X); }
+tg_status tg_vk_mse_fwd(const tg_kernel_args *a) { return sum_run(a, 0, 1, TERM_MSE); }
+tg_status tg_vk_mse_bwd(const tg_kernel_args *a) { return grad_run(a, 0, 1, TERM_MSE); }
+tg_status tg_vk_huber_fwd(const tg_kernel_args *a) { return sum_run(a, 0, 1, TERM_HUBER); }
+tg_status tg_vk_huber_bwd(const tg_kernel_args *a) { return grad_run(a, 0, 1, TERM_HUBER); }

@@ -1,0 +1,48 @@
+/* The Vulkan kernels of the sums and mean losses against the CPU's, forward and backward: sum and mean over everything
+ * (3M elements: thousands a lane), sum_last and mean_last over short and long rows and over more rows than one
+ * dispatch's workgroups, mse and huber (past delta on both sides) with one or both gradients wanted. */
+#include <stdio.h>
+#include <string.h>
+#include "support/check.h"
+#include "tickgrad/tickgrad.h"
+#include "vulkan/vk_op_check.h"
+#include "vulkan/vk_test.h"
+
+static void check_sum(const char *label, int op, int ndim, const int64_t *shape, int out_ndim, const int64_t *out) {
+  vk_pair x;
+  vk_pair_new(&x, "x", ndim, shape);
+  vk_pair_fill(&x, 31, -2.0f, 2.0f);
+  vk_check_op(label, op, &x, 1, out_ndim, out, (int[]){1}, NULL);
+  vk_pair_free(&x);
+}
+
+static void check_loss(const char *label, int op, int64_t n, float delta, int gp, int gt) {
+  vk_pair in[2];
+  vk_pair_new(&in[0], "pred", 1, (int64_t[]){n});
+  vk_pair_new(&in[1], "target", 1, (int64_t[]){n});
+  vk_pair_fill(&in[0], 41, -3.0f, 3.0f);
+  vk_pair_fill(&in[1], 42, -3.0f, 3.0f);
+  tg_attr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.f[0] = delta;
+  vk_check_op(label, op, in, 2, 0, NULL, (int[]){gp, gt}, &attr);
+  vk_pair_free(&in[0]);
+  vk_pair_free(&in[1]);
+}
+
+int main(void) {
+  int rc = vk_test_no_device();
+  if (rc >= 0) return rc;
+  check_sum("sum", TG_OP_SUM, 2, (int64_t[]){7, 300}, 0, NULL);
+  check_sum("mean", TG_OP_MEAN, 1, (int64_t[]){3000000}, 0, NULL); /* 11,719 elements a lane */
+  check_sum("sum_last", TG_OP_SUM_LAST, 3, (int64_t[]){4, 5, 3}, 2, (int64_t[]){4, 5});
+  check_sum("mean_last", TG_OP_MEAN_LAST, 2, (int64_t[]){70000, 3}, 1, (int64_t[]){70000}); /* rows past 65535 groups */
+  check_sum("mean_last long rows", TG_OP_MEAN_LAST, 2, (int64_t[]){3, 5000}, 1, (int64_t[]){3});
+  check_loss("mse", TG_OP_MSE_LOSS, 1000, 0, 1, 1);
+  check_loss("mse, target gradient only", TG_OP_MSE_LOSS, 1000, 0, 0, 1);
+  check_loss("huber", TG_OP_HUBER_LOSS, 5000, 1.0f, 1, 1);
+  check_loss("huber, prediction gradient only", TG_OP_HUBER_LOSS, 5000, 0.5f, 1, 0);
+  printf("vulkan:0: sums and mean losses against the CPU's kernels: worst relative error %.2g forward (tolerance %.0e), "
+         "%.2g backward (%.0e)\n", vk_worst_fwd(), VK_FWD_TOL, vk_worst_bwd(), VK_BWD_TOL);
+  return tg_test_finish();
+}
