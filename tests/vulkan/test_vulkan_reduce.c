@@ -1,6 +1,7 @@
-/* The Vulkan kernels of the sums and mean losses against the CPU's, forward and backward: sum and mean over everything
- * (3M elements: thousands a lane), sum_last and mean_last over short and long rows and over more rows than one
- * dispatch's workgroups, mse and huber (past delta on both sides) with one or both gradients wanted. */
+/* The Vulkan kernels of the reductions over rows against the CPU's, forward and backward: sum and mean over
+ * everything (3M elements: thousands a lane), sum_last and mean_last over short and long rows and over more rows than
+ * one dispatch's workgroups, softmax and log_softmax (rows of 3 to 5000, values far apart), mse and huber (past delta
+ * on both sides) with one or both gradients wanted. */
 #include <stdio.h>
 #include <string.h>
 #include "support/check.h"
@@ -13,6 +14,14 @@ static void check_sum(const char *label, int op, int ndim, const int64_t *shape,
   vk_pair_new(&x, "x", ndim, shape);
   vk_pair_fill(&x, 31, -2.0f, 2.0f);
   vk_check_op(label, op, &x, 1, out_ndim, out, (int[]){1}, NULL);
+  vk_pair_free(&x);
+}
+
+static void check_softmax(const char *label, int op, int64_t rows, int64_t d, float spread) {
+  vk_pair x;
+  vk_pair_new(&x, "x", 2, (int64_t[]){rows, d});
+  vk_pair_fill(&x, 51, -spread, spread);
+  vk_check_op(label, op, &x, 1, 2, x.shape, (int[]){1}, NULL);
   vk_pair_free(&x);
 }
 
@@ -38,11 +47,15 @@ int main(void) {
   check_sum("sum_last", TG_OP_SUM_LAST, 3, (int64_t[]){4, 5, 3}, 2, (int64_t[]){4, 5});
   check_sum("mean_last", TG_OP_MEAN_LAST, 2, (int64_t[]){70000, 3}, 1, (int64_t[]){70000}); /* rows past 65535 groups */
   check_sum("mean_last long rows", TG_OP_MEAN_LAST, 2, (int64_t[]){3, 5000}, 1, (int64_t[]){3});
+  check_softmax("softmax", TG_OP_SOFTMAX, 70000, 3, 4.0f);
+  check_softmax("softmax long rows", TG_OP_SOFTMAX, 5, 5000, 30.0f);
+  check_softmax("log_softmax", TG_OP_LOG_SOFTMAX, 300, 17, 4.0f);
+  check_softmax("log_softmax long rows", TG_OP_LOG_SOFTMAX, 5, 5000, 30.0f);
   check_loss("mse", TG_OP_MSE_LOSS, 1000, 0, 1, 1);
   check_loss("mse, target gradient only", TG_OP_MSE_LOSS, 1000, 0, 0, 1);
   check_loss("huber", TG_OP_HUBER_LOSS, 5000, 1.0f, 1, 1);
   check_loss("huber, prediction gradient only", TG_OP_HUBER_LOSS, 5000, 0.5f, 1, 0);
-  printf("vulkan:0: sums and mean losses against the CPU's kernels: worst relative error %.2g forward (tolerance %.0e), "
+  printf("vulkan:0: reductions over rows against the CPU's kernels: worst relative error %.2g forward (tolerance %.0e), "
          "%.2g backward (%.0e)\n", vk_worst_fwd(), VK_FWD_TOL, vk_worst_bwd(), VK_BWD_TOL);
   return tg_test_finish();
 }

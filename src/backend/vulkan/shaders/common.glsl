@@ -26,6 +26,20 @@ float tg_group_sum(float v) {
   return total;
 }
 
+// The largest v over a workgroup of 256 invocations (as tg_group_sum: every invocation calls it, each gets the result).
+float tg_group_max(float v) {
+  uint t = gl_LocalInvocationIndex;
+  tg_partial[t] = v;
+  barrier();
+  for (uint s = 128u; s > 0u; s >>= 1) {
+    if (t < s) tg_partial[t] = max(tg_partial[t], tg_partial[t + s]);
+    barrier();
+  }
+  float m = tg_partial[0];
+  barrier();
+  return m;
+}
+
 // log(1 + u) without losing a small u to the rounding of 1 + u (the error of 1 + u cancels in the ratio).
 float tg_log1p(float u) {
   float w = 1.0 + u;
