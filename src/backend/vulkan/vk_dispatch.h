@@ -21,6 +21,9 @@ tg_status tg_vk_dispatch_grid(int dev, tg_vk_kernel k, const void *args, uint32_
 /* Vulkan guarantees at least this many workgroups in each dimension. */
 #define TG_VK_GROUPS_MAX 65535u
 
+/* A device pointer as a shader's buffer address (push constants); 0 for NULL (the shader reads only what it needs). */
+static inline uint64_t tg_vk_addr(const void *p) { return (uint64_t)(uintptr_t)p; }
+
 /* Workgroups for n elements at `per_group` each, capped at the count every device takes (kernels loop over the rest). */
 uint32_t tg_vk_groups(uint64_t n, uint32_t per_group);
 

@@ -6,9 +6,6 @@
 
 #define GROUP 256 /* local_size_x of both shaders */
 
-/* A device pointer as a shader's buffer address (0 for NULL: the shader reads only what the op needs). */
-static uint64_t addr(const void *p) { return (uint64_t)(uintptr_t)p; }
-
 static tg_status count_of(const tg_kernel_args *a, const tg_tensor *t, uint32_t *out) {
   int64_t n = tg_numel(t);
   if (n > (int64_t)UINT32_MAX)
@@ -27,7 +24,7 @@ typedef struct bin_args {
 enum { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV };
 
 static tg_status bin_run(const tg_kernel_args *a, uint32_t op, int backward) {
-  bin_args p = {.a = addr(a->in[0]->data), .b = addr(a->in[1]->data), .op = op};
+  bin_args p = {.a = tg_vk_addr(a->in[0]->data), .b = tg_vk_addr(a->in[1]->data), .op = op};
   tg_status st;
   if ((st = count_of(a, a->out, &p.n)) != TG_OK || (st = count_of(a, a->in[0], &p.na)) != TG_OK ||
       (st = count_of(a, a->in[1], &p.nb)) != TG_OK)
@@ -35,11 +32,11 @@ static tg_status bin_run(const tg_kernel_args *a, uint32_t op, int backward) {
   if (p.n == 0) return TG_OK;
   int dev = a->out->device.index;
   if (!backward) {
-    p.o = addr(a->out->data);
+    p.o = tg_vk_addr(a->out->data);
     return tg_vk_dispatch(dev, TG_VK_K_binary, &p, sizeof p, tg_vk_groups(p.n, GROUP));
   }
-  p.dy = addr(a->out_grad), p.y = op == BIN_DIV ? addr(a->out->data) : 0;
-  p.ga = addr(a->in_grad[0]), p.gb = addr(a->in_grad[1]);
+  p.dy = tg_vk_addr(a->out_grad), p.y = op == BIN_DIV ? tg_vk_addr(a->out->data) : 0;
+  p.ga = tg_vk_addr(a->in_grad[0]), p.gb = tg_vk_addr(a->in_grad[1]);
   p.has_ga = a->in_grad[0] != NULL, p.has_gb = a->in_grad[1] != NULL;
   if ((p.has_ga && p.na == p.n) || (p.has_gb && p.nb == p.n)) {
     p.mode = 1;
@@ -72,14 +69,14 @@ typedef struct un_args {
 enum { UN_SCALE, UN_RELU, UN_TANH, UN_SIGMOID, UN_ELU, UN_SILU, UN_SOFTPLUS, UN_EXP, UN_LOG, UN_SQRT, UN_GELU };
 
 static tg_status un_run(const tg_kernel_args *a, uint32_t op, int backward) {
-  un_args p = {.x = addr(a->in[0]->data), .op = op, .bwd = (uint32_t)backward, .s = a->attr ? a->attr->f[0] : 0.0f};
+  un_args p = {.x = tg_vk_addr(a->in[0]->data), .op = op, .bwd = (uint32_t)backward, .s = a->attr ? a->attr->f[0] : 0.0f};
   tg_status st = count_of(a, a->out, &p.n);
   if (st != TG_OK || p.n == 0) return st;
   if (!backward) {
-    p.o = addr(a->out->data);
+    p.o = tg_vk_addr(a->out->data);
   } else {
     if (!a->in_grad[0]) return TG_OK;
-    p.y = addr(a->out->data), p.dy = addr(a->out_grad), p.o = addr(a->in_grad[0]);
+    p.y = tg_vk_addr(a->out->data), p.dy = tg_vk_addr(a->out_grad), p.o = tg_vk_addr(a->in_grad[0]);
   }
   return tg_vk_dispatch(a->out->device.index, TG_VK_K_unary, &p, sizeof p, tg_vk_groups(p.n, GROUP));
 }

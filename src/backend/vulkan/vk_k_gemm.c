@@ -26,8 +26,6 @@ typedef struct gemm_args {
   uint32_t m, n, k, batch, a_st[3], b_st[3], c_st[3], bias_b, has_bias, accumulate;
 } gemm_args;
 
-static uint64_t addr(const void *p) { return (uint64_t)(uintptr_t)p; }
-
 /* The largest element index a product reaches in an operand, for the shader's 32-bit indices. */
 static int64_t last_index(const int64_t st[3], int64_t batch, int64_t rows, int64_t cols) {
   return (batch - 1) * st[0] + (rows - 1) * st[1] + (cols - 1) * st[2];
@@ -46,7 +44,7 @@ static tg_status gemm_run(const tg_kernel_args *a, const vk_gemm *g) {
     return tg_error(TG_ERR_UNSUPPORTED, "%s: a GEMM of %lld x %lld x %lld (batch %lld) indexes past %u elements, more "
                     "than a Vulkan kernel addresses", a->node_name, (long long)g->m, (long long)g->n, (long long)g->k,
                     (long long)g->batch, UINT32_MAX);
-  gemm_args p = {.a = addr(g->a), .b = addr(g->b), .c = addr(g->c), .bias = addr(g->bias), .m = (uint32_t)g->m,
+  gemm_args p = {.a = tg_vk_addr(g->a), .b = tg_vk_addr(g->b), .c = tg_vk_addr(g->c), .bias = tg_vk_addr(g->bias), .m = (uint32_t)g->m,
                  .n = (uint32_t)g->n, .k = (uint32_t)g->k, .batch = (uint32_t)g->batch,
                  .bias_b = (uint32_t)g->bias_b, .has_bias = g->bias != NULL, .accumulate = (uint32_t)g->accumulate};
   for (int d = 0; d < 3; d++)
@@ -56,7 +54,7 @@ static tg_status gemm_run(const tg_kernel_args *a, const vk_gemm *g) {
   for (int64_t k0 = 0; st == TG_OK && (k0 < g->k || k0 == 0); k0 += K_PER_DISPATCH) {
     int64_t len = g->k - k0 < K_PER_DISPATCH ? g->k - k0 : K_PER_DISPATCH;
     p.k = (uint32_t)len;
-    p.a = addr(g->a + k0 * g->a_st[2]), p.b = addr(g->b + k0 * g->b_st[1]);
+    p.a = tg_vk_addr(g->a + k0 * g->a_st[2]), p.b = tg_vk_addr(g->b + k0 * g->b_st[1]);
     p.has_bias = k0 == 0 && g->bias; /* the bias once, with the first piece, which adds into C only when asked */
     p.accumulate = k0 > 0 || g->accumulate;
     st = tg_vk_dispatch_grid(a->out->device.index, TG_VK_K_gemm, &p, sizeof p, grid);
@@ -69,7 +67,7 @@ static tg_status col_sums(const tg_kernel_args *a, const float *x, float *s, int
   if (rows * ncol > (int64_t)UINT32_MAX)
     return tg_error(TG_ERR_UNSUPPORTED, "%s: a bias gradient over %lld elements, more than a Vulkan kernel addresses",
                     a->node_name, (long long)(rows * ncol));
-  struct { uint64_t x, s; uint32_t rows, ncol; } p = {addr(x), addr(s), (uint32_t)rows, (uint32_t)ncol};
+  struct { uint64_t x, s; uint32_t rows, ncol; } p = {tg_vk_addr(x), tg_vk_addr(s), (uint32_t)rows, (uint32_t)ncol};
   return tg_vk_dispatch(a->out->device.index, TG_VK_K_col_sums, &p, sizeof p, tg_vk_groups((uint64_t)ncol, 1));
 }
 

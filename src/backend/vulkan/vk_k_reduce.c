@@ -23,8 +23,6 @@ typedef struct grad_args {
   float scale, delta;
 } grad_args;
 
-static uint64_t addr(const void *p) { return (uint64_t)(uintptr_t)p; }
-
 /* The rows and row length of a reduction: over the last dim (last) or over everything (one row). */
 static tg_status rows_of(const tg_kernel_args *a, int last, int64_t *rows, int64_t *d) {
   const tg_tensor *x = a->in[0];
@@ -50,7 +48,7 @@ static tg_status sum_run(const tg_kernel_args *a, int last, int mean, uint32_t m
     memcpy(&bits, &v, sizeof bits);
     return tg_vk_fill_u32(dev, a->out->data, (size_t)rows, bits);
   }
-  sum_args p = {.x = addr(a->in[0]->data), .t = mode != TERM_X ? addr(a->in[1]->data) : 0, .o = addr(a->out->data),
+  sum_args p = {.x = tg_vk_addr(a->in[0]->data), .t = mode != TERM_X ? tg_vk_addr(a->in[1]->data) : 0, .o = tg_vk_addr(a->out->data),
                 .rows = (uint32_t)rows, .d = (uint32_t)d, .mode = mode,
                 .scale = mean || mode != TERM_X ? (float)(1.0 / (double)d) : 1.0f,
                 .delta = mode == TERM_HUBER ? a->attr->f[0] : 0.0f};
@@ -62,8 +60,8 @@ static tg_status grad_run(const tg_kernel_args *a, int last, int mean, uint32_t 
   tg_status st = rows_of(a, last, &rows, &d);
   float *g0 = a->in_grad[0], *g1 = mode != TERM_X ? a->in_grad[1] : NULL;
   if (st != TG_OK || d == 0 || (!g0 && !g1)) return st;
-  grad_args p = {.x = mode != TERM_X ? addr(a->in[0]->data) : 0, .t = mode != TERM_X ? addr(a->in[1]->data) : 0,
-                 .gy = addr(a->out_grad), .g0 = addr(g0), .g1 = addr(g1), .n = (uint32_t)(rows * d),
+  grad_args p = {.x = mode != TERM_X ? tg_vk_addr(a->in[0]->data) : 0, .t = mode != TERM_X ? tg_vk_addr(a->in[1]->data) : 0,
+                 .gy = tg_vk_addr(a->out_grad), .g0 = tg_vk_addr(g0), .g1 = tg_vk_addr(g1), .n = (uint32_t)(rows * d),
                  .d = (uint32_t)d, .mode = mode, .has_g0 = g0 != NULL, .has_g1 = g1 != NULL,
                  .scale = mean || mode != TERM_X ? (float)(1.0 / (double)d) : 1.0f,
                  .delta = mode == TERM_HUBER ? a->attr->f[0] : 0.0f};

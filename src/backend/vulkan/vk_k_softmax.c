@@ -9,8 +9,6 @@ typedef struct softmax_args {
   uint32_t rows, d, mode;
 } softmax_args;
 
-static uint64_t addr(const void *p) { return (uint64_t)(uintptr_t)p; }
-
 /* mode: 0 softmax, 1 log_softmax, + 2 for the backward. */
 static tg_status softmax_run(const tg_kernel_args *a, uint32_t mode) {
   int64_t rows, d;
@@ -19,9 +17,9 @@ static tg_status softmax_run(const tg_kernel_args *a, uint32_t mode) {
     return tg_error(TG_ERR_UNSUPPORTED, "%s: %lld elements, more than a Vulkan kernel indexes", a->node_name,
                     (long long)(rows * d));
   if (rows == 0 || d == 0 || (mode >= 2 && !a->in_grad[0])) return TG_OK;
-  softmax_args p = {.x = addr(a->in[0]->data), .y = addr(a->out->data), .rows = (uint32_t)rows, .d = (uint32_t)d,
+  softmax_args p = {.x = tg_vk_addr(a->in[0]->data), .y = tg_vk_addr(a->out->data), .rows = (uint32_t)rows, .d = (uint32_t)d,
                     .mode = mode};
-  if (mode >= 2) p.x = 0, p.dy = addr(a->out_grad), p.dx = addr(a->in_grad[0]);
+  if (mode >= 2) p.x = 0, p.dy = tg_vk_addr(a->out_grad), p.dx = tg_vk_addr(a->in_grad[0]);
   return tg_vk_dispatch(a->out->device.index, TG_VK_K_softmax, &p, sizeof p, tg_vk_groups((uint64_t)rows, 1));
 }
 

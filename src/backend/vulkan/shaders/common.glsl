@@ -5,6 +5,7 @@
 #extension GL_EXT_buffer_reference2 : require
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32 { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer U32 { uint v[]; }; // any dtype, as 32-bit words
 
 // The invocations of the whole dispatch, for grid-stride loops (dispatches are capped at 65535 workgroups). A macro,
 // expanded where it is used: gl_WorkGroupSize in a function defined before the shader's local_size layout is 1.
