@@ -31,6 +31,8 @@ typedef struct tg_vk_dev {
   tg_vk_block staging; /* host-visible, mapped at staging_map; grown on demand */
   void *staging_map;
   uint64_t allocated; /* bytes in blocks now */
+  void *scratch;      /* tg_vk_scratch's buffer (a device address), scratch_bytes long; NULL: none yet */
+  size_t scratch_bytes;
 } tg_vk_dev;
 
 /* Device i, started on first use (a logical device, a compute queue, the command buffer); the error says why not. */

@@ -109,6 +109,21 @@ void tg_vk_free(int dev, void *p) {
   pthread_mutex_unlock(&d->lock);
 }
 
+tg_status tg_vk_scratch(int dev, size_t bytes, void **out) {
+  tg_vk_dev *d;
+  tg_status st = tg_vk_device(dev, &d);
+  if (st != TG_OK) return st;
+  if (d->scratch_bytes < bytes) {
+    size_t want = bytes > 2 * d->scratch_bytes ? bytes : 2 * d->scratch_bytes;
+    tg_vk_free(dev, d->scratch);
+    d->scratch = NULL, d->scratch_bytes = 0;
+    if ((st = tg_vk_alloc(dev, want, &d->scratch)) != TG_OK) return st;
+    d->scratch_bytes = want;
+  }
+  *out = d->scratch;
+  return TG_OK;
+}
+
 uint64_t tg_vk_allocated(int dev) {
   tg_vk_dev *d;
   return tg_vk_device(dev, &d) == TG_OK ? d->allocated : 0;

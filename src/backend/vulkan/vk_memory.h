@@ -15,6 +15,9 @@ uint64_t tg_vk_allocated(int dev);
 tg_status tg_vk_from_host(int dev, void *dst, const void *src, size_t bytes);
 tg_status tg_vk_to_host(int dev, void *dst, const void *src, size_t bytes);
 tg_status tg_vk_copy(int dev, void *dst, const void *src, size_t bytes);
+/* A device buffer of at least `bytes` for one kernel call's intermediate values (per-row statistics), grown on demand
+ * and kept: every dispatch is waited for, so kernels never use it at the same time. */
+tg_status tg_vk_scratch(int dev, size_t bytes, void **out);
 /* words 32-bit words at p (4-byte aligned) set to value. */
 tg_status tg_vk_fill_u32(int dev, void *p, size_t words, uint32_t value);
 
