@@ -66,7 +66,6 @@ int main(void) {
       {"gelu", TG_OP_GELU, -12, 12, 0}};
   for (size_t i = 0; i < sizeof un / sizeof *un; i++) check_unary(un[i].name, un[i].op, un[i].lo, un[i].hi, un[i].s, 5000);
   check_unary("gelu", TG_OP_GELU, -5, 5, 0, (int64_t)17 << 20);
-  printf("vulkan:0: elementwise ops against the CPU's kernels: worst relative error %.2g forward (tolerance %.0e), "
-         "%.2g backward (%.0e)\n", vk_worst_fwd(), VK_FWD_TOL, vk_worst_bwd(), VK_BWD_TOL);
+  vk_report("elementwise ops", "");
   return tg_test_finish();
 }

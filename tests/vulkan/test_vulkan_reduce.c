@@ -1,8 +1,8 @@
 /* The Vulkan kernels of the reductions over rows against the CPU's, forward and backward: sum and mean over
  * everything (3M elements: thousands a lane), sum_last and mean_last over short and long rows and over more rows than
  * one dispatch's workgroups, softmax and log_softmax (rows of 3 to 5000, values far apart), layernorm with and without
- * gamma and beta and with each gradient alone, mse and huber (past delta on both sides) with one or both gradients
- * wanted. */
+ * gamma and beta and with each gradient alone, mse, huber (past delta on both sides) and pinball (3 and 16 quantiles)
+ * with one or both gradients wanted. */
 #include <stdio.h>
 #include <string.h>
 #include "support/check.h"
@@ -56,6 +56,22 @@ static void check_loss(const char *label, int op, int64_t n, float delta, int gp
   vk_pair_free(&in[1]);
 }
 
+/* pinball of predictions [m, nq] against targets [m] at nq quantiles spread over (0, 1). */
+static void check_pinball(const char *label, int64_t m, int nq, int gp, int gt) {
+  vk_pair in[2];
+  vk_pair_new(&in[0], "pred", 2, (int64_t[]){m, nq});
+  vk_pair_new(&in[1], "target", 1, (int64_t[]){m});
+  vk_pair_fill(&in[0], 43, -2.0f, 2.0f);
+  vk_pair_fill(&in[1], 44, -2.0f, 2.0f);
+  tg_attr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.i[0] = nq;
+  for (int k = 0; k < nq; k++) attr.f[k] = (float)(k + 1) / (float)(nq + 1);
+  vk_check_op(label, TG_OP_PINBALL_LOSS, in, 2, 0, NULL, (int[]){gp, gt}, &attr);
+  vk_pair_free(&in[0]);
+  vk_pair_free(&in[1]);
+}
+
 int main(void) {
   int rc = vk_test_no_device();
   if (rc >= 0) return rc;
@@ -77,7 +93,9 @@ int main(void) {
   check_loss("mse, target gradient only", TG_OP_MSE_LOSS, 1000, 0, 0, 1);
   check_loss("huber", TG_OP_HUBER_LOSS, 5000, 1.0f, 1, 1);
   check_loss("huber, prediction gradient only", TG_OP_HUBER_LOSS, 5000, 0.5f, 1, 0);
-  printf("vulkan:0: reductions over rows against the CPU's kernels: worst relative error %.2g forward (tolerance %.0e), "
-         "%.2g backward (%.0e)\n", vk_worst_fwd(), VK_FWD_TOL, vk_worst_bwd(), VK_BWD_TOL);
+  check_pinball("pinball", 700, 3, 1, 1);
+  check_pinball("pinball, 16 quantiles, prediction gradient only", 70000, 16, 1, 0);
+  check_pinball("pinball, target gradient only", 50, 5, 0, 1);
+  vk_report("reductions over rows", "");
   return tg_test_finish();
 }

@@ -24,16 +24,16 @@ void vk_pair_free(vk_pair *p);
 void vk_pair_fill(vk_pair *p, uint64_t seed, float lo, float hi);
 
 /* Runs op forward and backward on the CPU and on vulkan:0 with inputs in[0..n_in) and an output of out_shape, and
- * compares within VK_FWD_TOL and VK_BWD_TOL (|got - want| <= tol (1 + |want|)); want_grad[k] 0: input k's gradient not
- * wanted (then it must stay as it was). name labels the failures. */
+ * compares: the forward within VK_FWD_TOL (|got - want| <= tol (1 + |want|)), the backward's increments within
+ * VK_BWD_TOL of the largest of the CPU's; want_grad[k] 0: input k's gradient not wanted (then it must stay bitwise as it
+ * was). name labels the failures. */
 void vk_check_op(const char *name, int op, vk_pair *in, int n_in, int out_ndim, const int64_t *out_shape,
                  const int *want_grad, const tg_attr *attr);
 
 /* Sets the backward tolerance of the next checks (VK_BWD_TOL until then); returns the one before. */
 double vk_set_bwd_tol(double tol);
 
-/* The worst relative errors seen so far at the default tolerances, forward and backward. */
-double vk_worst_fwd(void);
-double vk_worst_bwd(void);
+/* Prints one line: the worst errors seen at the default tolerances, forward and backward, for `what` (note: more). */
+void vk_report(const char *what, const char *note);
 
 #endif
