@@ -49,6 +49,12 @@ static tg_status make_pipe(tg_vk_dev *d, tg_vk_kernel k, pipe *out) {
   return TG_OK;
 }
 
+tg_status tg_vk_fits(const char *node, int64_t n) {
+  if (n <= (int64_t)UINT32_MAX) return TG_OK;
+  return tg_error(TG_ERR_UNSUPPORTED, "%s: %lld elements, more than a Vulkan kernel's 32-bit indices reach (%u)", node,
+                  (long long)n, UINT32_MAX);
+}
+
 uint32_t tg_vk_groups(uint64_t n, uint32_t per_group) {
   uint64_t g = (n + per_group - 1) / per_group;
   return g == 0 ? 1 : g > TG_VK_GROUPS_MAX ? TG_VK_GROUPS_MAX : (uint32_t)g;

@@ -21,6 +21,10 @@ tg_status tg_vk_dispatch_grid(int dev, tg_vk_kernel k, const void *args, uint32_
 /* Vulkan guarantees at least this many workgroups in each dimension. */
 #define TG_VK_GROUPS_MAX 65535u
 
+/* TG_OK when a kernel of node `node` indexes at most `n` elements (32-bit words), as every shader's 32-bit indices
+ * can; else an error naming the node and the count. */
+tg_status tg_vk_fits(const char *node, int64_t n);
+
 /* A device pointer as a shader's buffer address (push constants); 0 for NULL (the shader reads only what it needs). */
 static inline uint64_t tg_vk_addr(const void *p) { return (uint64_t)(uintptr_t)p; }
 

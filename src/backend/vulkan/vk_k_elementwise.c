@@ -8,11 +8,8 @@
 
 static tg_status count_of(const tg_kernel_args *a, const tg_tensor *t, uint32_t *out) {
   int64_t n = tg_numel(t);
-  if (n > (int64_t)UINT32_MAX)
-    return tg_error(TG_ERR_UNSUPPORTED, "%s: %lld elements, more than a Vulkan kernel indexes (%u)", a->node_name,
-                    (long long)n, UINT32_MAX);
   *out = (uint32_t)n;
-  return TG_OK;
+  return tg_vk_fits(a->node_name, n);
 }
 
 /* ---- binary: push constants of shaders/binary.comp ---- */

@@ -42,8 +42,8 @@ static tg_status gemm_run(const tg_kernel_args *a, const vk_gemm *g) {
   if (worst > (int64_t)UINT32_MAX || g->m > UINT32_MAX || g->n > UINT32_MAX || g->k > UINT32_MAX ||
       g->batch > UINT32_MAX)
     return tg_error(TG_ERR_UNSUPPORTED, "%s: a GEMM of %lld x %lld x %lld (batch %lld) indexes past %u elements, more "
-                    "than a Vulkan kernel addresses", a->node_name, (long long)g->m, (long long)g->n, (long long)g->k,
-                    (long long)g->batch, UINT32_MAX);
+                    "than a Vulkan kernel's 32-bit indices reach", a->node_name, (long long)g->m, (long long)g->n,
+                    (long long)g->k, (long long)g->batch, UINT32_MAX);
   gemm_args p = {.a = tg_vk_addr(g->a), .b = tg_vk_addr(g->b), .c = tg_vk_addr(g->c), .bias = tg_vk_addr(g->bias), .m = (uint32_t)g->m,
                  .n = (uint32_t)g->n, .k = (uint32_t)g->k, .batch = (uint32_t)g->batch,
                  .bias_b = (uint32_t)g->bias_b, .has_bias = g->bias != NULL, .accumulate = (uint32_t)g->accumulate};
@@ -64,9 +64,8 @@ static tg_status gemm_run(const tg_kernel_args *a, const vk_gemm *g) {
 
 /* s [ncol] += the column sums of x [rows, ncol]. */
 static tg_status col_sums(const tg_kernel_args *a, const float *x, float *s, int64_t rows, int64_t ncol) {
-  if (rows * ncol > (int64_t)UINT32_MAX)
-    return tg_error(TG_ERR_UNSUPPORTED, "%s: a bias gradient over %lld elements, more than a Vulkan kernel addresses",
-                    a->node_name, (long long)(rows * ncol));
+  tg_status st = tg_vk_fits(a->node_name, rows * ncol);
+  if (st != TG_OK) return st;
   struct { uint64_t x, s; uint32_t rows, ncol; } p = {tg_vk_addr(x), tg_vk_addr(s), (uint32_t)rows, (uint32_t)ncol};
   return tg_vk_dispatch(a->out->device.index, TG_VK_K_col_sums, &p, sizeof p, tg_vk_groups((uint64_t)ncol, 1));
 }

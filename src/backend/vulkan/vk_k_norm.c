@@ -15,9 +15,8 @@ typedef struct ln_args {
 } ln_args;
 
 static tg_status ln_prepare(const tg_kernel_args *a, const tg_ln_args *l, ln_args *p) {
-  if (l->rows * l->D > (int64_t)UINT32_MAX)
-    return tg_error(TG_ERR_UNSUPPORTED, "%s: %lld elements, more than a Vulkan kernel indexes", a->node_name,
-                    (long long)(l->rows * l->D));
+  tg_status st = tg_vk_fits(a->node_name, l->rows * l->D);
+  if (st != TG_OK) return st;
   *p = (ln_args){.x = tg_vk_addr(l->x), .gamma = tg_vk_addr(l->gamma), .beta = tg_vk_addr(l->beta),
                  .rows = (uint32_t)l->rows, .d = (uint32_t)l->D, .eps = (float)l->eps,
                  .flags = (l->gamma ? HAS_GAMMA : 0) | (l->beta ? HAS_BETA : 0)};

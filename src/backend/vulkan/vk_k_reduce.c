@@ -49,10 +49,10 @@ static tg_status rows_of(const tg_kernel_args *a, int last, int64_t *rows, int64
   int64_t n = tg_numel(x);
   *d = last ? x->shape[x->ndim - 1] : n;
   *rows = *d > 0 ? n / *d : (last ? tg_numel(a->out) : 1);
-  if (n > (int64_t)UINT32_MAX || *d > (int64_t)GROUP * TG_VK_GROUPS_MAX)
-    return tg_error(TG_ERR_UNSUPPORTED, "%s: a sum over %lld elements, more than a Vulkan kernel takes", a->node_name,
+  if (*d > (int64_t)GROUP * TG_VK_GROUPS_MAX) /* a workgroup's lanes would loop past lavapipe's 65535 */
+    return tg_error(TG_ERR_UNSUPPORTED, "%s: a sum over %lld elements, more than a Vulkan workgroup sums", a->node_name,
                     (long long)*d);
-  return TG_OK;
+  return tg_vk_fits(a->node_name, n);
 }
 
 /* out [rows] = scale * sums of rows of d terms; an empty row's sum is 0 times scale (NaN for an empty mean, as the

@@ -16,16 +16,12 @@ typedef struct rows_args {
 /* Words per element of t (1 for f32 and i32, 2 for i64). */
 static int64_t words_of(const tg_tensor *t) { return (int64_t)(tg_dtype_size(t->dtype) / 4); }
 
-static tg_status too_large(const tg_kernel_args *a, int64_t words) {
-  return tg_error(TG_ERR_UNSUPPORTED, "%s: %lld 32-bit words, more than a Vulkan kernel indexes", a->node_name,
-                  (long long)words);
-}
-
 /* rows x len words from src (row stride ss, offset so) to dst (row stride ds, offset do_), added as f32 when add. */
 static tg_status rows_move(const tg_kernel_args *a, const void *src, void *dst, int64_t rows, int64_t len, int64_t ss,
                            int64_t so, int64_t ds, int64_t do_, int add) {
   int64_t far = rows * (ss > ds ? ss : ds) + len;
-  if (far > (int64_t)UINT32_MAX) return too_large(a, far);
+  tg_status st = tg_vk_fits(a->node_name, far);
+  if (st != TG_OK) return st;
   if (rows == 0 || len == 0) return TG_OK;
   rows_args p = {tg_vk_addr(src), tg_vk_addr(dst), (uint32_t)rows, (uint32_t)len, (uint32_t)ss, (uint32_t)so, (uint32_t)ds,
                  (uint32_t)do_, (uint32_t)add};
@@ -81,7 +77,8 @@ static tg_status transpose_run(const tg_kernel_args *a, int backward) {
   const tg_tensor *x = a->in[0];
   tg_tr_dims t = tg_tr_split(x, (int)a->attr->i[0], (int)a->attr->i[1]);
   int64_t w = backward ? 1 : words_of(x), n = tg_numel(x) * w;
-  if (n > (int64_t)UINT32_MAX) return too_large(a, n);
+  tg_status st = tg_vk_fits(a->node_name, n);
+  if (st != TG_OK) return st;
   if (n == 0 || (backward && !a->in_grad[0])) return TG_OK;
   struct { uint64_t src, dst; uint32_t a, x, b, y, c, add; } p = {
       backward ? tg_vk_addr(a->out_grad) : tg_vk_addr(x->data), backward ? tg_vk_addr(a->in_grad[0]) : tg_vk_addr(a->out->data),

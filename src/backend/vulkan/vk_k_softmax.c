@@ -13,9 +13,8 @@ typedef struct softmax_args {
 static tg_status softmax_run(const tg_kernel_args *a, uint32_t mode) {
   int64_t rows, d;
   tg_norm_dims(a->out, &rows, &d);
-  if (rows * d > (int64_t)UINT32_MAX)
-    return tg_error(TG_ERR_UNSUPPORTED, "%s: %lld elements, more than a Vulkan kernel indexes", a->node_name,
-                    (long long)(rows * d));
+  tg_status st = tg_vk_fits(a->node_name, rows * d);
+  if (st != TG_OK) return st;
   if (rows == 0 || d == 0 || (mode >= 2 && !a->in_grad[0])) return TG_OK;
   softmax_args p = {.x = tg_vk_addr(a->in[0]->data), .y = tg_vk_addr(a->out->data), .rows = (uint32_t)rows, .d = (uint32_t)d,
                     .mode = mode};
