@@ -1,6 +1,7 @@
 /* The Vulkan kernels of the reductions over rows against the CPU's, forward and backward: sum and mean over
  * everything (3M elements: thousands a lane), sum_last and mean_last over short and long rows and over more rows than
- * one dispatch's workgroups, softmax and log_softmax (rows of 3 to 5000, values far apart), layernorm with and without
+ * one dispatch's workgroups, softmax and log_softmax (rows of 3 to 5000, values far apart), causal_softmax at offsets
+ * that hide every key of some rows or none, layernorm with and without
  * gamma and beta and with each gradient alone, mse, huber (past delta on both sides) and pinball (3 and 16 quantiles)
  * with one or both gradients wanted. */
 #include <stdio.h>
@@ -23,6 +24,18 @@ static void check_softmax(const char *label, int op, int64_t rows, int64_t d, fl
   vk_pair_new(&x, "x", 2, (int64_t[]){rows, d});
   vk_pair_fill(&x, 51, -spread, spread);
   vk_check_op(label, op, &x, 1, 2, x.shape, (int[]){1}, NULL);
+  vk_pair_free(&x);
+}
+
+/* causal_softmax of x [2, 3, tq, tk] with the last visible key of query q at q + offset. */
+static void check_causal(const char *label, int64_t tq, int64_t tk, int64_t offset) {
+  vk_pair x;
+  vk_pair_new(&x, "x", 4, (int64_t[]){2, 3, tq, tk});
+  vk_pair_fill(&x, 55, -4.0f, 4.0f);
+  tg_attr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.i[0] = offset;
+  vk_check_op(label, TG_OP_CAUSAL_SOFTMAX, &x, 1, 4, x.shape, (int[]){1}, &attr);
   vk_pair_free(&x);
 }
 
@@ -84,6 +97,12 @@ int main(void) {
   check_softmax("softmax long rows", TG_OP_SOFTMAX, 5, 5000, 30.0f);
   check_softmax("log_softmax", TG_OP_LOG_SOFTMAX, 300, 17, 4.0f);
   check_softmax("log_softmax long rows", TG_OP_LOG_SOFTMAX, 5, 5000, 30.0f);
+  check_causal("causal_softmax", 5, 7, 0);
+  check_causal("causal_softmax, offset 2", 5, 7, 2);
+  check_causal("causal_softmax, offset -3 (rows that see nothing)", 5, 7, -3);
+  check_causal("causal_softmax, offset past every key", 5, 7, 1000000000000LL);
+  check_causal("causal_softmax, offset before every key", 5, 7, -1000000000000LL);
+  check_causal("causal_softmax, long rows", 300, 600, 0);
   check_layernorm("layernorm", 300, 64, 1, 1, (int[]){1, 1, 1});
   check_layernorm("layernorm without gamma and beta", 66000, 16, 0, 0, (int[]){1}); /* rows past 65535 groups */
   check_layernorm("layernorm long rows, gamma only", 3, 3000, 1, 0, (int[]){1, 1});
