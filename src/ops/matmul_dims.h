@@ -46,6 +46,14 @@ static inline tg_status tg_mm_dims_of(const tg_kernel_args *a, tg_mm_dims *d) {
   return tg_mm_check_int(a, d->batch * d->m, d->m, d->n, d->k);
 }
 
+/* op(A) [m, k], op(B) [k, n] and C [m, n] as (batch, row, column) element strides of the stored A, B and C, for a
+ * GEMM that reads transposed operands in place (the CPU's planned primitives, the Vulkan kernels). */
+static inline void tg_mm_op_strides(const tg_mm_dims *d, int64_t opa[3], int64_t opb[3], int64_t c[3]) {
+  opa[0] = d->sa, opa[1] = d->ta ? 1 : d->a1, opa[2] = d->ta ? d->a1 : 1;
+  opb[0] = d->sb, opb[1] = d->tb ? 1 : d->b1, opb[2] = d->tb ? d->b1 : 1;
+  c[0] = d->sc, c[1] = d->n, c[2] = 1;
+}
+
 /* Sizes of one linear call: x [rows.., nin], w [nout, nin]; an error when a GEMM dimension does
  * not fit an int. */
 static inline tg_status tg_linear_dims(const tg_kernel_args *a, int64_t *rows, int64_t *nin,

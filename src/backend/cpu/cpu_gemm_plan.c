@@ -76,10 +76,8 @@ static void stacked_gemms(const tg_kernel_args *a, int64_t rows, int64_t G, int6
 static void matmul_gemms(const tg_mm_dims *d, node_gemms *g) {
   int flat = d->sb == 0 && !d->ta; /* shared b, untransposed a: the batches are just more rows */
   int64_t batch = flat ? 1 : d->batch, m = flat ? d->batch * d->m : d->m;
-  /* op(A) [m, k], op(B) [k, n] as (batch, row, column) strides of the stored A and B */
-  int64_t opa[3] = {d->sa, d->ta ? 1 : d->a1, d->ta ? d->a1 : 1};
-  int64_t opb[3] = {d->sb, d->tb ? 1 : d->b1, d->tb ? d->b1 : 1};
-  int64_t c[3] = {d->sc, d->n, 1};
+  int64_t opa[3], opb[3], c[3];
+  tg_mm_op_strides(d, opa, opb, c);
   int64_t opa_t[3] = {opa[0], opa[2], opa[1]}, opb_t[3] = {opb[0], opb[2], opb[1]};
   g->fwd = shape(batch, m, d->n, d->k, opa, opb, c, 0);
   /* d op(A) [m, k] += dC op(B)^T, written where A is stored */

@@ -31,7 +31,6 @@ static int64_t last_index(const int64_t st[3], int64_t batch, int64_t rows, int6
   return (batch - 1) * st[0] + (rows - 1) * st[1] + (cols - 1) * st[2];
 }
 
-static uint32_t groups_for(int64_t n) { return n < (int64_t)TG_VK_GROUPS_MAX ? (uint32_t)n : TG_VK_GROUPS_MAX; }
 
 static tg_status gemm_run(const tg_kernel_args *a, const vk_gemm *g) {
   if (g->batch == 0 || g->m == 0 || g->n == 0) return TG_OK;
@@ -49,7 +48,8 @@ static tg_status gemm_run(const tg_kernel_args *a, const vk_gemm *g) {
                  .bias_b = (uint32_t)g->bias_b, .has_bias = g->bias != NULL, .accumulate = (uint32_t)g->accumulate};
   for (int d = 0; d < 3; d++)
     p.a_st[d] = (uint32_t)g->a_st[d], p.b_st[d] = (uint32_t)g->b_st[d], p.c_st[d] = (uint32_t)g->c_st[d];
-  uint32_t grid[3] = {groups_for((g->n + TILE - 1) / TILE), groups_for((g->m + TILE - 1) / TILE), groups_for(g->batch)};
+  uint32_t grid[3] = {tg_vk_groups((uint64_t)g->n, TILE), tg_vk_groups((uint64_t)g->m, TILE),
+                      tg_vk_groups((uint64_t)g->batch, 1)};
   tg_status st = TG_OK;
   for (int64_t k0 = 0; st == TG_OK && (k0 < g->k || k0 == 0); k0 += K_PER_DISPATCH) {
     int64_t len = g->k - k0 < K_PER_DISPATCH ? g->k - k0 : K_PER_DISPATCH;
@@ -74,20 +74,13 @@ static void strides(int64_t *dst, int64_t b, int64_t r, int64_t c) { dst[0] = b,
 
 /* ---- matmul: op(A) [batch, m, k] op(B) [batch or shared, k, n] -> C [batch, m, n] ---- */
 
-/* The strides of op(A), op(B) and C (tg_mm_dims: ta, tb transpose the stored operands). */
-static void mm_strides(const tg_mm_dims *d, int64_t opa[3], int64_t opb[3], int64_t c[3]) {
-  strides(opa, d->sa, d->ta ? 1 : d->a1, d->ta ? d->a1 : 1);
-  strides(opb, d->sb, d->tb ? 1 : d->b1, d->tb ? d->b1 : 1);
-  strides(c, d->sc, d->n, 1);
-}
-
 tg_status tg_vk_matmul_fwd(const tg_kernel_args *a) {
   tg_mm_dims d;
   tg_status st = tg_mm_dims_of(a, &d);
   if (st != TG_OK) return st;
   vk_gemm g = {.batch = d.batch, .m = d.m, .n = d.n, .k = d.k, .a = a->in[0]->data, .b = a->in[1]->data,
                .c = (float *)a->out->data};
-  mm_strides(&d, g.a_st, g.b_st, g.c_st);
+  tg_mm_op_strides(&d, g.a_st, g.b_st, g.c_st);
   return gemm_run(a, &g);
 }
 
@@ -96,7 +89,7 @@ tg_status tg_vk_matmul_bwd(const tg_kernel_args *a) {
   tg_status st = tg_mm_dims_of(a, &d);
   if (st != TG_OK) return st;
   int64_t opa[3], opb[3], c[3];
-  mm_strides(&d, opa, opb, c);
+  tg_mm_op_strides(&d, opa, opb, c);
   const float *A = a->in[0]->data, *B = a->in[1]->data, *dC = a->out_grad; /* as the forward's */
   float *dA = a->in_grad[0], *dB = a->in_grad[1];
   if (dA) { /* d op(A) [m, k] += dC op(B)^T, written where A is stored */
