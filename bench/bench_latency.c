@@ -265,6 +265,25 @@ static int lat_tft_forward_b1(const lat_opts *o, double *us) { return forward_b1
 static int lat_mlp_forward_b1(const lat_opts *o, double *us) { return forward_b1(TG_MODEL_MLP, o, us); }
 static int lat_transformer_forward_b1(const lat_opts *o, double *us) { return forward_b1(TG_MODEL_TRANSFORMER, o, us); }
 
+/* ---- the machine's own noise: a fixed chain of dependent multiply-adds, no memory and no library ---- */
+
+#define NOISE_CHAIN 2000 /* links: about 3 us on a 2-3 GHz core, the length of the trading DQN's call */
+
+/* What the machine adds to any call of this length (interrupts, a shared core, the hypervisor): a case's p99 cannot
+ * be read below this case's p99 minus its p50. */
+static int lat_noise_floor(const lat_opts *o, double *us) {
+  volatile float seed = 1.0f;
+  float acc = seed;
+  for (int64_t r = -o->warmup; r < o->calls; r++) {
+    double t0 = now_ns();
+    for (int i = 0; i < NOISE_CHAIN; i++) acc = acc * 0.9999999f + 1e-7f;
+    double t1 = now_ns();
+    if (r >= 0) us[r] = 1e-3 * (t1 - t0);
+  }
+  seed = acc; /* keeps the chain */
+  return 0;
+}
+
 static const lat_case LAT_CASES[] = {
     {"dqn_policy_cartpole", "DQN greedy action, CartPole's CleanRL network 4-120-84-2 ReLU, one observation "
      "(tg_dqn_policy_act on cpu:0)", lat_dqn_cartpole},
@@ -287,6 +306,8 @@ static const lat_case LAT_CASES[] = {
      "window 64): one forward of the ring's window at batch 1", lat_transformer_batch1},
     {"transformer_forward_b1", "tg_graph_run of the same transformer at batch 1 alone (fixed inputs)",
      lat_transformer_forward_b1},
+    {"noise_floor", "no model: a fixed chain of 2,000 dependent multiply-adds, timed like a call; the machine's own "
+     "timing noise at about the trading DQN call's length", lat_noise_floor},
 };
 #define N_LAT_CASES (sizeof LAT_CASES / sizeof LAT_CASES[0])
 

@@ -185,6 +185,9 @@ latency_section() {
   echo
   echo "# single-prediction latency: batch 1, one thread, $([ "$cpu" = none ] && echo "not pinned" || echo "pinned to CPU $cpu (taskset)");"
   echo "# us per call, every call timed alone after a warm-up; nearest-rank percentiles; ratio = torch / tickgrad"
+  local noise
+  noise=$("${pin[@]}" "./$build/tickgrad_bench" latency --calls "$calls" noise_floor 2>>"$log.lat") &&
+    echo "$noise" | awk '{ printf "# this machine'"'"'s own noise (noise_floor, a %.1f us arithmetic chain, no model): p50 %s, p99 %s, p99.9 %s us\n", $2, $2, $3, $4 }'
   echo "case, tickgrad_p50_us, tickgrad_p99_us, tickgrad_p999_us, torch_p50_us, torch_p99_us, torch_p999_us, ratio_p50, ratio_p99, tickgrad_calls, torch_calls"
   declare -A tcache
   for case in ${BENCH_LATENCY_CASES:-$lat_cases_all}; do
