@@ -106,6 +106,12 @@ void vk_check_op(const char *name, int op, vk_pair *in, int n_in, int out_ndim, 
   tg_kernel_args ah = {.n_in = n_in, .out = &out.th, .attr = attr, .node_name = name};
   tg_kernel_args ad = {.n_in = n_in, .out = &out.td, .attr = attr, .node_name = name};
   for (int k = 0; k < n_in; k++) ah.in[k] = &in[k].th, ad.in[k] = &in[k].td;
+  /* the CPU's workspace where the op has one, for the forward and then the backward (the Vulkan kernels keep theirs
+   * in the device's scratch) */
+  size_t (*ws_of)(const tg_kernel_args *) = tg_op_get((tg_op)op)->workspace;
+  void *ws = NULL;
+  ah.ws_bytes = ws_of ? ws_of(&ah) : 0;
+  ah.ws = ws = ah.ws_bytes ? malloc(ah.ws_bytes) : NULL;
   CHECK_OK(cpu->fwd(&ah));
   CHECK_OK(vk->fwd(&ad));
   char what[96];
@@ -121,6 +127,9 @@ void vk_check_op(const char *name, int op, vk_pair *in, int n_in, int out_ndim, 
     ah.in_grad[k] = want_grad[k] ? g[k].host : NULL;
     ad.in_grad[k] = want_grad[k] ? g[k].dev : NULL;
   }
+  free(ws);
+  ah.ws_bytes = ws_of ? ws_of(&ah) : 0;
+  ah.ws = ws = ah.ws_bytes ? malloc(ah.ws_bytes) : NULL;
   CHECK_OK(cpu->bwd(&ah));
   CHECK_OK(vk->bwd(&ad));
   for (int k = 0; k < n_in; k++) {
@@ -129,6 +138,7 @@ void vk_check_op(const char *name, int op, vk_pair *in, int n_in, int out_ndim, 
     vk_pair_free(&g[k]);
     free(init[k]);
   }
+  free(ws);
   vk_pair_free(&out);
   vk_pair_free(&dy);
 }

@@ -9,8 +9,8 @@
 #include "ops/op_kernel_list.h"
 
 #define TG_VK_INCOMPLETE                                                                                             \
-  "the Vulkan backend has kernels for the elementwise, GEMM, sum, softmax (causal too), layernorm and shape ops and "  \
-  "the mse, huber and pinball losses, not yet for every op, so it trains and predicts nothing: use cpu or cuda"
+  "the Vulkan backend has kernels for the elementwise, GEMM, sum, softmax (causal too), normalisation and shape ops "  \
+  "and the mse, huber and pinball losses, not yet for every op, so it trains and predicts nothing: use cpu or cuda"
 
 static int vk_device_count(void) { return tg_vk_phys_count(); }
 static const char *vk_unavailable_reason(void) { return tg_vk_why_none(); }

@@ -14,7 +14,8 @@
   FB(TG_OP_MEAN, mean) FB(TG_OP_SUM_LAST, sum_last) FB(TG_OP_MEAN_LAST, mean_last) FB(TG_OP_MSE_LOSS, mse)             \
   FB(TG_OP_HUBER_LOSS, huber) FB(TG_OP_SOFTMAX, softmax) FB(TG_OP_LOG_SOFTMAX, log_softmax) FB(TG_OP_CONCAT, concat) \
   FB(TG_OP_SLICE, slice) FB(TG_OP_RESHAPE, reshape) FB(TG_OP_TRANSPOSE, transpose) FB(TG_OP_LAYERNORM, layernorm) \
-  FB(TG_OP_PINBALL_LOSS, pinball) FB(TG_OP_CAUSAL_SOFTMAX, causal_softmax)
+  FB(TG_OP_PINBALL_LOSS, pinball) FB(TG_OP_CAUSAL_SOFTMAX, causal_softmax) FB(TG_OP_RMSNORM, rmsnorm)            \
+  FB(TG_OP_GATE_ADD_NORM, gate_add_norm)
 
 #define TG_VK_KERNEL_DECL(op, s)                                                                                       \
   tg_status tg_vk_##s##_fwd(const tg_kernel_args *a);                                                                  \
