@@ -11,17 +11,35 @@
 #include "tickgrad/tickgrad.h"
 #include "vulkan/vk_op_check.h"
 
-void vk_pair_new(vk_pair *p, const char *name, int ndim, const int64_t *shape) {
+/* A pair of dtype and shape, zeros on the host, the device's copy not yet written. */
+static void pair_new(vk_pair *p, const char *name, tg_dtype dtype, int ndim, const int64_t *shape) {
   p->ndim = ndim;
   p->n = 1;
   for (int d = 0; d < ndim; d++) p->shape[d] = shape[d], p->n *= shape[d];
-  p->host = calloc((size_t)p->n, sizeof(float));
-  CHECK_OK(tg_vk_alloc(0, sizeof(float) * (size_t)p->n, (void **)&p->dev));
-  CHECK_OK(tg_tensor_view(&p->th, name, tg_cpu(0), TG_F32, ndim, p->shape, p->host));
-  CHECK_OK(tg_tensor_view(&p->td, name, (tg_device){TG_VULKAN, 0}, TG_F32, ndim, p->shape, p->dev));
+  size_t bytes = tg_dtype_size(dtype) * (size_t)p->n;
+  p->host = calloc(bytes ? bytes : 1, 1);
+  CHECK_OK(tg_vk_alloc(0, bytes ? bytes : 4, (void **)&p->dev));
+  CHECK_OK(tg_tensor_view(&p->th, name, tg_cpu(0), dtype, ndim, p->shape, p->host));
+  CHECK_OK(tg_tensor_view(&p->td, name, (tg_device){TG_VULKAN, 0}, dtype, ndim, p->shape, p->dev));
 }
 
-static void pair_upload(vk_pair *p) { CHECK_OK(tg_vk_from_host(0, p->dev, p->host, sizeof(float) * (size_t)p->n)); }
+void vk_pair_new(vk_pair *p, const char *name, int ndim, const int64_t *shape) {
+  pair_new(p, name, TG_F32, ndim, shape);
+}
+
+void vk_pair_upload(vk_pair *p) {
+  CHECK_OK(tg_vk_from_host(0, p->dev, p->host, tg_dtype_size(p->th.dtype) * (size_t)p->n));
+}
+
+void vk_pair_new_index(vk_pair *p, const char *name, tg_dtype dtype, int ndim, const int64_t *shape,
+                       const int64_t *values) {
+  pair_new(p, name, dtype, ndim, shape);
+  for (int64_t i = 0; i < p->n; i++) {
+    if (dtype == TG_I32) ((int32_t *)(void *)p->host)[i] = (int32_t)values[i];
+    else ((int64_t *)(void *)p->host)[i] = values[i];
+  }
+  vk_pair_upload(p);
+}
 
 void vk_pair_free(vk_pair *p) {
   tg_vk_free(0, p->dev);
@@ -36,7 +54,7 @@ static float draw(uint64_t *s, float lo, float hi) {
 
 void vk_pair_fill(vk_pair *p, uint64_t seed, float lo, float hi) {
   for (int64_t i = 0; i < p->n; i++) p->host[i] = draw(&seed, lo, hi);
-  pair_upload(p);
+  vk_pair_upload(p);
 }
 
 /* The worst of |got - want| / (1 + |want|) over n, NaN where only one side is NaN. */
@@ -141,6 +159,40 @@ void vk_check_op(const char *name, int op, vk_pair *in, int n_in, int out_ndim, 
   free(ws);
   vk_pair_free(&out);
   vk_pair_free(&dy);
+}
+
+void vk_check_fwd_exact(const char *name, int op, vk_pair *in, int n_in, tg_dtype dtype, int out_ndim,
+                        const int64_t *out_shape, const tg_attr *attr) {
+  const tg_op_kernels *cpu = tg_cpu_op_kernels(op, TG_F32), *vk = tg_vk_op_kernels(op);
+  CHECK_MSG(vk != NULL, "%s has no Vulkan kernel", name);
+  if (!vk) return;
+  vk_pair out;
+  pair_new(&out, "out", dtype, out_ndim, out_shape);
+  tg_kernel_args ah = {.n_in = n_in, .out = &out.th, .attr = attr, .node_name = name};
+  tg_kernel_args ad = {.n_in = n_in, .out = &out.td, .attr = attr, .node_name = name};
+  for (int k = 0; k < n_in; k++) ah.in[k] = &in[k].th, ad.in[k] = &in[k].td;
+  CHECK_OK(cpu->fwd(&ah));
+  CHECK_OK(vk->fwd(&ad));
+  size_t bytes = tg_dtype_size(dtype) * (size_t)out.n;
+  char *got = malloc(bytes ? bytes : 1);
+  CHECK_OK(tg_vk_to_host(0, got, out.dev, bytes));
+  size_t first = 0;
+  while (first < bytes && got[first] == ((char *)out.host)[first]) first++;
+  CHECK_MSG(first == bytes, "%s forward: differs from the CPU's from element %zu of %lld", name,
+            first / tg_dtype_size(dtype), (long long)out.n);
+  free(got);
+  vk_pair_free(&out);
+}
+
+tg_status vk_run_fwd(int op, vk_pair *in, int n_in, int out_ndim, const int64_t *out_shape, const tg_attr *attr) {
+  const tg_op_kernels *vk = tg_vk_op_kernels(op);
+  vk_pair out;
+  vk_pair_new(&out, "out", out_ndim, out_shape);
+  tg_kernel_args ad = {.n_in = n_in, .out = &out.td, .attr = attr, .node_name = "bad input"};
+  for (int k = 0; k < n_in; k++) ad.in[k] = &in[k].td;
+  tg_status st = vk ? vk->fwd(&ad) : TG_ERR_UNSUPPORTED;
+  vk_pair_free(&out);
+  return st;
 }
 
 void vk_report(const char *what, const char *note) {

@@ -10,7 +10,8 @@
 #define VK_FWD_TOL 1e-5
 #define VK_BWD_TOL 1e-4
 
-/* One f32 tensor on the host and its copy on vulkan:0. */
+/* One tensor on the host and its copy on vulkan:0: f32 (vk_pair_new), or of an index dtype (vk_pair_new_index: host
+ * then holds that dtype's elements). */
 typedef struct vk_pair {
   int64_t n, shape[4];
   int ndim;
@@ -19,7 +20,12 @@ typedef struct vk_pair {
 } vk_pair;
 
 void vk_pair_new(vk_pair *p, const char *name, int ndim, const int64_t *shape);
+/* An index tensor of dtype (TG_I32 or TG_I64) holding values [n], n the product of shape. */
+void vk_pair_new_index(vk_pair *p, const char *name, tg_dtype dtype, int ndim, const int64_t *shape,
+                       const int64_t *values);
 void vk_pair_free(vk_pair *p);
+/* Copies the host values to the device (after changing them on the host). */
+void vk_pair_upload(vk_pair *p);
 /* Host values uniform in [lo, hi) from seed, copied to the device. */
 void vk_pair_fill(vk_pair *p, uint64_t seed, float lo, float hi);
 
@@ -29,6 +35,14 @@ void vk_pair_fill(vk_pair *p, uint64_t seed, float lo, float hi);
  * was). name labels the failures. */
 void vk_check_op(const char *name, int op, vk_pair *in, int n_in, int out_ndim, const int64_t *out_shape,
                  const int *want_grad, const tg_attr *attr);
+
+/* Runs op's forward on the CPU and on vulkan:0 with an output of dtype and out_shape, and requires the same bits (ops
+ * that pick rather than compute: argmax_last, window_rows, sample_rows). */
+void vk_check_fwd_exact(const char *name, int op, vk_pair *in, int n_in, tg_dtype dtype, int out_ndim,
+                        const int64_t *out_shape, const tg_attr *attr);
+
+/* Runs op's forward on vulkan:0 and returns its status (an error's message is tg_last_error's), for the bad inputs. */
+tg_status vk_run_fwd(int op, vk_pair *in, int n_in, int out_ndim, const int64_t *out_shape, const tg_attr *attr);
 
 /* Sets the backward tolerance of the next checks (VK_BWD_TOL until then); returns the one before. */
 double vk_set_bwd_tol(double tol);

@@ -1,7 +1,7 @@
 /* CPU kernels for the scalar-mean losses: mse, huber, pinball, softmax cross-entropy. */
-#include <inttypes.h>
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "ops/index_errors.h"
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_rows.h"
 
@@ -136,11 +136,7 @@ static int64_t xent_label(const tg_tensor *labels, int64_t r) {
 static tg_status xent_check_labels(const tg_kernel_args *a, int64_t N, int64_t C) {
   for (int64_t r = 0; r < N; r++) {
     int64_t l = xent_label(a->in[1], r);
-    if (l < 0 || l >= C)
-      return tg_error(TG_ERR_INVALID,
-                      "%s: label %" PRId64 " at row %" PRId64 " of '%s' is outside [0, %" PRId64
-                      ") (logits '%s' have %" PRId64 " classes); labels must be class indices",
-                      a->node_name, l, r, a->in[1]->name, C, a->in[0]->name, C);
+    if (l < 0 || l >= C) return tg_xent_bad_label(a, r, l);
   }
   return TG_OK;
 }

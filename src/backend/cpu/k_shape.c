@@ -1,7 +1,7 @@
 /* CPU kernels for the shape ops: concat, slice, reshape (a view: no-op), transpose, gather_rows. */
-#include <stdio.h>
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "ops/index_errors.h"
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_vmath.h"
 #include "ops/shape_split.h"
@@ -157,20 +157,7 @@ static tg_status check_indices(const tg_kernel_args *a, const tg_tensor *idx, in
   int64_t n = tg_numel(idx);
   for (int64_t i = 0; i < n; i++) {
     int64_t v = idx_at(idx, i);
-    if (v >= 0 && v < V) continue;
-    char pos[16 * TG_MAX_DIMS + 8]; /* e.g. "[1, 2]" */
-    int64_t rem = i, coord[TG_MAX_DIMS];
-    for (int k = idx->ndim - 1; k >= 0; k--) {
-      coord[k] = idx->shape[k] > 0 ? rem % idx->shape[k] : 0;
-      rem = idx->shape[k] > 0 ? rem / idx->shape[k] : 0;
-    }
-    size_t used = 0;
-    pos[0] = '\0';
-    for (int k = 0; k < idx->ndim && used < sizeof pos; k++)
-      used += (size_t)snprintf(pos + used, sizeof pos - used, "%s%lld", k ? ", " : "", (long long)coord[k]);
-    return tg_error(TG_ERR_INVALID,
-                    "%s: index %lld at position [%s] (flat %lld) of '%s' is outside [0, %lld) of table '%s'",
-                    a->node_name, (long long)v, pos, (long long)i, idx->name, (long long)V, a->in[0]->name);
+    if (v < 0 || v >= V) return tg_gather_bad_index(a, i, v);
   }
   return TG_OK;
 }

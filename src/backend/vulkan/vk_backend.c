@@ -9,8 +9,8 @@
 #include "ops/op_kernel_list.h"
 
 #define TG_VK_INCOMPLETE                                                                                             \
-  "the Vulkan backend has kernels for the elementwise, GEMM, sum, softmax (causal too), normalisation and shape ops "  \
-  "and the mse, huber and pinball losses, not yet for every op, so it trains and predicts nothing: use cpu or cuda"
+  "the Vulkan backend has kernels for the elementwise, GEMM, sum, max, softmax (causal too), normalisation, shape and "  \
+  "gather ops and the mse, huber, pinball and cross-entropy losses, not yet for every op, so it trains and predicts nothing: use cpu or cuda"
 
 static int vk_device_count(void) { return tg_vk_phys_count(); }
 static const char *vk_unavailable_reason(void) { return tg_vk_why_none(); }
@@ -46,14 +46,16 @@ static void vk_describe(char *buf, size_t n) {
 }
 
 #define VK_FB(op, s) TG_OP_KERNEL_CASE_FB_(tg_vk, op, s)
+#define VK_F(op, s) TG_OP_KERNEL_CASE_F_(tg_vk, op, s)
 const tg_op_kernels *tg_vk_op_kernels(int op) {
   switch (op) {
-    TG_VK_KERNEL_LIST(VK_FB)
+    TG_VK_KERNEL_LIST(VK_FB, VK_F)
     default:
       return NULL;
   }
 }
 #undef VK_FB
+#undef VK_F
 
 static const tg_op_kernels *vk_kernels(int op, tg_dtype dt) { return dt == TG_F32 ? tg_vk_op_kernels(op) : NULL; }
 

@@ -33,6 +33,7 @@ typedef struct tg_vk_dev {
   uint64_t allocated; /* bytes in blocks now */
   void *scratch;      /* tg_vk_scratch's buffer (a device address), scratch_bytes long; NULL: none yet */
   size_t scratch_bytes;
+  void *fault;        /* the kernel-fault record (vk_fault.h), a device address; NULL: none yet */
 } tg_vk_dev;
 
 /* Device i, started on first use (a logical device, a compute queue, the command buffer); the error says why not. */

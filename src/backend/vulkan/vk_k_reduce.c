@@ -87,6 +87,22 @@ static tg_status grad_run(const tg_kernel_args *a, int last, int mean, uint32_t 
   return tg_vk_dispatch(a->out->device.index, TG_VK_K_rows_sum_grad, &p, sizeof p, tg_vk_groups(p.n, GROUP));
 }
 
+tg_status tg_vk_mean_of(int dev, const char *node, const float *x, int64_t n, float *out) {
+  tg_status st = tg_vk_fits(node, n);
+  if (st != TG_OK) return st;
+  if (n > (int64_t)GROUP * TG_VK_GROUPS_MAX)
+    return tg_error(TG_ERR_UNSUPPORTED, "%s: a mean of %lld terms, more than a Vulkan workgroup sums", node, (long long)n);
+  if (n == 0) {
+    float v = NAN;
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return tg_vk_fill_u32(dev, out, 1, bits);
+  }
+  sum_args p = {.x = tg_vk_addr(x), .o = tg_vk_addr(out), .rows = 1, .d = (uint32_t)n, .mode = TERM_X,
+                .scale = (float)(1.0 / (double)n)};
+  return tg_vk_dispatch(dev, TG_VK_K_rows_sum, &p, sizeof p, 1);
+}
+
 tg_status tg_vk_sum_fwd(const tg_kernel_args *a) { return sum_run(a, 0, 0, TERM_X); }
 tg_status tg_vk_sum_bwd(const tg_kernel_args *a) { return grad_run(a, 0, 0, TERM_X); }
 tg_status tg_vk_mean_fwd(const tg_kernel_args *a) { return sum_run(a, 0, 1, TERM_X); }

@@ -72,3 +72,21 @@ float tg_normcdf(float x, float e) {
   float half_erfc = 0.5 * (t * p) * e;
   return x < 0.0 ? half_erfc : 1.0 - half_erfc;
 }
+
+// Records a kernel fault (vk_fault.h) in the record at f unless one is recorded: the op, the bad value's flat position
+// and the value as two words (low, high). The host raises it after the dispatch.
+void tg_fault(U32 f, uint op, uint pos, uint lo, uint hi) {
+  if (atomicCompSwap(f.v[0], 0xFFFFFFFFu, op) == 0xFFFFFFFFu) {
+    f.v[1] = pos;
+    f.v[2] = lo;
+    f.v[3] = hi;
+  }
+}
+
+// Element i of an index tensor (i32, or i64 when wide) as its low and high words (an i32's high word is its sign),
+// and whether it lies in [0, bound).
+bool tg_index(U32 idx, uint i, bool wide, uint bound, out uint lo, out uint hi) {
+  lo = wide ? idx.v[2u * i] : idx.v[i];
+  hi = wide ? idx.v[2u * i + 1u] : ((lo & 0x80000000u) != 0u ? 0xFFFFFFFFu : 0u);
+  return hi == 0u && lo < bound;
+}

@@ -1,0 +1,12 @@
+/* The errors of an index or class label outside its range, worded once for every backend's kernels. */
+#ifndef TG_INDEX_ERRORS_H
+#define TG_INDEX_ERRORS_H
+
+#include "ops/ops.h"
+
+/* gather_rows: index `value` at flat position `flat` of the index tensor (a->in[1]) is outside the table's rows. */
+tg_status tg_gather_bad_index(const tg_kernel_args *a, int64_t flat, int64_t value);
+/* softmax_cross_entropy: label `value` at row `row` of the labels (a->in[1]) is outside the logits' classes. */
+tg_status tg_xent_bad_label(const tg_kernel_args *a, int64_t row, int64_t value);
+
+#endif
