@@ -71,6 +71,12 @@ static double worst_err(const float *got, const float *want, int64_t n) {
   return worst;
 }
 
+static uint64_t g_rng[3]; /* vk_set_rng: seed, stream, offset */
+
+void vk_set_rng(uint64_t seed, uint64_t stream, uint64_t offset) {
+  g_rng[0] = seed, g_rng[1] = stream, g_rng[2] = offset;
+}
+
 static double g_worst[2];                /* the worst error seen forward, backward at the default tolerances */
 static double g_bwd_tol = VK_BWD_TOL; /* vk_set_bwd_tol */
 
@@ -121,8 +127,10 @@ void vk_check_op(const char *name, int op, vk_pair *in, int n_in, int out_ndim, 
   vk_pair_new(&out, "out", out_ndim, out_shape);
   vk_pair_new(&dy, "dy", out_ndim, out_shape);
   vk_pair_fill(&dy, 99, -1.0f, 1.0f);
-  tg_kernel_args ah = {.n_in = n_in, .out = &out.th, .attr = attr, .node_name = name};
-  tg_kernel_args ad = {.n_in = n_in, .out = &out.td, .attr = attr, .node_name = name};
+  tg_kernel_args ah = {.n_in = n_in, .out = &out.th, .attr = attr, .node_name = name, .seed = g_rng[0],
+                       .rng_stream = g_rng[1], .rng_offset = g_rng[2]};
+  tg_kernel_args ad = ah;
+  ad.out = &out.td;
   for (int k = 0; k < n_in; k++) ah.in[k] = &in[k].th, ad.in[k] = &in[k].td;
   /* the CPU's workspace where the op has one, for the forward and then the backward (the Vulkan kernels keep theirs
    * in the device's scratch) */
@@ -168,8 +176,10 @@ void vk_check_fwd_exact(const char *name, int op, vk_pair *in, int n_in, tg_dtyp
   if (!vk) return;
   vk_pair out;
   pair_new(&out, "out", dtype, out_ndim, out_shape);
-  tg_kernel_args ah = {.n_in = n_in, .out = &out.th, .attr = attr, .node_name = name};
-  tg_kernel_args ad = {.n_in = n_in, .out = &out.td, .attr = attr, .node_name = name};
+  tg_kernel_args ah = {.n_in = n_in, .out = &out.th, .attr = attr, .node_name = name, .seed = g_rng[0],
+                       .rng_stream = g_rng[1], .rng_offset = g_rng[2]};
+  tg_kernel_args ad = ah;
+  ad.out = &out.td;
   for (int k = 0; k < n_in; k++) ah.in[k] = &in[k].th, ad.in[k] = &in[k].td;
   CHECK_OK(cpu->fwd(&ah));
   CHECK_OK(vk->fwd(&ad));

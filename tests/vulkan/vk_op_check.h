@@ -44,6 +44,9 @@ void vk_check_fwd_exact(const char *name, int op, vk_pair *in, int n_in, tg_dtyp
 /* Runs op's forward on vulkan:0 and returns its status (an error's message is tg_last_error's), for the bad inputs. */
 tg_status vk_run_fwd(int op, vk_pair *in, int n_in, int out_ndim, const int64_t *out_shape, const tg_attr *attr);
 
+/* The random-number arguments (seed, the node's stream, the run counter) every following check gives both sides. */
+void vk_set_rng(uint64_t seed, uint64_t stream, uint64_t offset);
+
 /* Sets the backward tolerance of the next checks (VK_BWD_TOL until then); returns the one before. */
 double vk_set_bwd_tol(double tol);
 
