@@ -1,4 +1,4 @@
-/* The errors of an index or class label outside its range (index_errors.h). */
+/* The errors of an index, class label or window row outside its range (index_errors.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include "ops/index_errors.h"
@@ -26,4 +26,13 @@ tg_status tg_xent_bad_label(const tg_kernel_args *a, int64_t row, int64_t value)
                   "%s: label %" PRId64 " at row %" PRId64 " of '%s' is outside [0, %" PRId64 ") (logits '%s' have %" PRId64
                   " classes); labels must be class indices",
                   a->node_name, value, row, a->in[1]->name, C, a->in[0]->name, C);
+}
+
+tg_status tg_window_bad_row(const tg_kernel_args *a, int64_t flat, double value) {
+  int64_t W = a->attr->i[0], rows = a->attr->i[1];
+  return tg_error(TG_ERR_INVALID,
+                  "%s: t %.9g at flat position %lld of '%s' is not a row in [%lld, %lld) (an integer: the last row of "
+                  "a window of %lld rows in a table of %lld)",
+                  a->node_name, value, (long long)flat, a->in[0]->name, (long long)(W - 1), (long long)rows,
+                  (long long)W, (long long)rows);
 }

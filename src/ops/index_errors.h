@@ -1,4 +1,4 @@
-/* The errors of an index or class label outside its range, worded once for every backend's kernels. */
+/* The errors of an index, class label or window row outside its range, worded once for every backend's kernels. */
 #ifndef TG_INDEX_ERRORS_H
 #define TG_INDEX_ERRORS_H
 
@@ -8,5 +8,8 @@
 tg_status tg_gather_bad_index(const tg_kernel_args *a, int64_t flat, int64_t value);
 /* softmax_cross_entropy: label `value` at row `row` of the labels (a->in[1]) is outside the logits' classes. */
 tg_status tg_xent_bad_label(const tg_kernel_args *a, int64_t row, int64_t value);
+
+/* window_rows: t `value` at flat position `flat` of a->in[0] is not a row that ends a window (attr: window, rows). */
+tg_status tg_window_bad_row(const tg_kernel_args *a, int64_t flat, double value);
 
 #endif

@@ -1,7 +1,7 @@
 /* The Vulkan kernels of the ops that select by index against the CPU's: gather_rows (i32 and i64 indices with repeats,
  * D of 1, more indices than one backward dispatch walks), max_last and argmax_last (ties and NaNs: the first wins),
- * softmax_cross_entropy (short and long rows); and the faults: an index or label outside its range is an error with
- * the CPU's words, and the next call runs clean. */
+ * softmax_cross_entropy (short and long rows), window_rows (f32 and i64 rows, bitwise); and the faults: an index,
+ * label or window row outside its range is an error with the CPU's words, and the next call runs clean. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +66,46 @@ static void check_xent(const char *label, int64_t rows, int64_t c, tg_dtype dtyp
   free(labels);
 }
 
+/* window_rows of t [n] (f32 or i64 rows in [w - 1, rows)) into windows of w rows, bitwise. */
+static void check_window(const char *label, int64_t n, int64_t w, int64_t rows, tg_dtype dtype) {
+  int64_t *ends = draw_indices(n, rows - w + 1, 68);
+  vk_pair t;
+  tg_attr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.i[0] = w, attr.i[1] = rows;
+  for (int64_t i = 0; i < n; i++) ends[i] += w - 1;
+  if (dtype == TG_I64) {
+    vk_pair_new_index(&t, "t", TG_I64, 1, (int64_t[]){n}, ends);
+  } else {
+    vk_pair_new(&t, "t", 1, (int64_t[]){n});
+    for (int64_t i = 0; i < n; i++) t.host[i] = (float)ends[i];
+    vk_pair_upload(&t);
+  }
+  vk_check_fwd_exact(label, TG_OP_WINDOW_ROWS, &t, 1, TG_I64, 2, (int64_t[]){n, w}, &attr);
+  vk_pair_free(&t);
+  free(ends);
+}
+
+/* A window row that is not an integer or ends no window: the CPU's words, for f32 (3.5) and i64 (1 < w - 1) rows. */
+static void check_window_faults(void) {
+  vk_pair t;
+  tg_attr attr;
+  memset(&attr, 0, sizeof attr);
+  attr.i[0] = 3, attr.i[1] = 10;
+  vk_pair_new(&t, "t", 1, (int64_t[]){4});
+  memcpy(t.host, (float[]){2.0f, 9.0f, 3.5f, 4.0f}, sizeof(float) * 4);
+  vk_pair_upload(&t);
+  CHECK(vk_run_fwd(TG_OP_WINDOW_ROWS, &t, 1, TG_I64, 2, (int64_t[]){4, 3}, &attr) == TG_ERR_INVALID);
+  CHECK_MSG(strstr(tg_last_error(), "t 3.5 at flat position 2 of 't' is not a row in [2, 10)"), "window_rows' fault: %s",
+            tg_last_error());
+  vk_pair_free(&t);
+  vk_pair_new_index(&t, "t", TG_I64, 1, (int64_t[]){3}, (int64_t[]){5, 1, 2});
+  CHECK(vk_run_fwd(TG_OP_WINDOW_ROWS, &t, 1, TG_I64, 2, (int64_t[]){3, 3}, &attr) == TG_ERR_INVALID);
+  CHECK_MSG(strstr(tg_last_error(), "t 1 at flat position 1 of 't' is not a row in [2, 10)"), "window_rows' fault: %s",
+            tg_last_error());
+  vk_pair_free(&t);
+}
+
 /* An index (gather) or label (xent) outside its range: TG_ERR_INVALID with the words the CPU uses, then a clean call. */
 static void check_faults(void) {
   vk_pair t, idx, logits, labels;
@@ -73,18 +113,18 @@ static void check_faults(void) {
   vk_pair_fill(&t, 66, -1.0f, 1.0f);
   int64_t bad[6] = {0, 1, 2, 4, -1, 3}; /* -1 at [1, 1] */
   vk_pair_new_index(&idx, "idx", TG_I64, 2, (int64_t[]){2, 3}, bad);
-  tg_status st = vk_run_fwd(TG_OP_GATHER_ROWS, (vk_pair[]){t, idx}, 2, 2, (int64_t[]){6, 3}, NULL);
+  tg_status st = vk_run_fwd(TG_OP_GATHER_ROWS, (vk_pair[]){t, idx}, 2, TG_F32, 2, (int64_t[]){6, 3}, NULL);
   CHECK(st == TG_ERR_INVALID);
   CHECK_MSG(strstr(tg_last_error(), "index -1 at position [1, 1] (flat 4) of 'idx' is outside [0, 5) of table 'table'"),
             "gather_rows' fault: %s", tg_last_error());
   int64_t good[6] = {0, 1, 2, 4, 4, 3};
   vk_pair_free(&idx);
   vk_pair_new_index(&idx, "idx", TG_I32, 2, (int64_t[]){2, 3}, good);
-  CHECK_OK(vk_run_fwd(TG_OP_GATHER_ROWS, (vk_pair[]){t, idx}, 2, 2, (int64_t[]){6, 3}, NULL)); /* the record cleared */
+  CHECK_OK(vk_run_fwd(TG_OP_GATHER_ROWS, (vk_pair[]){t, idx}, 2, TG_F32, 2, (int64_t[]){6, 3}, NULL)); /* the record cleared */
   vk_pair_new(&logits, "logits", 2, (int64_t[]){3, 4});
   vk_pair_fill(&logits, 67, -1.0f, 1.0f);
   vk_pair_new_index(&labels, "labels", TG_I32, 1, (int64_t[]){3}, (int64_t[]){0, 3, 4});
-  st = vk_run_fwd(TG_OP_SOFTMAX_XENT, (vk_pair[]){logits, labels}, 2, 0, NULL, NULL);
+  st = vk_run_fwd(TG_OP_SOFTMAX_XENT, (vk_pair[]){logits, labels}, 2, TG_F32, 0, NULL, NULL);
   CHECK(st == TG_ERR_INVALID);
   CHECK_MSG(strstr(tg_last_error(), "label 4 at row 2 of 'labels' is outside [0, 4)"), "softmax_cross_entropy's fault: %s",
             tg_last_error());
@@ -112,7 +152,10 @@ int main(void) {
   double tol = vk_set_bwd_tol(1e-2);
   check_xent("softmax_cross_entropy, many rows", 70000, 2, TG_I64, 3.0f);
   vk_set_bwd_tol(tol);
+  check_window("window_rows, f32 rows", 300, 32, 5000, TG_F32);
+  check_window("window_rows, i64 rows", 70, 1, 9, TG_I64);
   check_faults();
+  check_window_faults();
   vk_report("ops that select by index", "");
   return tg_test_finish();
 }

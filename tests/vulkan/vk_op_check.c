@@ -194,10 +194,11 @@ void vk_check_fwd_exact(const char *name, int op, vk_pair *in, int n_in, tg_dtyp
   vk_pair_free(&out);
 }
 
-tg_status vk_run_fwd(int op, vk_pair *in, int n_in, int out_ndim, const int64_t *out_shape, const tg_attr *attr) {
+tg_status vk_run_fwd(int op, vk_pair *in, int n_in, tg_dtype dtype, int out_ndim, const int64_t *out_shape,
+                     const tg_attr *attr) {
   const tg_op_kernels *vk = tg_vk_op_kernels(op);
   vk_pair out;
-  vk_pair_new(&out, "out", out_ndim, out_shape);
+  pair_new(&out, "out", dtype, out_ndim, out_shape);
   tg_kernel_args ad = {.n_in = n_in, .out = &out.td, .attr = attr, .node_name = "bad input"};
   for (int k = 0; k < n_in; k++) ad.in[k] = &in[k].td;
   tg_status st = vk ? vk->fwd(&ad) : TG_ERR_UNSUPPORTED;

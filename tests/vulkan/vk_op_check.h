@@ -41,8 +41,10 @@ void vk_check_op(const char *name, int op, vk_pair *in, int n_in, int out_ndim, 
 void vk_check_fwd_exact(const char *name, int op, vk_pair *in, int n_in, tg_dtype dtype, int out_ndim,
                         const int64_t *out_shape, const tg_attr *attr);
 
-/* Runs op's forward on vulkan:0 and returns its status (an error's message is tg_last_error's), for the bad inputs. */
-tg_status vk_run_fwd(int op, vk_pair *in, int n_in, int out_ndim, const int64_t *out_shape, const tg_attr *attr);
+/* Runs op's forward on vulkan:0 into an output of dtype and out_shape and returns its status (an error's message is
+ * tg_last_error's), for the bad inputs. */
+tg_status vk_run_fwd(int op, vk_pair *in, int n_in, tg_dtype dtype, int out_ndim, const int64_t *out_shape,
+                     const tg_attr *attr);
 
 /* The random-number arguments (seed, the node's stream, the run counter) every following check gives both sides. */
 void vk_set_rng(uint64_t seed, uint64_t stream, uint64_t offset);

@@ -1,6 +1,7 @@
 /* CPU kernel for window_rows: each window's last row t [N] -> the rows of its window [N, W] (i64). */
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "ops/index_errors.h"
 
 /* t's element i as a double (f32 or i64 rows). */
 static double t_at(const tg_tensor *t, int64_t i) {
@@ -11,12 +12,7 @@ static double t_at(const tg_tensor *t, int64_t i) {
 static tg_status check_rows(const tg_kernel_args *a, const tg_tensor *t, int64_t N, int64_t W, int64_t rows) {
   for (int64_t i = 0; i < N; i++) {
     double v = t_at(t, i);
-    if (v >= (double)(W - 1) && v < (double)rows && v == floor(v)) continue;
-    return tg_error(TG_ERR_INVALID,
-                    "%s: t %.9g at flat position %lld of '%s' is not a row in [%lld, %lld) (an integer: the last "
-                    "row of a window of %lld rows in a table of %lld)",
-                    a->node_name, v, (long long)i, t->name, (long long)(W - 1), (long long)rows, (long long)W,
-                    (long long)rows);
+    if (!(v >= (double)(W - 1) && v < (double)rows && v == floor(v))) return tg_window_bad_row(a, i, v);
   }
   return TG_OK;
 }
