@@ -1,4 +1,4 @@
-/* The errors of an index, class label or window row outside its range (index_errors.h). */
+/* The errors of an index, class label, action or window row outside its range (index_errors.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include "ops/index_errors.h"
@@ -26,6 +26,14 @@ tg_status tg_xent_bad_label(const tg_kernel_args *a, int64_t row, int64_t value)
                   "%s: label %" PRId64 " at row %" PRId64 " of '%s' is outside [0, %" PRId64 ") (logits '%s' have %" PRId64
                   " classes); labels must be class indices",
                   a->node_name, value, row, a->in[1]->name, C, a->in[0]->name, C);
+}
+
+tg_status tg_ppo_bad_action(const tg_kernel_args *a, int64_t row, int64_t value) {
+  int64_t A = a->in[0]->shape[1];
+  return tg_error(TG_ERR_INVALID,
+                  "%s: action %" PRId64 " at row %" PRId64 " of '%s' is outside [0, %" PRId64 ") (logits '%s' have %" PRId64
+                  " actions)",
+                  a->node_name, value, row, a->in[2]->name, A, a->in[0]->name, A);
 }
 
 tg_status tg_window_bad_row(const tg_kernel_args *a, int64_t flat, double value) {

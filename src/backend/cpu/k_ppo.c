@@ -1,7 +1,7 @@
 /* CPU kernels of ppo_loss: PPO's clipped loss, its parts and diagnostics, and its gradients (ppo_row.h). */
-#include <inttypes.h>
 #include <math.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "ops/index_errors.h"
 #include "ops/ppo_row.h"
 
 /* Inputs: 0 policy [B, A] (categorical: logits; Gaussian: means), 1 value [B] or [B, 1], 2 actions
@@ -28,11 +28,7 @@ static int64_t ppo_action(const ppo_view *v, int64_t i) {
 static tg_status ppo_check_actions(const tg_kernel_args *a, const ppo_view *v) {
   for (int64_t i = 0; !v->gauss && i < v->B; i++) {
     int64_t act = ppo_action(v, i);
-    if (act < 0 || act >= v->A)
-      return tg_error(TG_ERR_INVALID,
-                      "%s: action %" PRId64 " at row %" PRId64 " of '%s' is outside [0, %" PRId64
-                      ") (logits '%s' have %" PRId64 " actions)",
-                      a->node_name, act, i, a->in[2]->name, v->A, a->in[0]->name, v->A);
+    if (act < 0 || act >= v->A) return tg_ppo_bad_action(a, i, act);
   }
   return TG_OK;
 }
