@@ -10,7 +10,7 @@
 
 #define TG_VK_INCOMPLETE                                                                                             \
   "the Vulkan backend has kernels for the elementwise, GEMM, sum, max, softmax (causal too), normalisation, shape and "  \
-  "gather ops, window_rows, conv1d_causal, dropout, sample_rows and the mse, huber, pinball, cross-entropy and PPO "  \
+  "gather ops, window_rows, conv1d_causal, ssd_scan, dropout, sample_rows and the mse, huber, pinball, cross-entropy and PPO "  \
   "losses, not yet for every op, so it trains and predicts nothing: use cpu or cuda"
 
 static int vk_device_count(void) { return tg_vk_phys_count(); }
