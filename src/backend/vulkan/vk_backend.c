@@ -6,6 +6,7 @@
 #include "backend/vulkan/vk_kernels.h"
 #include "backend/vulkan/vk_memory.h"
 #include "backend/vulkan/vk_optim.h"
+#include "backend/vulkan/vk_stage.h"
 #include "graph/backend.h"
 #include "ops/op_kernel_list.h"
 
@@ -105,6 +106,7 @@ const tg_backend tg_vulkan_backend = {
     .to_host = vk_to_host,
     .from_host = vk_from_host,
     .copy = vk_copy,
+    .stage_batch = tg_vk_stage_batch,
     .sum_squares = tg_vk_sum_squares,
     .optim_update = tg_vk_optim_update,
     .advance_counter = tg_vk_advance_counter,
