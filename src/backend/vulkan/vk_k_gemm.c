@@ -1,8 +1,9 @@
 /* Vulkan kernels of the GEMM ops (matmul, linear, stacked_linear), forward and backward: each product one dispatch of
  * the tiled GEMM (shaders/gemm.comp) by element strides, as the CPU plans its oneDNN primitives (cpu_gemm_plan.c);
- * bias gradients as column sums (shaders/col_sums.comp). f32 only. */
+ * bias gradients as column sums (shaders/col_sums.comp); both offered to other kernels by vk_gemm.h. f32 only. */
 #include <stdint.h>
 #include "backend/vulkan/vk_dispatch.h"
+#include "backend/vulkan/vk_gemm.h"
 #include "backend/vulkan/vk_kernels.h"
 #include "ops/matmul_dims.h"
 
@@ -10,15 +11,6 @@
 /* The most of K one dispatch covers: its invocations loop K / TILE times, and lavapipe ends a loop at 65535 (a longer K
  * goes in pieces, each adding into C). */
 #define K_PER_DISPATCH ((int64_t)TILE * 32768)
-
-/* One strided batched product: C[i] (m x n) = op(A)[i] (m x k) op(B)[i] (k x n) (+ bias [n] at i * bias_b) (+ C[i]). */
-typedef struct vk_gemm {
-  int64_t batch, m, n, k;
-  const float *a, *b, *bias;
-  float *c;
-  int64_t a_st[3], b_st[3], c_st[3], bias_b;
-  int accumulate;
-} vk_gemm;
 
 /* Push constants of shaders/gemm.comp. */
 typedef struct gemm_args {
@@ -31,8 +23,7 @@ static int64_t last_index(const int64_t st[3], int64_t batch, int64_t rows, int6
   return (batch - 1) * st[0] + (rows - 1) * st[1] + (cols - 1) * st[2];
 }
 
-
-static tg_status gemm_run(const tg_kernel_args *a, const vk_gemm *g) {
+tg_status tg_vk_gemm_run(const tg_kernel_args *a, const tg_vk_gemm *g) {
   if (g->batch == 0 || g->m == 0 || g->n == 0) return TG_OK;
   int64_t worst = last_index(g->a_st, g->batch, g->m, g->k);
   int64_t lb = last_index(g->b_st, g->batch, g->k, g->n), lc = last_index(g->c_st, g->batch, g->m, g->n);
@@ -62,8 +53,7 @@ static tg_status gemm_run(const tg_kernel_args *a, const vk_gemm *g) {
   return st;
 }
 
-/* s [ncol] += the column sums of x [rows, ncol]. */
-static tg_status col_sums(const tg_kernel_args *a, const float *x, float *s, int64_t rows, int64_t ncol) {
+tg_status tg_vk_col_sums(const tg_kernel_args *a, const float *x, float *s, int64_t rows, int64_t ncol) {
   tg_status st = tg_vk_fits(a->node_name, rows * ncol);
   if (st != TG_OK) return st;
   struct { uint64_t x, s; uint32_t rows, ncol; } p = {tg_vk_addr(x), tg_vk_addr(s), (uint32_t)rows, (uint32_t)ncol};
@@ -78,10 +68,10 @@ tg_status tg_vk_matmul_fwd(const tg_kernel_args *a) {
   tg_mm_dims d;
   tg_status st = tg_mm_dims_of(a, &d);
   if (st != TG_OK) return st;
-  vk_gemm g = {.batch = d.batch, .m = d.m, .n = d.n, .k = d.k, .a = a->in[0]->data, .b = a->in[1]->data,
-               .c = (float *)a->out->data};
+  tg_vk_gemm g = {.batch = d.batch, .m = d.m, .n = d.n, .k = d.k, .a = a->in[0]->data, .b = a->in[1]->data,
+                  .c = (float *)a->out->data};
   tg_mm_op_strides(&d, g.a_st, g.b_st, g.c_st);
-  return gemm_run(a, &g);
+  return tg_vk_gemm_run(a, &g);
 }
 
 tg_status tg_vk_matmul_bwd(const tg_kernel_args *a) {
@@ -93,24 +83,24 @@ tg_status tg_vk_matmul_bwd(const tg_kernel_args *a) {
   const float *A = a->in[0]->data, *B = a->in[1]->data, *dC = a->out_grad; /* as the forward's */
   float *dA = a->in_grad[0], *dB = a->in_grad[1];
   if (dA) { /* d op(A) [m, k] += dC op(B)^T, written where A is stored */
-    vk_gemm g = {.batch = d.batch, .m = d.m, .n = d.k, .k = d.n, .a = dC, .b = B, .c = dA, .accumulate = 1};
+    tg_vk_gemm g = {.batch = d.batch, .m = d.m, .n = d.k, .k = d.n, .a = dC, .b = B, .c = dA, .accumulate = 1};
     strides(g.a_st, c[0], c[1], c[2]), strides(g.b_st, opb[0], opb[2], opb[1]), strides(g.c_st, opa[0], opa[1], opa[2]);
-    if ((st = gemm_run(a, &g)) != TG_OK) return st;
+    if ((st = tg_vk_gemm_run(a, &g)) != TG_OK) return st;
   }
   if (!dB) return TG_OK;
   /* d op(B) [k, n] += op(A)^T dC; a shared B (sb 0) sums over the batches: as one product of batch * m rows when A is
    * untransposed (its batches are consecutive rows), else one product per batch, in order */
-  vk_gemm g = {.batch = d.batch, .m = d.k, .n = d.n, .k = d.m, .a = A, .b = dC, .c = dB, .accumulate = 1};
+  tg_vk_gemm g = {.batch = d.batch, .m = d.k, .n = d.n, .k = d.m, .a = A, .b = dC, .c = dB, .accumulate = 1};
   strides(g.a_st, opa[0], opa[2], opa[1]), strides(g.b_st, c[0], c[1], c[2]), strides(g.c_st, opb[0], opb[1], opb[2]);
-  if (d.sb != 0) return gemm_run(a, &g);
+  if (d.sb != 0) return tg_vk_gemm_run(a, &g);
   if (!d.ta) {
     g.batch = 1, g.k = d.batch * d.m;
-    return gemm_run(a, &g);
+    return tg_vk_gemm_run(a, &g);
   }
   g.batch = 1;
   for (int64_t i = 0; i < d.batch && st == TG_OK; i++) {
     g.a = A + i * d.sa, g.b = dC + i * d.sc;
-    st = gemm_run(a, &g);
+    st = tg_vk_gemm_run(a, &g);
   }
   return st;
 }
@@ -121,10 +111,10 @@ tg_status tg_vk_linear_fwd(const tg_kernel_args *a) {
   int64_t rows, nin, nout;
   tg_status st = tg_linear_dims(a, &rows, &nin, &nout);
   if (st != TG_OK) return st;
-  vk_gemm g = {.batch = 1, .m = rows, .n = nout, .k = nin, .a = a->in[0]->data, .b = a->in[1]->data,
-               .c = (float *)a->out->data, .bias = a->attr->i[0] && a->n_in > 2 ? a->in[2]->data : NULL};
+  tg_vk_gemm g = {.batch = 1, .m = rows, .n = nout, .k = nin, .a = a->in[0]->data, .b = a->in[1]->data,
+                  .c = (float *)a->out->data, .bias = a->attr->i[0] && a->n_in > 2 ? a->in[2]->data : NULL};
   strides(g.a_st, 0, nin, 1), strides(g.b_st, 0, 1, nin), strides(g.c_st, 0, nout, 1);
-  return gemm_run(a, &g);
+  return tg_vk_gemm_run(a, &g);
 }
 
 tg_status tg_vk_linear_bwd(const tg_kernel_args *a) {
@@ -134,16 +124,16 @@ tg_status tg_vk_linear_bwd(const tg_kernel_args *a) {
   const float *x = a->in[0]->data, *w = a->in[1]->data, *dy = a->out_grad; /* [rows, in], [out, in], [rows, out] */
   float *dx = a->in_grad[0], *dw = a->in_grad[1], *db = a->n_in > 2 ? a->in_grad[2] : NULL;
   if (dx) { /* dx [rows, in] += dy w */
-    vk_gemm g = {.batch = 1, .m = rows, .n = nin, .k = nout, .a = dy, .b = w, .c = dx, .accumulate = 1};
+    tg_vk_gemm g = {.batch = 1, .m = rows, .n = nin, .k = nout, .a = dy, .b = w, .c = dx, .accumulate = 1};
     strides(g.a_st, 0, nout, 1), strides(g.b_st, 0, nin, 1), strides(g.c_st, 0, nin, 1);
-    if ((st = gemm_run(a, &g)) != TG_OK) return st;
+    if ((st = tg_vk_gemm_run(a, &g)) != TG_OK) return st;
   }
   if (dw) { /* dw [out, in] += dy^T x */
-    vk_gemm g = {.batch = 1, .m = nout, .n = nin, .k = rows, .a = dy, .b = x, .c = dw, .accumulate = 1};
+    tg_vk_gemm g = {.batch = 1, .m = nout, .n = nin, .k = rows, .a = dy, .b = x, .c = dw, .accumulate = 1};
     strides(g.a_st, 0, 1, nout), strides(g.b_st, 0, nin, 1), strides(g.c_st, 0, nin, 1);
-    if ((st = gemm_run(a, &g)) != TG_OK) return st;
+    if ((st = tg_vk_gemm_run(a, &g)) != TG_OK) return st;
   }
-  return db ? col_sums(a, dy, db, rows, nout) : TG_OK;
+  return db ? tg_vk_col_sums(a, dy, db, rows, nout) : TG_OK;
 }
 
 /* ---- stacked_linear: x [rows, G, in], w [G, out, in], bias [G, out] -> y [rows, G, out]; group j is batch j ---- */
@@ -152,11 +142,11 @@ tg_status tg_vk_stacked_linear_fwd(const tg_kernel_args *a) {
   int64_t rows, G, nin, nout;
   tg_status st = tg_stacked_dims(a, &rows, &G, &nin, &nout);
   if (st != TG_OK) return st;
-  vk_gemm g = {.batch = G, .m = rows, .n = nout, .k = nin, .a = a->in[0]->data, .b = a->in[1]->data,
-               .c = (float *)a->out->data, .bias = a->attr->i[0] && a->n_in > 2 ? a->in[2]->data : NULL,
-               .bias_b = nout};
+  tg_vk_gemm g = {.batch = G, .m = rows, .n = nout, .k = nin, .a = a->in[0]->data, .b = a->in[1]->data,
+                  .c = (float *)a->out->data, .bias = a->attr->i[0] && a->n_in > 2 ? a->in[2]->data : NULL,
+                  .bias_b = nout};
   strides(g.a_st, nin, G * nin, 1), strides(g.b_st, nout * nin, 1, nin), strides(g.c_st, nout, G * nout, 1);
-  return gemm_run(a, &g);
+  return tg_vk_gemm_run(a, &g);
 }
 
 tg_status tg_vk_stacked_linear_bwd(const tg_kernel_args *a) {
@@ -166,14 +156,14 @@ tg_status tg_vk_stacked_linear_bwd(const tg_kernel_args *a) {
   const float *x = a->in[0]->data, *w = a->in[1]->data, *dy = a->out_grad;
   float *dx = a->in_grad[0], *dw = a->in_grad[1], *db = a->n_in > 2 ? a->in_grad[2] : NULL;
   if (dx) { /* dx[:, j] [rows, in] += dy[:, j] w[j] */
-    vk_gemm g = {.batch = G, .m = rows, .n = nin, .k = nout, .a = dy, .b = w, .c = dx, .accumulate = 1};
+    tg_vk_gemm g = {.batch = G, .m = rows, .n = nin, .k = nout, .a = dy, .b = w, .c = dx, .accumulate = 1};
     strides(g.a_st, nout, G * nout, 1), strides(g.b_st, nout * nin, nin, 1), strides(g.c_st, nin, G * nin, 1);
-    if ((st = gemm_run(a, &g)) != TG_OK) return st;
+    if ((st = tg_vk_gemm_run(a, &g)) != TG_OK) return st;
   }
   if (dw) { /* dw[j] [out, in] += dy[:, j]^T x[:, j] */
-    vk_gemm g = {.batch = G, .m = nout, .n = nin, .k = rows, .a = dy, .b = x, .c = dw, .accumulate = 1};
+    tg_vk_gemm g = {.batch = G, .m = nout, .n = nin, .k = rows, .a = dy, .b = x, .c = dw, .accumulate = 1};
     strides(g.a_st, nout, 1, G * nout), strides(g.b_st, nin, G * nin, 1), strides(g.c_st, nout * nin, nin, 1);
-    if ((st = gemm_run(a, &g)) != TG_OK) return st;
+    if ((st = tg_vk_gemm_run(a, &g)) != TG_OK) return st;
   }
-  return db ? col_sums(a, dy, db, rows, G * nout) : TG_OK;
+  return db ? tg_vk_col_sums(a, dy, db, rows, G * nout) : TG_OK;
 }

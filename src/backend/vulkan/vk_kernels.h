@@ -19,7 +19,7 @@
   FB(TG_OP_GATE_ADD_NORM, gate_add_norm) FB(TG_OP_GATHER_ROWS, gather_rows)                                            \
   FB(TG_OP_MAX_LAST, max_last) F(TG_OP_ARGMAX_LAST, argmax_last) FB(TG_OP_SOFTMAX_XENT, softmax_xent)                  \
   FB(TG_OP_DROPOUT, dropout) F(TG_OP_SAMPLE_ROWS, sample_rows) F(TG_OP_WINDOW_ROWS, window_rows)                       \
-  FB(TG_OP_CONV1D_CAUSAL, conv1d_causal) FB(TG_OP_PPO_LOSS, ppo_loss) FB(TG_OP_SSD_SCAN, ssd_scan)
+  FB(TG_OP_CONV1D_CAUSAL, conv1d_causal) FB(TG_OP_PPO_LOSS, ppo_loss) FB(TG_OP_SSD_SCAN, ssd_scan) FB(TG_OP_LSTM, lstm)
 
 #define TG_VK_KERNEL_DECL(op, s)                                                                                       \
   tg_status tg_vk_##s##_fwd(const tg_kernel_args *a);                                                                  \

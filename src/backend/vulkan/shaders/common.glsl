@@ -1,6 +1,7 @@
 // Shared by the Vulkan backend's shaders: f32 buffers by device address, grid-stride loops, a workgroup's sum, and math
-// GLSL lacks (log1p, expm1, the normal CDF). No invocation loops more than 65535 times: lavapipe (llvmpipe) ends a loop
-// there, so a long reduction is spread over a workgroup (tg_group_sum) and a long GEMM over several dispatches.
+// GLSL lacks (log1p, expm1, the normal CDF, a tanh accurate near 0). No invocation loops more than 65535 times:
+// lavapipe (llvmpipe) ends a loop there, so a long reduction is spread over a workgroup (tg_group_sum) and a long GEMM
+// over several dispatches.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference2 : require
 
@@ -54,6 +55,13 @@ float tg_expm1(float x) {
   float um1 = u - 1.0;
   if (um1 == -1.0) return -1.0;
   return isinf(u) ? u : um1 * (x / log(u));
+}
+
+// tanh from expm1 (no cancellation near 0), its argument's magnitude capped at 10, where float's tanh is 1 already
+// (past 44, exp(2|x|) would overflow and give inf / inf); NaN passes.
+float tg_tanh(float x) {
+  float e = tg_expm1(2.0 * (abs(x) > 10.0 ? 10.0 : abs(x)));
+  return sign(x) * (e / (e + 2.0));
 }
 
 // Logistic function with exp of a non-positive argument only.
