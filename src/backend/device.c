@@ -4,11 +4,16 @@
 #include "graph/backend.h"
 #include "tickgrad/device.h"
 
-/* The first backend whose memory is not the host's (the GPU) and that runs graphs, NULL when none is compiled in. */
-static const tg_backend *accelerator(void) {
-  for (int i = 0; tg_backend_at(i); i++)
-    if (!tg_backend_at(i)->host_memory && !tg_backend_at(i)->incomplete) return tg_backend_at(i);
-  return NULL;
+/* The first device --device auto may take from backend i on (registry order: CUDA, then Vulkan), starting at device
+ * *dev of backend *i; 0 when none is left. Host-memory backends (the CPU) and incomplete ones are passed by. */
+static int next_candidate(int *i, int *dev) {
+  for (; tg_backend_at(*i); (*i)++, *dev = 0) {
+    const tg_backend *be = tg_backend_at(*i);
+    if (be->host_memory || be->incomplete) continue;
+    for (int n = be->device_count(); *dev < n; (*dev)++)
+      if (!be->auto_ok || be->auto_ok(*dev)) return 1;
+  }
+  return 0;
 }
 
 static const char *NOT_BUILT = "the CUDA backend is not compiled into this build (nvcc was not found, or TG_CUDA=OFF)";
@@ -36,20 +41,20 @@ static tg_status present(tg_device d) {
 tg_status tg_device_choose(const char *spec, tg_device *out, char *notice, size_t notice_size) {
   if (notice && notice_size) notice[0] = '\0';
   if (spec && strcmp(spec, "auto") == 0) {
-    const tg_backend *acc = accelerator();
-    char buf[16];
-    if (acc && acc->device_count() > 0) {
-      *out = (tg_device){acc->kind, 0};
-      if (acc->use(0) == TG_OK) { /* a GPU that starts, not just one that is listed */
+    char buf[16], failed[256] = "";
+    for (int i = 0, dev = 0; next_candidate(&i, &dev); dev++) {
+      const tg_backend *be = tg_backend_at(i);
+      *out = (tg_device){be->kind, dev};
+      if (be->use(dev) == TG_OK) { /* a GPU that starts, not just one that is listed */
         if (notice) snprintf(notice, notice_size, "device auto: %s", tg_device_str(*out, buf, sizeof buf));
         return TG_OK;
       }
-      if (notice)
-        snprintf(notice, notice_size, "device auto: cpu:0 (%s did not start: %s)", tg_device_str(*out, buf, sizeof buf),
-                 tg_last_error());
-    } else if (notice) { /* the usual case on a machine without a GPU: the why (a driver, a build) is `devices`' */
-      snprintf(notice, notice_size, "device auto: cpu:0 (no GPU; `tickgrad devices` says why)");
+      if (!failed[0]) snprintf(failed, sizeof failed, "%s did not start: %s", tg_device_str(*out, buf, sizeof buf),
+                               tg_last_error());
     }
+    if (notice && failed[0]) snprintf(notice, notice_size, "device auto: cpu:0 (%s)", failed);
+    else if (notice) /* the usual case on a machine without a GPU: the why (a driver, a build) is `devices`' */
+      snprintf(notice, notice_size, "device auto: cpu:0 (no GPU; `tickgrad devices` says why)");
     *out = tg_cpu(0);
     return TG_OK;
   }

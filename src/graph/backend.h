@@ -85,6 +85,9 @@ typedef struct tg_backend {
   int (*device_count)(void);               /* usable now (0 when there is no driver or device; never fails) */
   const char *(*unavailable_reason)(void); /* why device_count() is 0 ("" otherwise) */
   tg_status (*use)(int dev);               /* starts dev (first use) and makes it current; the error says why not */
+  /* 1 when --device auto may take device dev (NULL: any): a device slower than the CPU backend (a Vulkan
+   * implementation on the CPU, such as lavapipe) is named explicitly or not at all. */
+  int (*auto_ok)(int dev);
   tg_status (*sync)(int dev);              /* waits for dev's queued work and raises any recorded kernel fault */
   tg_status (*info)(int dev, tg_device_info *out);   /* NULL: nothing to tell (TG_ERR_DEVICE) */
   tg_status (*mem_stats)(int dev, tg_mem_stats *out); /* NULL: all zero */

@@ -10,19 +10,19 @@
 #include "graph/backend.h"
 #include "ops/op_kernel_list.h"
 
-#define TG_VK_INCOMPLETE                                                                                             \
-  "the Vulkan backend has kernels for the elementwise, GEMM, sum, max, softmax (causal too), normalisation, shape and "  \
-  "gather ops, window_rows, conv1d_causal, ssd_scan, dropout, sample_rows and the mse, huber, pinball, cross-entropy and PPO "  \
-  "losses, not yet for every op, so it trains and predicts nothing: use cpu or cuda"
-
 static int vk_device_count(void) { return tg_vk_phys_count(); }
 static const char *vk_unavailable_reason(void) { return tg_vk_why_none(); }
 
 static tg_status vk_use(int dev) {
   tg_vk_dev *d;
-  tg_status st = tg_vk_device(dev, &d);
-  if (st != TG_OK) return st;
-  return tg_error(TG_ERR_DEVICE, "vulkan:%d: %s", dev, TG_VK_INCOMPLETE);
+  return tg_vk_device(dev, &d);
+}
+
+/* --device auto takes a Vulkan GPU, never a Vulkan implementation on the CPU (lavapipe), which is slower than the CPU
+ * backend. */
+static int vk_auto_ok(int dev) {
+  const tg_vk_phys *p = tg_vk_phys_at(dev);
+  return p && p->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
 static tg_status vk_sync(int dev) {
@@ -45,14 +45,13 @@ static void vk_describe(char *buf, size_t n) {
     tg_vk_describe_one(i, buf + used, n - used);
     used += strlen(buf + used);
   }
-  if (used + 1 < n) snprintf(buf + used, n - used, "  note       %s\n", TG_VK_INCOMPLETE);
 }
 
 #define VK_FB(op, s) TG_OP_KERNEL_CASE_FB_(tg_vk, op, s)
 #define VK_F(op, s) TG_OP_KERNEL_CASE_F_(tg_vk, op, s)
 const tg_op_kernels *tg_vk_op_kernels(int op) {
   switch (op) {
-    TG_VK_KERNEL_LIST(VK_FB, VK_F)
+    TG_OP_KERNEL_LIST(VK_FB, VK_F)
     default:
       return NULL;
   }
@@ -92,10 +91,10 @@ const tg_backend tg_vulkan_backend = {
     .name = "vulkan",
     .kind = TG_VULKAN,
     .host_memory = 0,
-    .incomplete = TG_VK_INCOMPLETE,
     .device_count = vk_device_count,
     .unavailable_reason = vk_unavailable_reason,
     .use = vk_use,
+    .auto_ok = vk_auto_ok,
     .sync = vk_sync,
     .describe = vk_describe,
     .kernels = vk_kernels,

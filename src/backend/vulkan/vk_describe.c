@@ -66,6 +66,8 @@ void tg_vk_describe_one(int i, char *buf, size_t n) {
   put(&o, "  api        %u.%u.%u\n", VK_API_VERSION_MAJOR(p->props.apiVersion), VK_API_VERSION_MINOR(p->props.apiVersion),
       VK_API_VERSION_PATCH(p->props.apiVersion));
   put(&o, "  type       %s\n", type_name(p->props.deviceType));
+  if (p->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+    put(&o, "  auto       never taken by --device auto (slower than the cpu backend); --device vulkan:%d names it\n", i);
   VkDeviceSize budget[VK_MAX_MEMORY_HEAPS], usage[VK_MAX_MEMORY_HEAPS];
   int has_budget = tg_vk_heap_budget(i, budget, usage, VK_MAX_MEMORY_HEAPS);
   for (uint32_t h = 0; h < p->mem.memoryHeapCount; h++) {
@@ -82,6 +84,6 @@ void tg_vk_describe_one(int i, char *buf, size_t n) {
       p->props.limits.maxComputeWorkGroupInvocations);
   put(&o, "  features   buffer device address %s (required); memory budget %s; cooperative matrix %s; float64 %s\n",
       p->caps.buffer_device_address ? "yes" : "NO", p->caps.memory_budget ? "yes" : "no",
-      p->caps.cooperative_matrix ? "yes (not used yet)" : "no", p->caps.shader_float64 ? "yes" : "no");
+      p->caps.cooperative_matrix ? "yes (not used yet)" : "no", p->caps.shader_float64 ? "yes (not needed)" : "no (not needed)");
   if (p->compute_family < 0) put(&o, "  queues     no compute queue: the backend cannot run on it\n");
 }
