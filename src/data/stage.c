@@ -19,6 +19,18 @@ typedef struct stage_side {
   void *fence;      /* asynchronous streaming: passes once this side's copies have run */
 } stage_side;
 
+/* Splits whose offsets stay on the device at once: an epoch alternates the training and validation splits. */
+#define SPLIT_SLOTS 2
+
+/* One split's offsets on the device, and their host copy to recognise the split by. */
+typedef struct split_slot {
+  void *dev;       /* [2k+1] i64: prefix [k+1] then begin [k] (k: the split's runs) */
+  int64_t *host;   /* [2k+1] the same on the host */
+  int runs, cap;   /* k, and the runs dev and host have room for */
+  int up;          /* 1: dev and host hold a split */
+  unsigned used;   /* split_clock at its last use */
+} split_slot;
+
 struct tg_stage {
   tg_device dev;
   tg_stage_mode mode;
@@ -42,11 +54,9 @@ struct tg_stage {
   void *d_lrows;     /* [n] i64 layout position -> row */
   void *d_linst;     /* [n] i32 row -> instrument index */
   void *d_cls;       /* [n] i32 row -> direction class */
-  void *d_split;     /* [2k+1] i64: prefix [k+1] then begin [k] of the split uploaded last (k: its runs) */
-  int64_t *h_split;  /* [2k+1] the host copy of d_split, to tell when a sampler has another split */
-  int split_runs;    /* k of the split uploaded last */
-  int split_cap;     /* runs d_split and h_split have room for */
-  int tables_up, split_up; /* 1: d_lrows, d_linst, d_cls / d_split hold their values */
+  split_slot split[SPLIT_SLOTS]; /* the splits' offsets last used (training and validation stay resident) */
+  unsigned split_clock; /* uses so far, for the least recently used slot */
+  int tables_up;     /* 1: d_lrows, d_linst, d_cls hold their values */
   tg_stage_stats stats;
 };
 
@@ -76,15 +86,17 @@ static void release_dataset(tg_stage *st) {
   dev_free(st, &st->d_lrows);
   dev_free(st, &st->d_linst);
   dev_free(st, &st->d_cls);
-  dev_free(st, &st->d_split);
-  tg_free(st->h_split);
+  for (int i = 0; i < SPLIT_SLOTS; i++) {
+    dev_free(st, &st->split[i].dev);
+    tg_free(st->split[i].host);
+  }
+  memset(st->split, 0, sizeof st->split);
   tg_free(st->starts);
   tg_free(st->stamp);
   tg_free(st->slot_of);
-  st->h_split = st->starts = st->slot_of = NULL;
+  st->starts = st->slot_of = NULL;
   st->stamp = NULL;
-  st->tables_up = st->split_up = 0;
-  st->split_runs = st->split_cap = 0;
+  st->tables_up = 0;
   st->tick = 0;
   st->ds = NULL;
 }
@@ -380,11 +392,10 @@ static tg_status next_on_host(tg_stage *st, tg_sampler *s, int64_t b, tg_batch *
   return TG_OK;
 }
 
-/* A device with a staging kernel, resident: the dataset's index tables once per staging, and the sampler's split offsets
- * whenever they differ from those uploaded last (counted copies). */
-static tg_status upload_tables(tg_stage *st, const tg_sampler *s) {
+/* A device with a staging kernel, resident: the dataset's index tables, once per staging (counted copies). */
+static tg_status upload_tables(tg_stage *st) {
   const tg_dataset *ds = st->ds;
-  size_t n = (size_t)ds->layout.n, k = (size_t)s->runs, ns = 2 * k + 1;
+  size_t n = (size_t)ds->layout.n;
   tg_status e = TG_OK;
   if (!st->tables_up) {
     if ((!st->d_lrows && (e = dev_alloc(st, n * 8, &st->d_lrows)) != TG_OK) ||
@@ -396,35 +407,58 @@ static tg_status upload_tables(tg_stage *st, const tg_sampler *s) {
       return e;
     st->tables_up = 1;
   }
-  if (s->runs > st->split_cap) { /* room for this split's runs (the training and validation splits may differ) */
-    dev_free(st, &st->d_split);
-    tg_free(st->h_split);
-    st->h_split = NULL;
-    st->split_up = 0;
-    st->split_cap = 0;
+  return TG_OK;
+}
+
+/* 1 when slot sl holds sampler s's split. */
+static int split_is(const split_slot *sl, const tg_sampler *s) {
+  size_t k = (size_t)s->runs;
+  return sl->up && sl->runs == s->runs && memcmp(sl->host, s->prefix, (k + 1) * 8) == 0 &&
+         memcmp(sl->host + k + 1, s->begin, k * 8) == 0;
+}
+
+/* s's split offsets on the device in *out ([2k+1]: prefix, then begin): a resident slot's, or uploaded into the least
+ * recently used slot (counted copies). */
+static tg_status split_on_device(tg_stage *st, const tg_sampler *s, const int64_t **out) {
+  size_t k = (size_t)s->runs, ns = 2 * k + 1;
+  split_slot *sl = &st->split[0];
+  for (int i = 0; i < SPLIT_SLOTS; i++) {
+    if (split_is(&st->split[i], s)) {
+      sl = &st->split[i];
+      sl->used = ++st->split_clock;
+      *out = sl->dev;
+      return TG_OK;
+    }
+    if (st->split[i].used < sl->used) sl = &st->split[i];
   }
-  if (!st->d_split && (e = dev_alloc(st, ns * 8, &st->d_split)) != TG_OK) return e;
-  if (!st->h_split && !(st->h_split = tg_malloc(ns * 8)))
+  tg_status e = TG_OK;
+  if (s->runs > sl->cap) { /* room for this split's runs */
+    dev_free(st, &sl->dev);
+    tg_free(sl->host);
+    memset(sl, 0, sizeof *sl);
+  }
+  if (!sl->dev && (e = dev_alloc(st, ns * 8, &sl->dev)) != TG_OK) return e;
+  if (!sl->host && !(sl->host = tg_malloc(ns * 8)))
     return tg_error(TG_ERR_NOMEM, "stage next: out of host memory for the offsets of %zu runs of window starts", k);
-  if (st->split_cap < s->runs) st->split_cap = s->runs;
-  if (st->split_up && st->split_runs == s->runs && memcmp(st->h_split, s->prefix, (k + 1) * 8) == 0 &&
-      memcmp(st->h_split + k + 1, s->begin, k * 8) == 0)
-    return TG_OK;
-  memcpy(st->h_split, s->prefix, (k + 1) * 8);
-  memcpy(st->h_split + k + 1, s->begin, k * 8);
-  st->split_runs = s->runs;
-  st->split_up = (e = send(st, st->d_split, st->h_split, ns * 8)) == TG_OK;
+  if (sl->cap < s->runs) sl->cap = s->runs;
+  memcpy(sl->host, s->prefix, (k + 1) * 8);
+  memcpy(sl->host + k + 1, s->begin, k * 8);
+  sl->runs = s->runs;
+  sl->up = (e = send(st, sl->dev, sl->host, ns * 8)) == TG_OK;
+  sl->used = ++st->split_clock;
+  *out = sl->dev;
   return e;
 }
 
 /* A device with a staging kernel, resident: one kernel on the compute stream computes the batch from its tables. */
 static tg_status next_on_device(tg_stage *st, tg_sampler *s, int64_t b, tg_batch *out, int64_t *got) {
-  tg_status e = upload_tables(st, s);
+  const int64_t *split = NULL; /* [2k+1] */
+  tg_status e = upload_tables(st);
+  if (e == TG_OK) e = split_on_device(st, s, &split);
   if (e != TG_OK) return e;
   uint64_t epoch0 = s->epoch, cursor0 = s->cursor, epoch = 0, first = 0;
   if ((e = tg_sampler_take(s, b, &epoch, &first, got)) != TG_OK) return e;
   int k = s->runs;
-  const int64_t *split = st->d_split; /* [2k+1] */
   tg_window_tables t = {st->d_lrows, st->d_linst, st->d_cls, split, split + k + 1, k, s->shuffle, s->count, s->seed, st->L};
   tg_batch_bufs o = {st->d_idx, st->d_rows, st->d_labels, st->d_inst};
   if ((e = st->be->stage_batch(st->dev.index, &t, epoch, first, *got, &o)) != TG_OK) {
