@@ -34,6 +34,8 @@ typedef struct tg_vk_dev {
   void *scratch;      /* tg_vk_scratch's buffer (a device address), scratch_bytes long; NULL: none yet */
   size_t scratch_bytes;
   void *fault;        /* the kernel-fault record (vk_fault.h), a device address; NULL: none yet */
+  uint64_t peak, mallocs; /* the most bytes held at once, and how many allocations were made */
+  uint64_t h2d, d2h;      /* bytes copied host -> device and device -> host so far */
 } tg_vk_dev;
 
 /* Device i, started on first use (a logical device, a compute queue, the command buffer); the error says why not. */

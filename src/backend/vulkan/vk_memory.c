@@ -1,6 +1,8 @@
 /* Vulkan device memory as pointers: one buffer per allocation, addressed by its buffer device address; copies and fills. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "backend/vulkan/vk_api.h"
 #include "backend/vulkan/vk_device.h"
 #include "backend/vulkan/vk_memory.h"
 
@@ -89,6 +91,8 @@ tg_status tg_vk_alloc(int dev, size_t bytes, void **out) {
   d->blocks[at] = b;
   d->n_blocks++;
   d->allocated += b.size;
+  d->mallocs++;
+  if (d->allocated > d->peak) d->peak = d->allocated;
   pthread_mutex_unlock(&d->lock);
   *out = (void *)(uintptr_t)b.addr;
   return TG_OK;
@@ -181,6 +185,11 @@ static tg_status host_copy(int dev, void *dev_ptr, void *host, size_t bytes, int
     if (!to_device) memcpy((char *)host + done, d->staging_map, piece);
     done += piece;
   }
+  if (st == TG_OK) {
+    pthread_mutex_lock(&d->lock);
+    *(to_device ? &d->h2d : &d->d2h) += bytes;
+    pthread_mutex_unlock(&d->lock);
+  }
   return st;
 }
 
@@ -223,4 +232,32 @@ tg_status tg_vk_fill_u32(int dev, void *p, size_t words, uint32_t value) {
   }
   tg_status end = tg_vk_submit_end(d, "fill");
   return st != TG_OK ? st : end;
+}
+
+tg_status tg_vk_mem_stats(int dev, tg_mem_stats *out) {
+  tg_vk_dev *d;
+  tg_status st = tg_vk_device(dev, &d);
+  if (st != TG_OK) return st;
+  pthread_mutex_lock(&d->lock);
+  *out = (tg_mem_stats){.allocated = d->allocated, .reserved = d->allocated, .peak = d->peak,
+                        .device_mallocs = d->mallocs, .h2d_bytes = d->h2d, .d2h_bytes = d->d2h};
+  pthread_mutex_unlock(&d->lock);
+  return TG_OK;
+}
+
+tg_status tg_vk_info(int dev, tg_device_info *out) {
+  tg_vk_dev *d;
+  tg_status st = tg_vk_device(dev, &d);
+  if (st != TG_OK) return st;
+  const tg_vk_phys *p = tg_vk_phys_at(dev);
+  uint32_t heap = p->mem.memoryTypes[d->type_device].heapIndex;
+  VkDeviceSize budget[VK_MAX_MEMORY_HEAPS], usage[VK_MAX_MEMORY_HEAPS], size = p->mem.memoryHeaps[heap].size;
+  memset(out, 0, sizeof *out);
+  snprintf(out->name, sizeof out->name, "%s", p->props.deviceName);
+  out->total_bytes = size;
+  if (tg_vk_heap_budget(dev, budget, usage, VK_MAX_MEMORY_HEAPS)) /* what the driver grants this process now */
+    out->free_bytes = budget[heap] > usage[heap] ? budget[heap] - usage[heap] : 0;
+  else /* no budget reported: the heap less what this process holds */
+    out->free_bytes = size > tg_vk_allocated(dev) ? size - tg_vk_allocated(dev) : 0;
+  return TG_OK;
 }
