@@ -42,7 +42,7 @@ static void gpu_run_free(gpu_run *r) {
   free(r->times);
 }
 
-/* The device the GPU cases run on: cuda:0, or TG_BENCH_DEVICE. BENCH_SKIP when it is a CUDA device
+/* The device the GPU cases run on: cuda:0, or TG_BENCH_DEVICE (vulkan:N too). BENCH_SKIP when it is a CUDA device
  * and there is no usable GPU. */
 static int choose_device(const char *name, tg_device *dev) {
   const char *spec = getenv("TG_BENCH_DEVICE");
@@ -52,7 +52,7 @@ static int choose_device(const char *name, tg_device *dev) {
     return BENCH_SKIP;
   }
   if (tg_device_choose(spec, dev, NULL, 0) != TG_OK) return 1;
-  if (dev->kind != TG_CUDA)
+  if (dev->kind == TG_CPU)
     fprintf(stderr, "tickgrad_bench %s: running on %s (TG_BENCH_DEVICE): not a GPU measurement\n", name, spec);
   return 0;
 }

@@ -29,7 +29,8 @@
 # latency section; BENCH_TORCH_MALLOC (auto: as above; glibc: no preload; or a library to preload);
 # BENCH_TORCH_COMPILE=1 fills the torch.compile column (default "-": compiling took 57 s for mlp_step and 12 min
 # for tft_step on the 2-core machine, per process and thread count); BENCH_GPU_TIMEOUT (seconds, default
-# 300) bounds each GPU-section command. Latency: BENCH_LATENCY_CPU (the CPU both sides are pinned to
+# 300) bounds each GPU-section command; BENCH_VULKAN_DEVICE (e.g. vulkan:0; default none) adds the GPU cases on that
+# Vulkan device as rows vk_<case>, beside CUDA's and PyTorch's. Latency: BENCH_LATENCY_CPU (the CPU both sides are pinned to
 # with taskset; default the last one; "none": not pinned), BENCH_LATENCY_CALLS (tickgrad's timed calls
 # per case, default 100000; PyTorch's too, but fewer where they would take over
 # BENCH_LATENCY_TORCH_BUDGET seconds, default 60, and never fewer than 10000), BENCH_LATENCY_CASES
@@ -164,6 +165,32 @@ gpu_section() {
     if num "${tpt[$batch]}" && num "$tg"; then ratio=$(awk -v a="${tpt[$batch]}" -v b="$tg" 'BEGIN { printf "%.2f", a / b }'); fi
     echo "$case, $tg, ${tpt[$batch]}, $ratio, ${tpc[$batch]}, $(field h2d_per_step "$tr"), $(field d2h_per_step "$tr"), $(field h2d_per_epoch "$tr"), $(field captured "$tr")"
     grep -m1 'WARNING' "$log.bars" | sed 's/^/# /' || true
+  done
+  vulkan_rows || failed=1
+  return $failed
+}
+# The same cases on a Vulkan GPU (BENCH_VULKAN_DEVICE, e.g. vulkan:0; unset: none), beside CUDA and the same PyTorch
+# figures: rows "vk_<case>". Not captured (Vulkan has no recorded steps yet), so captured is 0.
+vulkan_rows() {
+  local vdev=${BENCH_VULKAN_DEVICE:-} failed=0
+  [ -n "$vdev" ] || return 0
+  echo "# Vulkan $vdev: $("./$build/tickgrad" devices 2>&1 | sed -n "/^$vdev\$/,/^[a-z]*:[0-9]/{s/^  name *//p}" | head -1)"
+  for spec in mlp_step_cuda_b64:64 mlp_step_cuda_b4096:4096; do
+    local case=${spec%%:*} batch=${spec##*:} out rc=0 tg tr ratio=-
+    out=$(timeout "$gpu_timeout" env TG_BENCH_DEVICE="$vdev" "./$build/tickgrad_bench" --threads "$threads" "$case" \
+      2>"$log.bars") || rc=$?
+    cat "$log.bars" >>"$log.gpu"
+    if [ "$rc" != 0 ]; then
+      echo "vk_$case, failed (exit $rc): $(tail -1 "$log.bars")"
+      failed=1
+      continue
+    fi
+    tg=$(cut -d' ' -f2 <<<"$out")
+    tr=$(grep -m1 "^$case transfers:" "$log.bars" || true)
+    [ -n "${tpt[$batch]:-}" ] || tpt[$batch]=$(torch_gpu "$batch")
+    [ -n "${tpc[$batch]:-}" ] || tpc[$batch]=$(torch_gpu "$batch" --compile)
+    if num "${tpt[$batch]}" && num "$tg"; then ratio=$(awk -v a="${tpt[$batch]}" -v b="$tg" 'BEGIN { printf "%.2f", a / b }'); fi
+    echo "vk_$case, $tg, ${tpt[$batch]}, $ratio, ${tpc[$batch]}, $(field h2d_per_step "$tr"), $(field d2h_per_step "$tr"), $(field h2d_per_epoch "$tr"), $(field captured "$tr")"
   done
   return $failed
 }

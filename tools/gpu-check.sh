@@ -2,11 +2,12 @@
 # One check of tickgrad on a machine with an NVIDIA GPU (written for a lent H200: 16 cores, CUDA
 # driver, no network), within a time budget (GPU_CHECK_BUDGET seconds, default 450):
 #   build (build-gpu, sm_90, -Werror), `tickgrad devices` (self-test), light start (cuBLAS loaded only
-#   when a GPU starts), the CUDA tests, the bf16
+#   when a GPU starts), the CUDA tests, the Vulkan tests on the GPU (the NVIDIA driver's ICD; the loader from
+#   build-deps/vulkan when the system has none: tools/vulkan-loader.sh), the bf16
 #   GEMMs (test_cuda's bf16 lines: cuBLAS on the tensor cores against the CPU's bf16 plan), the full
 #   test suite, `tickgrad demo` on cuda (GPU-busy figure from its telemetry.csv), `tickgrad train`
 #   of the TFT and Mamba-2 on cuda (2 short epochs on a synthetic market), the GPU benchmark
-#   cases against PyTorch on cuda when a python with torch + CUDA is there.
+#   cases against PyTorch on cuda (and on vulkan:0 beside them) when a python with torch + CUDA is there.
 # Usage, from the repository root:  bash tools/gpu-check.sh      (OUT=DIR, default ./gpu-check-out)
 # Each step logs to its own file under $OUT and appends one line PASS/FAIL/SKIP with its key
 # number to $OUT/summary.txt, printed at the end. Every step has a timeout; a failure does not stop
@@ -207,6 +208,46 @@ else
   result SKIP ctest "the build failed"
 fi
 
+# ---- 3c. Vulkan on the NVIDIA GPU: the Vulkan tests on it (its listing first). The machine may lack the loader:
+# tools/vulkan-loader.sh, run where apt works, unpacks Debian's libvulkan1 into build-deps/vulkan (carry it along),
+# which goes on LD_LIBRARY_PATH here. The NVIDIA driver's own ICD (nvidia_icd.json) must be installed; the loader is
+# pointed at it alone (VK_ICD_FILENAMES), so vulkan:0 is the GPU and not a CPU implementation.
+vk_env=()
+vk_dev=""
+log=$OUT/05b-vulkan.log
+: >"$log"
+if [ "$have_gpu" = 1 ]; then
+  vk_icd=$(ls /usr/share/vulkan/icd.d/nvidia_icd*.json /etc/vulkan/icd.d/nvidia_icd*.json 2>/dev/null | head -1)
+  vk_loader=system
+  if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1 '; then
+    if [ -e build-deps/vulkan/libvulkan.so.1 ]; then vk_loader="build-deps/vulkan (carried)"
+    else vk_loader=""; fi
+  fi
+  if [ -z "$vk_icd" ]; then
+    result SKIP vulkan "the NVIDIA driver's Vulkan ICD (nvidia_icd.json) is not installed"
+  elif [ -z "$vk_loader" ]; then
+    result SKIP vulkan "no Vulkan loader: run tools/vulkan-loader.sh where apt works and carry build-deps/vulkan"
+  else
+    vk_env=(VK_ICD_FILENAMES="$vk_icd" TG_EXPECT_VULKAN_DEVICE=1)
+    [ "$vk_loader" = system ] || vk_env+=(LD_LIBRARY_PATH="$PWD/build-deps/vulkan${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+    env "${vk_env[@]}" "./$BUILD/tickgrad" devices >>"$log" 2>&1
+    vk_name=$(sed -n '/^vulkan:0$/,/^[a-z]*:[0-9]/{s/^  name *//p}' "$log" | head -1)
+    vk_type=$(sed -n '/^vulkan:0$/,/^[a-z]*:[0-9]/{s/^  type *//p}' "$log" | head -1)
+    if [ -z "$vk_name" ]; then
+      result FAIL vulkan "loader $vk_loader, ICD $vk_icd: tickgrad lists no vulkan:0 ($(grep -m1 '^vulkan' "$log"))"
+    else
+      vk_dev=vulkan:0
+      run_step ctest-vulkan 240 "$log.ctest" env "${vk_env[@]}" ctest --test-dir "$BUILD" -L vulkan --output-on-failure --timeout 200
+      rc=$?
+      counts=$(ctest_counts "$log.ctest")
+      if [ "$rc" = 0 ]; then result PASS ctest-vulkan "$vk_name ($vk_type; loader $vk_loader): $counts"
+      else result FAIL ctest-vulkan "$vk_name: $counts; $(why_failed $rc "$log.ctest")"; fi
+    fi
+  fi
+else
+  skip_gpu vulkan
+fi
+
 # ---- 4. the demo on the GPU: speed, capture, transfers, GPU-busy from telemetry.csv
 log=$OUT/06-demo.log
 if [ "$have_gpu" = 1 ]; then
@@ -269,7 +310,8 @@ if [ "$py" != none ]; then result PASS torch "using $py: torch ${v% True}, torch
 else result SKIP torch "no python with torch + CUDA (${pys%; }): tickgrad's side of the benchmark only"; fi
 log=$OUT/08-bench.log
 if [ "$built" = 1 ]; then
-  run_step bench 400 "$log" env BENCH_ONLY=gpu BENCH_PYTHON="$py" BENCH_GPU_TIMEOUT=150 bash bench/run.sh "$BUILD"
+  run_step bench 400 "$log" env "${vk_env[@]}" BENCH_VULKAN_DEVICE="$vk_dev" BENCH_ONLY=gpu BENCH_PYTHON="$py" \
+    BENCH_GPU_TIMEOUT=150 bash bench/run.sh "$BUILD"
   rc=$?
   if [ "$have_gpu" = 0 ]; then
     result SKIP bench "$(grep -m1 '^# GPU cases skipped' "$log" | sed 's/^# //' || why_failed $rc "$log")"
@@ -284,6 +326,12 @@ if [ "$built" = 1 ]; then
       elif [[ $tg =~ ^[0-9.]+$ ]]; then result FAIL "$c" "the step was not captured; $text"
       else result FAIL "$c" "$(cut -d, -f2- <<<"$row" | sed 's/^ //')"; fi
     done < <(grep '^mlp_step_cuda' "$log")
+    while IFS= read -r row; do # the Vulkan rows: not captured (no recorded steps on Vulkan yet)
+      IFS=',' read -r c tg pt ratio pc h2d d2h h2de cap <<<"$row"
+      tg=${tg# } pt=${pt# } ratio=${ratio# }
+      if [[ $tg =~ ^[0-9.]+$ ]]; then result PASS "$c" "vulkan:0 ${tg} us, torch ${pt:--} us (ratio ${ratio:--}); per step h2d${h2d:-?} B d2h${d2h:-?} B"
+      else result FAIL "$c" "$(cut -d, -f2- <<<"$row" | sed 's/^ //')"; fi
+    done < <(grep '^vk_mlp_step' "$log")
     [ "$rc" = 0 ] || result FAIL bench "$(why_failed $rc "$log")"
   fi
 else
