@@ -22,7 +22,7 @@
   X(vkEndCommandBuffer) X(vkResetCommandBuffer) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkCmdPipelineBarrier)        \
   X(vkCmdBindPipeline) X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences)  \
   X(vkResetFences) X(vkCreateShaderModule) X(vkDestroyShaderModule) X(vkCreatePipelineLayout)                        \
-  X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(vkDestroyPipeline)
+  X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) X(vkDestroyPipeline) X(vkFreeCommandBuffers)
 
 #define TG_VK_MEMBER(f) PFN_##f f;
 typedef struct tg_vk_fns {

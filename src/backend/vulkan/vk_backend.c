@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/vulkan/vk_api.h"
+#include "backend/vulkan/vk_capture.h"
 #include "backend/vulkan/vk_device.h"
 #include "backend/vulkan/vk_kernels.h"
 #include "backend/vulkan/vk_memory.h"
@@ -30,7 +31,8 @@ static tg_status vk_sync(int dev) {
   tg_status st = tg_vk_device(dev, &d);
   if (st != TG_OK) return st;
   VkResult r = d->f.vkQueueWaitIdle(d->queue);
-  return r == VK_SUCCESS ? TG_OK : tg_error(TG_ERR_DEVICE, "vulkan:%d: waiting for the queue failed (VkResult %d)", dev, (int)r);
+  if (r != VK_SUCCESS) return tg_error(TG_ERR_DEVICE, "vulkan:%d: waiting for the queue failed (VkResult %d)", dev, (int)r);
+  return tg_vk_raise_fault(dev, "at a synchronisation");
 }
 
 static void vk_describe(char *buf, size_t n) {
@@ -108,6 +110,10 @@ const tg_backend tg_vulkan_backend = {
     .from_host = vk_from_host,
     .copy = vk_copy,
     .stage_batch = tg_vk_stage_batch,
+    .capture_begin = tg_vk_capture_begin,
+    .capture_end = tg_vk_capture_end,
+    .graph_launch = tg_vk_graph_launch,
+    .graph_free = tg_vk_graph_free,
     .sum_squares = tg_vk_sum_squares,
     .optim_update = tg_vk_optim_update,
     .advance_counter = tg_vk_advance_counter,

@@ -96,6 +96,11 @@ tg_status tg_vk_device(int i, tg_vk_dev **out) {
 
 tg_status tg_vk_submit_begin(tg_vk_dev *d) {
   pthread_mutex_lock(&d->lock);
+  if (tg_vk_recording(d)) {
+    d->cur = d->rec;
+    return TG_OK;
+  }
+  d->cur = d->cmd;
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                  .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
   VkResult r = d->f.vkResetCommandBuffer(d->cmd, 0);
@@ -108,9 +113,20 @@ tg_status tg_vk_submit_begin(tg_vk_dev *d) {
 }
 
 tg_status tg_vk_submit_end(tg_vk_dev *d, const char *what) {
+  if (tg_vk_recording(d)) { /* the next command waits for this one's writes */
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    d->f.vkCmdPipelineBarrier(d->rec, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
+    pthread_mutex_unlock(&d->lock);
+    return TG_OK;
+  }
   VkResult r = d->f.vkEndCommandBuffer(d->cmd);
   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &d->cmd};
   if (r == VK_SUCCESS) r = d->f.vkQueueSubmit(d->queue, 1, &si, d->fence);
+  if (r == VK_SUCCESS) d->submits++;
   if (r == VK_SUCCESS) r = d->f.vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX);
   if (r == VK_SUCCESS) r = d->f.vkResetFences(d->dev, 1, &d->fence);
   pthread_mutex_unlock(&d->lock);

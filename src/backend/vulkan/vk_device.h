@@ -22,6 +22,12 @@ typedef struct tg_vk_dev {
   tg_vk_dev_fns f;
   VkCommandPool pool;
   VkCommandBuffer cmd; /* recorded and submitted by tg_vk_submit_begin/end, under lock */
+  VkCommandBuffer rec; /* while a step is recorded (vk_capture.c): the commands go here, submitted at each replay */
+  VkCommandBuffer cur; /* where commands go between tg_vk_submit_begin and _end: cmd, or rec while recording */
+  uint64_t submits;    /* queue submits so far (a replayed step is one) */
+  int live_steps;      /* recorded steps not yet freed: they hold the scratch buffer's address */
+  void **retired;      /* [n_retired] scratch buffers outgrown while a recorded step held them, freed with the last */
+  int n_retired;
   VkFence fence;
   uint32_t type_device; /* memory type of device buffers (device-local where the device has it) */
   uint32_t type_host;   /* memory type of the staging buffer: host-visible and coherent */
@@ -33,7 +39,8 @@ typedef struct tg_vk_dev {
   uint64_t allocated; /* bytes in blocks now */
   void *scratch;      /* tg_vk_scratch's buffer (a device address), scratch_bytes long; NULL: none yet */
   size_t scratch_bytes;
-  void *fault;        /* the kernel-fault record (vk_fault.h), a device address; NULL: none yet */
+  tg_vk_block fault;  /* the kernel-fault record (vk_fault.h), host-visible, mapped at fault_map (NULL: none yet) */
+  struct tg_vk_fault *fault_map;
   uint64_t peak, mallocs; /* the most bytes held at once, and how many allocations were made */
   uint64_t h2d, d2h;      /* bytes copied host -> device and device -> host so far */
 } tg_vk_dev;
@@ -41,9 +48,14 @@ typedef struct tg_vk_dev {
 /* Device i, started on first use (a logical device, a compute queue, the command buffer); the error says why not. */
 tg_status tg_vk_device(int i, tg_vk_dev **out);
 
-/* Starts recording d->cmd (takes d->lock); end submits it, waits for it and releases the lock. */
+/* Starts recording d->cmd into d->cur (takes d->lock); end submits it, waits for it and releases the lock. While a
+ * step is recorded (d->rec), begin takes the lock and points d->cur at d->rec, and end only adds a barrier (every
+ * command sees the memory the ones before it wrote) and releases the lock. */
 tg_status tg_vk_submit_begin(tg_vk_dev *d);
 tg_status tg_vk_submit_end(tg_vk_dev *d, const char *what);
+
+/* 1 while a step is being recorded on d: what cannot be recorded (a host copy, a buffer that grows) is refused. */
+static inline int tg_vk_recording(const tg_vk_dev *d) { return d->rec != VK_NULL_HANDLE; }
 
 /* The block holding device address p (NULL when none does) and p's offset in it; call with d->lock held. */
 const tg_vk_block *tg_vk_block_of(const tg_vk_dev *d, const void *p, VkDeviceSize *offset);

@@ -75,9 +75,9 @@ tg_status tg_vk_dispatch_grid(int dev, tg_vk_kernel k, const void *args, uint32_
   if (!p->pipeline) st = make_pipe(d, k, p);
   pthread_mutex_unlock(&g_pipe_lock);
   if (st != TG_OK || (st = tg_vk_submit_begin(d)) != TG_OK) return st;
-  d->f.vkCmdBindPipeline(d->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
-  d->f.vkCmdPushConstants(d->cmd, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, bytes, args);
-  d->f.vkCmdDispatch(d->cmd, groups[0], groups[1], groups[2]);
+  d->f.vkCmdBindPipeline(d->cur, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+  d->f.vkCmdPushConstants(d->cur, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, bytes, args);
+  d->f.vkCmdDispatch(d->cur, groups[0], groups[1], groups[2]);
   char what[96];
   snprintf(what, sizeof what, "kernel '%s'", k_shaders[k].name);
   return tg_vk_submit_end(d, what);

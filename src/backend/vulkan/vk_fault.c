@@ -1,36 +1,51 @@
-/* The device's kernel-fault record (vk_fault.h): 16 bytes of device memory, made on first use. */
-#include "backend/vulkan/vk_fault.h"
+/* The device's kernel-fault record (vk_fault.h): 16 bytes of host-visible memory that shaders write through its device
+ * address and the host reads in place, so taking it after a dispatch or a replayed step costs no submit. */
+#include <string.h>
 #include "backend/vulkan/vk_device.h"
-#include "backend/vulkan/vk_memory.h"
+#include "backend/vulkan/vk_fault.h"
 
-/* Sets the record clear: op -1, the rest 0. */
-static tg_status fault_clear(int dev, void *rec) {
-  const tg_vk_fault clear = {.op = -1};
-  return tg_vk_from_host(dev, rec, &clear, sizeof clear);
+/* The record's block, made and mapped on first use; NULL with the error set when it cannot be. */
+static tg_vk_fault *record(tg_vk_dev *d) {
+  if (d->fault_map) return d->fault_map;
+  tg_vk_block b;
+  if (tg_vk_block_new(d, sizeof(tg_vk_fault), d->type_host, &b) != TG_OK) return NULL;
+  void *map = NULL;
+  VkResult r = d->f.vkMapMemory(d->dev, b.mem, 0, sizeof(tg_vk_fault), 0, &map);
+  if (r != VK_SUCCESS) {
+    tg_vk_block_free(d, &b);
+    tg_error(TG_ERR_DEVICE, "vulkan:%d: the fault record cannot be mapped (VkResult %d)", d->index, (int)r);
+    return NULL;
+  }
+  d->fault = b;
+  d->fault_map = map;
+  *d->fault_map = (tg_vk_fault){.op = -1};
+  return d->fault_map;
 }
 
 tg_status tg_vk_fault_slot(int dev, void **out) {
   tg_vk_dev *d;
   tg_status st = tg_vk_device(dev, &d);
   if (st != TG_OK) return st;
-  if (!d->fault) {
-    void *rec = NULL;
-    if ((st = tg_vk_alloc(dev, sizeof(tg_vk_fault), &rec)) != TG_OK) return st;
-    if ((st = fault_clear(dev, rec)) != TG_OK) {
-      tg_vk_free(dev, rec);
-      return st;
-    }
-    d->fault = rec;
-  }
-  *out = d->fault;
+  pthread_mutex_lock(&d->lock);
+  tg_vk_fault *f = record(d);
+  pthread_mutex_unlock(&d->lock);
+  if (!f) return TG_ERR_DEVICE;
+  *out = (void *)(uintptr_t)d->fault.addr;
   return TG_OK;
 }
 
 tg_status tg_vk_fault_take(int dev, tg_vk_fault *f, int *found) {
-  void *rec;
-  tg_status st = tg_vk_fault_slot(dev, &rec);
+  tg_vk_dev *d;
+  tg_status st = tg_vk_device(dev, &d);
   *found = 0;
-  if (st != TG_OK || (st = tg_vk_to_host(dev, f, rec, sizeof *f)) != TG_OK || f->op == -1) return st;
-  *found = 1;
-  return fault_clear(dev, rec);
+  if (st != TG_OK) return st;
+  pthread_mutex_lock(&d->lock);
+  volatile tg_vk_fault *rec = d->fault_map;
+  if (rec && !tg_vk_recording(d) && rec->op != -1) { /* while recording, nothing has run yet: the replay takes it */
+    f->op = rec->op, f->pos = rec->pos, f->value = rec->value;
+    rec->op = -1;
+    *found = 1;
+  }
+  pthread_mutex_unlock(&d->lock);
+  return TG_OK;
 }

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include "tickgrad/status.h"
 
-/* The record as shaders write it: op -1 (all bits set) when clear. */
+/* The record as shaders write it (common.glsl's tg_fault): op -1 (all bits set) when clear. */
 typedef struct tg_vk_fault {
   int32_t op;   /* the tg_op whose kernel found it */
   uint32_t pos; /* the flat position of the bad value in its tensor */
@@ -16,7 +16,8 @@ typedef struct tg_vk_fault {
 
 /* The device address of vulkan:dev's fault record (made clear on first use), for a shader's push constants. */
 tg_status tg_vk_fault_slot(int dev, void **out);
-/* Reads the record into *f and clears it when a fault is recorded; *found says whether one was. */
+/* Reads the record into *f and clears it when a fault is recorded; *found says whether one was (never while a step is
+ * being recorded: its kernels have not run). */
 tg_status tg_vk_fault_take(int dev, tg_vk_fault *f, int *found);
 
 #endif

@@ -117,9 +117,19 @@ tg_status tg_vk_scratch(int dev, size_t bytes, void **out) {
   tg_vk_dev *d;
   tg_status st = tg_vk_device(dev, &d);
   if (st != TG_OK) return st;
+  if (d->scratch_bytes < bytes && tg_vk_recording(d)) /* the recorded commands hold the old buffer's address */
+    return tg_error(TG_ERR_UNSUPPORTED, "vulkan:%d: the scratch buffer would grow to %zu bytes inside a recorded step",
+                    dev, bytes);
   if (d->scratch_bytes < bytes) {
     size_t want = bytes > 2 * d->scratch_bytes ? bytes : 2 * d->scratch_bytes;
-    tg_vk_free(dev, d->scratch);
+    if (d->scratch && d->live_steps > 0) { /* a recorded step still points at it: kept until the last one is freed */
+      void **r = realloc(d->retired, sizeof *r * (size_t)(d->n_retired + 1));
+      if (!r) return tg_error(TG_ERR_NOMEM, "vulkan:%d: out of host memory growing the scratch buffer", dev);
+      d->retired = r;
+      d->retired[d->n_retired++] = d->scratch;
+    } else {
+      tg_vk_free(dev, d->scratch);
+    }
     d->scratch = NULL, d->scratch_bytes = 0;
     if ((st = tg_vk_alloc(dev, want, &d->scratch)) != TG_OK) return st;
     d->scratch_bytes = want;
@@ -167,6 +177,8 @@ static tg_status host_copy(int dev, void *dev_ptr, void *host, size_t bytes, int
   tg_status st = tg_vk_device(dev, &d);
   if (st != TG_OK || bytes == 0) return st;
   const char *what = to_device ? "copy to the device" : "copy to the host";
+  if (tg_vk_recording(d)) /* the staging buffer is the host's side of it: a replay could not refill it */
+    return tg_error(TG_ERR_UNSUPPORTED, "vulkan:%d: a %s cannot be part of a recorded step", dev, what);
   for (size_t done = 0; done < bytes && st == TG_OK;) {
     pthread_mutex_lock(&d->lock);
     const tg_vk_block *b = NULL;
@@ -180,7 +192,7 @@ static tg_status host_copy(int dev, void *dev_ptr, void *host, size_t bytes, int
     if (to_device) memcpy(d->staging_map, (const char *)host + done, piece);
     if ((st = tg_vk_submit_begin(d)) != TG_OK) break;
     VkBufferCopy c = to_device ? (VkBufferCopy){0, off, piece} : (VkBufferCopy){off, 0, piece};
-    d->f.vkCmdCopyBuffer(d->cmd, to_device ? d->staging.buf : buf, to_device ? buf : d->staging.buf, 1, &c);
+    d->f.vkCmdCopyBuffer(d->cur, to_device ? d->staging.buf : buf, to_device ? buf : d->staging.buf, 1, &c);
     if ((st = tg_vk_submit_end(d, what)) != TG_OK) break;
     if (!to_device) memcpy((char *)host + done, d->staging_map, piece);
     done += piece;
@@ -211,7 +223,7 @@ tg_status tg_vk_copy(int dev, void *dst, const void *src, size_t bytes) {
   if ((st = range_of(d, src, bytes, "device copy source", &bs, &os)) == TG_OK &&
       (st = range_of(d, dst, bytes, "device copy destination", &bd, &od)) == TG_OK) {
     VkBufferCopy c = {os, od, bytes};
-    d->f.vkCmdCopyBuffer(d->cmd, bs->buf, bd->buf, 1, &c);
+    d->f.vkCmdCopyBuffer(d->cur, bs->buf, bd->buf, 1, &c);
   }
   tg_status end = tg_vk_submit_end(d, "device copy");
   return st != TG_OK ? st : end;
@@ -228,7 +240,7 @@ tg_status tg_vk_fill_u32(int dev, void *p, size_t words, uint32_t value) {
     if (off % 4)
       st = tg_error(TG_ERR_INVALID, "vulkan:%d: fill at %p: not at a multiple of 4 bytes", dev, p);
     else
-      d->f.vkCmdFillBuffer(d->cmd, b->buf, off, words * 4, value);
+      d->f.vkCmdFillBuffer(d->cur, b->buf, off, words * 4, value);
   }
   tg_status end = tg_vk_submit_end(d, "fill");
   return st != TG_OK ? st : end;
