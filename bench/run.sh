@@ -144,55 +144,43 @@ gpu_section() {
   echo "case, tickgrad_us, torch_us, ratio, torch_compile_us, h2d_B_per_step, d2h_B_per_step, h2d_B_per_epoch, captured"
   declare -A tpt tpc
   for spec in mlp_step_cuda_b64:64 mlp_step_cuda_b64_eager:64 mlp_step_cuda_b4096:4096; do
-    local case=${spec%%:*} batch=${spec##*:} out rc=0 tg tr ratio
-    out=$(timeout "$gpu_timeout" "./$build/tickgrad_bench" --threads "$threads" "$case" 2>"$log.bars") || rc=$?
-    cat "$log.bars" >>"$log.gpu"
-    if [ "$rc" = 3 ]; then
-      echo "$case, skipped: $(grep -m1 'no CUDA device' "$log.bars" || tail -1 "$log.bars")"
-      continue
-    elif [ "$rc" != 0 ]; then
-      if [ "$rc" = 124 ]; then echo "$case, failed: timed out after ${gpu_timeout}s"
-      else echo "$case, failed (exit $rc): $(tail -1 "$log.bars")"; fi
-      failed=1
-      continue
-    fi
-    tg=$(cut -d' ' -f2 <<<"$out")
-    tr=$(grep -m1 "^$case transfers:" "$log.bars" || true)
-    # the eager case has the same PyTorch peer as mlp_step_cuda_b64: measured once per batch size
-    [ -n "${tpt[$batch]:-}" ] || tpt[$batch]=$(torch_gpu "$batch")
-    [ -n "${tpc[$batch]:-}" ] || tpc[$batch]=$(torch_gpu "$batch" --compile)
-    ratio=-
-    if num "${tpt[$batch]}" && num "$tg"; then ratio=$(awk -v a="${tpt[$batch]}" -v b="$tg" 'BEGIN { printf "%.2f", a / b }'); fi
-    echo "$case, $tg, ${tpt[$batch]}, $ratio, ${tpc[$batch]}, $(field h2d_per_step "$tr"), $(field d2h_per_step "$tr"), $(field h2d_per_epoch "$tr"), $(field captured "$tr")"
-    grep -m1 'WARNING' "$log.bars" | sed 's/^/# /' || true
+    gpu_row "" "${spec%%:*}" "${spec##*:}" || failed=1
   done
-  vulkan_rows || failed=1
+  # the same cases on a Vulkan GPU (BENCH_VULKAN_DEVICE, e.g. vulkan:0; unset: none), beside CUDA's and the same
+  # PyTorch figures, as rows vk_<case>
+  if [ -n "${BENCH_VULKAN_DEVICE:-}" ]; then
+    echo "# Vulkan $BENCH_VULKAN_DEVICE: $("./$build/tickgrad" devices 2>&1 |
+      sed -n "/^$BENCH_VULKAN_DEVICE\$/,/^[a-z]*:[0-9]/{s/^  name *//p}" | head -1)"
+    for spec in mlp_step_cuda_b64:64 mlp_step_cuda_b4096:4096; do
+      gpu_row "$BENCH_VULKAN_DEVICE" "${spec%%:*}" "${spec##*:}" || failed=1
+    done
+  fi
   return $failed
 }
-# The same cases on a Vulkan GPU (BENCH_VULKAN_DEVICE, e.g. vulkan:0; unset: none), beside CUDA and the same PyTorch
-# figures: rows "vk_<case>". Not captured (Vulkan has no recorded steps yet), so captured is 0.
-vulkan_rows() {
-  local vdev=${BENCH_VULKAN_DEVICE:-} failed=0
-  [ -n "$vdev" ] || return 0
-  echo "# Vulkan $vdev: $("./$build/tickgrad" devices 2>&1 | sed -n "/^$vdev\$/,/^[a-z]*:[0-9]/{s/^  name *//p}" | head -1)"
-  for spec in mlp_step_cuda_b64:64 mlp_step_cuda_b4096:4096; do
-    local case=${spec%%:*} batch=${spec##*:} out rc=0 tg tr ratio=-
-    out=$(timeout "$gpu_timeout" env TG_BENCH_DEVICE="$vdev" "./$build/tickgrad_bench" --threads "$threads" "$case" \
-      2>"$log.bars") || rc=$?
-    cat "$log.bars" >>"$log.gpu"
-    if [ "$rc" != 0 ]; then
-      echo "vk_$case, failed (exit $rc): $(tail -1 "$log.bars")"
-      failed=1
-      continue
-    fi
-    tg=$(cut -d' ' -f2 <<<"$out")
-    tr=$(grep -m1 "^$case transfers:" "$log.bars" || true)
-    [ -n "${tpt[$batch]:-}" ] || tpt[$batch]=$(torch_gpu "$batch")
-    [ -n "${tpc[$batch]:-}" ] || tpc[$batch]=$(torch_gpu "$batch" --compile)
-    if num "${tpt[$batch]}" && num "$tg"; then ratio=$(awk -v a="${tpt[$batch]}" -v b="$tg" 'BEGIN { printf "%.2f", a / b }'); fi
-    echo "vk_$case, $tg, ${tpt[$batch]}, $ratio, ${tpc[$batch]}, $(field h2d_per_step "$tr"), $(field d2h_per_step "$tr"), $(field h2d_per_epoch "$tr"), $(field captured "$tr")"
-  done
-  return $failed
+# gpu_row DEVICE CASE BATCH: one row of the GPU table, tickgrad's CASE on DEVICE ("": cuda:0; else the row is
+# vk_CASE) against PyTorch at BATCH (measured once per batch size: the eager case shares mlp_step_cuda_b64's peer);
+# status 1 when tickgrad's side failed
+gpu_row() {
+  local dev=$1 case=$2 batch=$3 out rc=0 tg tr ratio=- name=$2
+  [ -z "$dev" ] || name=vk_$2
+  out=$(timeout "$gpu_timeout" env ${dev:+TG_BENCH_DEVICE="$dev"} "./$build/tickgrad_bench" --threads "$threads" "$case" \
+    2>"$log.bars") || rc=$?
+  cat "$log.bars" >>"$log.gpu"
+  if [ "$rc" = 3 ]; then
+    echo "$name, skipped: $(grep -m1 'no CUDA device' "$log.bars" || tail -1 "$log.bars")"
+    return 0
+  elif [ "$rc" != 0 ]; then
+    if [ "$rc" = 124 ]; then echo "$name, failed: timed out after ${gpu_timeout}s"
+    else echo "$name, failed (exit $rc): $(tail -1 "$log.bars")"; fi
+    return 1
+  fi
+  tg=$(cut -d' ' -f2 <<<"$out")
+  tr=$(grep -m1 "^$case transfers:" "$log.bars" || true)
+  [ -n "${tpt[$batch]:-}" ] || tpt[$batch]=$(torch_gpu "$batch")
+  [ -n "${tpc[$batch]:-}" ] || tpc[$batch]=$(torch_gpu "$batch" --compile)
+  if num "${tpt[$batch]}" && num "$tg"; then ratio=$(awk -v a="${tpt[$batch]}" -v b="$tg" 'BEGIN { printf "%.2f", a / b }'); fi
+  echo "$name, $tg, ${tpt[$batch]}, $ratio, ${tpc[$batch]}, $(field h2d_per_step "$tr"), $(field d2h_per_step "$tr"), $(field h2d_per_epoch "$tr"), $(field captured "$tr")"
+  grep -m1 'WARNING' "$log.bars" | sed 's/^/# /' || true
 }
 
 # ---- latency section: one prediction per call at batch 1, one thread, both sides pinned to one CPU ----

@@ -8,6 +8,7 @@
 #include "graph/backend.h"
 #include "ops/ops.h"
 #include "support/check.h"
+#include "support/mlp_step.h"
 #include "tickgrad/tickgrad.h"
 
 #define PC_MAX_LEAVES 4
@@ -550,8 +551,6 @@ static void check_bf16_parity(void) {
 
 /* ---- a whole MLP training step, captured on CUDA, against the CPU ---- */
 
-#define MLP_B 64
-#define MLP_F 16
 #define MLP_STEPS 12
 /* bf16 losses, CUDA against the CPU (relative): f32's 1e-4. Where the backends' f32 activations differ in the last
  * bit (another summation order), rounding to bf16 can turn that into a whole bf16 step (2^-8) of one operand of the
@@ -559,53 +558,9 @@ static void check_bf16_parity(void) {
  * itself, so even a few of them stay well inside (the emulator matches the CPU exactly here) */
 #define MLP_BF16_TOL 1e-4
 
-/* Losses of MLP_STEPS AdamW steps on dev (precision f32 or bf16, capture on or off, recompute a tg_recompute: the
- * hidden layer and the output linear are a block, so the dropout is recomputed in backward); 0 on failure. */
+/* Losses of MLP_STEPS AdamW steps of the support's MLP on dev; 0 on failure. */
 static int mlp_losses(tg_device dev, tg_dtype precision, int capture, int recompute, float *loss, int *captured) {
-  const tg_backend *be = tg_backend_for(dev.kind);
-  const int64_t xs[2] = {MLP_B, MLP_F}, ys[2] = {MLP_B, 1}, w1[2] = {32, MLP_F}, b1[1] = {32}, w2[2] = {1, 32}, b2[1] = {1};
-  tg_init fan = {TG_INIT_FAN_IN, 0, 0};
-  tg_store *s = tg_store_new(dev, 9);
-  tg_graph *g = tg_graph_new(s, "mlp");
-  tg_tensor *x = tg_input(g, "x", TG_F32, 2, xs), *y = tg_input(g, "y", TG_F32, 2, ys);
-  tg_graph_block_begin(g, "mlp");
-  tg_tensor *h = tg_dropout(g, tg_silu(g, tg_linear(g, x, tg_param(g, "w1", 2, w1, fan), tg_param(g, "b1", 1, b1, fan))), 0.1f);
-  tg_tensor *p = tg_linear(g, h, tg_param(g, "w2", 2, w2, fan), tg_param(g, "b2", 1, b2, fan));
-  tg_graph_block_end(g);
-  tg_tensor *l = tg_mse_loss(g, p, y);
-  tg_plan_opts o = tg_plan_defaults(dev);
-  o.training = 1;
-  o.precision = precision;
-  o.recompute = recompute;
-  tg_optim_config oc = tg_optim_defaults(TG_ADAMW);
-  oc.clip_norm = 0.5f;
-  oc.schedule = (tg_lr_schedule){TG_LR_COSINE, 3, MLP_STEPS, 0.1f};
-  tg_optim *opt = NULL;
-  tg_step *step = NULL;
-  float hx[MLP_B * MLP_F], hy[MLP_B];
-  void *dx = NULL, *dy = NULL;
-  int ok = l && tg_graph_plan(g, &o) == TG_OK && tg_optim_new(s, &oc, &opt) == TG_OK &&
-           be->alloc(dev, sizeof hx, &dx) == TG_OK && be->alloc(dev, sizeof hy, &dy) == TG_OK;
-  tg_tensor tx, ty;
-  ok = ok && tg_tensor_view(&tx, "bx", dev, TG_F32, 2, xs, dx) == TG_OK && tg_tensor_view(&ty, "by", dev, TG_F32, 2, ys, dy) == TG_OK &&
-       tg_graph_bind(g, "x", &tx) == TG_OK && tg_graph_bind(g, "y", &ty) == TG_OK && tg_step_new(g, l, opt, &step) == TG_OK;
-  if (ok) tg_step_set_capture(step, capture);
-  for (int t = 0; ok && t < MLP_STEPS; t++) {
-    for (int i = 0; i < MLP_B * MLP_F; i++) hx[i] = 2.0f * tg_rng_uniform(5, (uint64_t)t, (uint64_t)i) - 1.0f;
-    for (int i = 0; i < MLP_B; i++) hy[i] = sinf(3.0f * hx[i * MLP_F]) + hx[i * MLP_F + 1];
-    ok = be->from_host(dev, dx, hx, sizeof hx) == TG_OK && be->from_host(dev, dy, hy, sizeof hy) == TG_OK &&
-         tg_step_run(step, &loss[t]) == TG_OK;
-  }
-  if (!ok) fprintf(stderr, "mlp on %s (%s): %s\n", dev.kind == TG_CPU ? "cpu" : "cuda", tg_dtype_name(precision),
-                   tg_last_error());
-  *captured = ok && step && tg_step_captured(step);
-  tg_step_free(step);
-  if (dx) be->free(dev, dx);
-  if (dy) be->free(dev, dy);
-  tg_optim_free(opt);
-  tg_graph_free(g);
-  tg_store_free(s);
-  return ok;
+  return tg_test_mlp_losses(dev, precision, capture, recompute, MLP_STEPS, loss, captured, NULL, NULL);
 }
 
 static void check_mlp_steps(void) {

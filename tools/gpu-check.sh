@@ -326,10 +326,12 @@ if [ "$built" = 1 ]; then
       elif [[ $tg =~ ^[0-9.]+$ ]]; then result FAIL "$c" "the step was not captured; $text"
       else result FAIL "$c" "$(cut -d, -f2- <<<"$row" | sed 's/^ //')"; fi
     done < <(grep '^mlp_step_cuda' "$log")
-    while IFS= read -r row; do # the Vulkan rows: not captured (no recorded steps on Vulkan yet)
+    while IFS= read -r row; do # the Vulkan rows: the step recorded once and replayed, as CUDA's is captured
       IFS=',' read -r c tg pt ratio pc h2d d2h h2de cap <<<"$row"
-      tg=${tg# } pt=${pt# } ratio=${ratio# }
-      if [[ $tg =~ ^[0-9.]+$ ]]; then result PASS "$c" "vulkan:0 ${tg} us, torch ${pt:--} us (ratio ${ratio:--}); per step h2d${h2d:-?} B d2h${d2h:-?} B"
+      tg=${tg# } pt=${pt# } ratio=${ratio# } cap=${cap# }
+      text="vulkan:0 ${tg} us, torch ${pt:--} us (ratio ${ratio:--}); per step h2d${h2d:-?} B d2h${d2h:-?} B; recorded ${cap:-?}"
+      if [[ $tg =~ ^[0-9.]+$ ]] && [ "$cap" = 1 ]; then result PASS "$c" "$text"
+      elif [[ $tg =~ ^[0-9.]+$ ]]; then result FAIL "$c" "the step was not recorded; $text"
       else result FAIL "$c" "$(cut -d, -f2- <<<"$row" | sed 's/^ //')"; fi
     done < <(grep '^vk_mlp_step' "$log")
     [ "$rc" = 0 ] || result FAIL bench "$(why_failed $rc "$log")"

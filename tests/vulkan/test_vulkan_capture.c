@@ -7,60 +7,32 @@
 #include "backend/vulkan/vk_device.h"
 #include "graph/backend.h"
 #include "support/check.h"
+#include "support/mlp_step.h"
 #include "tickgrad/tickgrad.h"
 #include "vulkan/vk_test.h"
 
-#define B 64
-#define F 16
 #define STEPS 8
 
-/* Losses of STEPS AdamW steps of a small MLP on dev, capture on or off; *captured: the step was recorded; *submits: the
- * most queue submits one tg_step_run made after the first (-1 on the CPU). 0 on failure. */
-static int mlp_losses(tg_device dev, int capture, float *loss, int *captured, int64_t *submits) {
-  const tg_backend *be = tg_backend_for(dev.kind);
-  const int64_t xs[2] = {B, F}, ys[2] = {B, 1}, w1[2] = {32, F}, b1[1] = {32}, w2[2] = {1, 32}, b2[1] = {1};
-  tg_init fan = {TG_INIT_FAN_IN, 0, 0};
-  tg_store *s = tg_store_new(dev, 9);
-  tg_graph *g = tg_graph_new(s, "mlp");
-  tg_tensor *x = tg_input(g, "x", TG_F32, 2, xs), *y = tg_input(g, "y", TG_F32, 2, ys);
-  tg_tensor *h = tg_dropout(g, tg_silu(g, tg_linear(g, x, tg_param(g, "w1", 2, w1, fan), tg_param(g, "b1", 1, b1, fan))), 0.1f);
-  tg_tensor *p = tg_linear(g, h, tg_param(g, "w2", 2, w2, fan), tg_param(g, "b2", 1, b2, fan));
-  tg_tensor *l = tg_mse_loss(g, p, y);
-  tg_plan_opts o = tg_plan_defaults(dev);
-  o.training = 1;
-  tg_optim_config oc = tg_optim_defaults(TG_ADAMW);
-  oc.clip_norm = 0.5f;
-  oc.schedule = (tg_lr_schedule){TG_LR_COSINE, 3, STEPS, 0.1f};
-  tg_optim *opt = NULL;
-  tg_step *step = NULL;
-  float hx[B * F], hy[B];
-  void *dx = NULL, *dy = NULL;
-  int ok = l && tg_graph_plan(g, &o) == TG_OK && tg_optim_new(s, &oc, &opt) == TG_OK &&
-           be->alloc(dev, sizeof hx, &dx) == TG_OK && be->alloc(dev, sizeof hy, &dy) == TG_OK;
-  tg_tensor tx, ty;
-  ok = ok && tg_tensor_view(&tx, "bx", dev, TG_F32, 2, xs, dx) == TG_OK && tg_tensor_view(&ty, "by", dev, TG_F32, 2, ys, dy) == TG_OK &&
-       tg_graph_bind(g, "x", &tx) == TG_OK && tg_graph_bind(g, "y", &ty) == TG_OK && tg_step_new(g, l, opt, &step) == TG_OK;
-  if (ok) tg_step_set_capture(step, capture);
-  tg_vk_dev *d = NULL;
-  if (dev.kind == TG_VULKAN) tg_vk_device(dev.index, &d);
-  *submits = d ? 0 : -1;
-  for (int t = 0; ok && t < STEPS; t++) {
-    for (int i = 0; i < B * F; i++) hx[i] = 2.0f * tg_rng_uniform(5, (uint64_t)t, (uint64_t)i) - 1.0f;
-    for (int i = 0; i < B; i++) hy[i] = sinf(3.0f * hx[i * F]) + hx[i * F + 1];
-    ok = be->from_host(dev, dx, hx, sizeof hx) == TG_OK && be->from_host(dev, dy, hy, sizeof hy) == TG_OK;
-    uint64_t before = d ? d->submits : 0;
-    ok = ok && tg_step_run(step, &loss[t]) == TG_OK;
-    if (d && t >= 2 && (int64_t)(d->submits - before) > *submits) *submits = (int64_t)(d->submits - before);
-  }
-  if (!ok) fprintf(stderr, "mlp on %s: %s\n", dev.kind == TG_CPU ? "cpu" : "vulkan", tg_last_error());
-  *captured = ok && step && tg_step_captured(step);
-  if (d && step && capture && !*captured) fprintf(stderr, "not recorded: %s\n", tg_step_capture_error(step));
-  tg_step_free(step);
-  if (dx) be->free(dev, dx);
-  if (dy) be->free(dev, dy);
-  tg_optim_free(opt);
-  tg_graph_free(g);
-  tg_store_free(s);
+/* Counts the queue submits each tg_step_run makes on vulkan:0: the most of any after the second step. */
+typedef struct submit_count {
+  tg_vk_dev *d;
+  uint64_t before;
+  int64_t most;
+} submit_count;
+
+static void count_submits(void *ctx, int step, int before) {
+  submit_count *c = ctx;
+  if (before) c->before = c->d->submits;
+  else if (step >= 2 && (int64_t)(c->d->submits - c->before) > c->most) c->most = (int64_t)(c->d->submits - c->before);
+}
+
+/* The support's MLP for STEPS steps on vulkan:0, capture on or off; *submits as count_submits counts them. */
+static int vk_losses(int capture, float *loss, int *captured, int64_t *submits) {
+  submit_count c = {0};
+  CHECK_OK(tg_vk_device(0, &c.d));
+  int ok = c.d && tg_test_mlp_losses((tg_device){TG_VULKAN, 0}, TG_F32, capture, TG_RECOMPUTE_NONE, STEPS, loss,
+                                     captured, count_submits, &c);
+  *submits = c.most;
   return ok;
 }
 
@@ -117,13 +89,12 @@ static void check_replayed_fault(void) {
 int main(void) {
   int rc = vk_test_no_device();
   if (rc >= 0) return rc;
-  const tg_device vk = {TG_VULKAN, 0};
   float cpu[STEPS], eager[STEPS], replay[STEPS];
   int cap_cpu, cap_eager, cap_replay;
-  int64_t sub_cpu, sub_eager, sub_replay;
-  CHECK(mlp_losses(tg_cpu(0), 1, cpu, &cap_cpu, &sub_cpu));
-  CHECK(mlp_losses(vk, 0, eager, &cap_eager, &sub_eager));
-  CHECK(mlp_losses(vk, 1, replay, &cap_replay, &sub_replay));
+  int64_t sub_eager, sub_replay;
+  CHECK(tg_test_mlp_losses(tg_cpu(0), TG_F32, 1, TG_RECOMPUTE_NONE, STEPS, cpu, &cap_cpu, NULL, NULL));
+  CHECK(vk_losses(0, eager, &cap_eager, &sub_eager));
+  CHECK(vk_losses(1, replay, &cap_replay, &sub_replay));
   CHECK(!cap_cpu && !cap_eager);
   CHECK_MSG(cap_replay, "the vulkan:0 training step was not recorded");
   CHECK_MSG(memcmp(eager, replay, sizeof eager) == 0, "recorded and eager vulkan:0 losses differ");
