@@ -1,4 +1,5 @@
-/* The Vulkan backend's table: devices listed and started, memory as buffer device addresses, the op kernels it has. */
+/* The Vulkan backend's table: devices listed, chosen and started, memory as buffer device addresses, every op's
+ * kernels, the optimizer, staging and recorded steps. */
 #include <stdio.h>
 #include <string.h>
 #include "backend/vulkan/vk_api.h"
