@@ -6,6 +6,7 @@
 #include "backend/vulkan/vk_capture.h"
 #include "backend/vulkan/vk_device.h"
 #include "backend/vulkan/vk_fault.h"
+#include "backend/vulkan/vk_fault_hook.h"
 #include "backend/vulkan/vk_memory.h"
 #include "ops/ops.h"
 
@@ -70,7 +71,8 @@ tg_status tg_vk_graph_launch(void *graph) {
   tg_vk_dev *d = g->d;
   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &g->cmd};
   pthread_mutex_lock(&d->lock);
-  VkResult r = d->f.vkQueueSubmit(d->queue, 1, &si, d->fence);
+  VkResult r = tg_vk_hook_submit();
+  if (r == VK_SUCCESS) r = d->f.vkQueueSubmit(d->queue, 1, &si, d->fence);
   if (r == VK_SUCCESS) d->submits++;
   if (r == VK_SUCCESS) r = d->f.vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX);
   if (r == VK_SUCCESS) r = d->f.vkResetFences(d->dev, 1, &d->fence);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "backend/vulkan/vk_device.h"
+#include "backend/vulkan/vk_fault_hook.h"
 
 #define TG_VK_MAX_DEVICES 16
 
@@ -125,6 +126,7 @@ tg_status tg_vk_submit_end(tg_vk_dev *d, const char *what) {
   }
   VkResult r = d->f.vkEndCommandBuffer(d->cmd);
   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &d->cmd};
+  if (r == VK_SUCCESS) r = tg_vk_hook_submit();
   if (r == VK_SUCCESS) r = d->f.vkQueueSubmit(d->queue, 1, &si, d->fence);
   if (r == VK_SUCCESS) d->submits++;
   if (r == VK_SUCCESS) r = d->f.vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX);

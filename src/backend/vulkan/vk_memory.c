@@ -4,6 +4,7 @@
 #include <string.h>
 #include "backend/vulkan/vk_api.h"
 #include "backend/vulkan/vk_device.h"
+#include "backend/vulkan/vk_fault_hook.h"
 #include "backend/vulkan/vk_memory.h"
 
 /* The staging buffer's smallest size; host copies larger than its size go through it in pieces. */
@@ -31,7 +32,8 @@ tg_status tg_vk_block_new(tg_vk_dev *d, VkDeviceSize bytes, uint32_t type, tg_vk
     d->f.vkDestroyBuffer(d->dev, out->buf, NULL);
     return tg_error(TG_ERR_DEVICE, "vulkan:%d: buffers cannot live in memory type %u", d->index, type);
   }
-  r = d->f.vkAllocateMemory(d->dev, &ai, NULL, &out->mem);
+  r = tg_vk_hook_alloc();
+  if (r == VK_SUCCESS) r = d->f.vkAllocateMemory(d->dev, &ai, NULL, &out->mem);
   if (r != VK_SUCCESS) {
     d->f.vkDestroyBuffer(d->dev, out->buf, NULL);
     return tg_error(r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY ? TG_ERR_NOMEM : TG_ERR_DEVICE,
