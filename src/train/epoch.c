@@ -93,7 +93,8 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
   int64_t *starts = ranks > 1 ? tg_malloc((size_t)B * sizeof *starts) : NULL; /* [B] the global batch's windows */
   if (ranks > 1 && !starts) return tg_error(TG_ERR_NOMEM, "train: out of memory for a batch of %lld", (long long)B);
   tg_status st = tg_sampler_seek(&d->train_s, (uint64_t)(x->epoch - 1), (uint64_t)(p->epoch_steps * B));
-  for (int64_t s = p->epoch_steps; s < steps && st == TG_OK; s++) {
+  int64_t s = p->epoch_steps;
+  for (; s < steps && st == TG_OK; s++) {
     tg_batch batch;
     int64_t got = 0;
     float loss = 0;
@@ -138,6 +139,9 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
   t->grad_norm = norm_sum / (double)steps;
   t->lr = lr;
   tg_free(starts);
+  if (st != TG_OK) /* which step failed (a lost device, a bad batch) */
+    return tg_error(st, "train: epoch %d, step %lld of %lld (optimizer step %lld in all): %s", x->epoch,
+                    (long long)s + 1, (long long)steps, (long long)p->step + 1, tg_last_error());
   return st;
 }
 

@@ -57,7 +57,8 @@ static void check_lost(const tg_bars *bars) {
   char fault[64];
   snprintf(fault, sizeof fault, "lost:%llu", (unsigned long long)(e.at[0] - start + 3));
   tg_status st = run_with(&broken, bars, fault, &r);
-  CHECK_MSG(st == TG_ERR_DEVICE && strstr(tg_last_error(), "vulkan:0: the device was lost during"),
+  CHECK_MSG(st == TG_ERR_DEVICE && strstr(tg_last_error(), "train: epoch 2, step ") &&
+                strstr(tg_last_error(), "vulkan:0: the device was lost during"),
             "a lost device: status %d, %s", (int)st, tg_last_error());
   printf("lost device (%s): %s\n", fault, tg_last_error());
   snprintf(broken.resume, sizeof broken.resume, "%s", broken.out);
