@@ -6,7 +6,6 @@
 #include "backend/vulkan/vk_capture.h"
 #include "backend/vulkan/vk_device.h"
 #include "backend/vulkan/vk_fault.h"
-#include "backend/vulkan/vk_fault_hook.h"
 #include "backend/vulkan/vk_memory.h"
 #include "ops/ops.h"
 
@@ -69,20 +68,9 @@ tg_status tg_vk_raise_fault(int dev, const char *when) {
 tg_status tg_vk_graph_launch(void *graph) {
   vk_graph *g = graph;
   tg_vk_dev *d = g->d;
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &g->cmd};
   pthread_mutex_lock(&d->lock);
-  VkResult r = tg_vk_hook_submit();
-  if (r == VK_SUCCESS) r = d->f.vkQueueSubmit(d->queue, 1, &si, d->fence);
-  if (r == VK_SUCCESS) d->submits++;
-  if (r == VK_SUCCESS) r = d->f.vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX);
-  if (r == VK_SUCCESS) r = d->f.vkResetFences(d->dev, 1, &d->fence);
-  pthread_mutex_unlock(&d->lock);
-  if (r == VK_ERROR_DEVICE_LOST)
-    return tg_error(TG_ERR_DEVICE, "vulkan:%d: the device was lost during a recorded step (VK_ERROR_DEVICE_LOST)",
-                    d->index);
-  if (r != VK_SUCCESS)
-    return tg_error(TG_ERR_DEVICE, "vulkan:%d: replaying a recorded step failed (VkResult %d)", d->index, (int)r);
-  return tg_vk_raise_fault(d->index, "in a replayed step");
+  tg_status st = tg_vk_submit_wait(d, g->cmd, "a recorded step");
+  return st != TG_OK ? st : tg_vk_raise_fault(d->index, "in a replayed step");
 }
 
 void tg_vk_graph_free(void *graph) {

@@ -113,6 +113,13 @@ tg_status tg_vk_submit_begin(tg_vk_dev *d) {
   return TG_OK;
 }
 
+/* The error of a failed submit of `what` on d: a lost device said as such. */
+static tg_status submit_failed(const tg_vk_dev *d, VkResult r, const char *what) {
+  if (r == VK_ERROR_DEVICE_LOST)
+    return tg_error(TG_ERR_DEVICE, "vulkan:%d: the device was lost during %s (VK_ERROR_DEVICE_LOST)", d->index, what);
+  return tg_error(TG_ERR_DEVICE, "vulkan:%d: %s failed (VkResult %d)", d->index, what, (int)r);
+}
+
 tg_status tg_vk_submit_end(tg_vk_dev *d, const char *what) {
   if (tg_vk_recording(d)) { /* the next command waits for this one's writes */
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -125,15 +132,20 @@ tg_status tg_vk_submit_end(tg_vk_dev *d, const char *what) {
     return TG_OK;
   }
   VkResult r = d->f.vkEndCommandBuffer(d->cmd);
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &d->cmd};
-  if (r == VK_SUCCESS) r = tg_vk_hook_submit();
+  if (r != VK_SUCCESS) {
+    pthread_mutex_unlock(&d->lock);
+    return submit_failed(d, r, what);
+  }
+  return tg_vk_submit_wait(d, d->cmd, what);
+}
+
+tg_status tg_vk_submit_wait(tg_vk_dev *d, VkCommandBuffer cmd, const char *what) {
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+  VkResult r = tg_vk_hook_submit();
   if (r == VK_SUCCESS) r = d->f.vkQueueSubmit(d->queue, 1, &si, d->fence);
   if (r == VK_SUCCESS) d->submits++;
   if (r == VK_SUCCESS) r = d->f.vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX);
   if (r == VK_SUCCESS) r = d->f.vkResetFences(d->dev, 1, &d->fence);
   pthread_mutex_unlock(&d->lock);
-  if (r == VK_ERROR_DEVICE_LOST)
-    return tg_error(TG_ERR_DEVICE, "vulkan:%d: the device was lost during %s (VK_ERROR_DEVICE_LOST)", d->index, what);
-  if (r != VK_SUCCESS) return tg_error(TG_ERR_DEVICE, "vulkan:%d: %s failed (VkResult %d)", d->index, what, (int)r);
-  return TG_OK;
+  return r == VK_SUCCESS ? TG_OK : submit_failed(d, r, what);
 }

@@ -54,6 +54,10 @@ tg_status tg_vk_device(int i, tg_vk_dev **out);
 tg_status tg_vk_submit_begin(tg_vk_dev *d);
 tg_status tg_vk_submit_end(tg_vk_dev *d, const char *what);
 
+/* Submits the ended command buffer cmd, waits for it and releases d->lock (which the caller holds); the error names
+ * `what` ran. Every submit goes through here: the failure hook (vk_fault_hook.h) and the submit count. */
+tg_status tg_vk_submit_wait(tg_vk_dev *d, VkCommandBuffer cmd, const char *what);
+
 /* 1 while a step is being recorded on d: what cannot be recorded (a host copy, a buffer that grows) is refused. */
 static inline int tg_vk_recording(const tg_vk_dev *d) { return d->rec != VK_NULL_HANDLE; }
 

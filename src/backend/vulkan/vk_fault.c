@@ -49,3 +49,10 @@ tg_status tg_vk_fault_take(int dev, tg_vk_fault *f, int *found) {
   pthread_mutex_unlock(&d->lock);
   return TG_OK;
 }
+
+tg_status tg_vk_fault_raise_as(const tg_kernel_args *a, tg_vk_fault_say say) {
+  tg_vk_fault f;
+  int found;
+  tg_status st = tg_vk_fault_take(a->out->device.index, &f, &found);
+  return st != TG_OK || !found ? st : say(a, f.pos, f.value);
+}

@@ -32,21 +32,13 @@ static tg_status gather_prepare(const tg_kernel_args *a, gather_args *p) {
   return st;
 }
 
-/* After the dispatches: the first bad index they found, as the CPU words it. */
-static tg_status gather_faults(const tg_kernel_args *a) {
-  tg_vk_fault f;
-  int found;
-  tg_status st = tg_vk_fault_take(a->out->device.index, &f, &found);
-  return st != TG_OK || !found ? st : tg_gather_bad_index(a, f.pos, f.value);
-}
-
 tg_status tg_vk_gather_rows_fwd(const tg_kernel_args *a) {
   gather_args p;
   tg_status st = gather_prepare(a, &p);
   if (st != TG_OK || p.n == 0) return st;
   p.out = tg_vk_addr(a->out->data);
   st = tg_vk_dispatch(a->out->device.index, TG_VK_K_gather, &p, sizeof p, tg_vk_groups((uint64_t)p.n * p.dt, 256));
-  return st != TG_OK ? st : gather_faults(a);
+  return st != TG_OK ? st : tg_vk_fault_raise_as(a, tg_gather_bad_index);
 }
 
 tg_status tg_vk_gather_rows_bwd(const tg_kernel_args *a) {
@@ -62,5 +54,5 @@ tg_status tg_vk_gather_rows_bwd(const tg_kernel_args *a) {
     st = tg_vk_dispatch(a->out->device.index, TG_VK_K_gather, &p, sizeof p,
                         tg_vk_groups((uint64_t)p.nb * p.dt, 256));
   }
-  return st != TG_OK ? st : gather_faults(a);
+  return st != TG_OK ? st : tg_vk_fault_raise_as(a, tg_gather_bad_index);
 }

@@ -44,14 +44,6 @@ static tg_status ppo_prepare(const tg_kernel_args *a, ppo_args *p) {
   return st;
 }
 
-/* After the dispatches: the first bad action they found, as the CPU words it. */
-static tg_status ppo_faults(const tg_kernel_args *a) {
-  tg_vk_fault f;
-  int found;
-  tg_status st = tg_vk_fault_take(a->out->device.index, &f, &found);
-  return st != TG_OK || !found ? st : tg_ppo_bad_action(a, f.pos, f.value);
-}
-
 tg_status tg_vk_ppo_loss_fwd(const tg_kernel_args *a) {
   ppo_args p;
   tg_status st = ppo_prepare(a, &p);
@@ -61,7 +53,7 @@ tg_status tg_vk_ppo_loss_fwd(const tg_kernel_args *a) {
   if ((st = tg_vk_dispatch(dev, TG_VK_K_ppo, &p, sizeof p, tg_vk_groups(p.b, 256))) != TG_OK) return st;
   p.mode = MODE_SUMS;
   if ((st = tg_vk_dispatch(dev, TG_VK_K_ppo, &p, sizeof p, 1)) != TG_OK) return st;
-  return ppo_faults(a);
+  return tg_vk_fault_raise_as(a, tg_ppo_bad_action);
 }
 
 tg_status tg_vk_ppo_loss_bwd(const tg_kernel_args *a) {
@@ -79,5 +71,5 @@ tg_status tg_vk_ppo_loss_bwd(const tg_kernel_args *a) {
     p.mode = MODE_DLS;
     if ((st = tg_vk_dispatch(dev, TG_VK_K_ppo, &p, sizeof p, tg_vk_groups(p.a, 1))) != TG_OK) return st;
   }
-  return ppo_faults(a);
+  return tg_vk_fault_raise_as(a, tg_ppo_bad_action);
 }

@@ -26,14 +26,6 @@ static tg_status xent_prepare(const tg_kernel_args *a, xent_args *p) {
   return st;
 }
 
-/* After the dispatches: the first bad label they found, as the CPU words it. */
-static tg_status xent_faults(const tg_kernel_args *a) {
-  tg_vk_fault f;
-  int found;
-  tg_status st = tg_vk_fault_take(a->out->device.index, &f, &found);
-  return st != TG_OK || !found ? st : tg_xent_bad_label(a, f.pos, f.value);
-}
-
 tg_status tg_vk_softmax_xent_fwd(const tg_kernel_args *a) {
   xent_args p;
   tg_status st = xent_prepare(a, &p);
@@ -43,7 +35,7 @@ tg_status tg_vk_softmax_xent_fwd(const tg_kernel_args *a) {
     st = tg_vk_scratch(dev, sizeof(float) * p.rows, &terms);
     p.t = tg_vk_addr(terms);
     if (st == TG_OK) st = tg_vk_dispatch(dev, TG_VK_K_xent, &p, sizeof p, tg_vk_groups(p.rows, 1));
-    if (st == TG_OK) st = xent_faults(a);
+    if (st == TG_OK) st = tg_vk_fault_raise_as(a, tg_xent_bad_label);
   }
   return st != TG_OK ? st : tg_vk_mean_of(dev, a->node_name, terms, terms ? p.rows : 0, a->out->data);
 }
@@ -55,5 +47,5 @@ tg_status tg_vk_softmax_xent_bwd(const tg_kernel_args *a) {
   if (st != TG_OK || p.rows == 0) return st;
   p.gy = tg_vk_addr(a->out_grad), p.dx = tg_vk_addr(a->in_grad[0]), p.mode = 1;
   st = tg_vk_dispatch(a->out->device.index, TG_VK_K_xent, &p, sizeof p, tg_vk_groups(p.rows, 1));
-  return st != TG_OK ? st : xent_faults(a);
+  return st != TG_OK ? st : tg_vk_fault_raise_as(a, tg_xent_bad_label);
 }
