@@ -1,5 +1,7 @@
 /* File helpers shared by the tests (see files.h). */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "support/files.h"
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,4 +21,13 @@ unsigned char *tg_test_read_file(const char *path, size_t *len) {
   b[n] = '\0';
   *len = (size_t)n;
   return b;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
+  (void)sb, (void)type, (void)ftw;
+  return remove(path);
+}
+
+void tg_test_remove_tree(const char *path) {
+  if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) printf("could not remove %s\n", path);
 }

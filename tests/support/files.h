@@ -8,4 +8,7 @@
  * cannot be read. */
 unsigned char *tg_test_read_file(const char *path, size_t *len);
 
+/* Removes path and everything under it (a test's scratch folder); prints a line when it cannot. */
+void tg_test_remove_tree(const char *path);
+
 #endif

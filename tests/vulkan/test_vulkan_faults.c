@@ -8,6 +8,7 @@
 #include "backend/vulkan/vk_device.h"
 #include "backend/vulkan/vk_fault_hook.h"
 #include "support/check.h"
+#include "support/files.h"
 #include "support/train_cfg.h"
 #include "tickgrad/tickgrad.h"
 #include "vulkan/vk_test.h"
@@ -87,8 +88,6 @@ int main(void) {
   check_lost(&bars);
   check_oom(&bars);
   tg_bars_free(&bars);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-  if (system(cmd) != 0) printf("could not remove %s\n", g_dir);
+  tg_test_remove_tree(g_dir);
   return tg_test_finish();
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "support/check.h"
+#include "support/files.h"
 #include "support/train_cfg.h"
 #include "tickgrad/tickgrad.h"
 #include "vulkan/vk_op_check.h"
@@ -178,8 +179,6 @@ int main(void) {
   check_resume(TG_MODEL_TFT, &bars);
   check_staged(&bars);
   tg_bars_free(&bars);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-  if (getenv("TG_KEEP") == NULL && system(cmd) != 0) printf("could not remove %s\n", g_dir);
+  tg_test_remove_tree(g_dir);
   return tg_test_finish();
 }
