@@ -2,9 +2,13 @@
  * shared B (whose gradient sums over the batches) and 4-d; linear with and without a bias and with one gradient
  * wanted; stacked_linear with several groups and a bias per group, and with one input per group. Sizes that are no
  * multiple of the 16-wide tile, and a linear of 1.1M rows: more tiles than one dispatch's workgroups span, and a weight
- * gradient whose K is longer than one dispatch takes (lavapipe ends a loop at 65535 iterations). */
+ * gradient whose K is longer than one dispatch takes (lavapipe ends a loop at 65535 iterations); column sums of more
+ * rows than one dispatch's lanes may loop over. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "backend/vulkan/vk_gemm.h"
+#include "backend/vulkan/vk_memory.h"
 #include "support/check.h"
 #include "tickgrad/tickgrad.h"
 #include "vulkan/vk_op_check.h"
@@ -53,6 +57,28 @@ static void check_linear(const char *label, int64_t rows, int64_t groups, int64_
   for (int k = 0; k < 3; k++) vk_pair_free(&in[k]);
 }
 
+/* tg_vk_col_sums of x [rows, 2] in [0, 1) into sums that start at 1: each within 1e-4 relative of the double sum. */
+static void check_col_sums(int64_t rows) {
+  enum { NCOL = 2 };
+  vk_pair x, s;
+  vk_pair_new(&x, "x", 2, (int64_t[]){rows, NCOL});
+  vk_pair_new(&s, "s", 1, (int64_t[]){NCOL});
+  vk_pair_fill(&x, 31, 0.0f, 1.0f);
+  vk_pair_fill(&s, 32, 1.0f, 1.0f);
+  tg_kernel_args a = {.out = &s.td, .node_name = "col_sums"};
+  CHECK_OK(tg_vk_col_sums(&a, x.dev, s.dev, rows, NCOL));
+  float got[NCOL];
+  CHECK_OK(tg_vk_to_host(0, got, s.dev, sizeof got));
+  for (int j = 0; j < NCOL; j++) {
+    double want = 1.0;
+    for (int64_t r = 0; r < rows; r++) want += x.host[r * NCOL + j];
+    CHECK_MSG(fabs(got[j] - want) <= 1e-4 * want, "col_sums of %lld rows, column %d: %.9g, want %.9g",
+              (long long)rows, j, (double)got[j], want);
+  }
+  vk_pair_free(&x);
+  vk_pair_free(&s);
+}
+
 int main(void) {
   int rc = vk_test_no_device();
   if (rc >= 0) return rc;
@@ -78,6 +104,8 @@ int main(void) {
   check_linear("stacked_linear", 50, 6, 12, 10, 1, 1);
   check_linear("stacked_linear without bias", 50, 6, 12, 10, 0, 1);
   check_linear("stacked_linear one input per group", 50, 7, 1, 16, 1, 1);
+  /* past 256 x 65535 rows: more than col_sums.comp's 256 lanes sum in one dispatch within lavapipe's loop limit */
+  check_col_sums(256 * 65535 + 1000);
   vk_report("GEMM ops", "; 1e-3 for the weight gradient of K 1.1M");
   return tg_test_finish();
 }

@@ -20,7 +20,7 @@ typedef struct tg_vk_gemm {
  * a's node. */
 tg_status tg_vk_gemm_run(const tg_kernel_args *a, const tg_vk_gemm *g);
 
-/* s [ncol] += the column sums of x [rows, ncol], on the device of a's output. */
+/* s [ncol] += the column sums of x [rows, ncol], on the device of a's output (many rows in pieces, each adding into s). */
 tg_status tg_vk_col_sums(const tg_kernel_args *a, const float *x, float *s, int64_t rows, int64_t ncol);
 
 #endif

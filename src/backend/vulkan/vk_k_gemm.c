@@ -8,9 +8,14 @@
 #include "ops/matmul_dims.h"
 
 #define TILE 16 /* gemm.comp's tile edge */
-/* The most of K one dispatch covers: its invocations loop K / TILE times, and lavapipe ends a loop at 65535 (a longer K
- * goes in pieces, each adding into C). */
-#define K_PER_DISPATCH ((int64_t)TILE * 32768)
+/* The most times an invocation loops in one dispatch: lavapipe ends a loop at 65535 (silently), so longer work goes in
+ * pieces, each adding into its output. */
+#define LOOP_MAX 32768
+/* The most of K one GEMM dispatch covers: its invocations loop K / TILE times. */
+#define K_PER_DISPATCH ((int64_t)TILE * LOOP_MAX)
+/* The most rows one column-sum dispatch covers: col_sums.comp's lanes loop rows / COL_LANES times. */
+#define COL_LANES 256 /* col_sums.comp's local_size_x */
+#define ROWS_PER_DISPATCH ((int64_t)COL_LANES * LOOP_MAX)
 
 /* Push constants of shaders/gemm.comp. */
 typedef struct gemm_args {
@@ -55,9 +60,13 @@ tg_status tg_vk_gemm_run(const tg_kernel_args *a, const tg_vk_gemm *g) {
 
 tg_status tg_vk_col_sums(const tg_kernel_args *a, const float *x, float *s, int64_t rows, int64_t ncol) {
   tg_status st = tg_vk_fits(a->node_name, rows * ncol);
-  if (st != TG_OK) return st;
-  struct { uint64_t x, s; uint32_t rows, ncol; } p = {tg_vk_addr(x), tg_vk_addr(s), (uint32_t)rows, (uint32_t)ncol};
-  return tg_vk_dispatch(a->out->device.index, TG_VK_K_col_sums, &p, sizeof p, tg_vk_groups((uint64_t)ncol, 1));
+  struct { uint64_t x, s; uint32_t rows, ncol; } p = {0, tg_vk_addr(s), 0, (uint32_t)ncol};
+  for (int64_t r0 = 0; st == TG_OK && r0 < rows; r0 += ROWS_PER_DISPATCH) { /* each piece adds into s */
+    p.x = tg_vk_addr(x + r0 * ncol);
+    p.rows = (uint32_t)(rows - r0 < ROWS_PER_DISPATCH ? rows - r0 : ROWS_PER_DISPATCH);
+    st = tg_vk_dispatch(a->out->device.index, TG_VK_K_col_sums, &p, sizeof p, tg_vk_groups((uint64_t)ncol, 1));
+  }
+  return st;
 }
 
 static void strides(int64_t *dst, int64_t b, int64_t r, int64_t c) { dst[0] = b, dst[1] = r, dst[2] = c; }

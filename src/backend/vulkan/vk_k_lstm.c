@@ -11,9 +11,6 @@
 enum { HAS_C0 = 1, HAS_BIAS = 2, LAST = 4, TO_DC0 = 8 };
 enum { MODE_FWD, MODE_BWD };
 
-/* The most rows shaders/col_sums.comp sums: its lanes loop over every 256th row, and lavapipe ends a loop at 65535. */
-#define COL_SUM_ROWS ((int64_t)256 * 65535)
-
 /* Push constants of shaders/lstm.comp. */
 typedef struct lstm_push {
   uint64_t y, dy, c0, bias, dG, dh, dc, dc0;
@@ -90,11 +87,7 @@ static tg_status param_grads(const tg_kernel_args *a, const tg_lstm_args *l, con
       else if (l->h0)
         st = dw_hh_step(a, l, dG, l->h0, H);
     }
-  if (st != TG_OK || !l->dbias) return st;
-  if (B * T > COL_SUM_ROWS)
-    return tg_error(TG_ERR_UNSUPPORTED, "%s: lstm's bias gradient over %lld rows (B*T), more than a Vulkan workgroup "
-                    "sums (%lld)", a->node_name, (long long)(B * T), (long long)COL_SUM_ROWS);
-  return tg_vk_col_sums(a, dG, l->dbias, B * T, 4 * H);
+  return st != TG_OK || !l->dbias ? st : tg_vk_col_sums(a, dG, l->dbias, B * T, 4 * H);
 }
 
 tg_status tg_vk_lstm_bwd(const tg_kernel_args *a) {

@@ -1,5 +1,5 @@
 // s[j] += the sum over rows r of x[r * ncol + j] (a bias's gradient): one workgroup per column, its invocations over
-// every 256th row, then their sum.
+// every 256th row, then their sum. The host gives a dispatch few enough rows for lavapipe's loop limit (vk_k_gemm.c).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
