@@ -1,6 +1,9 @@
 /* The Vulkan backend on whatever device the loader lists (lavapipe in CI): listing, choosing (--device auto never takes
  * a Vulkan implementation on the CPU), memory, copies, fills, and the errors (a device that does not exist, a range
- * outside an allocation). Skips (77) without a device unless TG_EXPECT_VULKAN_DEVICE=1. */
+ * outside an allocation), and two threads copying through the one staging buffer at once. Skips (77) without a device
+ * unless TG_EXPECT_VULKAN_DEVICE=1. */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +80,48 @@ static void test_memory(size_t n) {
   free(back);
 }
 
+#define RACE_WORDS (256u << 10) /* 1 MiB a copy: well inside one staging piece, long enough to overlap */
+#define RACE_TRIPS 100
+
+/* One thread's round trips: each a pattern of its own (thread, trip, word) to its buffer and back. */
+typedef struct race_job {
+  uint32_t id;
+  tg_status st;  /* the first failure, TG_OK if none */
+  char why[256]; /* its message (tg_last_error is the thread's own) */
+  long bad;      /* round trips whose words came back otherwise */
+} race_job;
+
+static void *race_run(void *arg) {
+  race_job *j = arg;
+  uint32_t *h = malloc(sizeof(uint32_t) * RACE_WORDS), *back = malloc(sizeof(uint32_t) * RACE_WORDS), *d = NULL;
+  j->st = tg_vk_alloc(0, sizeof(uint32_t) * RACE_WORDS, (void **)&d);
+  for (uint32_t t = 0; t < RACE_TRIPS && j->st == TG_OK; t++) {
+    for (uint32_t i = 0; i < RACE_WORDS; i++) h[i] = (j->id << 28) ^ (t << 20) ^ i;
+    memset(back, 0, sizeof(uint32_t) * RACE_WORDS);
+    if ((j->st = tg_vk_from_host(0, d, h, sizeof(uint32_t) * RACE_WORDS)) == TG_OK &&
+        (j->st = tg_vk_to_host(0, back, d, sizeof(uint32_t) * RACE_WORDS)) == TG_OK)
+      j->bad += memcmp(h, back, sizeof(uint32_t) * RACE_WORDS) != 0;
+  }
+  if (j->st != TG_OK) snprintf(j->why, sizeof j->why, "%s", tg_last_error());
+  tg_vk_free(0, d);
+  free(h);
+  free(back);
+  return NULL;
+}
+
+/* Two threads copying to and from vulkan:0 at once: every word comes back as its own thread wrote it. */
+static void test_copy_threads(void) {
+  race_job jobs[2] = {{.id = 1}, {.id = 2}};
+  pthread_t th[2];
+  for (int k = 0; k < 2; k++) CHECK(pthread_create(&th[k], NULL, race_run, &jobs[k]) == 0);
+  for (int k = 0; k < 2; k++) CHECK(pthread_join(th[k], NULL) == 0);
+  for (int k = 0; k < 2; k++) {
+    CHECK_MSG(jobs[k].st == TG_OK, "thread %d: %s", k, jobs[k].why);
+    CHECK_MSG(jobs[k].bad == 0, "thread %d: %ld of %d round trips came back with another's words", k, jobs[k].bad,
+              RACE_TRIPS);
+  }
+}
+
 int main(void) {
   test_listing();
   test_choose();
@@ -84,5 +129,6 @@ int main(void) {
   if (rc >= 0) return rc;
   test_memory(1000);
   test_memory((size_t)17 << 20); /* 68 MiB: more than the staging buffer holds, so copies go in pieces */
+  test_copy_threads();
   return tg_test_finish();
 }

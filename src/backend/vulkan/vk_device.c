@@ -95,8 +95,7 @@ tg_status tg_vk_device(int i, tg_vk_dev **out) {
   return st;
 }
 
-tg_status tg_vk_submit_begin(tg_vk_dev *d) {
-  pthread_mutex_lock(&d->lock);
+tg_status tg_vk_submit_begin_held(tg_vk_dev *d) {
   if (tg_vk_recording(d)) {
     d->cur = d->rec;
     return TG_OK;
@@ -106,11 +105,16 @@ tg_status tg_vk_submit_begin(tg_vk_dev *d) {
                                  .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
   VkResult r = d->f.vkResetCommandBuffer(d->cmd, 0);
   if (r == VK_SUCCESS) r = d->f.vkBeginCommandBuffer(d->cmd, &bi);
-  if (r != VK_SUCCESS) {
-    pthread_mutex_unlock(&d->lock);
+  if (r != VK_SUCCESS)
     return tg_error(TG_ERR_DEVICE, "vulkan:%d: cannot record a command buffer (VkResult %d)", d->index, (int)r);
-  }
   return TG_OK;
+}
+
+tg_status tg_vk_submit_begin(tg_vk_dev *d) {
+  pthread_mutex_lock(&d->lock);
+  tg_status st = tg_vk_submit_begin_held(d);
+  if (st != TG_OK) pthread_mutex_unlock(&d->lock);
+  return st;
 }
 
 /* The error of a failed submit of `what` on d: a lost device said as such. */
@@ -120,7 +124,18 @@ static tg_status submit_failed(const tg_vk_dev *d, VkResult r, const char *what)
   return tg_error(TG_ERR_DEVICE, "vulkan:%d: %s failed (VkResult %d)", d->index, what, (int)r);
 }
 
-tg_status tg_vk_submit_end(tg_vk_dev *d, const char *what) {
+/* Submits cmd and waits for it, d->lock held throughout: the failure hook (vk_fault_hook.h) and the submit count. */
+static tg_status submit_wait_held(tg_vk_dev *d, VkCommandBuffer cmd, const char *what) {
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+  VkResult r = tg_vk_hook_submit();
+  if (r == VK_SUCCESS) r = d->f.vkQueueSubmit(d->queue, 1, &si, d->fence);
+  if (r == VK_SUCCESS) d->submits++;
+  if (r == VK_SUCCESS) r = d->f.vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX);
+  if (r == VK_SUCCESS) r = d->f.vkResetFences(d->dev, 1, &d->fence);
+  return r == VK_SUCCESS ? TG_OK : submit_failed(d, r, what);
+}
+
+tg_status tg_vk_submit_end_held(tg_vk_dev *d, const char *what) {
   if (tg_vk_recording(d)) { /* the next command waits for this one's writes */
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                           .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -128,24 +143,20 @@ tg_status tg_vk_submit_end(tg_vk_dev *d, const char *what) {
                                            VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
     VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     d->f.vkCmdPipelineBarrier(d->rec, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
-    pthread_mutex_unlock(&d->lock);
     return TG_OK;
   }
   VkResult r = d->f.vkEndCommandBuffer(d->cmd);
-  if (r != VK_SUCCESS) {
-    pthread_mutex_unlock(&d->lock);
-    return submit_failed(d, r, what);
-  }
-  return tg_vk_submit_wait(d, d->cmd, what);
+  return r != VK_SUCCESS ? submit_failed(d, r, what) : submit_wait_held(d, d->cmd, what);
+}
+
+tg_status tg_vk_submit_end(tg_vk_dev *d, const char *what) {
+  tg_status st = tg_vk_submit_end_held(d, what);
+  pthread_mutex_unlock(&d->lock);
+  return st;
 }
 
 tg_status tg_vk_submit_wait(tg_vk_dev *d, VkCommandBuffer cmd, const char *what) {
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
-  VkResult r = tg_vk_hook_submit();
-  if (r == VK_SUCCESS) r = d->f.vkQueueSubmit(d->queue, 1, &si, d->fence);
-  if (r == VK_SUCCESS) d->submits++;
-  if (r == VK_SUCCESS) r = d->f.vkWaitForFences(d->dev, 1, &d->fence, VK_TRUE, UINT64_MAX);
-  if (r == VK_SUCCESS) r = d->f.vkResetFences(d->dev, 1, &d->fence);
+  tg_status st = submit_wait_held(d, cmd, what);
   pthread_mutex_unlock(&d->lock);
-  return r == VK_SUCCESS ? TG_OK : submit_failed(d, r, what);
+  return st;
 }

@@ -53,9 +53,14 @@ tg_status tg_vk_device(int i, tg_vk_dev **out);
  * command sees the memory the ones before it wrote) and releases the lock. */
 tg_status tg_vk_submit_begin(tg_vk_dev *d);
 tg_status tg_vk_submit_end(tg_vk_dev *d, const char *what);
+/* The same for a caller that holds d->lock already and keeps it after end (a host copy, whose staging buffer must
+ * stay its own from filling it to reading it back); a failed begin leaves nothing to end. */
+tg_status tg_vk_submit_begin_held(tg_vk_dev *d);
+tg_status tg_vk_submit_end_held(tg_vk_dev *d, const char *what);
 
 /* Submits the ended command buffer cmd, waits for it and releases d->lock (which the caller holds); the error names
- * `what` ran. Every submit goes through here: the failure hook (vk_fault_hook.h) and the submit count. */
+ * `what` ran. Every submit goes through it or tg_vk_submit_end, which share the failure hook (vk_fault_hook.h) and
+ * the submit count. */
 tg_status tg_vk_submit_wait(tg_vk_dev *d, VkCommandBuffer cmd, const char *what);
 
 /* 1 while a step is being recorded on d: what cannot be recorded (a host copy, a buffer that grows) is refused. */

@@ -173,35 +173,34 @@ static tg_status staging(tg_vk_dev *d, size_t bytes) {
   return TG_OK;
 }
 
+/* The first piece of a host copy of `bytes` through the staging buffer, at most its size (*piece: the bytes moved); the
+ * caller holds d->lock from filling the staging buffer to reading it back, so no other thread's copy comes between. */
+static tg_status copy_piece(tg_vk_dev *d, char *dev_ptr, char *host, size_t bytes, int to_device, size_t *piece) {
+  const char *what = to_device ? "copy to the device" : "copy to the host";
+  if (tg_vk_recording(d)) /* the staging buffer is the host's side of it: a replay could not refill it */
+    return tg_error(TG_ERR_UNSUPPORTED, "vulkan:%d: a %s cannot be part of a recorded step", d->index, what);
+  const tg_vk_block *b = NULL;
+  VkDeviceSize off = 0;
+  tg_status st = range_of(d, dev_ptr, bytes, what, &b, &off);
+  if (st == TG_OK) st = staging(d, bytes);
+  if (st != TG_OK || (st = tg_vk_submit_begin_held(d)) != TG_OK) return st;
+  *piece = bytes < d->staging.size ? bytes : (size_t)d->staging.size;
+  if (to_device) memcpy(d->staging_map, host, *piece);
+  VkBufferCopy c = to_device ? (VkBufferCopy){0, off, *piece} : (VkBufferCopy){off, 0, *piece};
+  d->f.vkCmdCopyBuffer(d->cur, to_device ? d->staging.buf : b->buf, to_device ? b->buf : d->staging.buf, 1, &c);
+  if ((st = tg_vk_submit_end_held(d, what)) != TG_OK) return st;
+  if (!to_device) memcpy(host, d->staging_map, *piece);
+  *(to_device ? &d->h2d : &d->d2h) += *piece;
+  return TG_OK;
+}
+
 /* One host copy through the staging buffer, in pieces of its size: to_device 1 host -> device, 0 device -> host. */
 static tg_status host_copy(int dev, void *dev_ptr, void *host, size_t bytes, int to_device) {
   tg_vk_dev *d;
   tg_status st = tg_vk_device(dev, &d);
-  if (st != TG_OK || bytes == 0) return st;
-  const char *what = to_device ? "copy to the device" : "copy to the host";
-  if (tg_vk_recording(d)) /* the staging buffer is the host's side of it: a replay could not refill it */
-    return tg_error(TG_ERR_UNSUPPORTED, "vulkan:%d: a %s cannot be part of a recorded step", dev, what);
-  for (size_t done = 0; done < bytes && st == TG_OK;) {
+  for (size_t done = 0, piece = 0; st == TG_OK && done < bytes; done += piece) {
     pthread_mutex_lock(&d->lock);
-    const tg_vk_block *b = NULL;
-    VkDeviceSize off = 0;
-    st = range_of(d, (char *)dev_ptr + done, bytes - done, what, &b, &off);
-    if (st == TG_OK) st = staging(d, bytes - done);
-    VkBuffer buf = st == TG_OK ? b->buf : VK_NULL_HANDLE;
-    pthread_mutex_unlock(&d->lock);
-    if (st != TG_OK) break;
-    size_t piece = bytes - done < d->staging.size ? bytes - done : (size_t)d->staging.size;
-    if (to_device) memcpy(d->staging_map, (const char *)host + done, piece);
-    if ((st = tg_vk_submit_begin(d)) != TG_OK) break;
-    VkBufferCopy c = to_device ? (VkBufferCopy){0, off, piece} : (VkBufferCopy){off, 0, piece};
-    d->f.vkCmdCopyBuffer(d->cur, to_device ? d->staging.buf : buf, to_device ? buf : d->staging.buf, 1, &c);
-    if ((st = tg_vk_submit_end(d, what)) != TG_OK) break;
-    if (!to_device) memcpy((char *)host + done, d->staging_map, piece);
-    done += piece;
-  }
-  if (st == TG_OK) {
-    pthread_mutex_lock(&d->lock);
-    *(to_device ? &d->h2d : &d->d2h) += bytes;
+    st = copy_piece(d, (char *)dev_ptr + done, (char *)host + done, bytes - done, to_device, &piece);
     pthread_mutex_unlock(&d->lock);
   }
   return st;
