@@ -45,12 +45,10 @@ static tg_status ssd_dims_checked(const tg_kernel_args *a, const tg_ssd_dims *d,
   return st;
 }
 
-/* The pass's workspace of `floats`: the plan's (tg_ssd_workspace sizes it with these layouts) or, without one, the
- * device's scratch. */
+/* The pass's workspace of `floats` (tg_ssd_workspace sizes the plan's with these layouts) as a shader's address. */
 static tg_status ssd_ws(const tg_kernel_args *a, size_t floats, uint64_t *out) {
-  void *ws = a->ws;
-  tg_status st = TG_OK;
-  if (!ws || a->ws_bytes < sizeof(float) * floats) st = tg_vk_scratch(a->out->device.index, sizeof(float) * floats, &ws);
+  void *ws = NULL;
+  tg_status st = tg_vk_workspace(a, sizeof(float) * floats, &ws);
   *out = tg_vk_addr(ws);
   return st;
 }

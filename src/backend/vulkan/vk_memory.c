@@ -6,6 +6,7 @@
 #include "backend/vulkan/vk_device.h"
 #include "backend/vulkan/vk_fault_hook.h"
 #include "backend/vulkan/vk_memory.h"
+#include "ops/ops.h"
 
 /* The staging buffer's smallest size; host copies larger than its size go through it in pieces. */
 #define TG_VK_STAGING_MIN (4u << 20)
@@ -138,6 +139,14 @@ tg_status tg_vk_scratch(int dev, size_t bytes, void **out) {
   }
   *out = d->scratch;
   return TG_OK;
+}
+
+tg_status tg_vk_workspace(const tg_kernel_args *a, size_t bytes, void **out) {
+  if (a->ws && a->ws_bytes >= bytes) {
+    *out = a->ws;
+    return TG_OK;
+  }
+  return tg_vk_scratch(a->out->device.index, bytes, out);
 }
 
 uint64_t tg_vk_allocated(int dev) {

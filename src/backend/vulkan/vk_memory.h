@@ -19,6 +19,11 @@ tg_status tg_vk_copy(int dev, void *dst, const void *src, size_t bytes);
 /* A device buffer of at least `bytes` for one kernel call's intermediate values (per-row statistics), grown on demand
  * and kept: every dispatch is waited for, so kernels never use it at the same time. */
 tg_status tg_vk_scratch(int dev, size_t bytes, void **out);
+struct tg_kernel_args;
+/* A kernel call's workspace of `bytes` on the device of a's output: the plan's (a->ws, sized by the op table's
+ * workspace) when it holds that many, else the device's scratch (a kernel called without a plan, as the op tests do).
+ * A recorded step holds either address: the plan's lives as long as the plan, the scratch as vk_capture.c keeps it. */
+tg_status tg_vk_workspace(const struct tg_kernel_args *a, size_t bytes, void **out);
 /* Bytes held now and at most, allocations made, bytes copied each way (the backend table's mem_stats). */
 tg_status tg_vk_mem_stats(int dev, tg_mem_stats *out);
 /* The device's name, its device-local heap's size and what is free in it: the driver's budget less its usage where
