@@ -1,6 +1,7 @@
 /* Vulkan kernels of lstm, as the CPU's k_lstm.c: the products by the tiled GEMM (vk_gemm.h), the steps a host loop of a
  * GEMM and a cell dispatch each (shaders/lstm.comp), which orders them; the backward's dG [B, T, 4H] and carried dh,
- * dc [B, H] in the device's scratch, laid out as the CPU's workspace (tg_lstm_ws_floats). */
+ * dc [B, H] in the plan's workspace (the device's scratch without one, tg_vk_workspace), laid out as the CPU's
+ * (tg_lstm_ws_floats). The forward needs none. */
 #include <stdint.h>
 #include "backend/vulkan/vk_dispatch.h"
 #include "backend/vulkan/vk_gemm.h"
@@ -94,10 +95,9 @@ tg_status tg_vk_lstm_bwd(const tg_kernel_args *a) {
   tg_lstm_args l = tg_lstm_args_of(a);
   if (!l.dx && !l.dh0 && !l.dc0 && !l.dw_ih && !l.dw_hh && !l.dbias) return TG_OK;
   int64_t B = l.B, T = l.T, H = l.H;
-  int dev = a->out->device.index;
   void *ws = NULL;
   tg_status st = tg_vk_fits(a->node_name, B * T * 6 * H);
-  if (st == TG_OK) st = tg_vk_scratch(dev, sizeof(float) * (size_t)tg_lstm_ws_floats(B, T, H), &ws);
+  if (st == TG_OK) st = tg_vk_workspace(a, sizeof(float) * (size_t)tg_lstm_ws_floats(B, T, H), &ws);
   if (st != TG_OK) return st;
   float *dG = ws;                 /* [B, T, 4H] */
   float *dh = dG + B * T * 4 * H; /* [B, H]: dG_{t+1} W_hh */
