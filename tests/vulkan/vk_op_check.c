@@ -117,11 +117,21 @@ static void compare_grad(const char *what, const vk_pair *p, const float *want, 
   free(got);
 }
 
+static int g_cases;                 /* checks made (vk_check_op, vk_check_fwd_exact) */
+static unsigned char g_op_seen[TG_OP_COUNT]; /* [op] 1 once an op was checked */
+
+/* Counts one check of op for vk_report's line. */
+static void count_case(int op) {
+  g_cases++;
+  if (op >= 0 && op < TG_OP_COUNT) g_op_seen[op] = 1;
+}
+
 void vk_check_op(const char *name, int op, vk_pair *in, int n_in, int out_ndim, const int64_t *out_shape,
                  const int *want_grad, const tg_attr *attr) {
   const tg_op_kernels *cpu = tg_cpu_op_kernels(op, TG_F32), *vk = tg_vk_op_kernels(op);
   CHECK_MSG(vk != NULL, "%s has no Vulkan kernel", name);
   if (!vk) return;
+  count_case(op);
   vk_pair out, dy, g[TG_MAX_INPUTS];
   float *init[TG_MAX_INPUTS]; /* each gradient as it started */
   vk_pair_new(&out, "out", out_ndim, out_shape);
@@ -174,6 +184,7 @@ void vk_check_fwd_exact(const char *name, int op, vk_pair *in, int n_in, tg_dtyp
   const tg_op_kernels *cpu = tg_cpu_op_kernels(op, TG_F32), *vk = tg_vk_op_kernels(op);
   CHECK_MSG(vk != NULL, "%s has no Vulkan kernel", name);
   if (!vk) return;
+  count_case(op);
   vk_pair out;
   pair_new(&out, "out", dtype, out_ndim, out_shape);
   tg_kernel_args ah = {.n_in = n_in, .out = &out.th, .attr = attr, .node_name = name, .seed = g_rng[0],
@@ -207,6 +218,9 @@ tg_status vk_run_fwd(int op, vk_pair *in, int n_in, tg_dtype dtype, int out_ndim
 }
 
 void vk_report(const char *what, const char *note) {
-  printf("vulkan:0: %s against the CPU's kernels: worst error %.2g forward (relative; tolerance %.0e), %.2g backward "
-         "(of the largest increment; tolerance %.0e)%s\n", what, g_worst[0], VK_FWD_TOL, g_worst[1], VK_BWD_TOL, note);
+  int ops = 0;
+  for (int op = 0; op < TG_OP_COUNT; op++) ops += g_op_seen[op];
+  printf("vulkan:0: %s against the CPU's kernels, %d op%s in %d case%s: worst error %.2g forward (relative; tolerance "
+         "%.0e), %.2g backward (of the largest increment; tolerance %.0e)%s\n", what, ops, ops == 1 ? "" : "s", g_cases,
+         g_cases == 1 ? "" : "s", g_worst[0], VK_FWD_TOL, g_worst[1], VK_BWD_TOL, note);
 }
