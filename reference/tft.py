@@ -36,7 +36,9 @@ from torch import nn
 LN_EPS = 1e-5
 
 DEFAULTS = dict(hidden=64, heads=4, enc_len=64, dec_len=8, n_past=16, n_future=4, n_static=1, nq=3,
-                quantiles=[0.1, 0.5, 0.9], dropout=0.1)
+                quantiles=[0.1, 0.5, 0.9], dropout=0.1, vol_col=None)
+# vol_col: None, or the past column (the normalised logret) whose recent volatility scales the quantiles
+# (tickgrad's tft.vol_scale 1; config.json's tft.vol_scale, the column found by name in inference.json's features).
 
 
 def glu(x):
@@ -273,7 +275,13 @@ class TFT(nn.Module):
         delta = self.post_attn(att_out, theta[:, enc:])
         psi = self.pre_out(self.pos_ff(delta), phi[:, enc:])
         self.taps = {"past_vsn_weights": w_past, "future_vsn_weights": w_fut, "attention": att}
-        return self.out(psi)
+        pred = self.out(psi)
+        return pred if self.cfg["vol_col"] is None else pred * vol_scale(past[:, :, self.cfg["vol_col"]])[:, None, None]
+
+
+def vol_scale(x):
+    """tft_vol.c: x [B, T] -> sqrt(softplus(100 m) / 100) [B], m the mean square over T."""
+    return torch.sqrt(torch.nn.functional.softplus(100.0 * (x * x).mean(dim=1)) / 100.0)
 
 
 def build(cfg, fused_lstm=False):

@@ -96,11 +96,25 @@ static float *model_forecasts(const tg_train_config *c, tr_data *d, const char *
 typedef struct cmp_result {
   int64_t windows, crossing, unforeseen, bad; /* crossing a gap; whose next bars the schedule did not foresee; differing */
   int64_t old_rule_off;                       /* whose next bars are not at ts + h * bar_ns (the rule before schedules) */
-  double worst;                               /* the largest difference among the others, scaled units */
+  double worst;                               /* the largest difference among the others, scaled units (divided
+                                                 by a TFT window's volatility scale where it exceeds 1) */
   double loss_model, loss_predictor;          /* mean pinball of each on every validation window */
 } cmp_result;
 
 static double pinball(double e, double q) { return fmax(q * e, (q - 1.0) * e); }
+
+/* The TFT's volatility scale of the window starting at layout position start (tg_tft_cfg.vol_scale's formula, in
+ * double), 1 without it: the model's float rounding before the scale grows by it, so differences are read in its units. */
+static double vol_scale_of(const tr_data *d, const tg_forecast_cfg *m, int64_t start) {
+  if (!m->tft.vol_scale) return 1.0;
+  double s = 0;
+  for (int r = 0; r < d->Lp; r++) {
+    double x = d->ds.fx.x[d->ds.layout.rows[start + r] * d->F + m->tft.vol_col];
+    s += x * x;
+  }
+  double k = 100.0 * s / d->Lp;
+  return sqrt((k > 20 ? k : log1p(exp(k))) / 100.0);
+}
 
 /* Trains c on bars (one epoch), then compares every validation window's forecast from the trainer's graph with the
  * predictor's at the window's last bar. Windows whose next H bars are not the schedule's next H bars (a holiday, a
@@ -142,12 +156,12 @@ static cmp_result compare(tg_train_config *c, const tg_bars *bars) {
       foreseen &= !tft || t == bars->ts[row + h];
     }
     r.crossing += gap, r.old_rule_off += gap && tft, r.unforeseen += !foreseen;
-    double w = 0;
+    double w = 0, unit = tft ? fmax(1.0, vol_scale_of(&d, &model, starts[i])) : 1.0;
     for (int h = 0; h < d.H; h++) {
       double y = d.ds.y.ret[d.ds.layout.rows[starts[i] + d.Lt] * d.ds.y.nh + h]; /* scaled target */
       for (int k = 0; k < d.nq; k++) {
         double a = mp[i * per + h * d.nq + k], b = pp[row * per + h * d.nq + k] / d.scale[h];
-        w = fmax(w, fabs(a - b));
+        w = fmax(w, fabs(a - b) / unit);
         r.loss_model += pinball(y - a, c->model.q[k]);
         r.loss_predictor += pinball(y - b, c->model.q[k]);
       }
@@ -166,7 +180,7 @@ static cmp_result compare(tg_train_config *c, const tg_bars *bars) {
 
 static void report(const char *what, const cmp_result *r) {
   printf("%s: %lld validation windows, %lld crossing an overnight or weekend gap (%lld off ts + h * bar_ns), %lld "
-         "whose next bars the schedule did not foresee; the others: worst difference %.3g (scaled units), %lld above "
+         "whose next bars the schedule did not foresee; the others: worst difference %.3g (scaled units; over a volatility scale above 1, in its units), %lld above "
          "1e-6; validation pinball: model %.6f, predictor %.6f\n", what, (long long)r->windows, (long long)r->crossing,
          (long long)r->old_rule_off, (long long)r->unforeseen, r->worst, (long long)r->bad, r->loss_model,
          r->loss_predictor);

@@ -279,6 +279,44 @@ static void test_shared_store(const tg_safetensors *ref, tg_forecast_cfg c, int6
   tg_store_free(s);
 }
 
+/* tft.vol_scale: the same weights and inputs give each window's quantiles times its volatility scale, computed here in
+ * double from past column vol_col (sqrt(softplus(100 m) / 100), m the mean square over the encoder). */
+static void test_vol_scale(const tg_safetensors *ref, tg_forecast_cfg c, int64_t B) {
+  tg_forecast_cfg cv = c;
+  cv.tft.vol_scale = 1;
+  cv.tft.vol_col = 2;
+  tg_store *s = tg_store_new(tg_cpu(0), 13);
+  model plain = build(s, "tft_plain", &c, B), scaled = build(s, "tft_vol", &cv, B);
+  tg_plan_opts po = tg_plan_defaults(tg_cpu(0));
+  po.training = 0;
+  CHECK_OK(tg_graph_plan(plain.g, &po));
+  CHECK_OK(tg_graph_plan(scaled.g, &po));
+  const tg_tensor *past = tg_test_ref_need(ref, "in.past");
+  if (past && tg_graph_status(scaled.g) == TG_OK && load_weights(s, ref)) {
+    bind_ref(&plain, ref);
+    bind_ref(&scaled, ref);
+    CHECK_OK(tg_graph_run(plain.g));
+    CHECK_OK(tg_graph_run(scaled.g));
+    int64_t T = c.tft.enc_len, per = (int64_t)c.tft.dec_len * c.nq;
+    const float *x = past->data, *p0 = plain.pred->data, *p1 = scaled.pred->data;
+    double worst = 0, vmin = INFINITY, vmax = 0;
+    for (int64_t b = 0; b < B; b++) {
+      double m = 0;
+      for (int64_t t = 0; t < T; t++) m += (double)x[(b * T + t) * c.n_past + 2] * x[(b * T + t) * c.n_past + 2];
+      double k = 100.0 * m / (double)T, v = sqrt((k > 20 ? k : log1p(exp(k))) / 100.0);
+      vmin = fmin(vmin, v), vmax = fmax(vmax, v);
+      for (int64_t i = 0; i < per; i++)
+        worst = fmax(worst, fabs(p1[b * per + i] - p0[b * per + i] * v) / fmax(1e-3, fabs(p0[b * per + i] * v)));
+    }
+    CHECK_MSG(worst < 1e-5, "vol_scale: quantiles differ from the plain ones times the scale by %.3g (relative)", worst);
+    CHECK_MSG(vmax > vmin, "vol_scale: every window had the same scale %g; the test shows nothing", vmin);
+    printf("vol_scale: %lld windows, scales %.4f..%.4f, worst relative error %.2e\n", (long long)B, vmin, vmax, worst);
+  }
+  tg_graph_free(plain.g);
+  tg_graph_free(scaled.g);
+  tg_store_free(s);
+}
+
 /* The default config's parameter count (reference/tft.py --count agrees). */
 static void test_default_count(void) {
   tg_forecast_cfg c = tg_forecast_defaults(TG_MODEL_TFT);
@@ -373,6 +411,10 @@ static void test_bad_configs(const tg_forecast_cfg *good) {
   c.dropout = 1.0f;
   expect_fail(&c, c.tft.enc_len, TG_ERR_INVALID, "dropout");
   c = *good;
+  c.tft.vol_scale = 1;
+  c.tft.vol_col = c.n_past; /* no such column */
+  expect_fail(&c, c.tft.enc_len, TG_ERR_INVALID, "vol_scale");
+  c = *good;
   expect_fail(&c, c.tft.enc_len + 1, TG_ERR_SHAPE, "past");
 }
 
@@ -388,6 +430,7 @@ int main(void) {
   if (ref_config(ref, &c, &B)) {
     test_reference(ref, &c, B);
     test_shared_store(ref, c, B);
+    test_vol_scale(ref, c, B);
     test_bad_configs(&c);
   }
   test_default_count();

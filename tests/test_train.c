@@ -326,6 +326,20 @@ static void test_config(void) {
   CHECK_OK(tg_train_config_set_flag(&c, "--d-model", "64"));
   CHECK(c.lr == 0.5 && c.model.mamba.d_model == 64 && c.epochs == 3);
   CHECK_OK(tg_train_config_check(&c));
+  /* the TFT's volatility scale: on for new runs, off for a run's config written before it */
+  CHECK(tg_train_defaults(TG_MODEL_TFT).model.tft.vol_scale == 1);
+  const char *vol_cfg[2] = {"{\"model\": \"tft\"}", "{\"model\": \"tft\", \"tft\": {\"vol_scale\": 1}}"};
+  for (int i = 0; i < 2; i++) {
+    f = fopen(path, "w");
+    fprintf(f, "%s\n", vol_cfg[i]);
+    fclose(f);
+    d = tg_train_defaults(TG_MODEL_TFT);
+    CHECK_OK(tg_train_config_load(path, &d));
+    CHECK_MSG(d.model.kind == TG_MODEL_TFT && d.model.tft.vol_scale == i, "%s: vol_scale %d", vol_cfg[i],
+              d.model.tft.vol_scale);
+  }
+  CHECK_STATUS(tg_train_config_set_flag(&d, "--vol-scale", "2"), TG_ERR_INVALID);
+  CHECK_STATUS(tg_train_config_set_flag(&c, "--vol-scale", "0"), TG_ERR_INVALID); /* mamba2 */
   /* bad values are clear errors */
   CHECK_STATUS(tg_train_config_set_flag(&c, "--epochs", "0"), TG_ERR_INVALID);
   CHECK(strstr(tg_last_error(), "epochs") != NULL);
@@ -372,6 +386,10 @@ static void test_bad_data(void) {
   CHECK(tg_test_synth_bars(&bars, 3000, 0.0, 7));
   CHECK(tg_train_run(&c, &bars, &r) != TG_OK);
   CHECK_MSG(strstr(tg_last_error(), "tod_sin") != NULL, "%s", tg_last_error());
+  /* and its volatility scale the logret feature, or --vol-scale 0 */
+  snprintf(c.features, sizeof c.features, "range,tod,dow");
+  CHECK(tg_train_run(&c, &bars, &r) != TG_OK);
+  CHECK_MSG(strstr(tg_last_error(), "'logret'") && strstr(tg_last_error(), "--vol-scale 0"), "%s", tg_last_error());
   tg_bars_free(&bars);
 }
 

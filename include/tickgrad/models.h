@@ -17,6 +17,12 @@ typedef struct tg_tft_cfg {
   int heads;       /* attention heads, hidden % heads == 0 (default 4) */
   int enc_len;     /* encoder (past) steps (default 64) */
   int dec_len;     /* decoder (future) steps = horizons predicted (default 8) */
+  int vol_scale;   /* 1: each window's quantiles are multiplied by its recent volatility, v = sqrt(softplus(100 m) / 100)
+                      with m the mean square over the encoder of past column vol_col (a normalised log return), so the
+                      bands widen and narrow with the market (v is about sqrt(m) for m above 0.05, never below 0.083);
+                      0 (default here): the outputs as they come. The trainer's default is 1 (tg_train_defaults);
+                      a quantile forecaster's only (a classifier's logits stay as they come) */
+  int vol_col;     /* with vol_scale: the past column v is read from (tg_tft_vol_col finds "logret") */
 } tg_tft_cfg;
 
 typedef struct tg_mamba2_cfg {

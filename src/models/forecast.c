@@ -54,6 +54,9 @@ tg_status tg_forecast_check(const tg_forecast_cfg *c) {
     NEED(t->dec_len == c->horizons, "tft: decoder steps %d must equal horizons %d (one forecast per decoder step)",
          t->dec_len, c->horizons);
     NEED(c->n_future >= 1, "tft: n_future %d: the decoder needs at least one known-future feature", c->n_future);
+    NEED(!t->vol_scale || (t->vol_scale == 1 && t->vol_col >= 0 && t->vol_col < c->n_past - c->n_cat),
+         "tft: vol_scale %d reads past column %d; it must be 0 or 1, and the column one of the %d numeric inputs",
+         t->vol_scale, t->vol_col, c->n_past - c->n_cat);
   } else if (c->kind == TG_MODEL_TRANSFORMER) {
     const tg_transformer_cfg *t = &c->transformer;
     NEED(t->d_model >= 1 && t->n_heads >= 1 && t->d_model % t->n_heads == 0,

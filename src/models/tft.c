@@ -31,6 +31,8 @@
  * - Post-attention GLU + add&norm (skip: enrichment output at decoder positions), position-wise
  *   GRN "pos_ff", final GLU + add&norm "pre_out" with the post-LSTM output (no dropout), Linear
  *   "out" d -> nq, one set of weights shared by every decoder step (a classifier: n_classes logits).
+ * - With cfg.tft.vol_scale, the quantiles of each window are multiplied by its recent volatility, computed from
+ *   the encoder's past column vol_col (tft_vol.c): the network forecasts in units of the market's current motion.
  * - Dropout p = cfg.dropout on every GLU input inside a GRN, the post-LSTM and post-attention GLU
  *   inputs, each head's output and the attention output (only in training plans; no nodes at 0).
  * - Inits: Linear weights xavier uniform, biases 0 (the real-variable embeddings aside, above), LayerNorm weight 1,
@@ -271,6 +273,7 @@ tg_tensor *tg_tft_build_taps(tg_graph *g, const tg_forecast_cfg *c, const tg_for
   if (!static_contexts(b, c, in->inst, ctx)) return NULL;
   tg_tensor *x_past = past_vsn(b, c, in->past, ctx[0], &tp.past_vsn_weights);
   tg_tensor *pred = after_past_vsn(b, c, x_past, in->future, ctx, &tp);
+  if (pred && c->tft.vol_scale) pred = tg_tft_vol_apply(g, pred, tg_tft_vol(g, tg_tft_vol_window(g, c, in->past)));
   if (taps && pred) *taps = tp;
   return pred;
 }
@@ -293,12 +296,15 @@ tg_tensor *tg_tft_build_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *p
 }
 
 tg_tensor *tg_tft_build_after_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *x_past, tg_tensor *future,
-                                   tg_tensor *inst) {
+                                   tg_tensor *inst, tg_tensor *vol) {
   if (!check_config(g, c)) return NULL;
   if (!check_parts(g, c, x_past, c->tft.enc_len, c->tft.hidden, future, c->tft.dec_len, inst)) return NULL;
   tft_b bb = {g, c->dropout}, *b = &bb;
   tg_tft_taps tp = {0};
   tg_tensor *ctx[4] = {0};
   if (!static_contexts(b, c, inst, ctx)) return NULL;
-  return after_past_vsn(b, c, x_past, future, ctx, &tp);
+  if (c->tft.vol_scale && (!vol || vol->ndim != 1 || vol->shape[0] != x_past->shape[0]))
+    return tg_graph_fail(g, TG_ERR_SHAPE, "tft: the volatility scale needs vol [B] beside x_past");
+  tg_tensor *pred = after_past_vsn(b, c, x_past, future, ctx, &tp);
+  return pred && c->tft.vol_scale ? tg_tft_vol_apply(g, pred, vol) : pred;
 }

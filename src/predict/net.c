@@ -14,6 +14,7 @@ void pr_net_close(pr_net *n) {
   tg_free(n->bar);
   tg_free(n->future);
   tg_free(n->inst);
+  tg_free(n->vol_x);
   memset(n, 0, sizeof *n);
 }
 
@@ -43,7 +44,9 @@ static tg_status open_tft(pr_net *n, const tg_forecast_cfg *c) {
   n->bar_out = tg_tft_build_past(n->g_bar, c, tg_input(n->g_bar, "bar", TG_F32, 3, s_bar), inst); /* [1, 1, d] */
   tg_tensor *future = tg_input(n->g, "future", TG_F32, 3, s_fut);
   inst = tg_input(n->g, "inst", TG_I64, 1, s_inst);
-  n->pred = tg_tft_build_after_past(n->g, c, tg_input(n->g, "x_past", TG_F32, 3, s_win), future, inst);
+  int64_t s_vol[2] = {1, c->tft.enc_len};
+  tg_tensor *vol = c->tft.vol_scale ? tg_tft_vol(n->g, tg_input(n->g, "vol_x", TG_F32, 2, s_vol)) : NULL; /* [1] */
+  n->pred = tg_tft_build_after_past(n->g, c, tg_input(n->g, "x_past", TG_F32, 3, s_win), future, inst, vol);
   tg_status st = plan(n, n->g_bar);
   if (st == TG_OK) st = plan(n, n->g);
   if (st == TG_OK) st = bind_host(n->g_bar, "bar", TG_F32, 3, s_bar, n->bar);
@@ -51,6 +54,7 @@ static tg_status open_tft(pr_net *n, const tg_forecast_cfg *c) {
   if (st == TG_OK) st = bind_host(n->g, "x_past", TG_F32, 3, s_win, n->past);
   if (st == TG_OK) st = bind_host(n->g, "future", TG_F32, 3, s_fut, n->future);
   if (st == TG_OK) st = bind_host(n->g, "inst", TG_I64, 1, s_inst, n->inst);
+  if (st == TG_OK && vol) st = bind_host(n->g, "vol_x", TG_F32, 2, s_vol, n->vol_x);
   return st;
 }
 
@@ -74,7 +78,8 @@ tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_p
   n->bar = tg_calloc((size_t)c->n_past, sizeof(float));
   n->future = tg_calloc((size_t)(c->horizons * (c->n_future > 0 ? c->n_future : 1)), sizeof(float));
   n->inst = tg_calloc(1, sizeof(int64_t));
-  if (!n->g || !n->past || !n->bar || !n->future || !n->inst)
+  n->vol_x = tg_calloc((size_t)tg_forecast_window(c), sizeof(float));
+  if (!n->g || !n->past || !n->bar || !n->future || !n->inst || !n->vol_x)
     return tg_error(TG_ERR_NOMEM, "predict: out of memory for the model");
   tg_status st = tft ? open_tft(n, c) : open_window(n, c);
   if (st == TG_OK) st = tg_weights_check_finite(weights_path);

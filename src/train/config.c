@@ -71,6 +71,10 @@ static const tg_setting SETTINGS[] = {
     NUM("tft.hidden", NULL, TG_SET_INT, model.tft.hidden, 1, 65536, M_TFT, "tft: d_model (default 64)"),
     NUM("tft.heads", NULL, TG_SET_INT, model.tft.heads, 1, 1024, M_TFT, "tft: attention heads (default 4)"),
     NUM("tft.enc_len", NULL, TG_SET_INT, model.tft.enc_len, 1, 1 << 20, M_TFT, "tft: encoder steps (default 64)"),
+    NUM("tft.vol_scale", NULL, TG_SET_INT, model.tft.vol_scale, 0, 1, M_TFT,
+        "tft: 1 (default) multiplies each window's quantiles by the recent volatility of its encoder bars (the root "
+        "mean square of the normalised logret feature), so the bands widen and narrow with the market; 0: the "
+        "network's outputs as they come (runs whose config.json lacks it; a classifier's logits always)"),
     NUM("mamba2.d_model", NULL, TG_SET_INT, model.mamba.d_model, 1, 65536, M_MAMBA, "mamba2: width (default 128)"),
     NUM("mamba2.n_layers", "--layers", TG_SET_INT, model.mamba.n_layers, 1, 1024, M_MAMBA, "mamba2: blocks (default 2)"),
     NUM("mamba2.d_state", NULL, TG_SET_INT, model.mamba.d_state, 1, 65536, M_MAMBA, "mamba2: state size per head (default 64)"),
@@ -117,6 +121,7 @@ tg_train_config tg_train_defaults(tg_model_kind kind) {
   c.model = tg_forecast_defaults(kind);
   c.horizons = 8;
   c.model.tft.dec_len = c.horizons;
+  c.model.tft.vol_scale = 1;
   c.train_frac = 0.7;
   c.val_frac = 0.15;
   c.epochs = 20;

@@ -21,6 +21,7 @@ tg_status tg_train_config_load(const char *path, tg_train_config *c) {
     tg_json_free(doc);
   }
   *c = tg_train_defaults(kind);
+  c->model.tft.vol_scale = 0; /* a run's config without it was written before it existed: the outputs as they came */
   st = tg_train_config_apply_json(c, text, len, path);
   tg_free(text);
   return st;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
+#include "models/tft_internal.h"
 #include "tickgrad/device.h"
 #include "train/train_internal.h"
 
@@ -348,8 +349,9 @@ tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars
     tr_data_close(d);
     return st;
   }
-  tr_data_model(d, model);
-  return TG_OK;
+  st = tr_data_model(d, model);
+  if (st != TG_OK) tr_data_close(d);
+  return st;
 }
 
 int tr_data_has_calendar(const tr_data *d) {
@@ -358,7 +360,7 @@ int tr_data_has_calendar(const tr_data *d) {
   return 0;
 }
 
-void tr_data_model(const tr_data *d, tg_forecast_cfg *model) {
+tg_status tr_data_model(const tr_data *d, tg_forecast_cfg *model) {
   model->n_past = d->F;
   model->n_cat = d->ncat;
   memcpy(model->cat_card, d->cat_card, sizeof model->cat_card);
@@ -367,6 +369,7 @@ void tr_data_model(const tr_data *d, tg_forecast_cfg *model) {
   model->horizons = d->Hm;
   model->n_classes = d->C;
   if (model->kind == TG_MODEL_TFT) model->tft.dec_len = d->H;
+  return tg_tft_vol_col(model, (const char (*)[TG_NAME_MAX])d->ds.fx.names, d->F);
 }
 
 void tr_data_close(tr_data *d) {

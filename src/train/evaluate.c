@@ -40,8 +40,8 @@ static const char *weights_file(int last) { return last ? "weights.safetensors" 
  * after it. */
 static tg_status nets_open(ev_nets *n, const tg_train_config *c, const tr_data *d, const char *path, unsigned splits) {
   tg_forecast_cfg model = c->model;
-  tr_data_model(d, &model);
   memset(n, 0, sizeof *n);
+  if (tr_data_model(d, &model) != TG_OK) return tg_error(TG_ERR_INVALID, "evaluate: %s", tg_last_error());
   n->store = tg_store_new(d->dev, (uint64_t)c->seed);
   if (!n->store) return tg_error(TG_ERR_NOMEM, "evaluate: out of memory for the parameter store");
   tg_status st = tr_net_build_eval(&n->full, n->store, "evaluate", c->batch, d, &model, c->precision);
