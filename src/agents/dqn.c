@@ -34,39 +34,6 @@ static void run_free(dq_run *r) {
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tg_free(bufs[i]);
 }
 
-/* Resume: RUN/config.json must match c, and the env the one the run started with. */
-static tg_status check_resume(const dq_run *r) {
-  char path[TG_PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s/config.json", r->run);
-  tg_dqn_config saved = r->c;
-  dq_env_id id;
-  tg_status st = dq_config_load(path, &saved, &id);
-  if (st != TG_OK) return tg_error(st, "dqn resume: %s", tg_last_error());
-  const char *key = dq_config_diff(&saved, &r->c);
-  if (key)
-    return tg_error(TG_ERR_INVALID, "dqn resume: %s differs from %s; a resumed run keeps its settings (only device, "
-                    "log_every, ckpt_every and stop_after may change)", key, path);
-  if (strcmp(id.name, tg_env_name(r->env)) != 0 || id.n != r->sp.n || id.obs_dim != r->sp.obs_dim ||
-      id.n_actions != r->sp.n_actions)
-    return tg_error(TG_ERR_INVALID, "dqn resume: %s was started on env '%s' (n %d, obs %d, actions %d), not '%s' (n %d, "
-                    "obs %d, actions %d)", path, id.name, id.n, id.obs_dim, id.n_actions, tg_env_name(r->env), r->sp.n,
-                    r->sp.obs_dim, r->sp.n_actions);
-  return TG_OK;
-}
-
-static tg_status write_config(const dq_run *r) {
-  char path[TG_PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s/config.json", r->run);
-  if (tg_file_exists(path) && tg_ckpt_exists(r->run))
-    return tg_error(TG_ERR_INVALID, "dqn: %s already holds a run (config.json); continue it with resume or choose "
-                    "another folder", r->run);
-  char *text = dq_config_json(&r->c, r->env);
-  if (!text) return tg_error(TG_ERR_NOMEM, "dqn: out of memory writing %s", path);
-  tg_status st = tg_write_atomic(path, text, strlen(text));
-  tg_free(text);
-  return st;
-}
-
 static rl_dqn_net_cfg net_config(const dq_run *r) {
   const tg_dqn_config *c = &r->c;
   rl_dqn_net_cfg nc;
@@ -121,7 +88,8 @@ static tg_status run_open(dq_run *r, const tg_dqn_config *c, tg_env *env, const 
     return tg_error(TG_ERR_INVALID, "dqn: the run folder is empty or longer than %zu bytes", sizeof r->run - 1);
   snprintf(r->run, sizeof r->run, "%s", dir);
   if ((st = tg_make_dirs(r->run)) != TG_OK) return st;
-  st = c->resume ? check_resume(r) : write_config(r);
+  tg_dqn_config saved = r->c;
+  st = rl_config_start(&DQ_CONFIG_FILE, r->run, &r->c, &saved, r->c.device, c->resume, env);
   if (st == TG_OK) st = run_buffers(r);
   if (st == TG_OK) st = rl_replay_init(&r->rb, c->buffer_size, r->sp.obs_dim, c->seed);
   rl_dqn_net_cfg nc = net_config(r);

@@ -10,8 +10,6 @@
 #define DQ_CONFIG_FORMAT "tickgrad-dqn-config-1"
 #define DQ_AGENT_FORMAT "tickgrad-dqn-agent-1"
 
-typedef rl_env_id dq_env_id; /* the environment a run was started with (config.json's "env") */
-
 /* Sums over the training steps of one log interval. */
 typedef struct dq_accum {
   double loss, q, grad_norm;
@@ -44,11 +42,7 @@ typedef struct dq_run {
 } dq_run;
 
 /* ---- dqn_config.c ---- */
-char *dq_config_json(const tg_dqn_config *c, const tg_env *env); /* tg_malloc'ed text, NULL when out of memory */
-/* Reads path into c's settings (device, log, stop_after, resume untouched) and the env it names. */
-tg_status dq_config_load(const char *path, tg_dqn_config *c, dq_env_id *env);
-/* The first setting that must match on resume and differs, or NULL. */
-const char *dq_config_diff(const tg_dqn_config *a, const tg_dqn_config *b);
+extern const rl_config_file DQ_CONFIG_FILE; /* config.json: the settings table, format and title */
 
 /* ---- dqn_ckpt.c ---- */
 /* weights, target, optim, then agent.safetensors (with the hashes of the other three) */

@@ -35,10 +35,10 @@ void tg_dqn_policy_free(tg_dqn_policy *p) {
 /* The run's network, checked against the env spec it will act on. */
 static tg_status policy_config(const char *run_dir, tg_env_spec spec, tg_dqn_config *c) {
   char path[TG_PATH_MAX + 32];
-  dq_env_id id;
+  rl_env_id id;
   snprintf(path, sizeof path, "%s/config.json", run_dir);
   *c = tg_dqn_defaults();
-  tg_status st = dq_config_load(path, c, &id);
+  tg_status st = rl_config_load(&DQ_CONFIG_FILE, path, c, &id);
   if (st != TG_OK) return st;
   if (id.obs_dim != spec.obs_dim || id.n_actions != spec.n_actions)
     return tg_error(TG_ERR_INVALID, "dqn policy: %s was trained on observations of %d floats and %d actions; this env has "

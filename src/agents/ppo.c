@@ -144,33 +144,6 @@ static tg_status check_env(const tg_ppo_config *c, const tg_env *env) {
   return TG_OK;
 }
 
-/* config.json: a fresh run writes it (refusing a folder that has one); a resumed run checks it. */
-static tg_status run_config(pp_run *r) {
-  char path[TG_PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s/config.json", r->run);
-  if (!r->c.resume) {
-    if (tg_file_exists(path) && tg_ckpt_exists(r->run))
-      return tg_error(TG_ERR_INVALID, "ppo: %s already holds a run (config.json); resume it or use another folder", r->run);
-    char *json = pp_config_json(&r->c, r->env);
-    if (!json) return tg_error(TG_ERR_NOMEM, "ppo: out of memory writing '%s'", path);
-    tg_status st = tg_write_atomic(path, json, strlen(json));
-    tg_free(json);
-    return st;
-  }
-  tg_ppo_config saved = r->c;
-  pp_env_id id;
-  tg_status st = pp_config_load(path, &saved, &id);
-  if (st != TG_OK) return st;
-  const char *k = pp_config_diff(&saved, &r->c);
-  if (k) return tg_error(TG_ERR_INVALID, "ppo: resume: setting '%s' differs from the run's %s", k, path);
-  if (strcmp(id.name, tg_env_name(r->env)) != 0 || id.n != r->sp.n || id.obs_dim != r->sp.obs_dim ||
-      id.n_actions != r->sp.n_actions)
-    return tg_error(TG_ERR_INVALID, "ppo: resume: the run was started on env '%s' (n %d, obs_dim %d, %d actions), this "
-                    "is '%s' (n %d, obs_dim %d, %d actions)", id.name, id.n, id.obs_dim, id.n_actions,
-                    tg_env_name(r->env), r->sp.n, r->sp.obs_dim, r->sp.n_actions);
-  return TG_OK;
-}
-
 static tg_status run_open(pp_run *r, const tg_ppo_config *c, tg_env *env, const char *run_dir) {
   memset(r, 0, sizeof *r);
   r->c = *c;
@@ -190,7 +163,8 @@ static tg_status run_open(pp_run *r, const tg_ppo_config *c, tg_env *env, const 
   r->M = (int)(r->B / c->num_minibatches);
   r->n_iter = c->total_timesteps / r->B;
   tg_status st = tg_make_dirs(r->run);
-  if (st == TG_OK) st = run_config(r);
+  tg_ppo_config saved = r->c;
+  if (st == TG_OK) st = rl_config_start(&PP_CONFIG_FILE, r->run, &r->c, &saved, r->c.device, c->resume, env);
   if (st == TG_OK) st = run_alloc(r);
   int64_t updates = r->n_iter * c->update_epochs * c->num_minibatches;
   rl_ppo_net_cfg nc = pp_net_cfg(&r->c, r->O, r->sp.n_actions, r->N, r->M, updates);

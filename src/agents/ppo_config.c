@@ -3,10 +3,7 @@
 #include <string.h>
 #include "agents/ppo_internal.h"
 
-#define OFF(m) offsetof(tg_ppo_config, m)
-/* a number row: key (its flag --key-with-dashes), type, member, closed range, may change on resume, help */
-#define NUM(k, ty, m, l, h, resumable, hl) \
-  {.key = k, .type = ty, .off = OFF(m), .lo = l, .hi = h, .flags = (resumable) ? TG_SET_RESUMABLE : 0u, .help = hl}
+#define NUM(...) RL_NUM(tg_ppo_config, __VA_ARGS__)
 static const tg_setting SETTINGS[] = {
     NUM("total_timesteps", TG_SET_INT64, total_timesteps, 1, 1e15, 0, "environment steps to train (CleanRL's global_step)"),
     NUM("learning_rate", TG_SET_FLOAT, learning_rate, 1e-12, 10, 0, "Adam's learning rate"),
@@ -25,12 +22,9 @@ static const tg_setting SETTINGS[] = {
     NUM("vf_coef", TG_SET_FLOAT, vf_coef, 0, 1e6, 0, "value loss coefficient"),
     NUM("max_grad_norm", TG_SET_FLOAT, max_grad_norm, 0, 1e30, 0, "global gradient-norm clip (0: none)"),
     NUM("target_kl", TG_SET_FLOAT, target_kl, 0, 1e30, 0, "stop an iteration's epochs above this approx_kl (0: never)"),
-    {.key = "hidden", .type = TG_SET_NUMS, .off = OFF(hidden), .lo = 1, .hi = 1e6, .elem = TG_SET_INT,
-     .count_off = OFF(n_hidden), .max_n = TG_PPO_MAX_HIDDEN, .help = "hidden widths of the actor and the critic, e.g. 64,64 (tanh)"},
-    {.key = "seed", .type = TG_SET_UINT64, .off = OFF(seed), .help = "initialisation, actions and minibatch permutations"},
-    {.key = "precision", .type = TG_SET_ENUM, .off = OFF(precision), .names = tg_precision_names,
-     .help = "fp32 (default), bf16 (GEMM operands in bf16 with f32 accumulation, f32 weights and Adam state) or "
-             "auto (bf16 where the device has native bf16 GEMMs and a hidden layer is at least 128 wide, else fp32)"},
+    RL_HIDDEN_ROW(tg_ppo_config, TG_PPO_MAX_HIDDEN, "hidden widths of the actor and the critic, e.g. 64,64 (tanh)"),
+    RL_SEED_ROW(tg_ppo_config, "initialisation, actions and minibatch permutations"),
+    RL_PRECISION_ROW(tg_ppo_config),
     NUM("log_every", TG_SET_INT64, log_every, 1, 1e15, 1, "environment steps between log lines and metrics.csv rows"),
     NUM("ckpt_every", TG_SET_INT64, ckpt_every, 0, 1e15, 1, "iterations between checkpoints (0: only at the end)"),
 };
@@ -67,15 +61,14 @@ tg_ppo_config tg_ppo_defaults(void) {
 
 static const tg_settings TABLE = {"ppo config", SETTINGS, (int)(sizeof SETTINGS / sizeof SETTINGS[0]), 9, 1,
                                   RL_CONFIG_EXTRA};
-static const rl_config_file CONFIG_FILE = {&TABLE, "PPO", PP_CONFIG_FORMAT};
+const rl_config_file PP_CONFIG_FILE = {&TABLE, "PPO", PP_CONFIG_FORMAT, "ppo"};
 
 tg_status tg_ppo_config_set(tg_ppo_config *c, const char *key, const char *value) {
-  if (!c) return tg_error(TG_ERR_INVALID, "ppo config: NULL config");
-  return tg_settings_set(&TABLE, c, key, value);
+  return rl_config_set(&PP_CONFIG_FILE, c, key, value);
 }
 
 tg_status tg_ppo_config_check(const tg_ppo_config *c) {
-  tg_status st = tg_settings_check(&TABLE, c);
+  tg_status st = rl_config_check(&PP_CONFIG_FILE, c, c->stop_after);
   if (st != TG_OK) return st;
   int64_t batch = (int64_t)c->num_envs * c->num_steps;
   if (batch % c->num_minibatches != 0 || batch / c->num_minibatches < 2)
@@ -86,20 +79,10 @@ tg_status tg_ppo_config_check(const tg_ppo_config *c) {
   if (c->total_timesteps < batch)
     return tg_error(TG_ERR_INVALID, "ppo config: total_timesteps %lld is less than one rollout (num_envs * num_steps = %lld)",
                     (long long)c->total_timesteps, (long long)batch);
-  if (c->stop_after < 0) return tg_error(TG_ERR_INVALID, "ppo config: stop_after %lld must be >= 0", (long long)c->stop_after);
   return TG_OK;
 }
 
-tg_status tg_ppo_config_load(const char *run_dir, tg_ppo_config *c) { return rl_config_load_run(&CONFIG_FILE, run_dir, c); }
-
-char *pp_config_json(const tg_ppo_config *c, const tg_env *env) { return rl_config_json(&CONFIG_FILE, c, c->device, env); }
-
-tg_status pp_config_load(const char *path, tg_ppo_config *c, pp_env_id *env) { return rl_config_load(&CONFIG_FILE, path, c, env); }
-
-const char *pp_config_diff(const tg_ppo_config *a, const tg_ppo_config *b) {
-  const tg_setting *s = tg_settings_diff(&TABLE, a, b);
-  return s ? s->key : NULL;
-}
+tg_status tg_ppo_config_load(const char *run_dir, tg_ppo_config *c) { return rl_config_load_run(&PP_CONFIG_FILE, run_dir, c); }
 
 rl_ppo_net_cfg pp_net_cfg(const tg_ppo_config *c, int obs_dim, int n_actions, int n_act, int mb, int64_t updates) {
   rl_ppo_net_cfg n;

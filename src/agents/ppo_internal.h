@@ -11,8 +11,6 @@
 #define PP_AGENT_FORMAT "tickgrad-ppo-agent-1"
 #define PP_MAX_ACT_DIM 1 /* continuous actions: a tg_env takes one float per instance */
 
-typedef rl_env_id pp_env_id; /* the environment a run was started with (config.json's "env") */
-
 /* What the last iteration reported (CleanRL logs its last minibatch's values). */
 typedef struct pp_report {
   float stats[TG_PPO_NSTATS]; /* loss, pg_loss, v_loss, entropy, approx_kl, clipfrac */
@@ -53,11 +51,7 @@ typedef struct pp_run {
 } pp_run;
 
 /* ---- ppo_config.c ---- */
-char *pp_config_json(const tg_ppo_config *c, const tg_env *env); /* tg_malloc'ed text, NULL when out of memory */
-/* Reads path into c's settings (device, log, stop_after, resume untouched) and the env it names. */
-tg_status pp_config_load(const char *path, tg_ppo_config *c, pp_env_id *env);
-/* The first setting that must match on resume and differs, or NULL. */
-const char *pp_config_diff(const tg_ppo_config *a, const tg_ppo_config *b);
+extern const rl_config_file PP_CONFIG_FILE; /* config.json: the settings table, format and title */
 /* The networks' configuration for c on an env with obs_dim and n_actions (0: one continuous action,
  * a Gaussian policy), n_act rows acting, minibatch mb, updates optimizer steps in the run. */
 rl_ppo_net_cfg pp_net_cfg(const tg_ppo_config *c, int obs_dim, int n_actions, int n_act, int mb, int64_t updates);

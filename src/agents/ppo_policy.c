@@ -19,9 +19,9 @@ static tg_status policy_open(const char *run_dir, tg_env_spec spec, const tg_env
   *out = NULL;
   if (!run_dir) return tg_error(TG_ERR_INVALID, "ppo policy: the run folder is NULL");
   tg_ppo_config c = tg_ppo_defaults();
-  pp_env_id id;
+  rl_env_id id;
   snprintf(path, sizeof path, "%s/config.json", run_dir);
-  tg_status st = pp_config_load(path, &c, &id);
+  tg_status st = rl_config_load(&PP_CONFIG_FILE, path, &c, &id);
   if (st != TG_OK) return st;
   if (spec.n < 1 || spec.obs_dim != id.obs_dim || spec.n_actions != id.n_actions || spec.n_actions < 0)
     return tg_error(TG_ERR_INVALID, "ppo policy: %s was trained for obs_dim %d and %d actions; asked for n %d, obs_dim %d, "

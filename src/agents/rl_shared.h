@@ -17,10 +17,25 @@ typedef struct rl_config_file {
   const tg_settings *settings; /* name "dqn config": errors say "dqn config: ..."; every setting in the file */
   const char *title;           /* "DQN": "not a DQN run's config" */
   const char *format;          /* config.json's "format" */
+  const char *what;            /* "dqn": a run's errors start "dqn: " */
 } rl_config_file;
 
 /* The members of config.json that are not settings (the table's extra). */
 extern const char *const RL_CONFIG_EXTRA[];
+
+/* Rows of an agent's settings table for its config type T. RL_NUM: a number row: key (its flag --key-with-dashes),
+ * type, member, closed range, may change on resume, help. */
+#define RL_NUM(T, k, ty, m, l, h, resumable, hl)                                                                    \
+  {.key = k, .type = ty, .off = offsetof(T, m), .lo = l, .hi = h, .flags = (resumable) ? TG_SET_RESUMABLE : 0u, \
+   .help = hl}
+#define RL_HIDDEN_ROW(T, max, hl)                                                                                   \
+  {.key = "hidden", .type = TG_SET_NUMS, .off = offsetof(T, hidden), .lo = 1, .hi = 1e6, .elem = TG_SET_INT,        \
+   .count_off = offsetof(T, n_hidden), .max_n = max, .help = hl}
+#define RL_SEED_ROW(T, hl) {.key = "seed", .type = TG_SET_UINT64, .off = offsetof(T, seed), .help = hl}
+#define RL_PRECISION_ROW(T)                                                                                         \
+  {.key = "precision", .type = TG_SET_ENUM, .off = offsetof(T, precision), .names = tg_precision_names,           \
+   .help = "fp32 (default), bf16 (GEMM operands in bf16 with f32 accumulation, f32 weights and Adam state) or "    \
+           "auto (bf16 where the device has native bf16 GEMMs and a hidden layer is at least 128 wide, else fp32)"}
 
 /* The environment a run was started with (config.json's "env"). */
 typedef struct rl_env_id {
@@ -34,6 +49,16 @@ char *rl_config_json(const rl_config_file *f, const void *c, tg_device dev, cons
 tg_status rl_config_load(const rl_config_file *f, const char *path, void *c, rl_env_id *env);
 /* rl_config_load of RUN/config.json, the env ignored. */
 tg_status rl_config_load_run(const rl_config_file *f, const char *run_dir, void *c);
+/* One setting of c from text; errors start "<settings name>: ". */
+tg_status rl_config_set(const rl_config_file *f, void *c, const char *key, const char *value);
+/* The table's checks, then stop_after (c's member, which the table does not name) >= 0. */
+tg_status rl_config_check(const rl_config_file *f, const void *c, int64_t stop_after);
+/* The first setting that must match on resume and differs, or NULL. */
+const char *rl_config_diff(const rl_config_file *f, const void *a, const void *b);
+/* RUN/config.json as a run starts: a fresh run (resume 0) writes c's, refusing a folder that holds a run; a resumed
+ * one requires the file's settings (read into saved, a copy of c) and env to be c's and env's. */
+tg_status rl_config_start(const rl_config_file *f, const char *run, const void *c, void *saved, tg_device dev,
+                          int resume, const tg_env *env);
 
 /* ---- rl_metrics.c: recently finished episodes and RUN/metrics.csv ---- */
 
