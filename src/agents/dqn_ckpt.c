@@ -1,18 +1,13 @@
 /* DQN checkpoints: online and target weights, Adam's state, and the agent (replay, observations, counters, env state). */
 #include <string.h>
-#include "io/ckpt_set.h"
 #include "agents/dqn_internal.h"
 
 static const rl_agent_kind AGENT = {"dqn", "DQN", DQ_AGENT_FORMAT,
                                     {"weights.safetensors", "target.safetensors", "optim.safetensors"}, 3,
                                     "another env or buffer size?"};
 
-/* The checkpoint's other files, in AGENT's order. */
-static void other_paths(const char *dir, char path[3][TG_PATH_MAX + 96]) {
-  for (int i = 0; i < 3; i++) rl_run_path(path[i], sizeof path[i], dir, AGENT.files[i]);
-}
-
-static tg_status save_agent(dq_run *r, const char *dir) {
+static tg_status save_agent(void *run, const char *dir) {
+  dq_run *r = run;
   rl_agent_out a;
   int64_t size = r->rb.size, O = r->sp.obs_dim;
   double acc[3] = {r->acc.loss, r->acc.q, r->acc.grad_norm};
@@ -34,22 +29,6 @@ static tg_status save_agent(dq_run *r, const char *dir) {
   rl_agent_put(&a, "accum", TG_I64, 1, 3, 0, acc_bits);
   rl_agent_i64(&a, "accum_n", r->acc.n);
   return rl_agent_save(&a, dir, r->env);
-}
-
-tg_status dq_ckpt_save(dq_run *r) {
-  char path[3][TG_PATH_MAX + 96];
-  tg_ckpt_set set;
-  tg_status st = tg_ckpt_begin(r->run, &set);
-  if (st != TG_OK) return st;
-  other_paths(set.dir, path);
-  tg_train_state ts = rl_train_state(r->step, r->c.seed, r->rb.draws);
-  st = tg_store_save(r->net.online, path[0]);
-  if (st == TG_OK) st = tg_store_save(r->net.target, path[1]);
-  if (st == TG_OK) st = tg_train_state_save(path[2], r->net.opt, &ts);
-  if (st == TG_OK) st = save_agent(r, set.dir);
-  st = tg_ckpt_end(&set, st);
-  if (st == TG_OK) r->saved_step = r->step;
-  return st;
 }
 
 /* ---- loading ---- */
@@ -85,7 +64,8 @@ static tg_status load_arrays(dq_run *r, const rl_agent_in *a) {
   return TG_OK;
 }
 
-static tg_status load_agent(dq_run *r, const char *dir) {
+static tg_status load_agent(void *run, const char *dir) {
+  dq_run *r = run;
   rl_agent_in a;
   int64_t env_bytes = 0;
   tg_status st = rl_agent_open(&a, &AGENT, dir, r->env);
@@ -97,18 +77,24 @@ static tg_status load_agent(dq_run *r, const char *dir) {
   return st;
 }
 
-tg_status dq_ckpt_load(dq_run *r, int *found) {
-  char path[3][TG_PATH_MAX + 96];
-  tg_ckpt_set set;
-  tg_train_state ts;
-  tg_status st = tg_ckpt_find(r->run, r->c.log, &set, found);
-  if (st != TG_OK || !*found) return st;
-  other_paths(set.dir, path);
-  st = load_agent(r, set.dir);
-  if (st == TG_OK) st = tg_store_load(r->net.online, path[0]);
-  if (st == TG_OK) st = tg_store_load(r->net.target, path[1]);
-  if (st == TG_OK) st = tg_train_state_load(path[2], r->net.opt, &ts);
-  if (st == TG_OK) st = rl_train_state_check(path[2], &ts, r->step, r->rb.draws, "step");
+/* ---- the set ---- */
+
+static rl_ckpt_parts parts(dq_run *r) {
+  return (rl_ckpt_parts){.kind = &AGENT, .stores = {r->net.online, r->net.target}, .opt = r->net.opt, .seed = r->c.seed,
+                         .position = &r->step, .draws = &r->rb.draws, .unit = "step", .run = r,
+                         .save_agent = save_agent, .load_agent = load_agent};
+}
+
+tg_status dq_ckpt_save(dq_run *r) {
+  rl_ckpt_parts p = parts(r);
+  tg_status st = rl_ckpt_save(&p, r->run);
   if (st == TG_OK) r->saved_step = r->step;
+  return st;
+}
+
+tg_status dq_ckpt_load(dq_run *r, int *found) {
+  rl_ckpt_parts p = parts(r);
+  tg_status st = rl_ckpt_load(&p, r->run, r->c.log, found);
+  if (st == TG_OK && *found) r->saved_step = r->step;
   return st;
 }

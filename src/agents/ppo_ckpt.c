@@ -1,18 +1,13 @@
 /* PPO checkpoints: weights, Adam's state, and the agent (current observations, recent episodes, counters, env state). */
 #include <string.h>
-#include "io/ckpt_set.h"
 #include "base/alloc.h"
 #include "agents/ppo_internal.h"
 
 static const rl_agent_kind AGENT = {"ppo", "PPO", PP_AGENT_FORMAT, {"weights.safetensors", "optim.safetensors"}, 2,
                                     "another env?"};
 
-/* The checkpoint's other files, in AGENT's order. */
-static void other_paths(const char *dir, char path[2][TG_PATH_MAX + 96]) {
-  for (int i = 0; i < 2; i++) rl_run_path(path[i], sizeof path[i], dir, AGENT.files[i]);
-}
-
-static tg_status save_agent(pp_run *r, const char *dir) {
+static tg_status save_agent(void *run, const char *dir) {
+  pp_run *r = run;
   rl_agent_out a;
   int32_t *done = tg_calloc((size_t)r->N, sizeof(int32_t)); /* [N] next_done as i32 */
   if (!done) return tg_error(TG_ERR_NOMEM, "ppo: out of host memory for a checkpoint");
@@ -25,21 +20,6 @@ static tg_status save_agent(pp_run *r, const char *dir) {
   rl_agent_recent(&a, &r->recent);
   tg_status st = rl_agent_save(&a, dir, r->env);
   tg_free(done);
-  return st;
-}
-
-tg_status pp_ckpt_save(pp_run *r) {
-  char path[2][TG_PATH_MAX + 96];
-  tg_ckpt_set set;
-  tg_status st = tg_ckpt_begin(r->run, &set);
-  if (st != TG_OK) return st;
-  other_paths(set.dir, path);
-  tg_train_state ts = rl_train_state(r->iter, r->c.seed, 0);
-  st = tg_store_save(r->net.store, path[0]);
-  if (st == TG_OK) st = tg_train_state_save(path[1], r->net.opt, &ts);
-  if (st == TG_OK) st = save_agent(r, set.dir);
-  st = tg_ckpt_end(&set, st);
-  if (st == TG_OK) r->saved_iter = r->iter;
   return st;
 }
 
@@ -73,7 +53,8 @@ static tg_status load_arrays(pp_run *r, const rl_agent_in *a) {
   return TG_OK;
 }
 
-static tg_status load_agent(pp_run *r, const char *dir) {
+static tg_status load_agent(void *run, const char *dir) {
+  pp_run *r = run;
   rl_agent_in a;
   int64_t env_bytes = 0;
   tg_status st = rl_agent_open(&a, &AGENT, dir, r->env);
@@ -85,17 +66,24 @@ static tg_status load_agent(pp_run *r, const char *dir) {
   return st;
 }
 
-tg_status pp_ckpt_load(pp_run *r, int *found) {
-  char path[2][TG_PATH_MAX + 96];
-  tg_ckpt_set set;
-  tg_train_state ts;
-  tg_status st = tg_ckpt_find(r->run, r->c.log, &set, found);
-  if (st != TG_OK || !*found) return st;
-  other_paths(set.dir, path);
-  st = load_agent(r, set.dir);
-  if (st == TG_OK) st = tg_store_load(r->net.store, path[0]);
-  if (st == TG_OK) st = tg_train_state_load(path[1], r->net.opt, &ts);
-  if (st == TG_OK) st = rl_train_state_check(path[1], &ts, r->iter, 0, "iteration");
+/* ---- the set ---- */
+
+static rl_ckpt_parts parts(pp_run *r) {
+  return (rl_ckpt_parts){.kind = &AGENT, .stores = {r->net.store}, .opt = r->net.opt, .seed = r->c.seed,
+                         .position = &r->iter, .unit = "iteration", .run = r, .save_agent = save_agent,
+                         .load_agent = load_agent};
+}
+
+tg_status pp_ckpt_save(pp_run *r) {
+  rl_ckpt_parts p = parts(r);
+  tg_status st = rl_ckpt_save(&p, r->run);
   if (st == TG_OK) r->saved_iter = r->iter;
+  return st;
+}
+
+tg_status pp_ckpt_load(pp_run *r, int *found) {
+  rl_ckpt_parts p = parts(r);
+  tg_status st = rl_ckpt_load(&p, r->run, r->c.log, found);
+  if (st == TG_OK && *found) r->saved_iter = r->iter;
   return st;
 }

@@ -157,4 +157,24 @@ tg_train_state rl_train_state(int64_t position, uint64_t seed, uint64_t draws);
 tg_status rl_train_state_check(const char *path, const tg_train_state *ts, int64_t position, uint64_t draws,
                                const char *unit);
 
+/* ---- rl_ckpt_set.c: one checkpoint set: the stores' weights, the optimizer's state, then agent.safetensors ---- */
+
+typedef struct rl_ckpt_parts {
+  const rl_agent_kind *kind;               /* its files: one per store, then the optimizer's */
+  tg_store *stores[RL_CKPT_MAX_FILES - 1]; /* kind->n_files - 1 of them */
+  tg_optim *opt;
+  uint64_t seed;                           /* the config's (the training state's rng_seed) */
+  const int64_t *position;                 /* the run's step or iteration: read when saving and after loading the agent */
+  const uint64_t *draws;                   /* the replay's draws (NULL: none) */
+  const char *unit;                        /* the position's name in errors: "step", "iteration" */
+  void *run;                               /* the algorithm's run, for the two callbacks */
+  tg_status (*save_agent)(void *run, const char *dir); /* writes dir/agent.safetensors after the other files */
+  tg_status (*load_agent)(void *run, const char *dir); /* reads it first, setting the position */
+} rl_ckpt_parts;
+
+/* Writes a new set into RUN/checkpoints and makes it current. */
+tg_status rl_ckpt_save(const rl_ckpt_parts *p, const char *run);
+/* The current set of RUN (*found 0: none, nothing loaded), checking that its files are one checkpoint. */
+tg_status rl_ckpt_load(const rl_ckpt_parts *p, const char *run, FILE *log, int *found);
+
 #endif
