@@ -1,11 +1,19 @@
 /* tg_dqn_train: CleanRL's DQN loop (epsilon-greedy acting, replay, training and target updates), logs, checkpoints, resume. */
 #include <math.h>
 #include <string.h>
-#include "io/ckpt_set.h"
-#include "base/clock.h"
 #include "base/alloc.h"
 #include "agents/dqn_internal.h"
 #include "tickgrad/rng.h"
+
+#define METRICS_HEADER \
+  "step,env_steps,episodes,mean_return,mean_length,loss,mean_q,epsilon,grad_norm,grad_steps,env_steps_per_s\n"
+
+static double epsilon(const tg_dqn_config *c, int64_t step) {
+  double duration = (double)c->exploration_fraction * (double)c->total_timesteps;
+  double slope = ((double)c->end_e - (double)c->start_e) / duration;
+  double e = slope * (double)step + (double)c->start_e;
+  return e > c->end_e ? e : (double)c->end_e;
+}
 
 static tg_status run_buffers(dq_run *r) {
   size_t n = (size_t)r->sp.n, od = (size_t)r->sp.obs_dim;
@@ -100,7 +108,7 @@ static tg_status run_open(dq_run *r, const tg_dqn_config *c, tg_env *env, const 
   if (st == TG_OK && c->resume && !found && c->log)
     fprintf(c->log, "%s holds no checkpoint (the run stopped before its first): starting it from the beginning\n", r->run);
   if (st == TG_OK && !found) st = tg_env_reset(env, r->obs);
-  if (st == TG_OK) st = dq_metrics_open(r, found);
+  if (st == TG_OK) st = rl_metrics_open(r->run, METRICS_HEADER, found, r->step, "dqn", &r->metrics);
   if (st == TG_OK) print_header(r);
   return st;
 }
@@ -109,7 +117,7 @@ static tg_status run_open(dq_run *r, const tg_dqn_config *c, tg_env *env, const 
  * of Philox (seed, RL_STREAM_ACT, step * n + i); the Q-network runs only when some instance exploits. */
 static tg_status act(dq_run *r) {
   int n = r->sp.n, A = r->sp.n_actions, greedy = 0;
-  float eps = (float)dq_epsilon(&r->c, r->step);
+  float eps = (float)epsilon(&r->c, r->step);
   for (int i = 0; i < n; i++) {
     uint32_t w[4];
     tg_philox(r->c.seed, RL_STREAM_ACT, (uint64_t)r->step * (uint64_t)n + (uint64_t)i, w);
@@ -139,7 +147,7 @@ static tg_status env_step(dq_run *r) {
     int done = r->term[i] || r->trunc[i];
     memcpy(r->real_next + i * od, (done ? r->final_obs : r->next_obs) + i * od, od * sizeof(float));
     if (done) {
-      dq_recent_push(r, r->ep_ret[i], r->ep_len[i]);
+      rl_recent_push(&r->recent, r->ep_ret[i], r->ep_len[i]);
       r->episodes++;
     }
   }
@@ -182,10 +190,34 @@ static tg_status learn(dq_run *r) {
   return TG_OK;
 }
 
+/* One log line and one metrics.csv row for the interval that ends at r->step; resets the interval. */
+static void log_interval(dq_run *r) {
+  double ret, len, an = (double)r->acc.n, sps = rl_clock_interval(&r->clock, r->step * r->sp.n);
+  double loss = r->acc.n ? r->acc.loss / an : NAN, q = r->acc.n ? r->acc.q / an : NAN;
+  double gn = r->acc.n ? r->acc.grad_norm / an : NAN, eps = epsilon(&r->c, r->step);
+  long long gsteps = (long long)tg_optim_steps(r->net.opt);
+  rl_recent_means(&r->recent, &ret, &len);
+  if (r->c.log) {
+    fprintf(r->c.log, "step %lld/%lld  env steps %lld  episodes %lld  return %.2f  length %.1f  loss %.4g  q %.4g  "
+            "eps %.3f  grad %.4g  updates %lld  %.0f env steps/s\n", (long long)r->step, (long long)r->c.total_timesteps,
+            (long long)(r->step * r->sp.n), (long long)r->episodes, ret, len, loss, q, eps, gn, gsteps, sps);
+    fflush(r->c.log);
+  }
+  if (r->metrics) {
+    rl_metrics_row_begin(r->metrics, r->step, r->step * r->sp.n, r->episodes, ret, len);
+    rl_csv_num(r->metrics, loss, 0);
+    rl_csv_num(r->metrics, q, 0);
+    rl_csv_num(r->metrics, eps, 0);
+    rl_csv_num(r->metrics, gn, 0);
+    fprintf(r->metrics, ",%lld", gsteps);
+    rl_metrics_row_end(r->metrics, sps);
+  }
+  memset(&r->acc, 0, sizeof r->acc);
+}
+
 static tg_status run_loop(dq_run *r) {
   const tg_dqn_config *c = &r->c;
-  r->t_start = r->t_interval = tg_clock_seconds();
-  r->interval_step0 = r->call_step0 = r->step;
+  rl_clock_start(&r->clock, r->step * r->sp.n);
   while (r->step < c->total_timesteps && !(c->stop_after > 0 && r->step >= c->stop_after)) {
     tg_status st = act(r);
     if (st == TG_OK) st = env_step(r);
@@ -193,7 +225,7 @@ static tg_status run_loop(dq_run *r) {
     if (st != TG_OK) return st;
     r->step++;
     int end = r->step == c->total_timesteps, stop = c->stop_after > 0 && r->step == c->stop_after;
-    if (r->step % c->log_every == 0 || end) dq_log_interval(r);
+    if (r->step % c->log_every == 0 || end) log_interval(r);
     int halt = !end && tg_stop_requested();
     if ((c->ckpt_every > 0 && r->step % c->ckpt_every == 0) || end || stop || halt) {
       if ((st = dq_ckpt_save(r)) != TG_OK) return st;
@@ -213,16 +245,15 @@ static void fill_result(const dq_run *r, tg_dqn_result *out) {
   out->episodes = r->episodes;
   out->grad_steps = r->net.opt ? tg_optim_steps(r->net.opt) : 0;
   out->interrupted = r->interrupted;
-  dq_recent_means(r, &out->mean_return, &out->mean_length);
-  out->seconds = tg_clock_seconds() - r->t_start;
-  out->env_steps_per_s = out->seconds > 0 ? (double)(r->step - r->call_step0) * r->sp.n / out->seconds : NAN;
+  rl_recent_means(&r->recent, &out->mean_return, &out->mean_length);
+  out->seconds = rl_clock_call(&r->clock, out->env_steps, &out->env_steps_per_s);
 }
 
 tg_status tg_dqn_train(const tg_dqn_config *c, tg_env *env, const char *run_dir, tg_dqn_result *out) {
   if (!c || !env) return tg_error(TG_ERR_INVALID, "dqn: config and env are required");
   dq_run *r = tg_calloc(1, sizeof *r);
   if (!r) return tg_error(TG_ERR_NOMEM, "dqn: out of memory");
-  r->t_start = tg_clock_seconds();
+  rl_clock_start(&r->clock, 0);
   tg_status st = run_open(r, c, env, run_dir);
   if (st == TG_OK && r->step >= c->total_timesteps && c->log)
     fprintf(c->log, "%s finished at step %lld; nothing to do\n", r->run, (long long)r->step);

@@ -37,8 +37,7 @@ typedef struct dq_run {
   /* this call */
   int interrupted;               /* a stop request ended it (after a checkpoint) */
   FILE *metrics;
-  double t_start, t_interval;    /* wall clock at the call's start and the interval's start */
-  int64_t interval_step0, call_step0;
+  rl_clock clock;
 } dq_run;
 
 /* ---- dqn_config.c ---- */
@@ -48,16 +47,5 @@ extern const rl_config_file DQ_CONFIG_FILE; /* config.json: the settings table, 
 /* weights, target, optim, then agent.safetensors (with the hashes of the other three) */
 tg_status dq_ckpt_save(dq_run *r);
 tg_status dq_ckpt_load(dq_run *r, int *found); /* *found 0: the run has no checkpoint, nothing loaded */
-
-/* ---- dqn_metrics.c ---- */
-double dq_epsilon(const tg_dqn_config *c, int64_t step);
-static inline void dq_recent_push(dq_run *r, double ret, int32_t len) { rl_recent_push(&r->recent, ret, len); }
-/* Means of the recent episodes (NaN when none). */
-static inline void dq_recent_means(const dq_run *r, double *ret, double *len) { rl_recent_means(&r->recent, ret, len); }
-/* RUN/metrics.csv: a fresh run writes the header; a resumed one keeps the rows up to its
- * checkpoint's step and drops later ones (written after the checkpoint it resumes from). */
-tg_status dq_metrics_open(dq_run *r, int resumed);
-/* One log line and one metrics.csv row for the interval that ends at r->step; resets the interval. */
-void dq_log_interval(dq_run *r);
 
 #endif

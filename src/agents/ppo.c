@@ -1,12 +1,13 @@
 /* PPO's training loop: rollouts, GAE, epochs of minibatch updates, logging, checkpoints and resume. */
 #include <math.h>
 #include <string.h>
-#include "io/ckpt_set.h"
-#include "base/clock.h"
 #include "base/alloc.h"
 #include "agents/ppo_internal.h"
-#include "tickgrad/checkpoint.h"
 #include "tickgrad/rng.h"
+
+#define METRICS_HEADER                                                                                            \
+  "iteration,env_steps,episodes,mean_return,mean_length,loss,pg_loss,v_loss,entropy,approx_kl,clipfrac,"          \
+  "mean_value,grad_norm,lr,env_steps_per_s\n"
 
 /* ---- the run's buffers ---- */
 
@@ -86,7 +87,7 @@ static tg_status collect(pp_run *r) {
       r->next_done[i] = r->term[i] || r->trunc[i];
       if (r->next_done[i]) {
         r->episodes++;
-        pp_recent_push(r, r->ep_ret[i], r->ep_len[i]);
+        rl_recent_push(&r->recent, r->ep_ret[i], r->ep_len[i]);
       }
     }
   }
@@ -175,7 +176,7 @@ static tg_status run_open(pp_run *r, const tg_ppo_config *c, tg_env *env, const 
   if (st == TG_OK && c->resume && !found && c->log)
     fprintf(c->log, "%s holds no checkpoint (the run stopped before its first): starting it from the beginning\n", r->run);
   if (st == TG_OK && !found) st = tg_env_reset(env, r->next_obs);
-  if (st == TG_OK) st = pp_metrics_open(r, found);
+  if (st == TG_OK) st = rl_metrics_open(r->run, METRICS_HEADER, found, r->iter, "ppo", &r->metrics);
   return st;
 }
 
@@ -190,7 +191,7 @@ static void fill_result(const pp_run *r, tg_ppo_result *out) {
   out->env_steps = r->iter * r->B;
   out->episodes = r->episodes;
   out->updates = r->net.opt ? tg_optim_steps(r->net.opt) : 0;
-  pp_recent_means(r, &out->mean_return, &out->mean_length);
+  rl_recent_means(&r->recent, &out->mean_return, &out->mean_length);
   out->loss = r->last.stats[TG_PPO_LOSS];
   out->pg_loss = r->last.stats[TG_PPO_PG];
   out->v_loss = r->last.stats[TG_PPO_V];
@@ -199,13 +200,38 @@ static void fill_result(const pp_run *r, tg_ppo_result *out) {
   out->clipfrac = r->last.stats[TG_PPO_CLIPFRAC];
   out->grad_norm = r->last.grad_norm;
   out->interrupted = r->interrupted;
-  out->seconds = r->t_start > 0 ? tg_clock_seconds() - r->t_start : 0.0;
-  out->env_steps_per_s = out->seconds > 0 ? (double)(out->env_steps - r->call_steps0) / out->seconds : NAN;
+  out->seconds = rl_clock_call(&r->clock, out->env_steps, &out->env_steps_per_s);
+}
+
+/* One log line and metrics.csv row for the interval that ends at iteration r->iter. */
+static void log_interval(pp_run *r) {
+  double ret, len;
+  int64_t steps = r->iter * r->B;
+  double sps = rl_clock_interval(&r->clock, steps);
+  const pp_report *p = &r->last;
+  rl_recent_means(&r->recent, &ret, &len);
+  if (r->c.log) {
+    fprintf(r->c.log,
+            "iter %lld/%lld  env steps %lld  episodes %lld  return %.2f  length %.1f  loss %.4g  pg %.4g  v %.4g  "
+            "entropy %.4f  kl %.3g  clipfrac %.3f  value %.4g  grad %.4g  lr %.3g  %.0f env steps/s\n",
+            (long long)r->iter, (long long)r->n_iter, (long long)steps, (long long)r->episodes, ret, len,
+            (double)p->stats[TG_PPO_LOSS], (double)p->stats[TG_PPO_PG], (double)p->stats[TG_PPO_V],
+            (double)p->stats[TG_PPO_ENTROPY], (double)p->stats[TG_PPO_KL], (double)p->stats[TG_PPO_CLIPFRAC],
+            p->mean_value, (double)p->grad_norm, (double)p->lr, sps);
+    fflush(r->c.log);
+  }
+  if (r->metrics) {
+    rl_metrics_row_begin(r->metrics, r->iter, steps, r->episodes, ret, len);
+    for (int k = 0; k < TG_PPO_NSTATS; k++) rl_csv_num(r->metrics, p->stats[k], 1);
+    rl_csv_num(r->metrics, p->mean_value, 0);
+    rl_csv_num(r->metrics, p->grad_norm, 1);
+    rl_csv_num(r->metrics, p->lr, 1);
+    rl_metrics_row_end(r->metrics, sps);
+  }
 }
 
 static tg_status run_loop(pp_run *r) {
-  r->t_start = r->t_interval = tg_clock_seconds();
-  r->call_steps0 = r->interval_steps0 = r->iter * r->B;
+  rl_clock_start(&r->clock, r->iter * r->B);
   int logged = 0;
   while (r->iter < r->n_iter && !(r->c.stop_after > 0 && r->iter >= r->c.stop_after)) {
     tg_status st = collect(r);
@@ -213,14 +239,14 @@ static tg_status run_loop(pp_run *r) {
     if (st != TG_OK) return st;
     r->iter++;
     logged = log_due(r);
-    if (logged) pp_log_interval(r);
+    if (logged) log_interval(r);
     if (r->c.ckpt_every > 0 && r->iter % r->c.ckpt_every == 0 && (st = pp_ckpt_save(r)) != TG_OK) return st;
     if (r->iter < r->n_iter && tg_stop_requested()) {
       r->interrupted = 1; /* the checkpoint below */
       break;
     }
   }
-  if (!logged && r->iter > r->interval_steps0 / r->B) pp_log_interval(r);
+  if (!logged && r->iter > r->clock.interval_steps0 / r->B) log_interval(r);
   return r->saved_iter == r->iter ? TG_OK : pp_ckpt_save(r);
 }
 

@@ -46,8 +46,7 @@ typedef struct pp_run {
   /* this call */
   int interrupted;         /* a stop request ended it (after a checkpoint) */
   FILE *metrics;
-  double t_start, t_interval;     /* wall clock at the call's start and the interval's start */
-  int64_t interval_steps0, call_steps0;
+  rl_clock clock;
 } pp_run;
 
 /* ---- ppo_config.c ---- */
@@ -60,15 +59,5 @@ rl_ppo_net_cfg pp_net_cfg(const tg_ppo_config *c, int obs_dim, int n_actions, in
 /* weights, optim, then agent.safetensors (with the hashes of the other two) */
 tg_status pp_ckpt_save(pp_run *r);
 tg_status pp_ckpt_load(pp_run *r, int *found); /* *found 0: the run has no checkpoint, nothing loaded */
-
-/* ---- ppo_metrics.c ---- */
-static inline void pp_recent_push(pp_run *r, double ret, int32_t len) { rl_recent_push(&r->recent, ret, len); }
-/* Means of the recent episodes (NaN when none). */
-static inline void pp_recent_means(const pp_run *r, double *ret, double *len) { rl_recent_means(&r->recent, ret, len); }
-/* RUN/metrics.csv: a fresh run writes the header; a resumed one keeps the rows up to its
- * checkpoint and drops later ones. */
-tg_status pp_metrics_open(pp_run *r, int resumed);
-/* One log line and metrics.csv row for the interval that ends at iteration r->iter. */
-void pp_log_interval(pp_run *r);
 
 #endif

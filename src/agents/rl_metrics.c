@@ -1,4 +1,4 @@
-/* The agents' running numbers: the ring of recently finished episodes and the opening of RUN/metrics.csv. */
+/* The agents' running numbers: the ring of recently finished episodes, RUN/metrics.csv's opening and shared fields, the clock. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +7,7 @@
 #include "base/json.h"
 #include "agents/rl_shared.h"
 #include "base/files.h"
+#include "base/clock.h"
 
 void rl_recent_push(rl_recent *r, double ret, int32_t len) {
   r->ret[r->pos] = ret;
@@ -70,4 +71,36 @@ void rl_csv_num(FILE *f, double v, int is_float) {
   char buf[40];
   fputc(',', f);
   if (isfinite(v)) fputs(tg_format_real(buf, v, is_float), f);
+}
+
+void rl_metrics_row_begin(FILE *f, int64_t position, int64_t env_steps, int64_t episodes, double ret, double len) {
+  fprintf(f, "%lld,%lld,%lld", (long long)position, (long long)env_steps, (long long)episodes);
+  rl_csv_num(f, ret, 0);
+  rl_csv_num(f, len, 0);
+}
+
+void rl_metrics_row_end(FILE *f, double sps) {
+  fputc(',', f);
+  if (isfinite(sps)) fprintf(f, "%.1f", sps);
+  fputc('\n', f);
+  fflush(f);
+}
+
+void rl_clock_start(rl_clock *k, int64_t env_steps) {
+  k->t_start = k->t_interval = tg_clock_seconds();
+  k->call_steps0 = k->interval_steps0 = env_steps;
+}
+
+double rl_clock_interval(rl_clock *k, int64_t env_steps) {
+  double now = tg_clock_seconds(), dt = now - k->t_interval;
+  double sps = dt > 0 ? (double)(env_steps - k->interval_steps0) / dt : NAN;
+  k->t_interval = now;
+  k->interval_steps0 = env_steps;
+  return sps;
+}
+
+double rl_clock_call(const rl_clock *k, int64_t env_steps, double *sps) {
+  double seconds = k->t_start > 0 ? tg_clock_seconds() - k->t_start : 0.0;
+  *sps = seconds > 0 ? (double)(env_steps - k->call_steps0) / seconds : NAN;
+  return seconds;
 }

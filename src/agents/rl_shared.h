@@ -79,6 +79,22 @@ void rl_recent_means(const rl_recent *r, double *ret, double *len);
  * nothing when v is not finite (nothing to report in the interval). DQN's and PPO's rows both use it. */
 void rl_csv_num(FILE *f, double v, int is_float);
 tg_status rl_metrics_open(const char *run, const char *header, int resumed, int64_t upto, const char *what, FILE **out);
+/* A metrics.csv row's first fields: the position (step or iteration), env steps, episodes, mean return and length. */
+void rl_metrics_row_begin(FILE *f, int64_t position, int64_t env_steps, int64_t episodes, double ret, double len);
+/* Its last field, env steps per second (empty when not finite), the line's end, and a flush. */
+void rl_metrics_row_end(FILE *f, double sps);
+
+/* A training call's clock: env steps per second over a log interval and over the call. */
+typedef struct rl_clock {
+  double t_start, t_interval;           /* wall clock at the call's start and the interval's start */
+  int64_t call_steps0, interval_steps0; /* env steps at those times */
+} rl_clock;
+
+void rl_clock_start(rl_clock *k, int64_t env_steps);
+/* Env steps per second since the interval's start (NaN when no time passed); the next interval starts now. */
+double rl_clock_interval(rl_clock *k, int64_t env_steps);
+/* Seconds since the call's start (0 when not started) and env steps per second over them (NaN when none). */
+double rl_clock_call(const rl_clock *k, int64_t env_steps, double *sps);
 
 /* ---- rl_ckpt.c: RUN/agent.safetensors, an agent's position beside its weights ---- */
 
