@@ -102,17 +102,29 @@ typedef struct tg_forecast_inputs {
 /* Outputs per horizon step: n_classes logits for a classifier, else nq quantiles. */
 static inline int tg_forecast_step_width(const tg_forecast_cfg *c) { return c->n_classes > 0 ? c->n_classes : c->nq; }
 
-/* Past steps one forecast reads: tft.enc_len, mamba.seq_len, mlp.window or transformer.seq_len. */
-static inline int tg_forecast_window(const tg_forecast_cfg *c) {
-  return c->kind == TG_MODEL_TFT ? c->tft.enc_len : c->kind == TG_MODEL_MLP ? c->mlp.window
-       : c->kind == TG_MODEL_TRANSFORMER ? c->transformer.seq_len : c->mamba.seq_len;
-}
+/* Past steps one forecast reads: tft.enc_len, mamba.seq_len, mlp.window or transformer.seq_len (0: unknown kind). */
+int tg_forecast_window(const tg_forecast_cfg *c);
+/* The width of the model's GEMMs: d_model (tft: hidden; mlp: its hidden layer; 0: unknown kind). */
+int tg_forecast_width(const tg_forecast_cfg *c);
 
-/* The width of the model's GEMMs: d_model (tft: hidden; mlp: its hidden layer). */
-static inline int tg_forecast_width(const tg_forecast_cfg *c) {
-  return c->kind == TG_MODEL_TFT ? c->tft.hidden : c->kind == TG_MODEL_MLP ? c->mlp.hidden
-       : c->kind == TG_MODEL_TRANSFORMER ? c->transformer.d_model : c->mamba.d_model;
-}
+/* ---- the model table: what each kind is and can do, so that callers ask it instead of naming kinds ---- */
+enum {
+  TG_CAP_FUTURE = 1u << 0,         /* takes known-future (decoder) inputs [B, horizons, n_future] */
+  TG_CAP_STATIC = 1u << 1,         /* takes the static (instrument) input */
+  TG_CAP_CLASS_STEPS = 1u << 2,    /* a classifier keeps every horizon step (else only the last: horizons 1) */
+  TG_CAP_STEPPER = 1u << 3,        /* a predictor steps it one bar at a time (tg_mamba2_stepper) */
+  TG_CAP_SPLIT = 1u << 4,          /* a batch-1 predictor computes each bar's past part once (the TFT's past VSN) */
+  TG_CAP_EXPORT_WINDOWS = 1u << 5, /* the trainer exports its windows (tg_train_export_windows) */
+};
+/* Kinds in the table: 0 .. tg_model_count() - 1. */
+int tg_model_count(void);
+/* "tft", "mamba2", "mlp", "transformer"; NULL for a kind outside the table. */
+const char *tg_model_name(tg_model_kind kind);
+/* kind's TG_CAP_* bits (0 for a kind outside the table). */
+unsigned tg_model_caps(tg_model_kind kind);
+/* The kind before a config names one: its defaults are the starting point, and a new run whose --config has no
+ * "model" (and no --model) trains it. */
+tg_model_kind tg_model_default_kind(void);
 
 /* Defaults from the issue for kind (n_past, n_future, n_static, horizons left 0 for the caller). */
 tg_forecast_cfg tg_forecast_defaults(tg_model_kind kind);

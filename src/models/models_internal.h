@@ -4,6 +4,21 @@
 
 #include "tickgrad/models.h"
 
+/* TG_ERR_INVALID with the message when cond fails (the settings checks). */
+#define TG_NEED(cond, ...)                                        \
+  do {                                                            \
+    if (!(cond)) return tg_error(TG_ERR_INVALID, __VA_ARGS__);    \
+  } while (0)
+
+/* model_cfg.c: each kind's own defaults (its part of the config) and checks (its part of tg_forecast_check). */
+void tg_tft_defaults(tg_forecast_cfg *c);
+void tg_mamba2_defaults(tg_forecast_cfg *c);
+void tg_mlp_defaults(tg_forecast_cfg *c);
+void tg_transformer_defaults(tg_forecast_cfg *c);
+tg_status tg_tft_check(const tg_forecast_cfg *c);
+tg_status tg_mamba2_check(const tg_forecast_cfg *c);
+tg_status tg_mlp_check(const tg_forecast_cfg *c);
+tg_status tg_transformer_check(const tg_forecast_cfg *c);
 /* forecast.c: past [B, L, n_past] with c's n_cat category ids last -> [B, L, n_num + n_cat * cat_dim], the ids
  * replaced by their embeddings; *inner receives c for the model proper (n_past that width, n_cat 0). past itself
  * when c has no category inputs. */

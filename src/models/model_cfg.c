@@ -1,0 +1,62 @@
+/* Each kind's own settings: its defaults, its checks, its window and width (the model table's entries call these). */
+#include "models/models_internal.h"
+#include "tickgrad/status.h"
+
+void tg_tft_defaults(tg_forecast_cfg *c) { c->tft = (tg_tft_cfg){.hidden = 64, .heads = 4, .enc_len = 64, .dec_len = 8}; }
+
+void tg_mamba2_defaults(tg_forecast_cfg *c) {
+  c->mamba = (tg_mamba2_cfg){.d_model = 128, .n_layers = 2, .d_state = 64, .headdim = 32, .expand = 2,
+                             .d_conv = 4, .ngroups = 1, .chunk = 64, .seq_len = 128};
+}
+
+void tg_mlp_defaults(tg_forecast_cfg *c) { c->mlp = (tg_mlp_cfg){.window = 16, .hidden = 64}; }
+
+void tg_transformer_defaults(tg_forecast_cfg *c) {
+  c->transformer = (tg_transformer_cfg){.d_model = 64, .n_heads = 4, .n_layers = 2, .seq_len = 64};
+}
+
+tg_status tg_tft_check(const tg_forecast_cfg *c) {
+  const tg_tft_cfg *t = &c->tft;
+  TG_NEED(t->hidden >= 1 && t->heads >= 1 && t->hidden % t->heads == 0,
+          "tft: hidden %d must be a positive multiple of heads %d", t->hidden, t->heads);
+  TG_NEED(t->enc_len >= 1 && t->dec_len >= 1, "tft: encoder %d and decoder %d steps must be >= 1", t->enc_len,
+          t->dec_len);
+  TG_NEED(t->dec_len == c->horizons, "tft: decoder steps %d must equal horizons %d (one forecast per decoder step)",
+          t->dec_len, c->horizons);
+  TG_NEED(c->n_future >= 1, "tft: n_future %d: the decoder needs at least one known-future feature", c->n_future);
+  TG_NEED(!t->vol_scale || (t->vol_scale == 1 && t->vol_col >= 0 && t->vol_col < c->n_past - c->n_cat),
+          "tft: vol_scale %d reads past column %d; it must be 0 or 1, and the column one of the %d numeric inputs",
+          t->vol_scale, t->vol_col, c->n_past - c->n_cat);
+  return TG_OK;
+}
+
+tg_status tg_transformer_check(const tg_forecast_cfg *c) {
+  const tg_transformer_cfg *t = &c->transformer;
+  TG_NEED(t->d_model >= 1 && t->n_heads >= 1 && t->d_model % t->n_heads == 0,
+          "transformer: d_model %d must be a positive multiple of n_heads %d", t->d_model, t->n_heads);
+  TG_NEED(t->n_layers >= 1, "transformer: n_layers %d must be >= 1", t->n_layers);
+  TG_NEED(t->seq_len >= 1, "transformer: seq_len %d must be >= 1", t->seq_len);
+  return TG_OK;
+}
+
+tg_status tg_mlp_check(const tg_forecast_cfg *c) {
+  TG_NEED(c->mlp.window >= 1 && c->mlp.hidden >= 1, "mlp: window %d and hidden %d must be >= 1", c->mlp.window,
+          c->mlp.hidden);
+  return TG_OK;
+}
+
+tg_status tg_mamba2_check(const tg_forecast_cfg *c) {
+  const tg_mamba2_cfg *m = &c->mamba;
+  TG_NEED(m->d_model >= 1 && m->n_layers >= 1 && m->d_state >= 1 && m->headdim >= 1 && m->expand >= 1,
+          "mamba2: d_model %d, layers %d, d_state %d, headdim %d, expand %d must all be >= 1", m->d_model,
+          m->n_layers, m->d_state, m->headdim, m->expand);
+  TG_NEED((m->expand * m->d_model) % m->headdim == 0,
+          "mamba2: d_inner %d (expand x d_model) must be a multiple of headdim %d", m->expand * m->d_model, m->headdim);
+  int heads = m->expand * m->d_model / m->headdim;
+  TG_NEED(m->ngroups >= 1 && heads % m->ngroups == 0, "mamba2: heads %d must be a multiple of ngroups %d", heads,
+          m->ngroups);
+  TG_NEED(m->d_conv >= 1 && m->d_conv <= 16, "mamba2: d_conv %d must be in 1..16", m->d_conv);
+  TG_NEED(m->chunk >= 1, "mamba2: chunk %d must be >= 1", m->chunk);
+  TG_NEED(m->seq_len >= 1, "mamba2: seq_len %d must be >= 1", m->seq_len);
+  return TG_OK;
+}

@@ -1,0 +1,29 @@
+/* The model table: one entry per tg_model_kind with its defaults, check, builders and capabilities. */
+#ifndef TG_MODEL_TABLE_H
+#define TG_MODEL_TABLE_H
+
+#include "tickgrad/models.h"
+
+typedef struct tg_model_def {
+  unsigned caps;                                  /* TG_CAP_* */
+  int batch;                                      /* the trainer's default batch */
+  void (*defaults)(tg_forecast_cfg *c);           /* sets its own part of c (c->tft, c->mamba, ...) */
+  tg_status (*check)(const tg_forecast_cfg *c);   /* its own part of tg_forecast_check */
+  tg_tensor *(*build)(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
+  int (*window)(const tg_forecast_cfg *c);        /* past steps one forecast reads */
+  int (*width)(const tg_forecast_cfg *c);         /* the width of its GEMMs */
+  /* with TG_CAP_SPLIT: the two parts of build (tft_internal.h says what each takes) */
+  tg_tensor *(*build_past)(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past, tg_tensor *inst);
+  tg_tensor *(*build_after_past)(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *x_past, tg_tensor *future,
+                                 tg_tensor *inst, tg_tensor *vol);
+  /* with TG_CAP_STEPPER: its per-bar recurrent stepper */
+  tg_status (*stepper_new)(tg_store *store, const tg_forecast_cfg *c, int64_t batch, tg_mamba2_stepper **out);
+} tg_model_def;
+
+/* The kinds' names in tg_model_kind's order, NULL-ended (the settings engine's list for "model"). */
+extern const char *const tg_model_names[];
+
+/* kind's entry; NULL for a kind outside the table. */
+const tg_model_def *tg_model_get(tg_model_kind kind);
+
+#endif
