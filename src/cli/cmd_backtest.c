@@ -117,7 +117,7 @@ static tg_status read_all(const bt_args *a, tg_bars *all, double *frac) {
   if (!a->run) return tg_bars_read_paths(a->n_data, a->data, &ro, all);
   char path[1100];
   snprintf(path, sizeof path, "%s/config.json", a->run);
-  tg_train_config c = tg_train_defaults(TG_MODEL_TFT);
+  tg_train_config c = tg_train_defaults(tg_model_default_kind());
   tg_status st = tg_train_config_load(path, &c);
   if (st != TG_OK) {
     tg_bars_init(all);

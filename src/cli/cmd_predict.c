@@ -222,7 +222,7 @@ static tg_status run_read_settings(pr_args *a) {
   char path[4200];
   snprintf(path, sizeof path, "%s/config.json", a->run);
   static tg_train_config c;
-  c = tg_train_defaults(TG_MODEL_MLP);
+  c = tg_train_defaults(tg_model_default_kind());
   tg_status st = tg_train_config_load(path, &c);
   if (st != TG_OK) return st;
   a->rs = c.read;

@@ -96,7 +96,7 @@ int tg_cmd_sweep(int argc, char **argv) {
   static sw_args a;
   static tg_sweep_config c;
   memset(&a, 0, sizeof a);
-  tg_sweep_defaults(&c, TG_MODEL_TFT);
+  tg_sweep_defaults(&c, tg_model_default_kind());
   cli_fc_flags_init(&a.bt);
   int rc = parse(argc, argv, &a, &c);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;

@@ -122,7 +122,7 @@ static int config_resume(const train_args *a, tg_train_config *c) {
                                 "--threads and --stop-after)", a->resume, a->flag[i]);
   char path[4096];
   snprintf(path, sizeof path, "%s/config.json", a->resume);
-  *c = tg_train_defaults(TG_MODEL_MLP);
+  *c = tg_train_defaults(tg_model_default_kind());
   if (tg_train_config_load(path, c) != TG_OK) {
     fprintf(stderr, "tickgrad train: resume: %s\n", tg_last_error());
     return TG_EXIT_FAIL;
@@ -135,7 +135,7 @@ static int config_resume(const train_args *a, tg_train_config *c) {
 
 /* A new run: defaults of the model, then the --config file, then the flags. */
 static int config_new(const train_args *a, tg_train_config *c) {
-  tg_model_kind kind = TG_MODEL_MLP;
+  tg_model_kind kind = tg_model_default_kind();
   const char *model = pair_value(a, "--model");
   char *text = NULL;
   size_t len = 0;
@@ -204,7 +204,7 @@ int tg_cmd_train(int argc, char **argv) {
   tg_device dev;
   if (tg_device_choose(c.device, &dev, NULL, 0) != TG_OK)
     return tg_cli_usage_error("train", "--device %s: %s", c.device, tg_last_error());
-  if (a.export_windows && c.model.kind != TG_MODEL_TFT)
+  if (a.export_windows && !(tg_model_caps(c.model.kind) & TG_CAP_EXPORT_WINDOWS))
     return tg_cli_usage_error("train", "--export-windows is for --model tft, not %s", tg_train_model_name(c.model.kind));
   if (a.data_changed_ok && !a.resume) return tg_cli_usage_error("train", "--data-changed ok goes with --resume RUN");
   c.stop_after = (int)a.stop_after;

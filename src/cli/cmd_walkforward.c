@@ -79,7 +79,7 @@ int tg_cmd_walkforward(int argc, char **argv) {
   cli_fc_flags_init(&a.bt);
   int rc = parse(argc, argv, &a);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
-  tg_wf_defaults(&c, TG_MODEL_TFT);
+  tg_wf_defaults(&c, tg_model_default_kind());
   rc = tg_cli_train_config("walkforward", a.n_rest, a.rest, &c.train);
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
   c.folds = (int)a.folds, c.train_blocks = (int)a.train_blocks, c.rolling = a.rolling;

@@ -1,6 +1,7 @@
 /* The predictor's batch-1 model: the forecast graph over one window (the TFT in two parts), planned on the host. */
 #include <string.h>
 #include "base/alloc.h"
+#include "models/model_table.h"
 #include "models/tft_internal.h"
 #include "predict/predict_internal.h"
 #include "tickgrad/checkpoint.h"
@@ -34,19 +35,20 @@ static tg_status plan(const pr_net *n, tg_graph *g) {
   return st == TG_OK ? tg_graph_plan(g, &po) : st;
 }
 
-/* tft: the past VSN of one bar, and the rest over a window of its outputs. */
-static tg_status open_tft(pr_net *n, const tg_forecast_cfg *c) {
-  int64_t d = c->tft.hidden, s_bar[3] = {1, 1, c->n_past}, s_win[3] = {1, c->tft.enc_len, d};
+/* A split model (the tft): the past part of one bar (the tft's VSN), and the rest over a window of its outputs. */
+static tg_status open_split(pr_net *n, const tg_forecast_cfg *c) {
+  const tg_model_def *def = tg_model_get(c->kind);
+  int64_t d = tg_forecast_width(c), L = tg_forecast_window(c), s_bar[3] = {1, 1, c->n_past}, s_win[3] = {1, L, d};
   int64_t s_fut[3] = {1, c->horizons, c->n_future}, s_inst[1] = {1};
   n->g_bar = tg_graph_new(n->store, "predict.bar");
   if (!n->g_bar) return tg_error(TG_ERR_NOMEM, "predict: out of memory for the model");
   tg_tensor *inst = tg_input(n->g_bar, "inst", TG_I64, 1, s_inst);
-  n->bar_out = tg_tft_build_past(n->g_bar, c, tg_input(n->g_bar, "bar", TG_F32, 3, s_bar), inst); /* [1, 1, d] */
+  n->bar_out = def->build_past(n->g_bar, c, tg_input(n->g_bar, "bar", TG_F32, 3, s_bar), inst); /* [1, 1, d] */
   tg_tensor *future = tg_input(n->g, "future", TG_F32, 3, s_fut);
   inst = tg_input(n->g, "inst", TG_I64, 1, s_inst);
-  int64_t s_vol[2] = {1, c->tft.enc_len};
+  int64_t s_vol[2] = {1, L};
   tg_tensor *vol = c->tft.vol_scale ? tg_tft_vol(n->g, tg_input(n->g, "vol_x", TG_F32, 2, s_vol)) : NULL; /* [1] */
-  n->pred = tg_tft_build_after_past(n->g, c, tg_input(n->g, "x_past", TG_F32, 3, s_win), future, inst, vol);
+  n->pred = def->build_after_past(n->g, c, tg_input(n->g, "x_past", TG_F32, 3, s_win), future, inst, vol);
   tg_status st = plan(n, n->g_bar);
   if (st == TG_OK) st = plan(n, n->g);
   if (st == TG_OK) st = bind_host(n->g_bar, "bar", TG_F32, 3, s_bar, n->bar);
@@ -70,8 +72,8 @@ static tg_status open_window(pr_net *n, const tg_forecast_cfg *c) {
 tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_path, tg_precision p) {
   memset(n, 0, sizeof *n);
   n->precision = p;
-  int tft = c->kind == TG_MODEL_TFT;
-  n->row = tft ? c->tft.hidden : c->n_past;
+  int split = (tg_model_caps(c->kind) & TG_CAP_SPLIT) != 0;
+  n->row = split ? tg_forecast_width(c) : c->n_past;
   n->store = tg_store_new((tg_device){TG_CPU, 0}, 1);
   n->g = n->store ? tg_graph_new(n->store, "predict") : NULL;
   n->past = tg_calloc((size_t)(tg_forecast_window(c) * n->row), sizeof(float));
@@ -81,7 +83,7 @@ tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_p
   n->vol_x = tg_calloc((size_t)tg_forecast_window(c), sizeof(float));
   if (!n->g || !n->past || !n->bar || !n->future || !n->inst || !n->vol_x)
     return tg_error(TG_ERR_NOMEM, "predict: out of memory for the model");
-  tg_status st = tft ? open_tft(n, c) : open_window(n, c);
+  tg_status st = split ? open_split(n, c) : open_window(n, c);
   if (st == TG_OK) st = tg_weights_check_finite(weights_path);
   return st == TG_OK ? tg_store_load(n->store, weights_path) : st;
 }

@@ -5,6 +5,7 @@
 #include "base/alloc.h"
 #include "data/features_internal.h"
 #include "data/timeconv.h"
+#include "models/model_table.h"
 #include "models/tft_internal.h"
 #include "predict/predict_internal.h"
 #include "base/files.h"
@@ -44,7 +45,7 @@ static tg_status read_config(const char *run, tg_train_config *c) {
                     "in `tickgrad backtest --run %s`, it does not forecast", run, run);
   snprintf(path, sizeof path, "%s/config.json", run);
   if (!tg_file_exists(path)) return tg_error(TG_ERR_IO, "predict: %s: no such file (is %s a training run?)", path, run);
-  *c = tg_train_defaults(TG_MODEL_TFT);
+  *c = tg_train_defaults(tg_model_default_kind());
   tg_status st = tg_train_config_load(path, c);
   return st == TG_OK ? TG_OK : tg_error(st, "predict: %s", tg_last_error());
 }
@@ -57,7 +58,8 @@ static tg_status model_config(tg_predictor *p) {
     return tg_error(TG_ERR_FORMAT, "predict: %s/inference.json has %d target scales, config.json %d horizons",
                     p->info.run, mt->h, p->cfg.horizons);
   m->n_past = mt->f;
-  m->n_future = m->kind == TG_MODEL_TFT ? 4 + pr_cols_count_known(p->cfg.features) : 0; /* calendar, known: */
+  unsigned caps = tg_model_caps(m->kind);
+  m->n_future = caps & TG_CAP_FUTURE ? 4 + pr_cols_count_known(p->cfg.features) : 0; /* calendar, known: */
   m->n_static = mt->k;
   m->n_classes = mt->C;
   m->n_cat = mt->n_vocab;
@@ -69,8 +71,8 @@ static tg_status model_config(tg_predictor *p) {
     p->cat_offset[k] = off;
     off += m->cat_card[k];
   }
-  m->horizons = mt->C && m->kind != TG_MODEL_TFT ? 1 : p->cfg.horizons; /* as tr_data's Hm */
-  if (m->kind == TG_MODEL_TFT) m->tft.dec_len = p->cfg.horizons;
+  m->horizons = mt->C && !(caps & TG_CAP_CLASS_STEPS) ? 1 : p->cfg.horizons; /* as tr_data's Hm */
+  if (caps & TG_CAP_FUTURE) m->tft.dec_len = p->cfg.horizons;
   tg_status st = tg_tft_vol_col(m, (const char (*)[TG_NAME_MAX])p->meta.names, p->meta.f);
   if (st == TG_OK) st = tg_forecast_check(m);
   return st == TG_OK ? st : tg_error(st, "predict: %s/config.json: %s", p->info.run, tg_last_error());
@@ -78,9 +80,9 @@ static tg_status model_config(tg_predictor *p) {
 
 /* The stream's columns must be the ones the run was trained on. */
 static tg_status open_features(tg_predictor *p) {
-  int tft = p->cfg.model.kind == TG_MODEL_TFT, H = p->cfg.horizons;
+  int dec = (tg_model_caps(p->cfg.model.kind) & TG_CAP_FUTURE) != 0, H = p->cfg.horizons;
   tg_feature_opts fo = {.spec = p->cfg.features[0] ? p->cfg.features : NULL, .tz = p->cfg.tz[0] ? p->cfg.tz : NULL,
-                        .leads = tft && p->cfg.model.n_future > 4 ? H : p->meta.leads, /* a tft's decoder reads them */
+                        .leads = dec && p->cfg.model.n_future > 4 ? H : p->meta.leads, /* a decoder reads them */
                         .vocab = p->meta.vocab, .n_vocab = p->meta.n_vocab};
   tg_status st = tg_feature_stream_new(&fo, p->meta.ids, p->meta.k, &p->fs);
   if (st != TG_OK) return st;
@@ -93,7 +95,7 @@ static tg_status open_features(tg_predictor *p) {
   p->info.n_inputs = n;
   p->info.n_num_inputs = n_num;
   p->info.input_names = p->input_names;
-  return pr_cols_open(&p->cols, p->fs, &p->meta, tft ? H : 0, p->info.run);
+  return pr_cols_open(&p->cols, p->fs, &p->meta, dec ? H : 0, p->info.run);
 }
 
 static tg_status open_model(tg_predictor *p, const char *weights) {
@@ -101,11 +103,11 @@ static tg_status open_model(tg_predictor *p, const char *weights) {
   snprintf(path, sizeof path, "%s/%s.safetensors", p->info.run, weights);
   if (!tg_file_exists(path)) return tg_error(TG_ERR_IO, "predict: %s: no such file (has the run finished an epoch?)", path);
   tg_status st = pr_net_open(&p->net, &p->cfg.model, path, p->cfg.precision);
-  if (st != TG_OK || p->cfg.model.kind != TG_MODEL_MAMBA2) return st;
+  if (st != TG_OK || !(tg_model_caps(p->cfg.model.kind) & TG_CAP_STEPPER)) return st;
   p->steppers = tg_calloc((size_t)p->meta.k, sizeof *p->steppers);
   if (!p->steppers) return tg_error(TG_ERR_NOMEM, "predict: out of memory");
   for (int j = 0; j < p->meta.k && st == TG_OK; j++)
-    st = tg_mamba2_stepper_new(p->net.store, &p->cfg.model, 1, &p->steppers[j]);
+    st = tg_model_get(p->cfg.model.kind)->stepper_new(p->net.store, &p->cfg.model, 1, &p->steppers[j]);
   return st;
 }
 
@@ -136,7 +138,7 @@ static void fill_info(tg_predictor *p) {
   memcpy(i->q, m->q, sizeof i->q);
   i->n_features = p->F = p->meta.f;
   i->warmup = p->meta.warmup;
-  i->window = p->L = m->kind == TG_MODEL_MAMBA2 ? 1 : tg_forecast_window(m);
+  i->window = p->L = tg_model_caps(m->kind) & TG_CAP_STEPPER ? 1 : tg_forecast_window(m);
   i->first_bar = (int64_t)i->warmup + i->window - 1;
   i->bar_ns = p->meta.bar_ns;
   i->k = p->meta.k;
@@ -262,7 +264,7 @@ static tg_status run_window(tg_predictor *p, int j, int64_t ts) {
   const float *ring = p->ring + (size_t)j * L * W; /* [L, W], row r holds valid row r mod L */
   size_t oldest = (size_t)(p->seen[j] % (int64_t)L);
   for (size_t r = 0; r < L; r++) memcpy(p->net.past + r * W, ring + ((oldest + r) % L) * W, W * sizeof(float));
-  if (p->cfg.model.kind == TG_MODEL_TFT) {
+  if (tg_model_caps(p->cfg.model.kind) & TG_CAP_FUTURE) {
     p->net.inst[0] = j;
     for (size_t r = 0; r < L; r++) p->net.vol_x[r] = p->vol_ring[(size_t)j * L + (oldest + r) % L];
     size_t nf = (size_t)p->cfg.model.n_future, nk = (size_t)p->cols.n_known;
@@ -379,7 +381,7 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
     size_t W = (size_t)p->net.row, L = (size_t)p->L;
     size_t at = (size_t)j * L + (size_t)(p->seen[j] % (int64_t)L);
     float *slot = p->ring + at * W; /* [W] */
-    if (p->cfg.model.kind == TG_MODEL_TFT) { /* the bar's past-VSN output, computed once */
+    if (tg_model_caps(p->cfg.model.kind) & TG_CAP_SPLIT) { /* the bar's past part (the tft's VSN), computed once */
       if (p->cfg.model.tft.vol_scale) p->vol_ring[at] = p->x[p->cfg.model.tft.vol_col];
       memcpy(p->net.bar, p->x, (size_t)p->F * sizeof(float));
       p->net.inst[0] = j;

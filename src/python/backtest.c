@@ -351,7 +351,7 @@ static PyObject *py_run_data(PyObject *self, PyObject *arg) {
   char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", run);
   static tg_train_config c; /* large; under the GIL */
-  c = tg_train_defaults(TG_MODEL_TFT);
+  c = tg_train_defaults(tg_model_default_kind());
   tg_status st = tg_train_config_load(path, &c);
   if (st != TG_OK) return tgpy_raise(st, NULL);
   PyObject *l = PyList_New(c.n_data);

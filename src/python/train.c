@@ -89,7 +89,7 @@ static int apply_flags(tg_train_config *c, PyObject *pairs) {
 
 int tgpy_train_config_new(tg_train_config *c, const char *model, const char *config, PyObject *pairs, PyObject *data,
                       int have_bars) {
-  tg_model_kind kind = TG_MODEL_MLP;
+  tg_model_kind kind = tg_model_default_kind();
   if (model && tg_train_model_parse(model, &kind) != TG_OK) {
     tgpy_raise(TG_ERR_INVALID, "model");
     return -1;
@@ -163,7 +163,7 @@ static int config_resume(tg_train_config *c, const char *run, PyObject *pairs) {
   }
   char path[TG_TRAIN_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", run);
-  *c = tg_train_defaults(TG_MODEL_MLP);
+  *c = tg_train_defaults(tg_model_default_kind());
   tg_status st = tg_train_config_load(path, c);
   if (st != TG_OK) {
     tgpy_raise(st, "resume");

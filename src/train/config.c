@@ -3,14 +3,16 @@
 #include <stdint.h>
 #include <string.h>
 #include "data/read_settings.h"
+#include "models/model_table.h"
 #include "train/train_internal.h"
 
 #define OFF(member) offsetof(tg_train_config, member)
 #define SZ(member) sizeof(((tg_train_config *)0)->member)
-#define M_TFT (1u << TG_MODEL_TFT)
-#define M_MAMBA (1u << TG_MODEL_MAMBA2)
-#define M_MLP (1u << TG_MODEL_MLP)
-#define M_TRANSFORMER (1u << TG_MODEL_TRANSFORMER)
+/* a model's own rows: the bit of its index in the model table (tg_model_names' order; test_settings sets each) */
+#define M_TFT (1u << 0)
+#define M_MAMBA (1u << 1)
+#define M_MLP (1u << 2)
+#define M_TRANSFORMER (1u << 3)
 /* a number row: key, flag (NULL: --key), type, member, range, the models it applies to (0: all), help */
 #define NUM(k, f, ty, m, l, h, only_, hl) {.key = k, .flag = f, .type = ty, .off = OFF(m), .lo = l, .hi = h, .only = only_, .help = hl}
 #define STR(k, m, fl, hl) {.key = k, .type = TG_SET_STRING, .off = OFF(m), .size = SZ(m), .flags = fl, .help = hl}
@@ -21,14 +23,12 @@ _Static_assert(sizeof(tg_model_kind) == sizeof(int) && sizeof(tg_train_schedule)
                "enums are int settings");
 _Static_assert(TG_RECOMPUTE_COUNT == 3, "RECOMPUTE names every tg_recompute");
 
-static const char *const KIND_NAMES[] = {"tft", "mamba2", "mlp", "transformer", NULL}; /* tg_model_kind's order */
-#define N_KINDS 4
 static const char *const SCHEDULES[] = {"cosine", "constant", NULL}; /* TG_TRAIN_COSINE, TG_TRAIN_CONSTANT */
 static const char *const RECOMPUTE[] = {"none", "blocks", "all", NULL}; /* tg_recompute's order */
 
 /* The order here is the order of config.json and of `tickgrad train --help`. */
 static const tg_setting SETTINGS[] = {
-    {.key = "model", .type = TG_SET_ENUM, .off = OFF(model.kind), .names = KIND_NAMES, .help = "tft, mamba2, mlp or transformer"},
+    {.key = "model", .type = TG_SET_ENUM, .off = OFF(model.kind), .names = tg_model_names, .help = "tft, mamba2, mlp or transformer"},
     {.key = "data", .type = TG_SET_STRS, .off = OFF(data), .size = TG_TRAIN_PATH_MAX, .count_off = OFF(n_data),
      .max_n = TG_TRAIN_MAX_DATA, .arg = "FILE...", .help = "bar files, folders or globs (CSV, DBN, Parquet); several allowed"},
     TG_READ_SETTING_ROWS(OFF(read)),
@@ -102,13 +102,11 @@ static const char *const EXTRA[] = {"classes", "run_id", NULL};
 
 const tg_settings TR_SETTINGS = {"config", SETTINGS, (int)(sizeof SETTINGS / sizeof SETTINGS[0]), 0, 0, EXTRA};
 
-const char *tg_train_model_name(tg_model_kind kind) {
-  return (int)kind >= 0 && (int)kind < N_KINDS ? KIND_NAMES[kind] : NULL;
-}
+const char *tg_train_model_name(tg_model_kind kind) { return tg_model_name(kind); }
 
 tg_status tg_train_model_parse(const char *name, tg_model_kind *out) {
-  for (int k = 0; k < N_KINDS; k++)
-    if (name && strcmp(name, KIND_NAMES[k]) == 0) {
+  for (int k = 0; k < tg_model_count(); k++)
+    if (name && strcmp(name, tg_model_names[k]) == 0) {
       *out = (tg_model_kind)k;
       return TG_OK;
     }
@@ -125,7 +123,8 @@ tg_train_config tg_train_defaults(tg_model_kind kind) {
   c.train_frac = 0.7;
   c.val_frac = 0.15;
   c.epochs = 20;
-  c.batch = kind == TG_MODEL_TFT || kind == TG_MODEL_TRANSFORMER ? 32 : kind == TG_MODEL_MAMBA2 ? 8 : 64;
+  const tg_model_def *def = tg_model_get(kind);
+  c.batch = (def ? def : tg_model_get(tg_model_default_kind()))->batch;
   c.lr = 1e-3;
   c.warmup_steps = -1;
   c.schedule = TG_TRAIN_COSINE;
@@ -188,7 +187,7 @@ tg_status tg_train_config_set_flag(tg_train_config *c, const char *flag, const c
 /* The settings every model takes, then each model's own under its name (--hidden is tft.hidden or mlp.hidden). */
 void tg_train_flags_help(FILE *f) {
   tg_settings_help_part(&TR_SETTINGS, 0, NULL, f);
-  for (int k = TG_MODEL_TFT; k <= TG_MODEL_TRANSFORMER; k++) {
+  for (int k = 0; k < tg_model_count(); k++) {
     char drop[32];
     snprintf(drop, sizeof drop, "%s: ", tg_train_model_name((tg_model_kind)k));
     fprintf(f, "with --model %s:\n", tg_train_model_name((tg_model_kind)k));

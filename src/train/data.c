@@ -23,17 +23,15 @@ tg_status tg_train_read_bars(const tg_train_config *c, FILE *log, tg_bars *all) 
 /* Window geometry per model: rows of a window, past rows, the target row's offset. */
 static void geometry(tr_data *d, const tg_train_config *c, int classifier) {
   d->H = c->horizons;
-  d->Hm = classifier && c->model.kind != TG_MODEL_TFT ? 1 : d->H;
+  unsigned caps = tg_model_caps(c->model.kind);
+  d->Hm = classifier && !(caps & TG_CAP_CLASS_STEPS) ? 1 : d->H;
   d->nq = c->model.nq;
-  if (c->model.kind == TG_MODEL_TFT) {
-    d->enc = c->model.tft.enc_len;
+  d->Lw = d->Lp = tg_forecast_window(&c->model);
+  d->Lt = d->Lw - 1; /* forecasts start after the last past step */
+  if (caps & TG_CAP_FUTURE) { /* a decoder's steps follow the encoder's window */
+    d->enc = d->Lp;
     d->dec = c->horizons;
     d->Lw = d->enc + d->dec;
-    d->Lp = d->enc;
-    d->Lt = d->enc - 1; /* forecasts start after the last encoder step */
-  } else {
-    d->Lw = d->Lp = tg_forecast_window(&c->model);
-    d->Lt = d->Lw - 1;
   }
 }
 
@@ -43,7 +41,7 @@ static tg_status build_dataset(tr_data *d, const tg_train_config *c, const tg_ta
   memset(&o, 0, sizeof o);
   o.features.spec = c->features[0] ? c->features : NULL;
   o.features.tz = c->tz[0] ? c->tz : NULL;
-  o.features.leads = d->leads = c->model.kind == TG_MODEL_TFT ? 0 : d->H; /* the tft's decoder takes known: values itself */
+  o.features.leads = d->leads = tg_model_caps(c->model.kind) & TG_CAP_FUTURE ? 0 : d->H; /* a decoder takes known: values itself */
   o.targets = *target;
   o.targets.warn = log;
   o.targets.tz = c->read.tz[0] ? c->read.tz : NULL; /* a label file's wall-clock times are read as the bars' */
@@ -78,9 +76,9 @@ static tg_status build_dataset(tr_data *d, const tg_train_config *c, const tg_ta
   return TG_OK;
 }
 
-/* tft: the columns of the known-future features, the calendar's and then every known: covariate's. */
+/* A model with known-future inputs (the tft): their columns, the calendar's and then every known: covariate's. */
 static tg_status find_future(tr_data *d, const tg_train_config *c) {
-  if (c->model.kind != TG_MODEL_TFT) return TG_OK;
+  if (!(tg_model_caps(c->model.kind) & TG_CAP_FUTURE)) return TG_OK;
   d->nfut = 4;
   for (int k = 0; k < 4; k++) {
     d->fut_col[k] = -1;
@@ -368,7 +366,7 @@ tg_status tr_data_model(const tr_data *d, tg_forecast_cfg *model) {
   model->n_static = d->ds.layout.k;
   model->horizons = d->Hm;
   model->n_classes = d->C;
-  if (model->kind == TG_MODEL_TFT) model->tft.dec_len = d->H;
+  if (tg_model_caps(model->kind) & TG_CAP_FUTURE) model->tft.dec_len = d->H;
   return tg_tft_vol_col(model, (const char (*)[TG_NAME_MAX])d->ds.fx.names, d->F);
 }
 

@@ -137,7 +137,7 @@ tg_status tr_evaluate_weights(const tg_train_config *c, tr_data *d, int last, un
 static tg_status load_config(const tg_eval_opts *o, tg_train_config *c) {
   char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", o->run);
-  *c = tg_train_defaults(TG_MODEL_TFT);
+  *c = tg_train_defaults(tg_model_default_kind());
   tg_status st = tg_train_config_load(path, c);
   if (st != TG_OK) return tg_error(st, "evaluate: %s", tg_last_error());
   snprintf(c->out, sizeof c->out, "%s", o->run);

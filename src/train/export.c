@@ -28,7 +28,7 @@ tg_status tg_train_export_windows(const tg_train_config *cin, const tg_bars *bar
   tg_status st = tg_train_config_check(&c);
   if (st != TG_OK) return st;
   tr_settle_tz(&c); /* as a new run would */
-  if (c.model.kind != TG_MODEL_TFT)
+  if (!(tg_model_caps(c.model.kind) & TG_CAP_EXPORT_WINDOWS))
     return tg_error(TG_ERR_INVALID, "export: windows are exported for --model tft (encoder, decoder and known-future "
                     "columns), not %s", tg_train_model_name(c.model.kind));
   tr_data d;
