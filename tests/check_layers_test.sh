@@ -30,6 +30,8 @@ plant backend/cpu bad.c '#include "backend/cuda/cuda_api.h"'
 expect "one backend including another's header" 1 "src/backend/cpu/bad.c:1: .*no other backend" -- "$tmp/t"
 plant data bad.c '#if TG_HAVE_CUDA' '#endif'
 expect "TG_HAVE_CUDA outside the CUDA folder" 1 "src/data/bad.c:1: tests TG_HAVE_CUDA" -- "$tmp/t"
+plant train bad.c '/* a planted kind test */' 'int is_tft(tg_model_kind k) { return k == TG_MODEL_TFT; }'
+expect "a model kind named outside src/models" 1 "src/train/bad.c:2: names a model kind (TG_MODEL_\*)" -- "$tmp/t"
 plant newfolder bad.c '#include "base/alloc.h"'
 expect "a folder with no layer" 1 "src/newfolder/bad.c: its folder has no layer" -- "$tmp/t"
 plant cli ok.c '#include "train/train_internal.h"' '#include "base/alloc.h"'

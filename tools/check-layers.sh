@@ -2,6 +2,7 @@
 # The layer rule: a file under src/ or include/tickgrad/ includes only headers of its own layer or lower ones.
 # Usage: tools/check-layers.sh [ROOT]   (exit 1 naming every file:line that breaks it; docs/ARCHITECTURE.md has the table)
 # Also: one backend's folder includes no other backend's headers, and TG_HAVE_CUDA is tested only in src/backend/cuda.
+# And: a model kind (TG_MODEL_*) is named only in src/models and tickgrad/models.h; the rest ask the model table.
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
@@ -70,6 +71,13 @@ while IFS= read -r f; do
     *) while IFS=: read -r line _; do
          fail "$f:$line" "tests TG_HAVE_CUDA: only the CUDA backend's folder and the build files may"
        done < <(grep -n 'TG_HAVE_CUDA' "$f" || true) ;;
+  esac
+  case $f in
+    src/models/*|include/tickgrad/models.h) ;;
+    *) while IFS=: read -r line _; do
+         why="names a model kind (TG_MODEL_*): only src/models and tickgrad/models.h may; ask the model table"
+         fail "$f:$line" "$why (tg_model_caps, tg_model_name, tg_model_default_kind)"
+       done < <(grep -n 'TG_MODEL_' "$f" || true) ;;
   esac
 done < <(find src include/tickgrad -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' \) | LC_ALL=C sort)
 
