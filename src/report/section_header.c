@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 #include "report/report_internal.h"
+#include "tickgrad/models.h"
 
 /* The last part of the folder's path, without trailing slashes. */
 static void run_name(const char *run, char *buf, size_t n) {
@@ -63,9 +64,13 @@ static void kv(rp_page *p, const char *prefix, const char *key, const char *valu
   rp_raw(p, "</dd></div>");
 }
 
+/* A model kind's own block of config.json ("tft", "mlp", ...): a name in the model table. */
 static int is_model_block(const char *key) {
-  return strcmp(key, "tft") == 0 || strcmp(key, "mamba2") == 0 || strcmp(key, "mlp") == 0 ||
-         strcmp(key, "transformer") == 0;
+  for (int k = 0; k < tg_model_count(); k++) {
+    const char *name = tg_model_name((tg_model_kind)k);
+    if (name && strcmp(key, name) == 0) return 1;
+  }
+  return 0;
 }
 
 /* Every setting of obj, nested objects one level deep as "outer.inner"; the blocks of the model kinds this
