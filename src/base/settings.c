@@ -293,13 +293,23 @@ const tg_setting *tg_settings_diff(const tg_settings *t, const void *a, const vo
 
 /* ---- --help ---- */
 
+const char *tg_setting_arg(const tg_setting *s) {
+  static const char *const ARG[] = {"X", "X", "N", "N", "N", "0|1", "S", "S", "N,N,...", "S..."}; /* by type */
+  if (s->arg) return s->arg;
+  return (unsigned)s->type < sizeof ARG / sizeof ARG[0] ? ARG[s->type] : "S";
+}
+
+const char *tg_setting_type_name(tg_setting_type type) {
+  static const char *const NAME[] = {"double", "float", "int", "int64", "uint64", "bool", "string", "enum", "numbers", "strings"};
+  return (unsigned)type < sizeof NAME / sizeof NAME[0] ? NAME[type] : "?";
+}
+
 static void help_row(const tg_setting *s, const char *drop, FILE *f) {
-  static const char *ARG[] = {"X", "X", "N", "N", "N", "0|1", "S", "S", "N,N,...", "S..."};
   char flag[96], lhs[128];
   const char *help = s->help ? s->help : "";
   size_t nd = drop ? strlen(drop) : 0;
   if (nd && strncmp(help, drop, nd) == 0) help += nd;
-  snprintf(lhs, sizeof lhs, "%s %s", tg_setting_flag(s, flag, sizeof flag), s->arg ? s->arg : ARG[s->type]);
+  snprintf(lhs, sizeof lhs, "%s %s", tg_setting_flag(s, flag, sizeof flag), tg_setting_arg(s));
   fprintf(f, "  %-22s %s\n", lhs, help);
 }
 

@@ -68,6 +68,10 @@ int tg_settings_flag_known(const tg_settings *t, const char *flag);
 tg_status tg_settings_check(const tg_settings *t, const void *cfg);
 /* The first setting, not TG_SET_RESUMABLE, whose values differ between a and b; NULL when none does. */
 const tg_setting *tg_settings_diff(const tg_settings *t, const void *a, const void *b);
+/* The value's placeholder in --help: s->arg, else by type ("X", "N", "0|1", "S", "N,N,...", "S..."). */
+const char *tg_setting_arg(const tg_setting *s);
+/* "double", "float", "int", "int64", "uint64", "bool", "string", "enum", "numbers", "strings"; "?" for another. */
+const char *tg_setting_type_name(tg_setting_type type);
 /* One line per setting: "  --flag ARG   help". */
 void tg_settings_help(const tg_settings *t, FILE *f);
 /* The same for part of the table: only 0, the rows of every variant; else the rows of the variants in `only`, their
@@ -80,6 +84,9 @@ void tg_settings_help_part(const tg_settings *t, unsigned only, const char *drop
  * with a '.' go into nested objects, after the plain ones, in the order their sections first appear. Numbers are
  * written so that they read back bitwise. */
 void tg_settings_json_members(const tg_settings *t, const void *cfg, tg_text *b, int *first);
+/* The value of s in cfg as a flag gives it (tg_setting_set_text reads it back): numbers as in JSON, bools 0 or 1, an
+ * enum's name, a string as it is, lists comma-joined ("" when empty). */
+void tg_settings_value_text(const tg_settings *t, const void *cfg, const tg_setting *s, tg_text *b);
 /* The object of every setting, "{...}\n": tg_malloc'ed, NULL when out of memory. */
 char *tg_settings_to_json(const tg_settings *t, const void *cfg);
 /* The members of the object obj over cfg (nested objects for sections); where names the file in errors, with each

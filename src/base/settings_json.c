@@ -42,6 +42,31 @@ static void put_value(const tg_settings *t, const void *cfg, const tg_setting *s
   }
 }
 
+void tg_settings_value_text(const tg_settings *t, const void *cfg, const tg_setting *s, tg_text *b) {
+  const char *p = (const char *)cfg + s->off;
+  int n = s->type == TG_SET_NUMS || s->type == TG_SET_STRS ? *(const int *)((const char *)cfg + s->count_off) : 0;
+  switch (s->type) {
+    case TG_SET_UINT64: tg_text_printf(b, "%" PRIu64, *(const uint64_t *)p); break;
+    case TG_SET_BOOL: tg_text_puts(b, *(const int *)p ? "1" : "0"); break;
+    case TG_SET_STRING: tg_text_puts(b, p); break;
+    case TG_SET_ENUM: {
+      int k = 0, v = *(const int *)p;
+      while (s->names[k] && k < v) k++;
+      tg_text_puts(b, v >= 0 && s->names[k] ? s->names[k] : "");
+      break;
+    }
+    case TG_SET_NUMS: case TG_SET_STRS:
+      for (int k = 0; k < n; k++) {
+        if (k) tg_text_puts(b, ",");
+        if (s->type == TG_SET_STRS) tg_text_puts(b, p + (size_t)k * s->size);
+        else if (s->elem == TG_SET_FLOAT) tg_settings_put_real(b, ((const float *)p)[k], 1, t->float_digits);
+        else tg_text_printf(b, "%d", ((const int *)p)[k]);
+      }
+      break;
+    default: put_value(t, cfg, s, b); break; /* the numbers: as JSON writes them */
+  }
+}
+
 /* The length of key's section ("tft" of "tft.hidden"), 0 for a plain key. */
 static size_t section_len(const char *key) {
   const char *dot = strchr(key, '.');
