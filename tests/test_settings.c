@@ -8,6 +8,7 @@
 #include "base/parse.h"
 #include "base/settings.h"
 #include "support/check.h"
+#include "tickgrad/train.h"
 
 typedef struct cfg {
   double d;
@@ -225,6 +226,84 @@ static void test_diff_and_help(void) {
             "%s", text);
 }
 
+/* A value as flag text reads back as the same value (tg_settings_value_text, what the training rows' defaults use). */
+static void test_value_text(void) {
+  cfg a = defaults(), b = defaults();
+  CHECK_OK(tg_settings_set(&T, &a, "q", "0.1,0.5,0.9"));
+  CHECK_OK(tg_settings_set(&T, &a, "colour", "blue"));
+  CHECK_OK(tg_settings_set(&T, &a, "b", "1"));
+  CHECK_OK(tg_settings_set(&T, &a, "u", "18446744073709551615"));
+  CHECK_OK(tg_settings_set(&T, &a, "d", "0.1"));
+  CHECK_OK(tg_settings_set(&T, &a, "f", "0.1"));
+  for (int i = 0; i < T.n; i++) {
+    const tg_setting *s = &T.rows[i];
+    tg_text t = {0};
+    tg_settings_value_text(&T, &a, s, &t);
+    const char *text = t.len ? t.data : "";
+    if (s->type == TG_SET_STRS) {
+      b.np = 0; /* STRS appends one per call: the defaults hold none here */
+      CHECK(a.np == 0 && text[0] == '\0');
+    } else {
+      CHECK_MSG(tg_setting_set_text(&T, &b, s, text, "test") == TG_OK, "%s: '%s': %s", s->key, text, tg_last_error());
+    }
+    tg_text_free(&t);
+  }
+  CHECK(tg_settings_diff(&T, &a, &b) == NULL);
+  tg_text t = {0};
+  tg_settings_value_text(&T, &a, tg_settings_find(&T, "q"), &t);
+  CHECK_MSG(t.len && strcmp(t.data, "0.1,0.5,0.9") == 0, "%s", t.data);
+  tg_text_free(&t);
+}
+
+/* The training table as rows (tg_train_setting_get): every key once, flags the command knows, models in the model
+ * table, and each default reading back as the flag gives it. */
+static void test_train_rows(void) {
+  int n = tg_train_setting_count(), every = 0, own[32] = {0};
+  CHECK(n > 40);
+  for (int i = 0; i < n; i++) {
+    tg_train_setting_info r;
+    CHECK_OK(tg_train_setting_get(i, &r));
+    CHECK_MSG(r.key && r.help && r.type && r.arg && tg_train_flag_known(r.flag), "row %d", i);
+    for (int j = 0; j < i; j++) {
+      tg_train_setting_info o;
+      CHECK_OK(tg_train_setting_get(j, &o));
+      CHECK_MSG(strcmp(o.key, r.key) != 0, "%s twice", r.key);
+    }
+    CHECK(r.models >> tg_model_count() == 0);
+    if (!r.models) every++;
+    int kind = -1;
+    for (int k = 0; k < tg_model_count(); k++)
+      if (r.models & (1u << k)) {
+        own[k]++;
+        if (kind < 0) kind = k;
+        char prefix[40];
+        snprintf(prefix, sizeof prefix, "%s: ", tg_model_name((tg_model_kind)k));
+        CHECK_MSG(strncmp(r.help, prefix, strlen(prefix)) == 0, "%s: %s", r.key, r.help);
+      }
+    CHECK((strcmp(r.type, "enum") == 0) == (r.names != NULL));
+    tg_train_config *c = tg_malloc(sizeof *c), *d = tg_malloc(sizeof *d);
+    CHECK(c && d);
+    if (!c || !d) return;
+    *c = *d = tg_train_defaults(kind < 0 ? tg_model_default_kind() : (tg_model_kind)kind);
+    if (strcmp(r.key, "data") == 0) CHECK(r.def[0] == '\0');
+    else if (strcmp(r.key, "model") != 0)
+      CHECK_MSG(tg_train_config_set_flag(d, r.flag, r.def) == TG_OK && memcmp(c, d, sizeof *c) == 0, "%s: '%s': %s",
+                r.key, r.def, tg_last_error());
+    tg_free(c);
+    tg_free(d);
+    if (strcmp(r.key, "lr") == 0)
+      CHECK(strcmp(r.flag, "--lr") == 0 && r.has_range && strcmp(r.def, "0.001") == 0 && strcmp(r.type, "double") == 0);
+    if (strcmp(r.key, "quantiles") == 0)
+      CHECK(strcmp(r.def, "0.1,0.5,0.9") == 0 && r.lo_open && r.hi_open && r.increasing && r.max_n > 1);
+    if (strcmp(r.key, "mamba2.n_layers") == 0) CHECK(strcmp(r.flag, "--layers") == 0 && strcmp(r.def, "2") == 0);
+  }
+  CHECK(every > 20);
+  for (int k = 0; k < tg_model_count(); k++) CHECK_MSG(own[k] > 0, "model %d has no rows", k);
+  tg_train_setting_info r;
+  CHECK_STATUS(tg_train_setting_get(n, &r), TG_ERR_INVALID);
+  CHECK_STATUS(tg_train_setting_get(-1, &r), TG_ERR_INVALID);
+}
+
 static void test_parser(void) {
   double v;
   int64_t i;
@@ -269,6 +348,8 @@ int main(void) {
   test_errors();
   test_json();
   test_diff_and_help();
+  test_value_text();
+  test_train_rows();
   test_parser();
   return tg_test_finish();
 }

@@ -149,6 +149,32 @@ tg_status tg_train_config_set_flag(tg_train_config *c, const char *flag, const c
 /* One line per flag: name, value and what it sets. */
 void tg_train_flags_help(FILE *f);
 
+/* One row of the training settings table: what `tickgrad train --help` lists, as fields. */
+typedef struct tg_train_setting_info {
+  const char *key;          /* config.json's name: "lr", "tft.hidden" (a model's own block, then its member) */
+  char flag[64];            /* the command's flag: "--lr", "--hidden" (several rows may share one: by the model) */
+  const char *type;         /* "double", "float", "int", "int64", "uint64", "bool", "string", "enum", "numbers",
+                               "strings" (the lists: comma-joined values; "strings" takes one per flag) */
+  const char *arg;          /* the value's placeholder in --help: "X", "N", "S", "0|1", "Q,Q,...", "FILE..." */
+  int has_range;            /* numbers and number lists: [lo, hi] bounds a value (each element) */
+  double lo, hi;
+  int lo_open, hi_open;     /* lo (hi) itself is not allowed */
+  int increasing;           /* a number list: each element above the one before */
+  int min_n, max_n;         /* the lists: how many elements */
+  const char *const *names; /* an enum: its names, NULL-terminated; else NULL */
+  unsigned models;          /* the model kinds it applies to, bit 1 << kind (tg_model_name); 0: every model */
+  int resumable;            /* may change when a run resumes */
+  const char *help;         /* one line; a model's own row starts "NAME: " */
+  char def[256];            /* the default as flag text (tg_train_config_set_flag reads it back): tg_train_defaults of
+                               the row's first model, or of tg_model_default_kind() for a row of every model (batch
+                               differs by model: its help says how) */
+} tg_train_setting_info;
+
+/* The rows of the training settings table, in the order of config.json and of --help (model rows last). */
+int tg_train_setting_count(void);
+/* Row i (0 .. tg_train_setting_count() - 1) into *out; TG_ERR_INVALID for another i. */
+tg_status tg_train_setting_get(int i, tg_train_setting_info *out);
+
 /* RUN/metrics.csv as the trainer writes it: the header line of a run with n_classes (0: a quantile forecaster), and
  * m's row (each with its newline). Bindings use them to hand out rows with exactly the file's columns and numbers. */
 void tg_train_metrics_header(FILE *f, int n_classes);

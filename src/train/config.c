@@ -2,6 +2,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "base/alloc.h"
 #include "data/read_settings.h"
 #include "models/model_table.h"
 #include "train/train_internal.h"
@@ -193,4 +194,57 @@ void tg_train_flags_help(FILE *f) {
     fprintf(f, "with --model %s:\n", tg_train_model_name((tg_model_kind)k));
     tg_settings_help_part(&TR_SETTINGS, 1u << k, drop, f);
   }
+}
+
+/* ---- the table as data (for Python and other callers that list the settings) ---- */
+
+int tg_train_setting_count(void) { return TR_SETTINGS.n; }
+
+tg_status tg_train_setting_get(int i, tg_train_setting_info *out) {
+  if (i < 0 || i >= TR_SETTINGS.n || !out)
+    return tg_error(TG_ERR_INVALID, "training setting %d: want 0..%d", i, TR_SETTINGS.n - 1);
+  const tg_setting *s = &TR_SETTINGS.rows[i];
+  memset(out, 0, sizeof *out);
+  out->key = s->key;
+  tg_setting_flag(s, out->flag, sizeof out->flag);
+  out->type = tg_setting_type_name(s->type);
+  out->arg = tg_setting_arg(s);
+  switch (s->type) {
+    case TG_SET_DOUBLE: case TG_SET_FLOAT: case TG_SET_INT: case TG_SET_INT64: case TG_SET_NUMS:
+      out->has_range = 1;
+      out->lo = s->lo;
+      out->hi = s->hi;
+      out->lo_open = (s->flags & TG_SET_LO_OPEN) != 0;
+      out->hi_open = (s->flags & TG_SET_HI_OPEN) != 0;
+      break;
+    default: break;
+  }
+  out->increasing = s->type == TG_SET_NUMS && (s->flags & TG_SET_INCREASING) != 0;
+  if (s->type == TG_SET_NUMS || s->type == TG_SET_STRS) {
+    out->min_n = s->min_n;
+    out->max_n = s->max_n;
+  }
+  out->names = s->type == TG_SET_ENUM ? s->names : NULL;
+  out->models = s->only;
+  out->resumable = (s->flags & TG_SET_RESUMABLE) != 0;
+  out->help = s->help ? s->help : "";
+  tg_model_kind kind = tg_model_default_kind();
+  for (int k = 0; k < tg_model_count(); k++)
+    if (s->only & (1u << k)) {
+      kind = (tg_model_kind)k;
+      break;
+    }
+  tg_train_config *c = tg_malloc(sizeof *c); /* large (paths): not on the stack */
+  if (!c) return tg_error(TG_ERR_NOMEM, "training setting %s: out of memory", s->key);
+  *c = tg_train_defaults(kind);
+  tg_text b = {0};
+  tg_settings_value_text(&TR_SETTINGS, c, s, &b);
+  tg_free(c);
+  if (b.oom) {
+    tg_text_free(&b);
+    return tg_error(TG_ERR_NOMEM, "training setting %s: out of memory", s->key);
+  }
+  snprintf(out->def, sizeof out->def, "%s", b.len ? b.data : "");
+  tg_text_free(&b);
+  return TG_OK;
 }
