@@ -3,15 +3,15 @@ walkforward and sweep.
 
 A setting is named as the command's flag without its dashes, "-" written "_": ``lr=1e-3`` is ``--lr 0.001``,
 ``hidden=16`` is ``--hidden 16`` (tft.hidden or mlp.hidden by the model, as the command reads it), ``train_frac=0.6``
-is ``--train-frac 0.6``. The names come from the library's own list (tg_train_flags_help); the C side applies each
-pair with tg_train_config_set_flag, the path `tickgrad train` takes, so ranges and messages are the library's.
+is ``--train-frac 0.6``. The names come from the library's settings table itself (tg_train_setting_get, one row per
+setting with its flag, type, range, models, help and default: _core.train_settings); the C side applies each pair
+with tg_train_config_set_flag, the path `tickgrad train` takes, so ranges and messages are the library's.
 """
 from __future__ import annotations
 
 import difflib
 import numbers
 import os
-import re
 from typing import Any, Dict, Iterable, List, Mapping, Tuple
 
 import numpy as np
@@ -20,18 +20,23 @@ import pandas as pd
 from . import _core
 
 
+ROWS: List[Dict[str, Any]] = _core.train_settings()
+"""The library's training settings table (tg_train_setting_get), a dict per row in --help's order: key, flag, type,
+arg, lo, hi, lo_open, hi_open, increasing, min_n, max_n, choices, models (() for every model), resumable, help,
+default."""
+MODELS: Tuple[str, ...] = _core.model_names()
+
+
 def _flag_lines() -> List[Tuple[str, str, str]]:
-    """(flag, argument, help) of every line of tg_train_flags_help, in its order; a model's own settings (the lines
-    under "with --model NAME:") have "NAME: " before their help."""
-    out = []
-    model = ""
-    for line in _core.train_flags_help().splitlines():
-        head = re.match(r"with --model (\w+):$", line)
-        if head:
-            model = head.group(1) + ": "
-        m = re.match(r"\s+(--[A-Za-z0-9-]+)\s+(\S+)\s*(.*)$", line)
-        if m:
-            out.append((m.group(1), m.group(2), model + m.group(3).strip()))
+    """(flag, argument, help) of every setting as `tickgrad train --help` lists them: the rows of every model, then
+    each model's own (a row's help starts "NAME: ", the model's name)."""
+    out = [(r["flag"], r["arg"], r["help"]) for r in ROWS if not r["models"]]
+    for name in MODELS:
+        for r in ROWS:
+            if name in r["models"]:
+                text = r["help"]
+                text = text if text.startswith(name + ": ") else f"{name}: {text}"
+                out.append((r["flag"], r["arg"], text))
     return out
 
 

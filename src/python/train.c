@@ -251,13 +251,69 @@ done:
   return out;
 }
 
-/* train_flags_help() -> the text of `tickgrad train --help`'s settings (one line per flag). */
-static PyObject *py_train_flags_help(PyObject *self, PyObject *args) {
+/* The tuple of names of a NULL-terminated list (an enum's), or of the models in a bit mask. */
+static PyObject *names_tuple(const char *const *names) {
+  Py_ssize_t n = 0;
+  while (names[n]) n++;
+  PyObject *t = PyTuple_New(n);
+  for (Py_ssize_t k = 0; t && k < n; k++) {
+    PyObject *v = PyUnicode_FromString(names[k]);
+    if (!v) Py_CLEAR(t);
+    else PyTuple_SET_ITEM(t, k, v);
+  }
+  return t;
+}
+
+/* model_names() -> ("tft", "mamba2", ...): the model table's kinds in their order (tg_model_count, tg_model_name). */
+static PyObject *py_model_names(PyObject *self, PyObject *args) {
   (void)self, (void)args;
-  tgpy_capture cap;
-  if (tgpy_capture_open(&cap) < 0) return NULL;
-  tg_train_flags_help(cap.f);
-  return tgpy_capture_close(&cap);
+  PyObject *t = PyTuple_New(tg_model_count());
+  for (int k = 0; t && k < tg_model_count(); k++) {
+    const char *name = tg_model_name((tg_model_kind)k);
+    PyObject *v = PyUnicode_FromString(name ? name : "");
+    if (!v) Py_CLEAR(t);
+    else PyTuple_SET_ITEM(t, k, v);
+  }
+  return t;
+}
+
+/* train_settings() -> [dict per row of the training settings table (tg_train_setting_get), in --help's order]: key,
+ * flag, type, arg, lo, hi (None without a range), lo_open, hi_open, increasing, min_n, max_n, choices (an enum's names,
+ * else None), models (the names of the models it applies to; () for every model), resumable, help, default. */
+static PyObject *py_train_settings(PyObject *self, PyObject *args) {
+  (void)self, (void)args;
+  PyObject *list = PyList_New(0);
+  for (int i = 0; list && i < tg_train_setting_count(); i++) {
+    tg_train_setting_info r;
+    if (tg_train_setting_get(i, &r) != TG_OK) {
+      Py_DECREF(list);
+      return tgpy_raise(TG_ERR_INVALID, NULL);
+    }
+    const char *models[33];
+    int nm = 0;
+    for (int k = 0; k < tg_model_count() && k < 32; k++)
+      if (r.models & (1u << k)) models[nm++] = tg_model_name((tg_model_kind)k);
+    models[nm] = NULL;
+    PyObject *mt = names_tuple(models);
+    PyObject *choices = r.names ? names_tuple(r.names) : Py_NewRef(Py_None);
+    PyObject *lo = r.has_range ? PyFloat_FromDouble(r.lo) : Py_NewRef(Py_None);
+    PyObject *hi = r.has_range ? PyFloat_FromDouble(r.hi) : Py_NewRef(Py_None);
+    PyObject *d = mt && choices && lo && hi
+                      ? Py_BuildValue("{s:s,s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:O,s:i,s:i,s:O,s:O,s:O,s:s,s:s}", "key", r.key,
+                                      "flag", r.flag, "type", r.type, "arg", r.arg, "lo", lo, "hi", hi, "lo_open",
+                                      r.lo_open ? Py_True : Py_False, "hi_open", r.hi_open ? Py_True : Py_False,
+                                      "increasing", r.increasing ? Py_True : Py_False, "min_n", r.min_n, "max_n",
+                                      r.max_n, "choices", choices, "models", mt, "resumable",
+                                      r.resumable ? Py_True : Py_False, "help", r.help, "default", r.def)
+                      : NULL;
+    Py_XDECREF(mt);
+    Py_XDECREF(choices);
+    Py_XDECREF(lo);
+    Py_XDECREF(hi);
+    if (!d || PyList_Append(list, d) < 0) Py_CLEAR(list);
+    Py_XDECREF(d);
+  }
+  return list;
 }
 
 /* train_flag_known(flag) -> bool */
@@ -342,7 +398,9 @@ PyMethodDef tgpy_train_methods[] = {
      "evaluate(run, bars, last, device) -> log text: every split scored, RUN/evaluation.json written"},
     {"train", py_train, METH_VARARGS,
      "train(model, config, pairs, data, bars, resume, stop_after, log, progress, on_epoch) -> result dict"},
-    {"train_flags_help", py_train_flags_help, METH_NOARGS, "The settings of `tickgrad train`, one line per flag."},
+    {"train_settings", py_train_settings, METH_NOARGS,
+     "The training settings table: a dict per row (key, flag, type, range, models, help, default), in --help's order."},
+    {"model_names", py_model_names, METH_NOARGS, "The model table's kinds in their order."},
     {"train_flag_known", py_train_flag_known, METH_O, "Whether a flag (\"--lr\") names a training setting."},
     {"read_safetensors", py_read_safetensors, METH_O, "A safetensors file as {name: Array} (the library's reader)."},
     {NULL, NULL, 0, NULL},
