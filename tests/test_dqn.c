@@ -166,7 +166,7 @@ static void test_targets(int double_q) {
   rl_dqn_net n;
   rl_dqn_net_cfg c = linear_cfg(double_q, 0);
   CHECK_OK(rl_dqn_net_open(&n, &c));
-  set_linear(n.online, W_ON, B_ON);
+  set_linear(n.base.store, W_ON, B_ON);
   set_linear(n.target, W_TG, B_TG);
   /* rows chosen so that the online argmax differs from the target's (row 0, 2) and ties pick the first (2, 3) */
   const float s2[8] = {1, 2, 3, -1, -1, -1, 0.5f, 0.5f}, r[4] = {1, -1, 0.5f, 2}, d[4] = {0, 0, 0, 1};
@@ -189,7 +189,7 @@ static void test_loss_grads(int huber) {
   rl_dqn_net n;
   rl_dqn_net_cfg c = linear_cfg(1, huber);
   CHECK_OK(rl_dqn_net_open(&n, &c));
-  set_linear(n.online, W_ON, B_ON);
+  set_linear(n.base.store, W_ON, B_ON);
   const float s[8] = {1, 2, 3, -1, -1, -1, 0.5f, 0.25f}, r[4] = {0.5f, 5, -0.8f, 0.1f}, d[4] = {1, 1, 1, 1};
   const int32_t a[4] = {2, 0, 1, 1};
   memcpy(n.hb.s, s, sizeof s);
@@ -210,7 +210,7 @@ static void test_loss_grads(int huber) {
   CHECK_OK(rl_dqn_net_learn_batch(&n, &l, &mq));
   CHECK_MSG(fabs(l - loss) < 1e-5 && fabs(mq - meanq) < 1e-5, "%s loss %.7g (hand %.7g), mean Q %.7g (hand %.7g)",
             huber ? "huber" : "mse", (double)l, loss, (double)mq, meanq);
-  tg_store *st = n.online;
+  tg_store *st = n.base.store;
   const float *g = tg_store_grads(st), *v = tg_store_values(st);
   tg_param_info pw = tg_store_param(st, tg_store_find(st, "q.0.weight")), pb = tg_store_param(st, tg_store_find(st, "q.0.bias"));
   int ok = 1, moved = 1;
@@ -230,9 +230,9 @@ static void test_target_update(void) {
   rl_dqn_net n;
   rl_dqn_net_cfg c = linear_cfg(0, 0);
   CHECK_OK(rl_dqn_net_open(&n, &c));
-  size_t count = tg_store_numel(n.online);
-  CHECK(memcmp(tg_store_values(n.online), tg_store_values(n.target), count * sizeof(float)) == 0); /* starts as a copy */
-  set_linear(n.online, W_ON, B_ON);
+  size_t count = tg_store_numel(n.base.store);
+  CHECK(memcmp(tg_store_values(n.base.store), tg_store_values(n.target), count * sizeof(float)) == 0); /* starts as a copy */
+  set_linear(n.base.store, W_ON, B_ON);
   set_linear(n.target, W_TG, B_TG);
   CHECK_OK(rl_dqn_net_update_target(&n, 0.25f));
   tg_param_info pw = tg_store_param(n.target, tg_store_find(n.target, "q.0.weight"));
@@ -241,7 +241,7 @@ static void test_target_update(void) {
   for (int k = 0; k < 6; k++) ok &= t[k] == 0.25f * W_ON[k] + 0.75f * W_TG[k];
   CHECK(ok);
   CHECK_OK(rl_dqn_net_update_target(&n, 1.0f));
-  CHECK(memcmp(tg_store_values(n.online), tg_store_values(n.target), count * sizeof(float)) == 0);
+  CHECK(memcmp(tg_store_values(n.base.store), tg_store_values(n.target), count * sizeof(float)) == 0);
   CHECK_STATUS(rl_dqn_net_update_target(&n, 0.0f), TG_ERR_INVALID);
   rl_dqn_net_close(&n);
 }
@@ -322,7 +322,7 @@ static void test_torch_twin(tg_device dev) {
   char dname[16];
   tg_device_str(dev, dname, sizeof dname);
   CHECK_OK(rl_dqn_net_open(&n, &c));
-  set_from(n.online, f, "init.");
+  set_from(n.base.store, f, "init.");
   set_from(n.target, f, "init.");
   const tg_tensor *losses = need(f, "losses");
   for (int k = 0; k < 3 && losses; k++) {
@@ -345,7 +345,7 @@ static void test_torch_twin(tg_device dev) {
               (double)loss, (double)want);
     if (k == 1) CHECK_OK(rl_dqn_net_update_target(&n, 0.5f));
   }
-  double don = max_diff(n.online, f, "final."), dtg = max_diff(n.target, f, "final_target.");
+  double don = max_diff(n.base.store, f, "final."), dtg = max_diff(n.target, f, "final_target.");
   CHECK_MSG(don < 1e-5 && dtg < 1e-5, "%s: final weights differ from PyTorch's by %.3g (online), %.3g (target)", dname,
             don, dtg);
   printf("  %s matched PyTorch's 3 Double DQN steps: weights within %.2g (online), %.2g (target)\n", dname, don, dtg);

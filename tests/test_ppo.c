@@ -116,7 +116,7 @@ static void test_net_loss(void) {
   rl_ppo_net_cfg c = pp_net_cfg(&pc, O, A, M, M, 0);
   rl_ppo_net n;
   CHECK_OK(rl_ppo_net_open(&n, &c));
-  if (!n.store) return;
+  if (!n.base.store) return;
   for (int i = 0; i < M; i++) {
     for (int k = 0; k < O; k++) n.hb.obs[i * O + k] = 2.0f * tg_rng_uniform(3, 0, (uint64_t)(i * O + k)) - 1.0f;
     n.hb.action[i] = i % A;
@@ -149,7 +149,7 @@ static void test_net_loss(void) {
   CHECK_MSG(fabs(stats[TG_PPO_PG] - pg) < 1e-5 && fabs(stats[TG_PPO_V] - vl) < 1e-5 && fabs(stats[TG_PPO_ENTROPY] - ent) < 1e-5,
             "pg %g/%g v %g/%g ent %g/%g", (double)stats[TG_PPO_PG], pg, (double)stats[TG_PPO_V], vl,
             (double)stats[TG_PPO_ENTROPY], ent);
-  CHECK(tg_optim_steps(n.opt) == 1 && tg_optim_last_grad_norm(n.opt) > 0.0f);
+  CHECK(tg_optim_steps(n.base.opt) == 1 && tg_optim_last_grad_norm(n.base.opt) > 0.0f);
   /* the actor head starts near zero (gain 0.01): the policy is close to uniform */
   CHECK_MSG(fabs(stats[TG_PPO_ENTROPY] - log(3.0)) < 1e-3, "initial entropy %g, log 3 = %g", (double)stats[TG_PPO_ENTROPY],
             log(3.0));
@@ -192,9 +192,9 @@ static void test_torch_reference(void) {
   rl_ppo_net_cfg c = pp_net_cfg(&pc, 5, 3, 1, 32, 0);
   rl_ppo_net n;
   CHECK_OK(rl_ppo_net_open(&n, &c));
-  if (!n.store) goto done;
-  for (int i = 0; i < tg_store_count(n.store); i++) {
-    tg_tensor dst = tg_store_tensor(n.store, i, 0);
+  if (!n.base.store) goto done;
+  for (int i = 0; i < tg_store_count(n.base.store); i++) {
+    tg_tensor dst = tg_store_tensor(n.base.store, i, 0);
     char name[96];
     snprintf(name, sizeof name, "init.%s", dst.name);
     const tg_tensor *init = tg_safetensors_find(ref, name);
@@ -215,11 +215,11 @@ static void test_torch_reference(void) {
     for (int k = 0; k < TG_PPO_NSTATS; k++)
       CHECK_MSG(fabs(got[k] - want[k]) <= 2e-5 * (1 + fabs(want[k])), "step %d stat %d: %.8g, torch %.8g", step, k,
                 (double)got[k], (double)want[k]);
-    float gn = tg_optim_last_grad_norm(n.opt);
+    float gn = tg_optim_last_grad_norm(n.base.opt);
     CHECK_MSG(fabs(gn - want[6]) <= 2e-5 * want[6] && gn > 0.5f, "step %d grad norm %.8g, torch %.8g", step, (double)gn,
               (double)want[6]);
-    for (int i = 0; step == 0 && i < tg_store_count(n.store); i++) {
-      tg_tensor gr = tg_store_tensor(n.store, i, 1);
+    for (int i = 0; step == 0 && i < tg_store_count(n.base.store); i++) {
+      tg_tensor gr = tg_store_tensor(n.base.store, i, 1);
       char name[96];
       snprintf(name, sizeof name, "step0.grad.%s", gr.name);
       const tg_tensor *w = tg_safetensors_find(ref, name);
@@ -227,8 +227,8 @@ static void test_torch_reference(void) {
       CHECK_MSG(e < 1e-4, "gradient of %s: relative error %g", gr.name, e);
     }
   }
-  for (int i = 0; i < tg_store_count(n.store); i++) {
-    tg_tensor v = tg_store_tensor(n.store, i, 0);
+  for (int i = 0; i < tg_store_count(n.base.store); i++) {
+    tg_tensor v = tg_store_tensor(n.base.store, i, 0);
     char name[96];
     snprintf(name, sizeof name, "final.%s", v.name);
     const tg_tensor *w = tg_safetensors_find(ref, name);

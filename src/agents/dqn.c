@@ -183,7 +183,7 @@ static tg_status learn(dq_run *r) {
     if (!isfinite(loss)) return numeric_stop(r, isnan(loss) ? "the loss is NaN" : "the loss is infinite");
     r->acc.loss += loss;
     r->acc.q += q;
-    r->acc.grad_norm += tg_optim_last_grad_norm(r->net.opt);
+    r->acc.grad_norm += tg_optim_last_grad_norm(r->net.base.opt);
     r->acc.n++;
   }
   if (t % c->target_network_frequency == 0) return rl_dqn_net_update_target(&r->net, c->tau);
@@ -195,7 +195,7 @@ static void log_interval(dq_run *r) {
   double ret, len, an = (double)r->acc.n, sps = rl_clock_interval(&r->clock, r->step * r->sp.n);
   double loss = r->acc.n ? r->acc.loss / an : NAN, q = r->acc.n ? r->acc.q / an : NAN;
   double gn = r->acc.n ? r->acc.grad_norm / an : NAN, eps = epsilon(&r->c, r->step);
-  long long gsteps = (long long)tg_optim_steps(r->net.opt);
+  long long gsteps = (long long)tg_optim_steps(r->net.base.opt);
   rl_recent_means(&r->recent, &ret, &len);
   if (r->c.log) {
     fprintf(r->c.log, "step %lld/%lld  env steps %lld  episodes %lld  return %.2f  length %.1f  loss %.4g  q %.4g  "
@@ -243,7 +243,7 @@ static void fill_result(const dq_run *r, tg_dqn_result *out) {
   out->steps = r->step;
   out->env_steps = r->step * r->sp.n;
   out->episodes = r->episodes;
-  out->grad_steps = r->net.opt ? tg_optim_steps(r->net.opt) : 0;
+  out->grad_steps = r->net.base.opt ? tg_optim_steps(r->net.base.opt) : 0;
   out->interrupted = r->interrupted;
   rl_recent_means(&r->recent, &out->mean_return, &out->mean_length);
   out->seconds = rl_clock_call(&r->clock, out->env_steps, &out->env_steps_per_s);

@@ -80,7 +80,7 @@ static tg_status load_agent(void *run, const char *dir) {
 /* ---- the set ---- */
 
 static rl_ckpt_parts parts(dq_run *r) {
-  return (rl_ckpt_parts){.kind = &AGENT, .stores = {r->net.online, r->net.target}, .opt = r->net.opt, .seed = r->c.seed,
+  return (rl_ckpt_parts){.kind = &AGENT, .stores = {r->net.base.store, r->net.target}, .opt = r->net.base.opt, .seed = r->c.seed,
                          .position = &r->step, .draws = &r->rb.draws, .unit = "step", .run = r,
                          .save_agent = save_agent, .load_agent = load_agent};
 }

@@ -126,8 +126,8 @@ static tg_status update(pp_run *r) {
       if (st != TG_OK) return st;
       if (!isfinite(stats[TG_PPO_LOSS])) return numeric_error(r, e, k, "the loss is not finite");
       memcpy(r->last.stats, stats, sizeof r->last.stats);
-      r->last.grad_norm = tg_optim_last_grad_norm(r->net.opt);
-      r->last.lr = tg_optim_last_lr(r->net.opt);
+      r->last.grad_norm = tg_optim_last_grad_norm(r->net.base.opt);
+      r->last.lr = tg_optim_last_lr(r->net.base.opt);
     }
     if (r->c.target_kl > 0.0f && r->last.stats[TG_PPO_KL] > r->c.target_kl) break;
   }
@@ -190,7 +190,7 @@ static void fill_result(const pp_run *r, tg_ppo_result *out) {
   out->iterations = r->iter;
   out->env_steps = r->iter * r->B;
   out->episodes = r->episodes;
-  out->updates = r->net.opt ? tg_optim_steps(r->net.opt) : 0;
+  out->updates = r->net.base.opt ? tg_optim_steps(r->net.base.opt) : 0;
   rl_recent_means(&r->recent, &out->mean_return, &out->mean_length);
   out->loss = r->last.stats[TG_PPO_LOSS];
   out->pg_loss = r->last.stats[TG_PPO_PG];

@@ -69,7 +69,7 @@ static tg_status load_agent(void *run, const char *dir) {
 /* ---- the set ---- */
 
 static rl_ckpt_parts parts(pp_run *r) {
-  return (rl_ckpt_parts){.kind = &AGENT, .stores = {r->net.store}, .opt = r->net.opt, .seed = r->c.seed,
+  return (rl_ckpt_parts){.kind = &AGENT, .stores = {r->net.base.store}, .opt = r->net.base.opt, .seed = r->c.seed,
                          .position = &r->iter, .unit = "iteration", .run = r, .save_agent = save_agent,
                          .load_agent = load_agent};
 }

@@ -20,11 +20,11 @@ static rl_mlp_spec ppo_spec(const rl_ppo_net_cfg *c, const char *prefix, int out
 /* The acting graph: obs [n_act, O] -> logits [n_act, A] and value [n_act, 1]. */
 static tg_graph *act_graph(rl_ppo_net *n) {
   const rl_ppo_net_cfg *c = &n->c;
-  tg_graph *g = tg_graph_new(n->store, "ppo_act");
+  tg_graph *g = tg_graph_new(n->base.store, "ppo_act");
   if (!g) return NULL;
   int64_t xs[2] = {c->n_act, c->obs_dim};
   rl_mlp_spec as = ppo_spec(c, "actor", c->n_actions, 0.01f), cs = ppo_spec(c, "critic", 1, 1.0f);
-  tg_tensor *x = rl_obs_input(g, &n->src, tg_input(g, "obs", TG_F32, 2, xs)); /* [n_act, width] */
+  tg_tensor *x = rl_obs_input(g, &n->base.src, tg_input(g, "obs", TG_F32, 2, xs)); /* [n_act, width] */
   n->act_logits = rl_mlp(g, x, &as); /* [n_act, A] */
   n->act_value = rl_mlp(g, x, &cs);  /* [n_act, 1] */
   return g;
@@ -34,11 +34,11 @@ static tg_graph *act_graph(rl_ppo_net *n) {
  * stats that nothing consumes keeps them readable after the step. */
 static tg_graph *train_graph(rl_ppo_net *n) {
   const rl_ppo_net_cfg *c = &n->c;
-  tg_graph *g = tg_graph_new(n->store, "ppo_train");
+  tg_graph *g = tg_graph_new(n->base.store, "ppo_train");
   if (!g) return NULL;
   int64_t xs[2] = {c->mb, c->obs_dim}, ms[1] = {c->mb}, ns[1] = {TG_PPO_NSTATS};
   rl_mlp_spec as = ppo_spec(c, "actor", c->n_actions, 0.01f), cs = ppo_spec(c, "critic", 1, 1.0f);
-  tg_tensor *x = rl_obs_input(g, &n->src, tg_input(g, "obs", TG_F32, 2, xs)); /* [M, width] */
+  tg_tensor *x = rl_obs_input(g, &n->base.src, tg_input(g, "obs", TG_F32, 2, xs)); /* [M, width] */
   tg_tensor *logits = rl_mlp(g, x, &as); /* [M, A] */
   tg_tensor *value = rl_mlp(g, x, &cs);  /* [M, 1] */
   tg_tensor *olp = tg_input(g, "old_logp", TG_F32, 1, ms), *adv = tg_input(g, "adv", TG_F32, 1, ms);
@@ -89,22 +89,20 @@ static size_t mb_action_bytes(const rl_ppo_net_cfg *c) {
   return c->continuous ? (size_t)c->mb * (size_t)c->n_actions * sizeof(float) : (size_t)c->mb * sizeof(int32_t);
 }
 
-/* Where the training graph reads its minibatch: the host minibatch itself on the CPU, else device
+/* Where the training graph reads its minibatch: the host minibatch itself when host, else device
  * buffers of the same layout. */
 static tg_status device_mb(rl_ppo_net *n) {
   const rl_ppo_net_cfg *c = &n->c;
-  if (n->host) {
+  if (n->base.host) {
     n->dmb = n->hb;
-    n->d_obs = NULL;
     return TG_OK;
   }
   size_t m = (size_t)c->mb;
-  void **bufs[7] = {(void **)&n->dmb.obs, c->continuous ? (void **)&n->dmb.action_f : (void **)&n->dmb.action,
-                    (void **)&n->dmb.logp, (void **)&n->dmb.adv, (void **)&n->dmb.ret, (void **)&n->dmb.value,
-                    (void **)&n->d_obs};
-  size_t bytes[7] = {m * (size_t)c->obs_dim * sizeof(float), mb_action_bytes(c), m * sizeof(float), m * sizeof(float),
-                     m * sizeof(float), m * sizeof(float), (size_t)c->n_act * (size_t)c->obs_dim * sizeof(float)};
-  for (int k = 0; k < 7; k++) {
+  void **bufs[6] = {(void **)&n->dmb.obs, c->continuous ? (void **)&n->dmb.action_f : (void **)&n->dmb.action,
+                    (void **)&n->dmb.logp, (void **)&n->dmb.adv, (void **)&n->dmb.ret, (void **)&n->dmb.value};
+  size_t bytes[6] = {m * (size_t)c->obs_dim * sizeof(float), mb_action_bytes(c), m * sizeof(float), m * sizeof(float),
+                     m * sizeof(float), m * sizeof(float)};
+  for (int k = 0; k < 6; k++) {
     tg_status st = rl_dev_zeros(c->dev, bytes[k], bufs[k]);
     if (st != TG_OK) return st;
   }
@@ -128,13 +126,8 @@ static tg_status bind_train(rl_ppo_net *n) {
   if (st == TG_OK) st = rl_bind(g, "adv", c->dev, TG_F32, 1, ms, n->dmb.adv);
   if (st == TG_OK) st = rl_bind(g, "returns", c->dev, TG_F32, 1, ms, n->dmb.ret);
   if (st == TG_OK) st = rl_bind(g, "old_value", c->dev, TG_F32, 1, ms, n->dmb.value);
-  if (st == TG_OK && !n->host) {
-    int64_t os[2] = {c->n_act, c->obs_dim};
-    st = rl_bind(n->act, "obs", c->dev, TG_F32, 2, os, n->d_obs);
-  }
-  if (st == TG_OK) st = rl_obs_bind(n->act, &n->src);
-  if (st == TG_OK) st = rl_obs_bind(n->train, &n->src);
-  return st;
+  if (st == TG_OK) st = rl_net_bind_act(&n->base);
+  return st == TG_OK ? rl_obs_bind(n->train, &n->base.src) : st;
 }
 
 tg_status rl_ppo_net_open(rl_ppo_net *n, const rl_ppo_net_cfg *c) {
@@ -142,44 +135,30 @@ tg_status rl_ppo_net_open(rl_ppo_net *n, const rl_ppo_net_cfg *c) {
   tg_status st = ppo_cfg_check(c);
   if (st != TG_OK) return st;
   n->c = *c;
-  n->host = tg_device_host_memory(c->dev);
-  if ((st = rl_backend_check("ppo", c->dev)) != TG_OK) return st;
-  n->store = tg_store_new(c->dev, c->seed);
-  if (!n->store) st = tg_error(TG_ERR_NOMEM, "ppo: out of memory for the parameter store");
+  st = rl_net_open(&n->base, "ppo", c->dev, c->seed, c->n_act, c->obs_dim, c->env);
   if (st == TG_OK) st = rl_ppo_mb_init(&n->hb, c->mb, c->obs_dim, c->continuous ? c->n_actions : 0);
   if (st == TG_OK) st = device_mb(n);
-  if (st == TG_OK) st = rl_obs_open(&n->src, c->env, c->dev);
   if (st == TG_OK) {
-    n->act = act_graph(n);
+    n->base.act = act_graph(n);
     n->train = train_graph(n);
-    if (!n->act || !n->train) st = tg_error(TG_ERR_NOMEM, "ppo: out of memory building the graphs");
+    if (!n->base.act || !n->train) st = tg_error(TG_ERR_NOMEM, "ppo: out of memory building the graphs");
   }
-  if (st == TG_OK) st = rl_plan(n->act, c->dev, 0, c->precision);
+  if (st == TG_OK) st = rl_plan(n->base.act, c->dev, 0, c->precision);
   if (st == TG_OK) st = rl_plan(n->train, c->dev, 1, c->precision);
   if (st == TG_OK) st = bind_train(n);
-  if (st == TG_OK) st = tg_optim_new(n->store, &c->optim, &n->opt);
-  if (st == TG_OK) st = tg_step_new(n->train, n->loss, n->opt, &n->step);
-  n->log_std_index = c->continuous && n->store ? tg_store_find(n->store, "actor_logstd") : -1;
-  if (st != TG_OK) {
-    char why[1024];
-    snprintf(why, sizeof why, "%s", tg_last_error());
-    rl_ppo_net_close(n);
-    return tg_error(st, "%s", why);
-  }
-  return TG_OK;
+  if (st == TG_OK) st = rl_net_train(&n->base, n->train, n->loss, &c->optim);
+  n->log_std_index = c->continuous && st == TG_OK ? tg_store_find(n->base.store, "actor_logstd") : -1;
+  if (st == TG_OK) return TG_OK;
+  rl_error e = rl_error_keep(st);
+  rl_ppo_net_close(n);
+  return rl_error_raise(&e);
 }
 
 void rl_ppo_net_close(rl_ppo_net *n) {
-  tg_step_free(n->step);
-  tg_optim_free(n->opt);
-  tg_graph_free(n->train);
-  tg_graph_free(n->act);
-  tg_store_free(n->store);
-  rl_obs_close(&n->src);
-  if (!n->host) {
-    void *bufs[8] = {n->dmb.obs, n->dmb.action, n->dmb.action_f, n->dmb.logp, n->dmb.adv, n->dmb.ret, n->dmb.value,
-                     n->d_obs};
-    rl_dev_free(n->c.dev, bufs, 8);
+  rl_net_close(&n->base, &n->train, 1);
+  if (!n->base.host) {
+    void *bufs[7] = {n->dmb.obs, n->dmb.action, n->dmb.action_f, n->dmb.logp, n->dmb.adv, n->dmb.ret, n->dmb.value};
+    rl_dev_free(n->c.dev, bufs, 7);
   }
   rl_ppo_mb_free(&n->hb);
   tg_free(n->h_logits);
@@ -189,22 +168,15 @@ void rl_ppo_net_close(rl_ppo_net *n) {
   memset(n, 0, sizeof *n);
 }
 
-/* The host view of count floats of a graph output: the arena itself on the CPU, else a copy. */
+/* The host view of count floats of a graph output: the arena itself when host, else a copy. */
 static tg_status read_out(rl_ppo_net *n, const tg_tensor *t, float *host, size_t count, const float **out) {
-  return rl_read_out(n->host, n->c.dev, t, host, count, out);
+  return rl_read_out(n->base.host, n->c.dev, t, host, count, out);
 }
 
 tg_status rl_ppo_net_eval(rl_ppo_net *n, const float *obs, const float **logits, const float **value) {
   const rl_ppo_net_cfg *c = &n->c;
   size_t rows = (size_t)c->n_act;
-  tg_status st;
-  if (n->host) {
-    int64_t os[2] = {c->n_act, c->obs_dim};
-    st = rl_bind(n->act, "obs", c->dev, TG_F32, 2, os, (float *)obs); /* read only: graphs never write inputs */
-  } else {
-    st = tg_backend_for(c->dev.kind)->from_host(c->dev, n->d_obs, obs, rows * (size_t)c->obs_dim * sizeof(float));
-  }
-  if (st == TG_OK) st = tg_graph_run(n->act);
+  tg_status st = rl_net_act(&n->base, obs);
   if (st == TG_OK && logits) st = read_out(n, n->act_logits, n->h_logits, rows * (size_t)c->n_actions, logits);
   if (st == TG_OK && value) st = read_out(n, n->act_value, n->h_value, rows, value);
   return st;
@@ -213,7 +185,7 @@ tg_status rl_ppo_net_eval(rl_ppo_net *n, const float *obs, const float **logits,
 tg_status rl_ppo_net_learn(rl_ppo_net *n, const float **stats) {
   const rl_ppo_net_cfg *c = &n->c;
   tg_status st = TG_OK;
-  if (!n->host) {
+  if (!n->base.host) {
     const tg_backend *be = tg_backend_for(c->dev.kind);
     size_t m = (size_t)c->mb;
     int cont = c->continuous;
@@ -226,7 +198,7 @@ tg_status rl_ppo_net_learn(rl_ppo_net *n, const float **stats) {
     for (int k = 0; k < 6 && st == TG_OK; k++) st = be->from_host(c->dev, dst[k], src[k], bytes[k]);
   }
   float loss = NAN;
-  if (st == TG_OK) st = tg_step_run(n->step, &loss);
+  if (st == TG_OK) st = tg_step_run(n->base.step, &loss);
   if (st == TG_OK && stats) st = read_out(n, n->stats, n->h_stats, TG_PPO_NSTATS, stats);
   return st;
 }
@@ -234,9 +206,9 @@ tg_status rl_ppo_net_learn(rl_ppo_net *n, const float **stats) {
 tg_status rl_ppo_net_log_std(rl_ppo_net *n, const float **log_std) {
   if (n->log_std_index < 0) return tg_error(TG_ERR_INVALID, "ppo: log_std of a discrete policy");
   /* [1, A] in the store, only read (a values view would count as a write and make the bf16 mirror again) */
-  const float *ls = tg_store_values_read(n->store) + tg_store_param(n->store, n->log_std_index).offset;
-  *log_std = n->host ? ls : n->h_log_std;
-  if (n->host) return TG_OK;
+  const float *ls = tg_store_values_read(n->base.store) + tg_store_param(n->base.store, n->log_std_index).offset;
+  *log_std = n->base.host ? ls : n->h_log_std;
+  if (n->base.host) return TG_OK;
   return tg_backend_for(n->c.dev.kind)->to_host(n->c.dev, n->h_log_std, ls, (size_t)n->c.n_actions * sizeof(float));
 }
 

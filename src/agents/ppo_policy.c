@@ -36,7 +36,7 @@ static tg_status policy_open(const char *run_dir, tg_env_spec spec, const tg_env
   snprintf(path, sizeof path, "%s/weights.safetensors", run_dir);
   if (st == TG_OK) st = tg_ckpt_check_run_files(run_dir); /* config.json and env.json as the run wrote them */
   if (st == TG_OK) st = tg_weights_check_finite(path);
-  if (st == TG_OK) st = tg_store_load(p->net.store, path);
+  if (st == TG_OK) st = tg_store_load(p->net.base.store, path);
   if (st != TG_OK) {
     tg_ppo_policy_free(p);
     return st;

@@ -93,6 +93,42 @@ tg_status rl_dev_zeros(tg_device dev, size_t bytes, void **out);
 /* Frees the non-NULL device buffers bufs [n]. */
 void rl_dev_free(tg_device dev, void *const *bufs, int n);
 
+/* ---- rl_net.c: what DQN's and PPO's networks share ---- */
+
+typedef struct rl_net {
+  tg_device dev;
+  /* cpu:0 (tg_device_is_host): inputs alias host buffers, outputs are read in place. Every other device copies,
+   * cpu:1 too although its memory is the host's, so that the CPU tests run the device path */
+  int host;
+  int n_act, obs_dim;  /* the acting graph's input [n_act, obs_dim] */
+  tg_store *store;     /* the trained parameters (DQN: the online network) */
+  tg_graph *act;       /* over store: "obs" [n_act, obs_dim] -> the acting outputs (inference) */
+  tg_optim *opt;
+  tg_step *step;
+  float *d_obs;        /* [n_act, obs_dim] the acting input on the device (NULL when host) */
+  rl_obs_src src;      /* the observations' front-end (the feature table when gathering) */
+} rl_net;
+
+/* Fills b (zeroed by the caller) for dev: the device check ("<what>: "), the store of seed, the acting input on
+ * the device and the observations' front-end of env (may be NULL). On failure the caller closes b. */
+tg_status rl_net_open(rl_net *b, const char *what, tg_device dev, uint64_t seed, int n_act, int obs_dim, const tg_env *env);
+/* Binds b->act's inputs (planned): the device's obs buffer unless host, and the feature table. */
+tg_status rl_net_bind_act(rl_net *b);
+/* The optimizer over b->store and the step of train's loss. */
+tg_status rl_net_train(rl_net *b, tg_graph *train, tg_tensor *loss, const tg_optim_config *optim);
+/* Runs b->act on obs [n_act, obs_dim] (host): bound in place when host, else copied to the device. */
+tg_status rl_net_act(rl_net *b, const float *obs);
+/* Frees b: the step and optimizer, then graphs [n] (those over b->store besides act), act, the store and buffers. */
+void rl_net_close(rl_net *b, tg_graph *const *graphs, int n);
+
+/* An open's error kept across the cleanup after it failed (closing may set another): keep, close, raise. */
+typedef struct rl_error {
+  tg_status st;
+  char why[1024];
+} rl_error;
+rl_error rl_error_keep(tg_status st);
+tg_status rl_error_raise(const rl_error *e);
+
 /* ---- replay.c: ring buffer of transitions, uniform sampling with replacement ---- */
 
 typedef struct rl_replay {
@@ -153,22 +189,18 @@ typedef struct rl_dqn_net_cfg {
 
 typedef struct rl_dqn_net {
   rl_dqn_net_cfg c;
-  int host;                 /* cpu:0: inputs alias the host buffers, outputs are read in place */
-  tg_store *online, *target;
+  rl_net base;              /* the online network: its store, optimizer and step; act: obs [n_act, O] -> Q [n_act, A] */
+  tg_store *target;
   tg_graph *train;          /* online store: s, onehot, y -> loss (training plan) */
   tg_graph *next;           /* online store: s2 -> Q(s2) [B, A] (Double DQN only) */
   tg_graph *tgt;            /* target store: s2 -> Q_target(s2) [B, A] */
-  tg_graph *act;            /* online store: obs [n_act, O] -> Q [n_act, A] */
   tg_tensor *loss, *mean_q, *q_next, *q_tgt, *q_act;
-  tg_optim *opt;
-  tg_step *step;
   rl_batch hb;              /* host batch; y in hy */
   float *hy;                /* [B] TD targets (host) */
   float *hq_next, *hq_tgt;  /* [B, A] host copies of the target graphs' outputs (device builds) */
   float *hq_act;            /* [n_act, A] host copy of the acting Q values (device builds) */
-  float *d_s, *d_s2, *d_onehot, *d_y, *d_obs; /* inputs on the device (== host buffers when host) */
+  float *d_s, *d_s2, *d_onehot, *d_y; /* training inputs on the device (== host buffers when host) */
   float *mix;               /* [2 * numel] host scratch for Polyak updates on a device */
-  rl_obs_src src;           /* the observations' front-end (the feature table when gathering) */
 } rl_dqn_net;
 
 tg_status rl_dqn_net_open(rl_dqn_net *n, const rl_dqn_net_cfg *c);
@@ -254,20 +286,14 @@ typedef struct rl_ppo_net_cfg {
 
 typedef struct rl_ppo_net {
   rl_ppo_net_cfg c;
-  int host;            /* the device's memory is host memory (CPU): inputs alias host buffers */
-  tg_store *store;     /* actor.* and critic.* */
-  tg_graph *act;       /* obs [n_act, O] -> logits [n_act, A], value [n_act, 1] (inference) */
+  rl_net base;         /* store: actor.* and critic.*; act: obs [n_act, O] -> logits [n_act, A], value [n_act, 1] */
   tg_graph *train;     /* minibatch -> ppo_loss stats (training) */
   tg_tensor *act_logits, *act_value, *loss, *stats; /* act_logits: the Gaussian's means when continuous */
   int log_std_index;   /* continuous: the store index of actor_logstd [1, A] (-1 otherwise) */
-  tg_optim *opt;
-  tg_step *step;
   rl_ppo_mb hb;        /* host minibatch: fill it, then rl_ppo_net_learn */
-  rl_ppo_mb dmb;       /* the training graph's inputs (== hb on the CPU) */
-  float *d_obs;        /* [n_act, O] acting input on the device (NULL on the CPU) */
+  rl_ppo_mb dmb;       /* the training graph's inputs (== hb when host) */
   float *h_logits, *h_value, *h_stats; /* host copies of outputs (device builds) */
   float *h_log_std;    /* [A] continuous: host copy of log_std */
-  rl_obs_src src;      /* the observations' front-end (the feature table when gathering) */
 } rl_ppo_net;
 
 tg_status rl_ppo_mb_init(rl_ppo_mb *mb, int m, int obs_dim, int act_dim);
