@@ -1,10 +1,6 @@
 /* A trained PPO run's policy: its actor from config.json and weights.safetensors, the most likely action per observation. */
-#include <stdio.h>
 #include "base/alloc.h"
 #include "agents/ppo_internal.h"
-#include "tickgrad/checkpoint.h"
-#include "io/finite.h"
-#include "io/ckpt_set.h"
 
 struct tg_ppo_policy {
   rl_ppo_net net;
@@ -14,18 +10,11 @@ struct tg_ppo_policy {
 /* The policy for observations of spec; env (may be NULL) says whether windows are gathered. */
 static tg_status policy_open(const char *run_dir, tg_env_spec spec, const tg_env *env, tg_device dev,
                              tg_ppo_policy **out) {
-  char path[TG_PATH_MAX + 32];
   if (!out) return tg_error(TG_ERR_INVALID, "ppo policy: out is NULL");
   *out = NULL;
-  if (!run_dir) return tg_error(TG_ERR_INVALID, "ppo policy: the run folder is NULL");
   tg_ppo_config c = tg_ppo_defaults();
-  rl_env_id id;
-  snprintf(path, sizeof path, "%s/config.json", run_dir);
-  tg_status st = rl_config_load(&PP_CONFIG_FILE, path, &c, &id);
+  tg_status st = rl_policy_config(&PP_CONFIG_FILE, run_dir, spec, &c);
   if (st != TG_OK) return st;
-  if (spec.n < 1 || spec.obs_dim != id.obs_dim || spec.n_actions != id.n_actions || spec.n_actions < 0)
-    return tg_error(TG_ERR_INVALID, "ppo policy: %s was trained for obs_dim %d and %d actions; asked for n %d, obs_dim %d, "
-                    "%d actions", run_dir, id.obs_dim, id.n_actions, spec.n, spec.obs_dim, spec.n_actions);
   c.device = dev;
   tg_ppo_policy *p = tg_calloc(1, sizeof *p);
   if (!p) return tg_error(TG_ERR_NOMEM, "ppo policy: out of host memory");
@@ -33,13 +22,11 @@ static tg_status policy_open(const char *run_dir, tg_env_spec spec, const tg_env
   rl_ppo_net_cfg nc = pp_net_cfg(&c, spec.obs_dim, spec.n_actions, spec.n, 2, 0);
   nc.env = env;
   st = rl_ppo_net_open(&p->net, &nc);
-  snprintf(path, sizeof path, "%s/weights.safetensors", run_dir);
-  if (st == TG_OK) st = tg_ckpt_check_run_files(run_dir); /* config.json and env.json as the run wrote them */
-  if (st == TG_OK) st = tg_weights_check_finite(path);
-  if (st == TG_OK) st = tg_store_load(p->net.base.store, path);
+  if (st == TG_OK) st = rl_policy_weights(run_dir, p->net.base.store);
   if (st != TG_OK) {
+    rl_error e = rl_error_keep(st);
     tg_ppo_policy_free(p);
-    return st;
+    return rl_error_raise(&e);
   }
   *out = p;
   return TG_OK;

@@ -60,6 +60,14 @@ const char *rl_config_diff(const rl_config_file *f, const void *a, const void *b
 tg_status rl_config_start(const rl_config_file *f, const char *run, const void *c, void *saved, tg_device dev,
                           int resume, const tg_env *env);
 
+/* ---- rl_policy.c: opening a trained run's policy ---- */
+
+/* RUN/config.json into c (set to the defaults by the caller), refused unless it was trained on spec's observations
+ * and actions; errors start "<what> policy: ". */
+tg_status rl_policy_config(const rl_config_file *f, const char *run_dir, tg_env_spec spec, void *c);
+/* RUN/weights.safetensors into store, once the run's files match its checkpoint and the weights are finite. */
+tg_status rl_policy_weights(const char *run_dir, tg_store *store);
+
 /* ---- rl_metrics.c: recently finished episodes and RUN/metrics.csv ---- */
 
 #define RL_RECENT 100 /* finished episodes in the running means */
