@@ -433,7 +433,7 @@ static void test_nan_stop(void) {
   tg_ppo_result res;
   tg_status st = tg_ppo_train(&c, e, run, &res);
   CHECK_MSG(st == TG_ERR_NUMERIC, "status %s: %s", tg_status_name(st), tg_last_error());
-  CHECK_MSG(strstr(tg_last_error(), "iteration 2") && strstr(tg_last_error(), "checkpoint of iteration 1"), "message: %s",
+  CHECK_MSG(strstr(tg_last_error(), "iteration 2") && strstr(tg_last_error(), "checkpoint (iteration 1)"), "message: %s",
             tg_last_error());
   CHECK(res.iterations == 1);
   char p[600];

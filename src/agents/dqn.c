@@ -16,7 +16,7 @@ static double epsilon(const tg_dqn_config *c, int64_t step) {
 }
 
 static tg_status run_buffers(dq_run *r) {
-  size_t n = (size_t)r->sp.n, od = (size_t)r->sp.obs_dim;
+  size_t n = (size_t)r->base.sp.n, od = (size_t)r->base.sp.obs_dim;
   r->obs = tg_malloc(n * od * sizeof(float));
   r->next_obs = tg_malloc(n * od * sizeof(float));
   r->final_obs = tg_malloc(n * od * sizeof(float));
@@ -34,7 +34,7 @@ static tg_status run_buffers(dq_run *r) {
 }
 
 static void run_free(dq_run *r) {
-  if (r->metrics) fclose(r->metrics);
+  rl_run_close(&r->base);
   rl_dqn_net_close(&r->net);
   rl_replay_free(&r->rb);
   void *bufs[] = {r->obs, r->next_obs, r->final_obs, r->real_next, r->reward, r->term, r->trunc, r->ep_ret, r->ep_len,
@@ -47,12 +47,12 @@ static rl_dqn_net_cfg net_config(const dq_run *r) {
   rl_dqn_net_cfg nc;
   memset(&nc, 0, sizeof nc);
   nc.dev = c->device;
-  nc.obs_dim = r->sp.obs_dim;
-  nc.n_actions = r->sp.n_actions;
+  nc.obs_dim = r->base.sp.obs_dim;
+  nc.n_actions = r->base.sp.n_actions;
   nc.n_hidden = c->n_hidden;
   for (int k = 0; k < c->n_hidden; k++) nc.hidden[k] = c->hidden[k];
   nc.batch = c->batch_size;
-  nc.n_act = r->sp.n;
+  nc.n_act = r->base.sp.n;
   nc.double_q = c->double_q;
   nc.huber = c->huber;
   nc.gamma = c->gamma;
@@ -62,7 +62,7 @@ static rl_dqn_net_cfg net_config(const dq_run *r) {
   nc.optim.clip_norm = c->max_grad_norm;
   nc.seed = c->seed;
   nc.precision = c->precision;
-  nc.env = r->env;
+  nc.env = r->base.env;
   return nc;
 }
 
@@ -70,45 +70,38 @@ static void print_header(const dq_run *r) {
   const tg_dqn_config *c = &r->c;
   char dev[16];
   if (!c->log) return;
-  fprintf(c->log, "dqn on %s (%d instance%s, obs %d, %d actions) on %s into %s\n", tg_env_name(r->env), r->sp.n,
-          r->sp.n == 1 ? "" : "s", r->sp.obs_dim, r->sp.n_actions, tg_device_str(c->device, dev, sizeof dev), r->run);
+  fprintf(c->log, "dqn on %s (%d instance%s, obs %d, %d actions) on %s into %s\n", tg_env_name(r->base.env), r->base.sp.n,
+          r->base.sp.n == 1 ? "" : "s", r->base.sp.obs_dim, r->base.sp.n_actions, tg_device_str(c->device, dev, sizeof dev), r->base.dir);
   fprintf(c->log, "  %lld steps; %s, %s loss, Adam lr %g; batch %d from %lld transitions; epsilon %g -> %g over %lld "
           "steps; learning from step %lld every %lld; target %s every %lld\n", (long long)c->total_timesteps,
           c->double_q ? "Double DQN" : "DQN", c->huber ? "Huber" : "MSE", (double)c->learning_rate, c->batch_size,
           (long long)c->buffer_size, (double)c->start_e, (double)c->end_e,
           (long long)((double)c->exploration_fraction * (double)c->total_timesteps), (long long)c->learning_starts,
           (long long)c->train_frequency, c->tau == 1.0f ? "copy" : "Polyak", (long long)c->target_network_frequency);
-  if (r->step > 0) fprintf(c->log, "resuming %s at step %lld\n", r->run, (long long)r->step);
+  if (r->step > 0) fprintf(c->log, "resuming %s at step %lld\n", r->base.dir, (long long)r->step);
 }
+
+static tg_status load(void *r, int *found) { return dq_ckpt_load(r, found); }
 
 static tg_status run_open(dq_run *r, const tg_dqn_config *c, tg_env *env, const char *dir) {
   r->c = *c;
   rl_precision_settle(&r->c.precision, r->c.device, r->c.hidden, r->c.n_hidden, c->log);
-  r->env = env;
-  r->sp = tg_env_spec_of(env);
   r->saved_step = -1;
   tg_status st = tg_dqn_config_check(c);
   if (st != TG_OK) return st;
-  if (r->sp.n_actions < 2)
+  tg_env_spec sp = tg_env_spec_of(env);
+  if (sp.n_actions < 2)
     return tg_error(TG_ERR_INVALID, "dqn: env '%s' has %s actions; DQN needs a discrete action space of 2 or more",
-                    tg_env_name(env), r->sp.n_actions == 0 ? "continuous" : "fewer than 2");
-  if (!dir || !*dir || strlen(dir) >= sizeof r->run)
-    return tg_error(TG_ERR_INVALID, "dqn: the run folder is empty or longer than %zu bytes", sizeof r->run - 1);
-  snprintf(r->run, sizeof r->run, "%s", dir);
-  if ((st = tg_make_dirs(r->run)) != TG_OK) return st;
+                    tg_env_name(env), sp.n_actions == 0 ? "continuous" : "fewer than 2");
+  if ((st = rl_run_open(&r->base, "dqn", env, dir)) != TG_OK) return st;
   tg_dqn_config saved = r->c;
-  st = rl_config_start(&DQ_CONFIG_FILE, r->run, &r->c, &saved, r->c.device, c->resume, env);
+  st = rl_config_start(&DQ_CONFIG_FILE, r->base.dir, &r->c, &saved, r->c.device, c->resume, env);
   if (st == TG_OK) st = run_buffers(r);
-  if (st == TG_OK) st = rl_replay_init(&r->rb, c->buffer_size, r->sp.obs_dim, c->seed);
+  if (st == TG_OK) st = rl_replay_init(&r->rb, c->buffer_size, r->base.sp.obs_dim, c->seed);
   rl_dqn_net_cfg nc = net_config(r);
   if (st == TG_OK) st = rl_dqn_net_open(&r->net, &nc);
-  if (st != TG_OK) return st;
-  int found = 0;
-  st = c->resume ? dq_ckpt_load(r, &found) : TG_OK;
-  if (st == TG_OK && c->resume && !found && c->log)
-    fprintf(c->log, "%s holds no checkpoint (the run stopped before its first): starting it from the beginning\n", r->run);
-  if (st == TG_OK && !found) st = tg_env_reset(env, r->obs);
-  if (st == TG_OK) st = rl_metrics_open(r->run, METRICS_HEADER, found, r->step, "dqn", &r->metrics);
+  rl_run_resume rs = {c->resume, load, r, &r->step};
+  if (st == TG_OK) st = rl_run_start(&r->base, &rs, r->obs, METRICS_HEADER, c->log);
   if (st == TG_OK) print_header(r);
   return st;
 }
@@ -116,7 +109,7 @@ static tg_status run_open(dq_run *r, const tg_dqn_config *c, tg_env *env, const 
 /* Epsilon-greedy actions for every instance: instance i's coin and random action are words 0 and 1
  * of Philox (seed, RL_STREAM_ACT, step * n + i); the Q-network runs only when some instance exploits. */
 static tg_status act(dq_run *r) {
-  int n = r->sp.n, A = r->sp.n_actions, greedy = 0;
+  int n = r->base.sp.n, A = r->base.sp.n_actions, greedy = 0;
   float eps = (float)epsilon(&r->c, r->step);
   for (int i = 0; i < n; i++) {
     uint32_t w[4];
@@ -140,18 +133,18 @@ static tg_status act(dq_run *r) {
 /* The env step, finished episodes, and the n transitions into the replay ring (s' the true one). */
 static tg_status env_step(dq_run *r) {
   tg_env_out out = {r->next_obs, r->final_obs, r->reward, r->term, r->trunc, r->ep_ret, r->ep_len};
-  tg_status st = tg_env_step(r->env, r->actions, &out);
+  tg_status st = tg_env_step(r->base.env, r->actions, &out);
   if (st != TG_OK) return st;
-  size_t od = (size_t)r->sp.obs_dim;
-  for (int i = 0; i < r->sp.n; i++) {
+  size_t od = (size_t)r->base.sp.obs_dim;
+  for (int i = 0; i < r->base.sp.n; i++) {
     int done = r->term[i] || r->trunc[i];
     memcpy(r->real_next + i * od, (done ? r->final_obs : r->next_obs) + i * od, od * sizeof(float));
     if (done) {
-      rl_recent_push(&r->recent, r->ep_ret[i], r->ep_len[i]);
-      r->episodes++;
+      rl_recent_push(&r->base.recent, r->ep_ret[i], r->ep_len[i]);
+      r->base.episodes++;
     }
   }
-  rl_replay_add(&r->rb, r->sp.n, r->obs, r->real_next, r->actions, r->reward, r->term);
+  rl_replay_add(&r->rb, r->base.sp.n, r->obs, r->real_next, r->actions, r->reward, r->term);
   float *t = r->obs; /* the next observation becomes the current one */
   r->obs = r->next_obs;
   r->next_obs = t;
@@ -159,14 +152,9 @@ static tg_status env_step(dq_run *r) {
 }
 
 static tg_status numeric_stop(const dq_run *r, const char *what) {
-  char why[768];
-  snprintf(why, sizeof why, "%s", what);
-  if (r->saved_step >= 0)
-    return tg_error(TG_ERR_NUMERIC, "dqn: %s at step %lld (env step %lld); stopped, the last good checkpoint (step %lld) "
-                    "is kept in %s", why, (long long)r->step, (long long)(r->step * r->sp.n), (long long)r->saved_step,
-                    r->run);
-  return tg_error(TG_ERR_NUMERIC, "dqn: %s at step %lld (env step %lld); stopped before any checkpoint was written", why,
-                  (long long)r->step, (long long)(r->step * r->sp.n));
+  char at[64];
+  snprintf(at, sizeof at, "step %lld (env step %lld)", (long long)r->step, (long long)(r->step * r->base.sp.n));
+  return rl_numeric_stop(&r->base, what, at, "step", r->saved_step);
 }
 
 /* CleanRL's schedule at global step t = r->step: after learning_starts, a gradient step every
@@ -192,32 +180,32 @@ static tg_status learn(dq_run *r) {
 
 /* One log line and one metrics.csv row for the interval that ends at r->step; resets the interval. */
 static void log_interval(dq_run *r) {
-  double ret, len, an = (double)r->acc.n, sps = rl_clock_interval(&r->clock, r->step * r->sp.n);
+  double ret, len, an = (double)r->acc.n, sps = rl_clock_interval(&r->base.clock, r->step * r->base.sp.n);
   double loss = r->acc.n ? r->acc.loss / an : NAN, q = r->acc.n ? r->acc.q / an : NAN;
   double gn = r->acc.n ? r->acc.grad_norm / an : NAN, eps = epsilon(&r->c, r->step);
   long long gsteps = (long long)tg_optim_steps(r->net.base.opt);
-  rl_recent_means(&r->recent, &ret, &len);
+  rl_recent_means(&r->base.recent, &ret, &len);
   if (r->c.log) {
     fprintf(r->c.log, "step %lld/%lld  env steps %lld  episodes %lld  return %.2f  length %.1f  loss %.4g  q %.4g  "
             "eps %.3f  grad %.4g  updates %lld  %.0f env steps/s\n", (long long)r->step, (long long)r->c.total_timesteps,
-            (long long)(r->step * r->sp.n), (long long)r->episodes, ret, len, loss, q, eps, gn, gsteps, sps);
+            (long long)(r->step * r->base.sp.n), (long long)r->base.episodes, ret, len, loss, q, eps, gn, gsteps, sps);
     fflush(r->c.log);
   }
-  if (r->metrics) {
-    rl_metrics_row_begin(r->metrics, r->step, r->step * r->sp.n, r->episodes, ret, len);
-    rl_csv_num(r->metrics, loss, 0);
-    rl_csv_num(r->metrics, q, 0);
-    rl_csv_num(r->metrics, eps, 0);
-    rl_csv_num(r->metrics, gn, 0);
-    fprintf(r->metrics, ",%lld", gsteps);
-    rl_metrics_row_end(r->metrics, sps);
+  if (r->base.metrics) {
+    rl_metrics_row_begin(r->base.metrics, r->step, r->step * r->base.sp.n, r->base.episodes, ret, len);
+    rl_csv_num(r->base.metrics, loss, 0);
+    rl_csv_num(r->base.metrics, q, 0);
+    rl_csv_num(r->base.metrics, eps, 0);
+    rl_csv_num(r->base.metrics, gn, 0);
+    fprintf(r->base.metrics, ",%lld", gsteps);
+    rl_metrics_row_end(r->base.metrics, sps);
   }
   memset(&r->acc, 0, sizeof r->acc);
 }
 
 static tg_status run_loop(dq_run *r) {
   const tg_dqn_config *c = &r->c;
-  rl_clock_start(&r->clock, r->step * r->sp.n);
+  rl_clock_start(&r->base.clock, r->step * r->base.sp.n);
   while (r->step < c->total_timesteps && !(c->stop_after > 0 && r->step >= c->stop_after)) {
     tg_status st = act(r);
     if (st == TG_OK) st = env_step(r);
@@ -231,7 +219,7 @@ static tg_status run_loop(dq_run *r) {
       if ((st = dq_ckpt_save(r)) != TG_OK) return st;
     }
     if (halt) {
-      r->interrupted = 1;
+      r->base.interrupted = 1;
       break;
     }
   }
@@ -241,28 +229,26 @@ static tg_status run_loop(dq_run *r) {
 static void fill_result(const dq_run *r, tg_dqn_result *out) {
   memset(out, 0, sizeof *out);
   out->steps = r->step;
-  out->env_steps = r->step * r->sp.n;
-  out->episodes = r->episodes;
+  out->env_steps = r->step * r->base.sp.n;
+  out->episodes = r->base.episodes;
   out->grad_steps = r->net.base.opt ? tg_optim_steps(r->net.base.opt) : 0;
-  out->interrupted = r->interrupted;
-  rl_recent_means(&r->recent, &out->mean_return, &out->mean_length);
-  out->seconds = rl_clock_call(&r->clock, out->env_steps, &out->env_steps_per_s);
+  out->interrupted = r->base.interrupted;
+  rl_recent_means(&r->base.recent, &out->mean_return, &out->mean_length);
+  out->seconds = rl_clock_call(&r->base.clock, out->env_steps, &out->env_steps_per_s);
 }
 
 tg_status tg_dqn_train(const tg_dqn_config *c, tg_env *env, const char *run_dir, tg_dqn_result *out) {
   if (!c || !env) return tg_error(TG_ERR_INVALID, "dqn: config and env are required");
   dq_run *r = tg_calloc(1, sizeof *r);
   if (!r) return tg_error(TG_ERR_NOMEM, "dqn: out of memory");
-  rl_clock_start(&r->clock, 0);
+  rl_clock_start(&r->base.clock, 0);
   tg_status st = run_open(r, c, env, run_dir);
   if (st == TG_OK && r->step >= c->total_timesteps && c->log)
-    fprintf(c->log, "%s finished at step %lld; nothing to do\n", r->run, (long long)r->step);
+    fprintf(c->log, "%s finished at step %lld; nothing to do\n", r->base.dir, (long long)r->step);
   if (st == TG_OK) st = run_loop(r);
   if (out) fill_result(r, out);
-  char err[1024];
-  snprintf(err, sizeof err, "%s", tg_last_error());
+  rl_error e = rl_error_keep(st); /* cleanup must not hide the reason */
   run_free(r);
   tg_free(r);
-  if (st != TG_OK) tg_error(st, "%s", err); /* cleanup must not hide the reason */
-  return st;
+  return st == TG_OK ? TG_OK : rl_error_raise(&e);
 }

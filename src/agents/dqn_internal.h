@@ -18,9 +18,7 @@ typedef struct dq_accum {
 
 typedef struct dq_run {
   tg_dqn_config c;
-  tg_env *env;
-  tg_env_spec sp;
-  char run[TG_PATH_MAX];
+  rl_run base;                   /* env, folder, episodes, metrics.csv, clock */
   rl_dqn_net net;
   rl_replay rb;
   /* per-step host buffers */
@@ -30,14 +28,9 @@ typedef struct dq_run {
   double *ep_ret;                                /* [n] */
   int32_t *ep_len, *actions;                     /* [n] */
   /* the run's position */
-  int64_t step, episodes;
-  rl_recent recent;              /* the last finished episodes */
+  int64_t step;
   dq_accum acc;                  /* this log interval's training steps */
   int64_t saved_step;            /* step of the checkpoint on disk (-1: none) */
-  /* this call */
-  int interrupted;               /* a stop request ended it (after a checkpoint) */
-  FILE *metrics;
-  rl_clock clock;
 } dq_run;
 
 /* ---- dqn_config.c ---- */

@@ -29,7 +29,7 @@ static tg_status run_alloc(pp_run *r) {
 }
 
 static void run_free(pp_run *r) {
-  if (r->metrics) fclose(r->metrics);
+  rl_run_close(&r->base);
   rl_ppo_net_close(&r->net);
   rl_rollout_free(&r->ro);
   tg_free(r->perm);
@@ -81,13 +81,13 @@ static tg_status collect(pp_run *r) {
     if (st != TG_OK) return st;
     for (size_t i = 0; i < N; i++) ro->value[row + i] = value[i];
     const void *actions = sample_actions(r, t, pol, log_std);
-    if ((st = tg_env_step(r->env, actions, &out)) != TG_OK) return st;
+    if ((st = tg_env_step(r->base.env, actions, &out)) != TG_OK) return st;
     for (size_t i = 0; i < N; i++) {
       ro->reward[row + i] = r->reward[i];
       r->next_done[i] = r->term[i] || r->trunc[i];
       if (r->next_done[i]) {
-        r->episodes++;
-        rl_recent_push(&r->recent, r->ep_ret[i], r->ep_len[i]);
+        r->base.episodes++;
+        rl_recent_push(&r->base.recent, r->ep_ret[i], r->ep_len[i]);
       }
     }
   }
@@ -102,14 +102,10 @@ static tg_status collect(pp_run *r) {
 
 /* TG_ERR_NUMERIC naming where, keeping the last good checkpoint. */
 static tg_status numeric_error(const pp_run *r, int epoch, int mb, const char *why) {
-  char w[1024];
-  snprintf(w, sizeof w, "%s", why);
-  if (r->saved_iter >= 0)
-    return tg_error(TG_ERR_NUMERIC, "ppo: iteration %lld (env step %lld), epoch %d, minibatch %d: %s; the checkpoint of "
-                    "iteration %lld in %s is kept", (long long)(r->iter + 1), (long long)(r->iter * r->B), epoch + 1,
-                    mb + 1, w, (long long)r->saved_iter, r->run);
-  return tg_error(TG_ERR_NUMERIC, "ppo: iteration %lld (env step %lld), epoch %d, minibatch %d: %s; no checkpoint was "
-                  "written yet", (long long)(r->iter + 1), (long long)(r->iter * r->B), epoch + 1, mb + 1, w);
+  char at[96];
+  snprintf(at, sizeof at, "iteration %lld (env step %lld), epoch %d, minibatch %d", (long long)(r->iter + 1),
+           (long long)(r->iter * r->B), epoch + 1, mb + 1);
+  return rl_numeric_stop(&r->base, why, at, "iteration", r->saved_iter);
 }
 
 /* update_epochs passes over a fresh permutation of the batch, one Adam step per minibatch. */
@@ -145,39 +141,32 @@ static tg_status check_env(const tg_ppo_config *c, const tg_env *env) {
   return TG_OK;
 }
 
+static tg_status load(void *r, int *found) { return pp_ckpt_load(r, found); }
+
 static tg_status run_open(pp_run *r, const tg_ppo_config *c, tg_env *env, const char *run_dir) {
   memset(r, 0, sizeof *r);
   r->c = *c;
   rl_precision_settle(&r->c.precision, r->c.device, r->c.hidden, r->c.n_hidden, c->log);
-  r->env = env;
-  r->sp = tg_env_spec_of(env);
   r->saved_iter = -1;
-  if (!run_dir || !*run_dir || strlen(run_dir) >= sizeof r->run)
-    return tg_error(TG_ERR_INVALID, "ppo: the run folder is empty or longer than %d bytes", (int)sizeof r->run - 1);
-  snprintf(r->run, sizeof r->run, "%s", run_dir);
+  tg_status st = rl_run_open(&r->base, "ppo", env, run_dir);
+  if (st != TG_OK) return st;
   r->T = c->num_steps;
-  r->N = r->sp.n;
-  r->O = r->sp.obs_dim;
-  r->cont = r->sp.n_actions == 0;
-  r->A = r->cont ? 1 : r->sp.n_actions;
+  r->N = r->base.sp.n;
+  r->O = r->base.sp.obs_dim;
+  r->cont = r->base.sp.n_actions == 0;
+  r->A = r->cont ? 1 : r->base.sp.n_actions;
   r->B = (int64_t)r->T * r->N;
   r->M = (int)(r->B / c->num_minibatches);
   r->n_iter = c->total_timesteps / r->B;
-  tg_status st = tg_make_dirs(r->run);
   tg_ppo_config saved = r->c;
-  if (st == TG_OK) st = rl_config_start(&PP_CONFIG_FILE, r->run, &r->c, &saved, r->c.device, c->resume, env);
+  st = rl_config_start(&PP_CONFIG_FILE, r->base.dir, &r->c, &saved, r->c.device, c->resume, env);
   if (st == TG_OK) st = run_alloc(r);
   int64_t updates = r->n_iter * c->update_epochs * c->num_minibatches;
-  rl_ppo_net_cfg nc = pp_net_cfg(&r->c, r->O, r->sp.n_actions, r->N, r->M, updates);
+  rl_ppo_net_cfg nc = pp_net_cfg(&r->c, r->O, r->base.sp.n_actions, r->N, r->M, updates);
   nc.env = env;
   if (st == TG_OK) st = rl_ppo_net_open(&r->net, &nc);
-  int found = 0;
-  if (st == TG_OK && c->resume) st = pp_ckpt_load(r, &found);
-  if (st == TG_OK && c->resume && !found && c->log)
-    fprintf(c->log, "%s holds no checkpoint (the run stopped before its first): starting it from the beginning\n", r->run);
-  if (st == TG_OK && !found) st = tg_env_reset(env, r->next_obs);
-  if (st == TG_OK) st = rl_metrics_open(r->run, METRICS_HEADER, found, r->iter, "ppo", &r->metrics);
-  return st;
+  rl_run_resume rs = {c->resume, load, r, &r->iter};
+  return st == TG_OK ? rl_run_start(&r->base, &rs, r->next_obs, METRICS_HEADER, c->log) : st;
 }
 
 static int log_due(const pp_run *r) {
@@ -189,9 +178,9 @@ static void fill_result(const pp_run *r, tg_ppo_result *out) {
   memset(out, 0, sizeof *out);
   out->iterations = r->iter;
   out->env_steps = r->iter * r->B;
-  out->episodes = r->episodes;
+  out->episodes = r->base.episodes;
   out->updates = r->net.base.opt ? tg_optim_steps(r->net.base.opt) : 0;
-  rl_recent_means(&r->recent, &out->mean_return, &out->mean_length);
+  rl_recent_means(&r->base.recent, &out->mean_return, &out->mean_length);
   out->loss = r->last.stats[TG_PPO_LOSS];
   out->pg_loss = r->last.stats[TG_PPO_PG];
   out->v_loss = r->last.stats[TG_PPO_V];
@@ -199,39 +188,39 @@ static void fill_result(const pp_run *r, tg_ppo_result *out) {
   out->approx_kl = r->last.stats[TG_PPO_KL];
   out->clipfrac = r->last.stats[TG_PPO_CLIPFRAC];
   out->grad_norm = r->last.grad_norm;
-  out->interrupted = r->interrupted;
-  out->seconds = rl_clock_call(&r->clock, out->env_steps, &out->env_steps_per_s);
+  out->interrupted = r->base.interrupted;
+  out->seconds = rl_clock_call(&r->base.clock, out->env_steps, &out->env_steps_per_s);
 }
 
 /* One log line and metrics.csv row for the interval that ends at iteration r->iter. */
 static void log_interval(pp_run *r) {
   double ret, len;
   int64_t steps = r->iter * r->B;
-  double sps = rl_clock_interval(&r->clock, steps);
+  double sps = rl_clock_interval(&r->base.clock, steps);
   const pp_report *p = &r->last;
-  rl_recent_means(&r->recent, &ret, &len);
+  rl_recent_means(&r->base.recent, &ret, &len);
   if (r->c.log) {
     fprintf(r->c.log,
             "iter %lld/%lld  env steps %lld  episodes %lld  return %.2f  length %.1f  loss %.4g  pg %.4g  v %.4g  "
             "entropy %.4f  kl %.3g  clipfrac %.3f  value %.4g  grad %.4g  lr %.3g  %.0f env steps/s\n",
-            (long long)r->iter, (long long)r->n_iter, (long long)steps, (long long)r->episodes, ret, len,
+            (long long)r->iter, (long long)r->n_iter, (long long)steps, (long long)r->base.episodes, ret, len,
             (double)p->stats[TG_PPO_LOSS], (double)p->stats[TG_PPO_PG], (double)p->stats[TG_PPO_V],
             (double)p->stats[TG_PPO_ENTROPY], (double)p->stats[TG_PPO_KL], (double)p->stats[TG_PPO_CLIPFRAC],
             p->mean_value, (double)p->grad_norm, (double)p->lr, sps);
     fflush(r->c.log);
   }
-  if (r->metrics) {
-    rl_metrics_row_begin(r->metrics, r->iter, steps, r->episodes, ret, len);
-    for (int k = 0; k < TG_PPO_NSTATS; k++) rl_csv_num(r->metrics, p->stats[k], 1);
-    rl_csv_num(r->metrics, p->mean_value, 0);
-    rl_csv_num(r->metrics, p->grad_norm, 1);
-    rl_csv_num(r->metrics, p->lr, 1);
-    rl_metrics_row_end(r->metrics, sps);
+  if (r->base.metrics) {
+    rl_metrics_row_begin(r->base.metrics, r->iter, steps, r->base.episodes, ret, len);
+    for (int k = 0; k < TG_PPO_NSTATS; k++) rl_csv_num(r->base.metrics, p->stats[k], 1);
+    rl_csv_num(r->base.metrics, p->mean_value, 0);
+    rl_csv_num(r->base.metrics, p->grad_norm, 1);
+    rl_csv_num(r->base.metrics, p->lr, 1);
+    rl_metrics_row_end(r->base.metrics, sps);
   }
 }
 
 static tg_status run_loop(pp_run *r) {
-  rl_clock_start(&r->clock, r->iter * r->B);
+  rl_clock_start(&r->base.clock, r->iter * r->B);
   int logged = 0;
   while (r->iter < r->n_iter && !(r->c.stop_after > 0 && r->iter >= r->c.stop_after)) {
     tg_status st = collect(r);
@@ -242,11 +231,11 @@ static tg_status run_loop(pp_run *r) {
     if (logged) log_interval(r);
     if (r->c.ckpt_every > 0 && r->iter % r->c.ckpt_every == 0 && (st = pp_ckpt_save(r)) != TG_OK) return st;
     if (r->iter < r->n_iter && tg_stop_requested()) {
-      r->interrupted = 1; /* the checkpoint below */
+      r->base.interrupted = 1; /* the checkpoint below */
       break;
     }
   }
-  if (!logged && r->iter > r->clock.interval_steps0 / r->B) log_interval(r);
+  if (!logged && r->iter > r->base.clock.interval_steps0 / r->B) log_interval(r);
   return r->saved_iter == r->iter ? TG_OK : pp_ckpt_save(r);
 }
 
@@ -259,7 +248,8 @@ tg_status tg_ppo_train(const tg_ppo_config *c, tg_env *env, const char *run_dir,
   st = run_open(r, c, env, run_dir);
   if (st == TG_OK) st = run_loop(r);
   if (out) fill_result(r, out);
+  rl_error e = rl_error_keep(st); /* cleanup must not hide the reason */
   run_free(r);
   tg_free(r);
-  return st;
+  return st == TG_OK ? TG_OK : rl_error_raise(&e);
 }

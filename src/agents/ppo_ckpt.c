@@ -16,9 +16,9 @@ static tg_status save_agent(void *run, const char *dir) {
   rl_agent_put(&a, "next_obs", TG_F32, 2, r->N, r->O, r->next_obs);
   rl_agent_put(&a, "next_done", TG_I32, 1, r->N, 0, done);
   rl_agent_i64(&a, "iteration", r->iter);
-  rl_agent_i64(&a, "episodes", r->episodes);
-  rl_agent_recent(&a, &r->recent);
-  tg_status st = rl_agent_save(&a, dir, r->env);
+  rl_agent_i64(&a, "episodes", r->base.episodes);
+  rl_agent_recent(&a, &r->base.recent);
+  tg_status st = rl_agent_save(&a, dir, r->base.env);
   tg_free(done);
   return st;
 }
@@ -30,17 +30,17 @@ static tg_status load_counters(pp_run *r, const rl_agent_in *a) {
   tg_status st = rl_agent_count(a, "iteration", 0, r->n_iter, &iter);
   if (st == TG_OK) st = rl_agent_count(a, "episodes", 0, INT64_MAX, &episodes);
   if (st != TG_OK) return st;
-  r->iter = iter, r->episodes = episodes;
-  return rl_agent_recent_load(a, &r->recent);
+  r->iter = iter, r->base.episodes = episodes;
+  return rl_agent_recent_load(a, &r->base.recent);
 }
 
 /* The env's saved state; an env that cannot save one (0 bytes) is reset instead, so its running
  * episodes restart (the resumed run then differs from an uninterrupted one). */
 static tg_status load_env(pp_run *r, const rl_agent_in *a, int64_t env_bytes) {
-  if (env_bytes) return rl_agent_env_load(a, r->env, env_bytes);
-  if (r->c.log) fprintf(r->c.log, "ppo: env '%s' cannot save its state; its episodes restart on resume\n", tg_env_name(r->env));
+  if (env_bytes) return rl_agent_env_load(a, r->base.env, env_bytes);
+  if (r->c.log) fprintf(r->c.log, "ppo: env '%s' cannot save its state; its episodes restart on resume\n", tg_env_name(r->base.env));
   memset(r->next_done, 1, (size_t)r->N);
-  return tg_env_reset(r->env, r->next_obs);
+  return tg_env_reset(r->base.env, r->next_obs);
 }
 
 static tg_status load_arrays(pp_run *r, const rl_agent_in *a) {
@@ -57,9 +57,9 @@ static tg_status load_agent(void *run, const char *dir) {
   pp_run *r = run;
   rl_agent_in a;
   int64_t env_bytes = 0;
-  tg_status st = rl_agent_open(&a, &AGENT, dir, r->env);
+  tg_status st = rl_agent_open(&a, &AGENT, dir, r->base.env);
   if (st == TG_OK) st = load_counters(r, &a);
-  if (st == TG_OK) st = rl_agent_env_bytes(&a, r->env, 0, &env_bytes);
+  if (st == TG_OK) st = rl_agent_env_bytes(&a, r->base.env, 0, &env_bytes);
   if (st == TG_OK) st = load_arrays(r, &a);
   if (st == TG_OK) st = load_env(r, &a, env_bytes);
   rl_agent_close(&a);
@@ -76,14 +76,14 @@ static rl_ckpt_parts parts(pp_run *r) {
 
 tg_status pp_ckpt_save(pp_run *r) {
   rl_ckpt_parts p = parts(r);
-  tg_status st = rl_ckpt_save(&p, r->run);
+  tg_status st = rl_ckpt_save(&p, r->base.dir);
   if (st == TG_OK) r->saved_iter = r->iter;
   return st;
 }
 
 tg_status pp_ckpt_load(pp_run *r, int *found) {
   rl_ckpt_parts p = parts(r);
-  tg_status st = rl_ckpt_load(&p, r->run, r->c.log, found);
+  tg_status st = rl_ckpt_load(&p, r->base.dir, r->c.log, found);
   if (st == TG_OK && *found) r->saved_iter = r->iter;
   return st;
 }

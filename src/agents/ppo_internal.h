@@ -20,9 +20,7 @@ typedef struct pp_report {
 
 typedef struct pp_run {
   tg_ppo_config c;
-  tg_env *env;
-  tg_env_spec sp;
-  char run[TG_PATH_MAX];
+  rl_run base;             /* env, folder, episodes, metrics.csv, clock */
   rl_ppo_net net;
   rl_rollout ro;
   int T, N, M, O, A;       /* steps per rollout, instances, minibatch, obs_dim, actions (continuous: 1) */
@@ -39,14 +37,8 @@ typedef struct pp_run {
   int32_t *ep_len;         /* [N] */
   /* the run's position */
   int64_t iter;            /* completed iterations */
-  int64_t episodes;
-  rl_recent recent;        /* the last finished episodes */
   int64_t saved_iter;      /* iteration of the checkpoint on disk (-1: none) */
   pp_report last;
-  /* this call */
-  int interrupted;         /* a stop request ended it (after a checkpoint) */
-  FILE *metrics;
-  rl_clock clock;
 } pp_run;
 
 /* ---- ppo_config.c ---- */

@@ -104,6 +104,37 @@ double rl_clock_interval(rl_clock *k, int64_t env_steps);
 /* Seconds since the call's start (0 when not started) and env steps per second over them (NaN when none). */
 double rl_clock_call(const rl_clock *k, int64_t env_steps, double *sps);
 
+/* ---- rl_run.c: what DQN's and PPO's runs share as they open and stop ---- */
+
+typedef struct rl_run {
+  const char *what;        /* "dqn": errors start "dqn: " */
+  tg_env *env;
+  tg_env_spec sp;
+  char dir[TG_PATH_MAX];   /* the run folder */
+  int64_t episodes;        /* finished so far */
+  rl_recent recent;        /* the last finished episodes */
+  int interrupted;         /* this call: a stop request ended it (after a checkpoint) */
+  FILE *metrics;
+  rl_clock clock;
+} rl_run;
+
+/* How a run resumes: load(run, &found) reads its checkpoint (found 0: none, nothing loaded); position is read after. */
+typedef struct rl_run_resume {
+  int resume;
+  tg_status (*load)(void *run, int *found);
+  void *run;
+  const int64_t *position; /* DQN's step, PPO's iteration */
+} rl_run_resume;
+
+/* b's what, env and spec; dir checked (not empty, fits b->dir), copied and made. */
+tg_status rl_run_open(rl_run *b, const char *what, tg_env *env, const char *dir);
+/* Once the network is open: a resumed run's checkpoint (none: said on log, started from the beginning), else env reset
+ * into obs; then metrics.csv from the position. */
+tg_status rl_run_start(rl_run *b, const rl_run_resume *rs, float *obs, const char *header, FILE *log);
+/* TG_ERR_NUMERIC "<what>: <why> at <at>; stopped, ..." naming the checkpoint kept (saved: its <unit>, -1: none). */
+tg_status rl_numeric_stop(const rl_run *b, const char *why, const char *at, const char *unit, int64_t saved);
+void rl_run_close(rl_run *b);
+
 /* ---- rl_ckpt.c: RUN/agent.safetensors, an agent's position beside its weights ---- */
 
 #define RL_CKPT_MAX_FILES 3
