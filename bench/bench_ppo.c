@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "bench.h"
-#include "agents/rl_internal.h"
+#include "agents/ppo_internal.h"
 #include "tickgrad/tickgrad.h"
 
 #define MB 256

@@ -1,7 +1,7 @@
 /* Benchmark case dqn_step: one Double DQN training step (replay draw, target network, Huber, Adam) on the CPU. */
 #include <stdlib.h>
 #include "bench.h"
-#include "agents/rl_internal.h"
+#include "agents/dqn_internal.h"
 #include "tickgrad/tickgrad.h"
 
 #define OBS 64        /* observation width (the issue fixes the network, not the input) */

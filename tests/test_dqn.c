@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include "graph/backend.h"
 #include "env/env_internal.h"
-#include "agents/rl_internal.h"
+#include "agents/dqn_internal.h"
 #include "support/check.h"
 #include "support/files.h"
 #include "support/stop_hook.h"

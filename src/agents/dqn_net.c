@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "graph/backend.h"
-#include "agents/rl_internal.h"
+#include "agents/dqn_internal.h"
 #include "tickgrad/device.h"
 
 #define Q_PREFIX "q"
@@ -15,13 +15,6 @@ static tg_status cfg_check(const rl_dqn_net_cfg *c) {
   if (st == TG_OK && !(c->gamma >= 0.0f && c->gamma <= 1.0f))
     st = tg_error(TG_ERR_INVALID, "dqn: gamma %g must be in [0, 1]", (double)c->gamma);
   return st;
-}
-
-int rl_argmax(const float *q, int a) {
-  int best = 0;
-  for (int k = 1; k < a; k++)
-    if (q[k] > q[best]) best = k;
-  return best;
 }
 
 static tg_status bind(tg_graph *g, const char *name, tg_device dev, int ndim, const int64_t *shape, float *data) {

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "graph/backend.h"
-#include "agents/rl_internal.h"
+#include "agents/ppo_internal.h"
 #include "tickgrad/device.h"
 
 static tg_status ppo_cfg_check(const rl_ppo_net_cfg *c) {

@@ -1,7 +1,7 @@
 /* The replay buffer: a ring of (s, a, r, s', terminated) sampled uniformly with replacement from Philox. */
 #include <string.h>
 #include "base/alloc.h"
-#include "agents/rl_internal.h"
+#include "agents/dqn_internal.h"
 #include "tickgrad/rng.h"
 
 tg_status rl_replay_init(rl_replay *r, int64_t cap, int obs_dim, uint64_t seed) {

@@ -1,4 +1,4 @@
-/* The agents' graph plumbing: planning, binding host or device buffers, reading outputs back, device buffers. */
+/* The agents' graph plumbing: planning, binding host or device buffers, reading outputs, device buffers, argmax. */
 #include <stdio.h>
 #include <string.h>
 #include "graph/backend.h"
@@ -61,4 +61,11 @@ void rl_dev_free(tg_device dev, void *const *bufs, int n) {
   const tg_backend *be = tg_backend_for(dev.kind);
   for (int k = 0; be && k < n; k++)
     if (bufs[k]) be->free(dev, bufs[k]);
+}
+
+int rl_argmax(const float *q, int a) {
+  int best = 0;
+  for (int k = 1; k < a; k++)
+    if (q[k] > q[best]) best = k;
+  return best;
 }

@@ -1,4 +1,4 @@
-/* The agents' internal pieces: env state, MLPs and graph plumbing, replay and DQN's networks; PPO's rollout and networks. */
+/* The agents' shared internal pieces: env state, MLPs, observations, graph plumbing and the networks' common core. */
 #ifndef TG_RL_INTERNAL_H
 #define TG_RL_INTERNAL_H
 
@@ -9,10 +9,6 @@
 #include "tickgrad/optim.h"
 #include "tickgrad/rl.h"
 #include "tickgrad/step.h"
-
-/* Philox streams of the agents' random draws (the key is the run's seed). */
-#define RL_STREAM_REPLAY 0x5245504c00000000ull /* "REPL": replay indices */
-#define RL_STREAM_ACT 0x4143540000000000ull    /* "ACT": epsilon coins and random actions */
 
 #define RL_MAX_HIDDEN 8
 
@@ -92,6 +88,10 @@ tg_status rl_read_out(int host, tg_device dev, const tg_tensor *t, float *copy, 
 tg_status rl_dev_zeros(tg_device dev, size_t bytes, void **out);
 /* Frees the non-NULL device buffers bufs [n]. */
 void rl_dev_free(tg_device dev, void *const *bufs, int n);
+/* Uniform integer in [0, n) from one 32-bit word (multiply-shift). */
+static inline int64_t rl_u32_below(uint32_t w, int64_t n) { return (int64_t)(((uint64_t)w * (uint64_t)n) >> 32); }
+/* First index of the maximum of q[0..a). */
+int rl_argmax(const float *q, int a);
 
 /* ---- rl_net.c: what DQN's and PPO's networks share ---- */
 
@@ -128,189 +128,5 @@ typedef struct rl_error {
 } rl_error;
 rl_error rl_error_keep(tg_status st);
 tg_status rl_error_raise(const rl_error *e);
-
-/* ---- replay.c: ring buffer of transitions, uniform sampling with replacement ---- */
-
-typedef struct rl_replay {
-  int64_t cap, size, pos; /* capacity, rows filled, next row written */
-  int obs_dim;
-  float *obs;       /* [cap, obs_dim] s */
-  float *next_obs;  /* [cap, obs_dim] the true s' (final observation where the episode ended) */
-  int32_t *action;  /* [cap] */
-  float *reward;    /* [cap] */
-  float *term;      /* [cap] 1 where the episode terminated (truncation is 0: it bootstraps) */
-  uint64_t seed;
-  uint64_t draws;   /* indices drawn so far: the sampler's whole position */
-} rl_replay;
-
-/* A sampled batch in host memory: the rows of s, s', a as a one-hot, r, terminated. */
-typedef struct rl_batch {
-  int64_t b;
-  int obs_dim, n_actions;
-  float *s;       /* [b, obs_dim] */
-  float *s2;      /* [b, obs_dim] */
-  float *onehot;  /* [b, n_actions] */
-  int32_t *action; /* [b] */
-  float *reward;  /* [b] */
-  float *term;    /* [b] */
-} rl_batch;
-
-tg_status rl_replay_init(rl_replay *r, int64_t cap, int obs_dim, uint64_t seed);
-void rl_replay_free(rl_replay *r);
-/* Appends n transitions (rows of obs and next_obs [n, obs_dim], action, reward, terminated [n]),
- * overwriting the oldest once full. */
-void rl_replay_add(rl_replay *r, int n, const float *obs, const float *next_obs, const int32_t *action,
-                   const float *reward, const uint8_t *terminated);
-/* Row k of the next draw: uniform in [0, size) from Philox (seed, RL_STREAM_REPLAY), word k % 4 of
- * counter k / 4, k = draws + j. Writes b->b rows into b and advances draws by b->b. size must be > 0. */
-void rl_replay_sample(rl_replay *r, rl_batch *b);
-/* Uniform integer in [0, n) from one 32-bit word (multiply-shift). */
-static inline int64_t rl_u32_below(uint32_t w, int64_t n) { return (int64_t)(((uint64_t)w * (uint64_t)n) >> 32); }
-
-tg_status rl_batch_init(rl_batch *b, int64_t rows, int obs_dim, int n_actions);
-void rl_batch_free(rl_batch *b);
-
-/* ---- dqn_net.c: the online and target Q-networks, the TD target and one training step ---- */
-
-typedef struct rl_dqn_net_cfg {
-  tg_device dev;
-  int obs_dim, n_actions;
-  int n_hidden, hidden[RL_MAX_HIDDEN];
-  int batch;      /* training batch */
-  int n_act;      /* rows of the acting graph (environment instances) */
-  int double_q;   /* 1: Double DQN target */
-  int huber;      /* 1: Huber loss (delta 1), 0: MSE */
-  float gamma;
-  tg_optim_config optim;
-  uint64_t seed;  /* initialisation (the target starts as a copy of the online net) */
-  tg_precision precision;
-  const tg_env *env; /* NULL, or the env: a trading env with omit_window has its windows gathered (rl_obs.c) */
-} rl_dqn_net_cfg;
-
-typedef struct rl_dqn_net {
-  rl_dqn_net_cfg c;
-  rl_net base;              /* the online network: its store, optimizer and step; act: obs [n_act, O] -> Q [n_act, A] */
-  tg_store *target;
-  tg_graph *train;          /* online store: s, onehot, y -> loss (training plan) */
-  tg_graph *next;           /* online store: s2 -> Q(s2) [B, A] (Double DQN only) */
-  tg_graph *tgt;            /* target store: s2 -> Q_target(s2) [B, A] */
-  tg_tensor *loss, *mean_q, *q_next, *q_tgt, *q_act;
-  rl_batch hb;              /* host batch; y in hy */
-  float *hy;                /* [B] TD targets (host) */
-  float *hq_next, *hq_tgt;  /* [B, A] host copies of the target graphs' outputs (device builds) */
-  float *hq_act;            /* [n_act, A] host copy of the acting Q values (device builds) */
-  float *d_s, *d_s2, *d_onehot, *d_y; /* training inputs on the device (== host buffers when host) */
-  float *mix;               /* [2 * numel] host scratch for Polyak updates on a device */
-} rl_dqn_net;
-
-tg_status rl_dqn_net_open(rl_dqn_net *n, const rl_dqn_net_cfg *c);
-void rl_dqn_net_close(rl_dqn_net *n);
-/* The TD targets of the batch in n->hb into n->hy:
- *   y = r + gamma * (1 - term) * Q_target(s2, argmax_a Q(s2, a))   (Double DQN)
- *   y = r + gamma * (1 - term) * max_a Q_target(s2, a)              (DQN)
- * in float32, in CleanRL's order of operations; argmax takes the first maximum (as torch). */
-tg_status rl_dqn_net_targets(rl_dqn_net *n);
-/* One gradient step on the batch in n->hb (targets, forward, backward, Adam). loss and mean_q (the
- * batch's mean Q(s, a) before the update) may be NULL. */
-tg_status rl_dqn_net_learn_batch(rl_dqn_net *n, float *loss, float *mean_q);
-/* Samples a batch from r, then rl_dqn_net_learn_batch. */
-tg_status rl_dqn_net_learn(rl_dqn_net *n, rl_replay *r, float *loss, float *mean_q);
-/* Q values of obs [n_act, O] (host) into the host array q [n_act, A] it returns in *q. */
-tg_status rl_dqn_net_q(rl_dqn_net *n, const float *obs, const float **q);
-/* theta_target <- tau * theta + (1 - tau) * theta_target (tau = 1: a copy), in float32. */
-tg_status rl_dqn_net_update_target(rl_dqn_net *n, float tau);
-/* First index of the maximum of q[0..a). */
-int rl_argmax(const float *q, int a);
-
-/* ---- rollout.c: PPO's rollout buffer, GAE and minibatches ---- */
-
-typedef struct rl_rollout {
-  int T, N, obs_dim; /* steps, environment instances, floats per observation */
-  int act_dim;       /* 0: discrete actions (action); > 0: continuous ones of this size (action_f) */
-  float *obs;        /* [T, N, obs_dim] the observation acted on at step t */
-  int32_t *action;   /* [T, N] discrete actions */
-  float *action_f;   /* [T, N, act_dim] continuous actions as sampled (unclipped); NULL when discrete */
-  float *logp;       /* [T, N] log pi(action) when sampled */
-  float *value;      /* [T, N] V(obs) when sampled */
-  float *reward;     /* [T, N] */
-  uint8_t *done;     /* [T, N] obs[t] starts a new episode (the step before ended one; CleanRL's dones[t]) */
-  float *adv;        /* [T, N] GAE advantages */
-  float *ret;        /* [T, N] adv + value */
-} rl_rollout;
-
-/* A minibatch in host memory (or, in rl_ppo_net.dmb, device memory of the same layout). */
-typedef struct rl_ppo_mb {
-  float *obs;      /* [M, obs_dim] */
-  int32_t *action; /* [M] discrete actions */
-  float *action_f; /* [M, act_dim] continuous actions (NULL when discrete) */
-  float *logp;     /* [M] */
-  float *adv;      /* [M] */
-  float *ret;      /* [M] */
-  float *value;    /* [M] */
-} rl_ppo_mb;
-
-/* act_dim 0: discrete actions; > 0: continuous actions of that many floats. */
-tg_status rl_rollout_init(rl_rollout *r, int T, int N, int obs_dim, int act_dim);
-void rl_rollout_free(rl_rollout *r);
-/* GAE(lambda) over T steps of N instances ([T, N] arrays, index t * N + i), CleanRL's loop:
- *   next_nonterminal = 1 - done[t + 1] (1 - next_done at t = T - 1), next_v = value[t + 1] (next_value)
- *   delta = reward[t] + gamma next_v next_nonterminal - value[t]
- *   adv[t] = delta + gamma lambda next_nonterminal adv[t + 1];  ret[t] = adv[t] + value[t]
- * computed in float64, stored as float. next_value, next_done: [N]. */
-void rl_gae(const float *reward, const float *value, const uint8_t *done, const float *next_value,
-            const uint8_t *next_done, int T, int N, float gamma, float lambda, float *adv, float *ret);
-void rl_rollout_gae(rl_rollout *r, const float *next_value, const uint8_t *next_done, float gamma, float lambda);
-/* A uniform permutation of [0, n) (Fisher-Yates; swap i uses word 0 of Philox (seed, stream, i)). */
-void rl_permutation(uint64_t seed, uint64_t stream, int32_t n, int32_t *perm);
-/* Rows idx[0..m) of the flattened rollout (row t * N + i) into mb. */
-void rl_rollout_gather(const rl_rollout *r, const int32_t *idx, int m, const rl_ppo_mb *mb);
-
-/* ---- ppo_net.c: PPO's actor and critic, the acting graph and one minibatch update ---- */
-
-#define RL_STREAM_PPO_ACT 0x50504f4100000000ull  /* "PPOA": action draws, counter = env step index */
-#define RL_STREAM_PPO_PERM 0x50504f5000000000ull /* "PPOP" + (iteration * epochs + epoch): permutations */
-
-typedef struct rl_ppo_net_cfg {
-  tg_device dev;
-  int obs_dim, n_actions;           /* continuous: n_actions is the action's dimension */
-  int continuous;                   /* 1: a diagonal Gaussian policy, log_std a parameter ("actor_logstd" [1, A]) */
-  int n_hidden, hidden[RL_MAX_HIDDEN]; /* per network (tanh) */
-  int n_act;         /* rows of the acting graph (environment instances) */
-  int mb;            /* minibatch (>= 2) */
-  tg_ppo_coefs coefs;
-  tg_optim_config optim;
-  uint64_t seed;     /* initialisation */
-  tg_precision precision;
-  const tg_env *env; /* NULL, or the env: a trading env with omit_window has its windows gathered (rl_obs.c) */
-} rl_ppo_net_cfg;
-
-typedef struct rl_ppo_net {
-  rl_ppo_net_cfg c;
-  rl_net base;         /* store: actor.* and critic.*; act: obs [n_act, O] -> logits [n_act, A], value [n_act, 1] */
-  tg_graph *train;     /* minibatch -> ppo_loss stats (training) */
-  tg_tensor *act_logits, *act_value, *loss, *stats; /* act_logits: the Gaussian's means when continuous */
-  int log_std_index;   /* continuous: the store index of actor_logstd [1, A] (-1 otherwise) */
-  rl_ppo_mb hb;        /* host minibatch: fill it, then rl_ppo_net_learn */
-  rl_ppo_mb dmb;       /* the training graph's inputs (== hb when host) */
-  float *h_logits, *h_value, *h_stats; /* host copies of outputs (device builds) */
-  float *h_log_std;    /* [A] continuous: host copy of log_std */
-} rl_ppo_net;
-
-tg_status rl_ppo_mb_init(rl_ppo_mb *mb, int m, int obs_dim, int act_dim);
-void rl_ppo_mb_free(rl_ppo_mb *mb);
-tg_status rl_ppo_net_open(rl_ppo_net *n, const rl_ppo_net_cfg *c);
-void rl_ppo_net_close(rl_ppo_net *n);
-/* logits [n_act, A] and values [n_act] (host views, valid until the next call) of obs [n_act, O]
- * (host); either output may be NULL. */
-tg_status rl_ppo_net_eval(rl_ppo_net *n, const float *obs, const float **logits, const float **value);
-/* One update on n->hb: forward, ppo_loss, backward, clip, Adam. *stats (may be NULL) receives a host
- * view of the loss's TG_PPO_NSTATS values before the update. */
-tg_status rl_ppo_net_learn(rl_ppo_net *n, const float **stats);
-/* Continuous: the policy's log standard deviations [A] (a host view, valid until the next call). */
-tg_status rl_ppo_net_log_std(rl_ppo_net *n, const float **log_std);
-/* Samples from the softmax of l [A] by inverse CDF at u in [0, 1) (float64); *logp = log pi(action). */
-int rl_categorical_sample(const float *l, int A, float u, float *logp);
-/* A diagonal Gaussian: x = mu + exp(ls) * eps from standard normals eps [A]; returns log pi(x) (float64). */
-float rl_gaussian_sample(const float *mu, const float *ls, const float *eps, int A, float *x);
 
 #endif

@@ -1,7 +1,7 @@
 /* PPO's rollout buffer: T steps of N environments, GAE(lambda) advantages and returns, shuffled minibatches. */
 #include <string.h>
 #include "base/alloc.h"
-#include "agents/rl_internal.h"
+#include "agents/ppo_internal.h"
 #include "tickgrad/rng.h"
 
 tg_status rl_rollout_init(rl_rollout *r, int T, int N, int obs_dim, int act_dim) {
