@@ -10,7 +10,7 @@ static void print_mib(const char *label, uint64_t bytes) { printf("  %-10s %.0f 
  * pass, 1 when a present GPU fails. */
 static int print_cuda_devices(void) {
   if (!tg_backend_compiled(TG_CUDA)) {
-    printf("cuda: backend not compiled into this build (%s)\n", tg_cuda_why_none());
+    printf("cuda: %s\n", tg_cuda_why_none());
     return TG_EXIT_OK;
   }
   int n = tg_cuda_count();
@@ -66,6 +66,9 @@ int tg_cmd_devices(int argc, char **argv) {
   static char listing[16384];
   for (int b = 0; b < tg_backend_count(); b++)
     if (tg_backend_describe(b, listing, sizeof listing)) fputs(listing, stdout);
+  if (!tg_backend_compiled(TG_VULKAN))
+    printf("vulkan: backend not compiled into this build (vulkan/vulkan.h or glslc was missing when it was built, or "
+           "TG_VULKAN=OFF): apt-get install libvulkan-dev glslc, then build again\n");
   return rc;
 }
 
