@@ -18,7 +18,8 @@ const char *const tg_model_names[] = {"tft", "mamba2", "mlp", "transformer", NUL
 static const tg_model_def k_models[] = {
     [TG_MODEL_TFT] = {TG_CAP_FUTURE | TG_CAP_STATIC | TG_CAP_CLASS_STEPS | TG_CAP_SPLIT | TG_CAP_EXPORT_WINDOWS, 32,
                       tg_tft_defaults, tg_tft_check, tg_tft_build, tft_window, tft_width,
-                      .build_past = tg_tft_build_past, .build_after_past = tg_tft_build_after_past},
+                      .build_past = tg_tft_build_past, .build_after_past = tg_tft_build_after_past,
+                      .columns = tg_tft_vol_col, .window_col = tg_tft_vol_window_col},
     [TG_MODEL_MAMBA2] = {TG_CAP_STEPPER, 8, tg_mamba2_defaults, tg_mamba2_check, tg_mamba2_build, mamba2_window,
                          mamba2_width, .stepper_new = tg_mamba2_stepper_new},
     [TG_MODEL_MLP] = {0, 64, tg_mlp_defaults, tg_mlp_check, tg_mlp_build, mlp_window, mlp_width},
@@ -37,6 +38,16 @@ const char *tg_model_name(tg_model_kind kind) { return tg_model_get(kind) ? tg_m
 unsigned tg_model_caps(tg_model_kind kind) { return tg_model_get(kind) ? k_models[kind].caps : 0; }
 
 tg_model_kind tg_model_default_kind(void) { return TG_MODEL_MLP; }
+
+tg_status tg_model_columns(tg_forecast_cfg *c, const char (*names)[TG_NAME_MAX], int n) {
+  const tg_model_def *d = tg_model_get(c->kind);
+  return d && d->columns ? d->columns(c, names, n) : TG_OK;
+}
+
+int tg_model_window_col(const tg_forecast_cfg *c) {
+  const tg_model_def *d = tg_model_get(c->kind);
+  return d && d->window_col ? d->window_col(c) : -1;
+}
 
 int tg_forecast_window(const tg_forecast_cfg *c) { return tg_model_get(c->kind) ? k_models[c->kind].window(c) : 0; }
 

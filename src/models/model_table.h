@@ -2,6 +2,7 @@
 #ifndef TG_MODEL_TABLE_H
 #define TG_MODEL_TABLE_H
 
+#include "tickgrad/dataset.h"
 #include "tickgrad/models.h"
 
 typedef struct tg_model_def {
@@ -15,7 +16,11 @@ typedef struct tg_model_def {
   /* with TG_CAP_SPLIT: the two parts of build (tft_internal.h says what each takes) */
   tg_tensor *(*build_past)(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past, tg_tensor *inst);
   tg_tensor *(*build_after_past)(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *x_past, tg_tensor *future,
-                                 tg_tensor *inst, tg_tensor *vol);
+                                 tg_tensor *inst, tg_tensor *window_col);
+  /* or NULL: settles what the model reads from the past columns by name (the tft's volatility column) */
+  tg_status (*columns)(tg_forecast_cfg *c, const char (*names)[TG_NAME_MAX], int n);
+  /* or NULL: the past column whose raw values over the window build_after_past also takes, or -1 */
+  int (*window_col)(const tg_forecast_cfg *c);
   /* with TG_CAP_STEPPER: its per-bar recurrent stepper */
   tg_status (*stepper_new)(tg_store *store, const tg_forecast_cfg *c, int64_t batch, tg_mamba2_stepper **out);
 } tg_model_def;
@@ -25,5 +30,11 @@ extern const char *const tg_model_names[];
 
 /* kind's entry; NULL for a kind outside the table. */
 const tg_model_def *tg_model_get(tg_model_kind kind);
+
+/* c's columns hook over the data's past column names (TG_OK for a kind without one); the trainer and the predictor call
+ * it once the columns are known, before the model is built. */
+tg_status tg_model_columns(tg_forecast_cfg *c, const char (*names)[TG_NAME_MAX], int n);
+/* A split model's window column (build_after_past's window_col [B, window], the column's values oldest first), or -1. */
+int tg_model_window_col(const tg_forecast_cfg *c);
 
 #endif

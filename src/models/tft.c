@@ -296,15 +296,16 @@ tg_tensor *tg_tft_build_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *p
 }
 
 tg_tensor *tg_tft_build_after_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *x_past, tg_tensor *future,
-                                   tg_tensor *inst, tg_tensor *vol) {
+                                   tg_tensor *inst, tg_tensor *vol_x) {
   if (!check_config(g, c)) return NULL;
   if (!check_parts(g, c, x_past, c->tft.enc_len, c->tft.hidden, future, c->tft.dec_len, inst)) return NULL;
   tft_b bb = {g, c->dropout}, *b = &bb;
   tg_tft_taps tp = {0};
   tg_tensor *ctx[4] = {0};
   if (!static_contexts(b, c, inst, ctx)) return NULL;
-  if (c->tft.vol_scale && (!vol || vol->ndim != 1 || vol->shape[0] != x_past->shape[0]))
-    return tg_graph_fail(g, TG_ERR_SHAPE, "tft: the volatility scale needs vol [B] beside x_past");
+  if (c->tft.vol_scale && (!vol_x || vol_x->ndim != 2 || vol_x->shape[0] != x_past->shape[0] ||
+                           vol_x->shape[1] != c->tft.enc_len))
+    return tg_graph_fail(g, TG_ERR_SHAPE, "tft: the volatility scale needs vol_x [B, %d] beside x_past", c->tft.enc_len);
   tg_tensor *pred = after_past_vsn(b, c, x_past, future, ctx, &tp);
-  return pred && c->tft.vol_scale ? tg_tft_vol_apply(g, pred, vol) : pred;
+  return pred && c->tft.vol_scale ? tg_tft_vol_apply(g, pred, tg_tft_vol(g, vol_x)) : pred;
 }

@@ -57,21 +57,25 @@ tg_tensor *tg_tft_build_taps(tg_graph *g, const tg_forecast_cfg *c, const tg_for
  * features and the instrument, so a live predictor computes it once per bar instead of once per window):
  *   tg_tft_build_past:        past [B, T, n_past] (any T), inst [B] -> x_past [B, T, d], the LSTM encoder's input;
  *   tg_tft_build_after_past:  x_past [B, enc_len, d], future [B, dec_len, n_future], inst [B], and with
- *                             c->tft.vol_scale each window's tg_tft_vol [B] (else NULL) -> [B, dec_len, nq].
+ *                             c->tft.vol_scale vol_x [B, enc_len], the windows' column vol_col (else NULL)
+ *                             -> [B, dec_len, nq].
  * Chained over the same store they compute what tg_tft_build does (the static contexts are computed in both). */
 tg_tensor *tg_tft_build_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past, tg_tensor *inst);
 tg_tensor *tg_tft_build_after_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *x_past, tg_tensor *future,
-                                   tg_tensor *inst, tg_tensor *vol);
+                                   tg_tensor *inst, tg_tensor *vol_x);
 
 /* tft_vol.c, the volatility scale (tg_tft_cfg.vol_scale) read from the feature TG_TFT_VOL_FEATURE:
  *   tg_tft_vol_col:    sets c->tft.vol_col from the past columns' names (-1 without vol_scale; a classifier's
  *                      vol_scale becomes 0); TG_ERR_INVALID naming the feature and the way out when vol_scale is on
  *                      and no column has that name;
+ *   tg_tft_vol_window_col: vol_col with vol_scale, else -1 (the model table's window_col);
  *   tg_tft_vol_window: past [B, T, n_past] -> its column vol_col [B, T];
- *   tg_tft_vol:        x [B, T] -> v [B] (a predictor feeds its window's column here, so its v is the trainer's);
+ *   tg_tft_vol:        x [B, T] -> v [B] (after_past takes a predictor's window column here, so its v is the
+ *                      trainer's);
  *   tg_tft_vol_apply:  pred [B, dec, nq] times v [B] per window. */
 #define TG_TFT_VOL_FEATURE "logret"
 tg_status tg_tft_vol_col(tg_forecast_cfg *c, const char (*names)[TG_NAME_MAX], int n);
+int tg_tft_vol_window_col(const tg_forecast_cfg *c);
 tg_tensor *tg_tft_vol_window(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past);
 tg_tensor *tg_tft_vol(tg_graph *g, tg_tensor *x);
 tg_tensor *tg_tft_vol_apply(tg_graph *g, tg_tensor *pred, tg_tensor *vol);

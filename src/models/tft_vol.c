@@ -20,6 +20,8 @@ tg_status tg_tft_vol_col(tg_forecast_cfg *c, const char (*names)[TG_NAME_MAX], i
                   TG_TFT_VOL_FEATURE);
 }
 
+int tg_tft_vol_window_col(const tg_forecast_cfg *c) { return c->tft.vol_scale ? c->tft.vol_col : -1; }
+
 tg_tensor *tg_tft_vol_window(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *past) {
   int64_t s[2] = {past->shape[0], past->shape[1]};
   return tg_reshape(g, tg_slice(g, past, 2, c->tft.vol_col, 1), 2, s);

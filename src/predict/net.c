@@ -2,7 +2,6 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "models/model_table.h"
-#include "models/tft_internal.h"
 #include "predict/predict_internal.h"
 #include "tickgrad/checkpoint.h"
 #include "io/finite.h"
@@ -15,7 +14,7 @@ void pr_net_close(pr_net *n) {
   tg_free(n->bar);
   tg_free(n->future);
   tg_free(n->inst);
-  tg_free(n->vol_x);
+  tg_free(n->col_x);
   memset(n, 0, sizeof *n);
 }
 
@@ -46,9 +45,9 @@ static tg_status open_split(pr_net *n, const tg_forecast_cfg *c) {
   n->bar_out = def->build_past(n->g_bar, c, tg_input(n->g_bar, "bar", TG_F32, 3, s_bar), inst); /* [1, 1, d] */
   tg_tensor *future = tg_input(n->g, "future", TG_F32, 3, s_fut);
   inst = tg_input(n->g, "inst", TG_I64, 1, s_inst);
-  int64_t s_vol[2] = {1, L};
-  tg_tensor *vol = c->tft.vol_scale ? tg_tft_vol(n->g, tg_input(n->g, "vol_x", TG_F32, 2, s_vol)) : NULL; /* [1] */
-  n->pred = def->build_after_past(n->g, c, tg_input(n->g, "x_past", TG_F32, 3, s_win), future, inst, vol);
+  int64_t s_col[2] = {1, L};
+  tg_tensor *col = n->col_x ? tg_input(n->g, "window_col", TG_F32, 2, s_col) : NULL;
+  n->pred = def->build_after_past(n->g, c, tg_input(n->g, "x_past", TG_F32, 3, s_win), future, inst, col);
   tg_status st = plan(n, n->g_bar);
   if (st == TG_OK) st = plan(n, n->g);
   if (st == TG_OK) st = bind_host(n->g_bar, "bar", TG_F32, 3, s_bar, n->bar);
@@ -56,7 +55,7 @@ static tg_status open_split(pr_net *n, const tg_forecast_cfg *c) {
   if (st == TG_OK) st = bind_host(n->g, "x_past", TG_F32, 3, s_win, n->past);
   if (st == TG_OK) st = bind_host(n->g, "future", TG_F32, 3, s_fut, n->future);
   if (st == TG_OK) st = bind_host(n->g, "inst", TG_I64, 1, s_inst, n->inst);
-  if (st == TG_OK && vol) st = bind_host(n->g, "vol_x", TG_F32, 2, s_vol, n->vol_x);
+  if (st == TG_OK && col) st = bind_host(n->g, "window_col", TG_F32, 2, s_col, n->col_x);
   return st;
 }
 
@@ -80,8 +79,9 @@ tg_status pr_net_open(pr_net *n, const tg_forecast_cfg *c, const char *weights_p
   n->bar = tg_calloc((size_t)c->n_past, sizeof(float));
   n->future = tg_calloc((size_t)(c->horizons * (c->n_future > 0 ? c->n_future : 1)), sizeof(float));
   n->inst = tg_calloc(1, sizeof(int64_t));
-  n->vol_x = tg_calloc((size_t)tg_forecast_window(c), sizeof(float));
-  if (!n->g || !n->past || !n->bar || !n->future || !n->inst || !n->vol_x)
+  int col = split && tg_model_window_col(c) >= 0;
+  n->col_x = col ? tg_calloc((size_t)tg_forecast_window(c), sizeof(float)) : NULL;
+  if (!n->g || !n->past || !n->bar || !n->future || !n->inst || (col && !n->col_x))
     return tg_error(TG_ERR_NOMEM, "predict: out of memory for the model");
   tg_status st = split ? open_split(n, c) : open_window(n, c);
   if (st == TG_OK) st = tg_weights_check_finite(weights_path);

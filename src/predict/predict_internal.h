@@ -48,7 +48,7 @@ typedef struct pr_net {
   float *future;      /* [dec, n_future] tft: tod_sin, tod_cos, dow_sin, dow_cos of the decoder steps, then the
                          known: inputs' values */
   int64_t *inst;      /* [1] tft: the instrument's dense index */
-  float *vol_x;       /* [L] tft with vol_scale: the window's volatility column, oldest first (tg_tft_vol) */
+  float *col_x;       /* [L] a split model's window column, oldest first (tg_model_window_col), or NULL */
   tg_precision precision; /* the run's: forecasts use the GEMM precision the model was trained and validated in */
 } pr_net;
 

@@ -6,7 +6,6 @@
 #include "data/features_internal.h"
 #include "data/timeconv.h"
 #include "models/model_table.h"
-#include "models/tft_internal.h"
 #include "predict/predict_internal.h"
 #include "base/files.h"
 
@@ -21,7 +20,7 @@ struct tg_predictor {
                                     step (quantiles, or a classifier's classes) */
   float *ring;                   /* [k, L, net.row] the last L window rows per instrument: mlp the normalised
                                     features, tft their past-VSN outputs */
-  float *vol_ring;               /* [k, L] tft with vol_scale: the rows' volatility column, slots as in ring */
+  float *col_ring;               /* [k, L] a split model's window column (tg_model_window_col), slots as in ring */
   int64_t *seen;                 /* [k] valid rows pushed per instrument */
   int64_t *gap_end;              /* [k] the last seen count whose window (mamba2: state) holds a missing lead value */
   float *raw, *x, *pred;         /* [F] the bar's features, [F] normalised, [H * nq] scaled forecast or logits */
@@ -73,7 +72,7 @@ static tg_status model_config(tg_predictor *p) {
   }
   m->horizons = mt->C && !(caps & TG_CAP_CLASS_STEPS) ? 1 : p->cfg.horizons; /* as tr_data's Hm */
   if (caps & TG_CAP_FUTURE) m->tft.dec_len = p->cfg.horizons;
-  tg_status st = tg_tft_vol_col(m, (const char (*)[TG_NAME_MAX])p->meta.names, p->meta.f);
+  tg_status st = tg_model_columns(m, (const char (*)[TG_NAME_MAX])p->meta.names, p->meta.f);
   if (st == TG_OK) st = tg_forecast_check(m);
   return st == TG_OK ? st : tg_error(st, "predict: %s/config.json: %s", p->info.run, tg_last_error());
 }
@@ -114,14 +113,14 @@ static tg_status open_model(tg_predictor *p, const char *weights) {
 static tg_status open_buffers(tg_predictor *p) {
   size_t k = (size_t)p->meta.k, F = (size_t)p->F;
   p->ring = tg_calloc(k * (size_t)p->L * (size_t)p->net.row, sizeof(float));
-  p->vol_ring = tg_calloc(k * (size_t)p->L, sizeof(float));
+  p->col_ring = tg_calloc(k * (size_t)p->L, sizeof(float));
   p->seen = tg_calloc(k, sizeof(int64_t));
   p->gap_end = tg_calloc(k, sizeof(int64_t));
   p->expect = tg_calloc(k, sizeof(int64_t));
   p->raw = tg_calloc((size_t)p->cols.width, sizeof(float));
   p->x = tg_calloc(F, sizeof(float));
   p->pred = tg_calloc((size_t)(p->H * p->nq), sizeof(float));
-  return p->ring && p->vol_ring && p->seen && p->gap_end && p->expect && p->raw && p->x && p->pred ? TG_OK : tg_error(TG_ERR_NOMEM, "predict: out of memory");
+  return p->ring && p->col_ring && p->seen && p->gap_end && p->expect && p->raw && p->x && p->pred ? TG_OK : tg_error(TG_ERR_NOMEM, "predict: out of memory");
 }
 
 static void fill_info(tg_predictor *p) {
@@ -197,7 +196,7 @@ void tg_predictor_free(tg_predictor *p) {
   tg_feature_stream_free(p->fs);
   pr_meta_free(&p->meta);
   tg_free(p->ring);
-  tg_free(p->vol_ring);
+  tg_free(p->col_ring);
   tg_free(p->seen);
   tg_free(p->gap_end);
   tg_free(p->expect);
@@ -264,9 +263,9 @@ static tg_status run_window(tg_predictor *p, int j, int64_t ts) {
   const float *ring = p->ring + (size_t)j * L * W; /* [L, W], row r holds valid row r mod L */
   size_t oldest = (size_t)(p->seen[j] % (int64_t)L);
   for (size_t r = 0; r < L; r++) memcpy(p->net.past + r * W, ring + ((oldest + r) % L) * W, W * sizeof(float));
+  for (size_t r = 0; r < L && p->net.col_x; r++) p->net.col_x[r] = p->col_ring[(size_t)j * L + (oldest + r) % L];
   if (tg_model_caps(p->cfg.model.kind) & TG_CAP_FUTURE) {
     p->net.inst[0] = j;
-    for (size_t r = 0; r < L; r++) p->net.vol_x[r] = p->vol_ring[(size_t)j * L + (oldest + r) % L];
     size_t nf = (size_t)p->cfg.model.n_future, nk = (size_t)p->cols.n_known;
     int64_t t[TG_MAX_HORIZONS];
     tg_status st = next_times(p, j, ts, t);
@@ -382,7 +381,8 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
     size_t at = (size_t)j * L + (size_t)(p->seen[j] % (int64_t)L);
     float *slot = p->ring + at * W; /* [W] */
     if (tg_model_caps(p->cfg.model.kind) & TG_CAP_SPLIT) { /* the bar's past part (the tft's VSN), computed once */
-      if (p->cfg.model.tft.vol_scale) p->vol_ring[at] = p->x[p->cfg.model.tft.vol_col];
+      int col = tg_model_window_col(&p->cfg.model);
+      if (col >= 0) p->col_ring[at] = p->x[col];
       memcpy(p->net.bar, p->x, (size_t)p->F * sizeof(float));
       p->net.inst[0] = j;
       st = pr_net_bar(&p->net, slot);

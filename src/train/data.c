@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
-#include "models/tft_internal.h"
+#include "models/model_table.h"
 #include "tickgrad/device.h"
 #include "train/train_internal.h"
 
@@ -367,7 +367,7 @@ tg_status tr_data_model(const tr_data *d, tg_forecast_cfg *model) {
   model->horizons = d->Hm;
   model->n_classes = d->C;
   if (tg_model_caps(model->kind) & TG_CAP_FUTURE) model->tft.dec_len = d->H;
-  return tg_tft_vol_col(model, (const char (*)[TG_NAME_MAX])d->ds.fx.names, d->F);
+  return tg_model_columns(model, (const char (*)[TG_NAME_MAX])d->ds.fx.names, d->F);
 }
 
 void tr_data_close(tr_data *d) {

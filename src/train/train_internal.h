@@ -82,8 +82,8 @@ typedef struct tr_data {
 tg_status tr_data_open(tr_data *d, const tg_train_config *c, const tg_bars *bars, tg_device dev,
                        tg_forecast_cfg *model, FILE *log);
 void tr_data_close(tr_data *d);
-/* The model's data-given sizes (inputs, categories, known-future columns, instruments, horizons, classes) and a TFT's
- * volatility column into model; TG_ERR_INVALID when the volatility scale's feature is missing. */
+/* The model's data-given sizes (inputs, categories, known-future columns, instruments, horizons, classes) into model,
+ * and what it reads by name (tg_model_columns: an error names a feature the model needs and lacks). */
 tg_status tr_data_model(const tr_data *d, tg_forecast_cfg *model);
 /* 1 when the features hold a calendar column (tod_*, dow_*). */
 int tr_data_has_calendar(const tr_data *d);
