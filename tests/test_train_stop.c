@@ -172,10 +172,27 @@ static void test_request(void) {
   tg_bars_free(&bars);
 }
 
+/* A loss that overflows stops the run at that step naming the loss, whether or not its gradients are finite. */
+static void test_nan_loss(void) {
+  tg_bars bars;
+  CHECK(tg_test_synth_bars(&bars, 3000, 0.5, 12));
+  rows r;
+  tg_train_config c = small(TG_MODEL_MLP, "nan", 2, &r);
+  c.lr = 1e30;
+  tg_train_result res;
+  tg_status st = tg_train_run(&c, &bars, &res);
+  const char *e = tg_last_error();
+  CHECK_MSG(st == TG_ERR_NUMERIC && (strstr(e, "train: loss is NaN at epoch 1") || strstr(e, "train: loss is Inf at epoch 1")) &&
+                strstr(e, "stopped, no checkpoint had been written yet"),
+            "a diverging run: status %d, '%s'", (int)st, e);
+  tg_bars_free(&bars);
+}
+
 int main(void) {
   snprintf(g_tmp, sizeof g_tmp, "/tmp/tg_train_stop_XXXXXX");
   if (!mkdtemp(g_tmp)) return tg_test_skip("cannot make a temporary folder");
   test_request();
+  test_nan_loss();
   test_positions(TG_MODEL_MLP, 6000, 3);
   /* under the sanitizers the MLP alone: the stop and resume paths are the trainer's, the same for every model (the
    * TFT's bitwise resume is checked in Release; under ASan it took minutes) */

@@ -45,6 +45,11 @@ int tg_dist_on_device(tg_device d);
 tg_status tg_dist_device_open(tg_device d);
 /* data[n] in d's memory becomes its mean over the ranks, enqueued on d's compute stream. Nothing with one process. */
 tg_status tg_dist_device_mean(tg_device d, float *data, size_t n);
+/* A training step's reduce (a tg_step_reduce_fn, ctx a tg_device *): grads[n] and loss[1] (NULL: none) on that device
+ * become their mean over the ranks, each rank's being the mean over its shard of the global batch, so the result is the
+ * global batch's. Host memory sums over MPI; a device's memory through its backend's collectives (tg_dist_device_open
+ * first). Nothing with one process. */
+tg_status tg_dist_step_mean(void *ctx, float *grads, size_t n, float *loss);
 void tg_dist_device_close(tg_device d);
 
 #ifdef __cplusplus

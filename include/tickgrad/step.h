@@ -22,6 +22,13 @@ void tg_step_set_capture(tg_step *s, int on);
 /* One step. loss_out (may be NULL) receives the loss, read back after the step (4 bytes). Errors
  * from kernels (bad indices) and a non-finite gradient norm are raised here. */
 tg_status tg_step_run(tg_step *s, float *loss_out);
+/* The last call's phases in seconds: forward (with the loss copy), backward, and update (reduce, optimizer, reading
+ * the loss back). Eager calls only (a replayed capture leaves them 0); on an asynchronous device the first two are
+ * queueing times. */
+typedef struct tg_step_times {
+  double forward, backward, update;
+} tg_step_times;
+const tg_step_times *tg_step_last_times(const tg_step *s);
 /* 1 once the step replays a captured graph. */
 int tg_step_captured(const tg_step *s);
 /* Why capture was given up ("" when it was not), e.g. an op that cannot be captured. */

@@ -162,6 +162,22 @@ tg_status tg_dist_device_mean(tg_device d, float *data, size_t n) {
   return be->collectives->mean(data, n, d.index);
 }
 
+tg_status tg_dist_step_mean(void *ctx, float *grads, size_t n, float *loss) {
+  const tg_device *d = ctx;
+  const tg_backend *be = tg_backend_for(d->kind);
+  if (g_size == 1) return TG_OK;
+  if (be && !be->host_memory) {
+    tg_status st = tg_dist_device_mean(*d, grads, n);
+    return st == TG_OK && loss ? tg_dist_device_mean(*d, loss, 1) : st;
+  }
+  double v = loss ? *loss : 0.0;
+  tg_status st = loss ? tg_dist_sum_f64(&v, 1) : TG_OK;
+  if (st == TG_OK && loss) *loss = (float)(v / g_size);
+  if (st == TG_OK) st = tg_dist_sum_f32(grads, n);
+  for (size_t i = 0; st == TG_OK && i < n; i++) grads[i] /= (float)g_size;
+  return st;
+}
+
 void tg_dist_device_close(tg_device d) {
   const tg_backend *be = tg_backend_for(d.kind);
   if (be && be->collectives) be->collectives->close();

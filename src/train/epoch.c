@@ -36,25 +36,6 @@ static tg_status nan_stop(const tr_epoch_ctx *x, int64_t step, int64_t steps, fl
                   (long long)x->p->step + 1, ck);
 }
 
-/* Data-parallel: the mean over the ranks of each rank's loss and gradients (each a mean over its shard of the
- * global batch, so the result is the global batch's mean), one all-reduce of the flat gradient buffer. A non-finite
- * loss on any rank reaches every rank, so all stop at the same step. */
-static tg_status dist_mean(const tg_train_config *c, tr_model *m, float *loss, int grads) {
-  int n = tr_ranks(c);
-  if (n == 1) return TG_OK;
-  if (!grads) {
-    double v = *loss;
-    tg_status st = tg_dist_sum_f64(&v, 1);
-    *loss = (float)(v / n);
-    return st;
-  }
-  float *g = tg_store_grads(m->store); /* [numel] host memory: data-parallel runs on the CPU */
-  size_t numel = tg_store_numel(m->store);
-  tg_status st = tg_dist_sum_f32(g, numel);
-  for (size_t i = 0; st == TG_OK && i < numel; i++) g[i] /= (float)n;
-  return st;
-}
-
 /* A stop is due on some rank: the ranks agree (one sum), so all stop after the same step. */
 static tg_status stop_due(const tg_train_config *c, const tr_progress *p, int *stop) {
   *stop = tr_stop_due(c, p);
@@ -62,25 +43,6 @@ static tg_status stop_due(const tg_train_config *c, const tr_progress *p, int *s
   double v = *stop;
   tg_status st = tg_dist_sum_f64(&v, 1);
   *stop = v > 0;
-  return st;
-}
-
-/* forward, backward, optimizer as separate calls (CPU), each timed */
-static tg_status step_cpu(const tg_train_config *c, tr_model *m, float *loss, tg_train_metrics *t) {
-  double t0 = tg_clock_seconds();
-  tg_status st = tg_graph_run(m->train.g);
-  double t1 = tg_clock_seconds();
-  t->forward_s += t1 - t0;
-  if (st != TG_OK) return st;
-  *loss = *(const float *)m->train.loss->data; /* cpu memory */
-  if ((st = dist_mean(c, m, loss, 0)) != TG_OK) return st;
-  if (!isfinite(*loss)) return TG_OK;
-  st = tg_graph_backward(m->train.g, m->train.loss);
-  double t2 = tg_clock_seconds();
-  t->backward_s += t2 - t1;
-  if (st == TG_OK) st = dist_mean(c, m, loss, 1);
-  if (st == TG_OK) st = tg_optim_step(m->opt);
-  t->optimizer_s += tg_clock_seconds() - t2;
   return st;
 }
 
@@ -110,19 +72,20 @@ tg_status tr_train_epoch(tr_epoch_ctx *x, tg_train_metrics *t) {
     double t1 = tg_clock_seconds();
     t->data_s += t1 - t0;
     if (st != TG_OK) break;
-    if (m->step) st = tg_step_run(m->step, &loss);
-    else st = step_cpu(x->c, m, &loss, t);
+    st = tg_step_run(m->step, &loss);
+    const tg_step_times *ph = tg_step_last_times(m->step);
+    t->forward_s += ph->forward, t->backward_s += ph->backward, t->optimizer_s += ph->update;
     t->step_s += tg_clock_seconds() - t1;
+    if ((st == TG_OK || st == TG_ERR_NUMERIC) && !isfinite(loss)) { /* the loss first: it says why the gradients are */
+      tg_free(starts);
+      return nan_stop(x, s + 1, steps, loss, TG_OK);
+    }
     if (st == TG_ERR_NUMERIC) {
       snprintf(x->why, sizeof x->why, "%s", tg_last_error());
       tg_free(starts);
       return nan_stop(x, s + 1, steps, loss, st);
     }
     if (st != TG_OK) break;
-    if (!isfinite(loss)) {
-      tg_free(starts);
-      return nan_stop(x, s + 1, steps, loss, TG_OK);
-    }
     sum += loss;
     norm_sum += tg_optim_last_grad_norm(m->opt); /* read by the step's optimizer finish: no extra sync on CUDA */
     lr = tg_optim_last_lr(m->opt);

@@ -142,13 +142,6 @@ static tg_status dist_check(tr_run *r) {
   return tg_dist_check_same(h, "the training config (flags, data paths)");
 }
 
-/* The step's reduce on a device: the global batch's mean gradient and loss (each rank's are means over its shard). */
-static tg_status device_mean(void *ctx, float *grads, size_t n, float *loss) {
-  const tg_device *dev = ctx;
-  tg_status st = tg_dist_device_mean(*dev, grads, n);
-  return st == TG_OK && loss ? tg_dist_device_mean(*dev, loss, 1) : st;
-}
-
 /* Data, model and the run folder; a resumed run's checkpoint and metrics. */
 static tg_status open_run(tr_run *r, const tg_bars *bars) {
   tg_train_config *c = &r->c;
@@ -177,10 +170,10 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
       (st = tg_dist_check_same((uint64_t)r->d.ds.fx.n * 1000003u + (uint64_t)r->d.F, "the data (bars, features)")) != TG_OK)
     return st;
   if ((st = tr_model_open(&r->m, c, &model, &r->d)) != TG_OK) return st;
-  if (r->m.step && tr_ranks(c) > 1) { /* a device: gradients and loss averaged there, inside the captured step */
-    if ((st = tg_dist_device_open(r->dev)) != TG_OK) return st;
-    r->collectives = 1;
-    tg_step_set_reduce(r->m.step, device_mean, &r->dev);
+  if (tr_ranks(c) > 1) { /* gradients and loss averaged inside the step: on a device by its collectives */
+    if (!tg_device_host_memory(r->dev) && (st = tg_dist_device_open(r->dev)) != TG_OK) return st;
+    r->collectives = !tg_device_host_memory(r->dev);
+    tg_step_set_reduce(r->m.step, tg_dist_step_mean, &r->dev);
   }
   size_t per = r->d.C ? (size_t)r->d.C : (size_t)r->d.H; /* a window's targets; a classifier's outputs too */
   size_t np = (size_t)c->batch * (r->d.C ? per : per * (size_t)r->d.nq), nt = (size_t)c->batch * per;

@@ -106,7 +106,7 @@ tg_status tr_model_open(tr_model *m, const tg_train_config *c, const tg_forecast
   if (st == TG_OK) st = tg_graph_set_seed(m->train.g, (uint64_t)c->seed, 0);
   tg_optim_config oc = tr_optim_config(c, d->n_train / c->batch);
   if (st == TG_OK) st = tg_optim_new(m->store, &oc, &m->opt);
-  if (st == TG_OK && tg_device_captures(d->dev)) st = tg_step_new(m->train.g, m->train.loss, m->opt, &m->step);
+  if (st == TG_OK) st = tg_step_new(m->train.g, m->train.loss, m->opt, &m->step);
   if (st != TG_OK) tr_model_close(m);
   return st;
 }

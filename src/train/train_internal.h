@@ -112,7 +112,7 @@ typedef struct tr_model {
   tg_store *store;
   tr_net train, eval, rest; /* rest: the validation remainder (B = n_val % batch), g NULL when none */
   tg_optim *opt;
-  tg_step *step;            /* the training step (used on CUDA) */
+  tg_step *step;            /* the training step (every device) */
 } tr_model;
 
 tg_status tr_model_open(tr_model *m, const tg_train_config *c, const tg_forecast_cfg *model, tr_data *d);
