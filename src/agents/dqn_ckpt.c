@@ -81,20 +81,16 @@ static tg_status load_agent(void *run, const char *dir) {
 
 static rl_ckpt_parts parts(dq_run *r) {
   return (rl_ckpt_parts){.kind = &AGENT, .stores = {r->net.base.store, r->net.target}, .opt = r->net.base.opt, .seed = r->c.seed,
-                         .position = &r->step, .draws = &r->rb.draws, .unit = "step", .run = r,
+                         .position = &r->step, .saved = &r->saved_step, .draws = &r->rb.draws, .unit = "step", .run = r,
                          .save_agent = save_agent, .load_agent = load_agent};
 }
 
 tg_status dq_ckpt_save(dq_run *r) {
   rl_ckpt_parts p = parts(r);
-  tg_status st = rl_ckpt_save(&p, r->base.dir);
-  if (st == TG_OK) r->saved_step = r->step;
-  return st;
+  return rl_ckpt_save(&p, r->base.dir);
 }
 
 tg_status dq_ckpt_load(dq_run *r, int *found) {
   rl_ckpt_parts p = parts(r);
-  tg_status st = rl_ckpt_load(&p, r->base.dir, r->c.log, found);
-  if (st == TG_OK && *found) r->saved_step = r->step;
-  return st;
+  return rl_ckpt_load(&p, r->base.dir, r->c.log, found);
 }

@@ -70,20 +70,16 @@ static tg_status load_agent(void *run, const char *dir) {
 
 static rl_ckpt_parts parts(pp_run *r) {
   return (rl_ckpt_parts){.kind = &AGENT, .stores = {r->net.base.store}, .opt = r->net.base.opt, .seed = r->c.seed,
-                         .position = &r->iter, .unit = "iteration", .run = r, .save_agent = save_agent,
+                         .position = &r->iter, .saved = &r->saved_iter, .unit = "iteration", .run = r, .save_agent = save_agent,
                          .load_agent = load_agent};
 }
 
 tg_status pp_ckpt_save(pp_run *r) {
   rl_ckpt_parts p = parts(r);
-  tg_status st = rl_ckpt_save(&p, r->base.dir);
-  if (st == TG_OK) r->saved_iter = r->iter;
-  return st;
+  return rl_ckpt_save(&p, r->base.dir);
 }
 
 tg_status pp_ckpt_load(pp_run *r, int *found) {
   rl_ckpt_parts p = parts(r);
-  tg_status st = rl_ckpt_load(&p, r->base.dir, r->c.log, found);
-  if (st == TG_OK && *found) r->saved_iter = r->iter;
-  return st;
+  return rl_ckpt_load(&p, r->base.dir, r->c.log, found);
 }

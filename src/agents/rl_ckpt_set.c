@@ -22,7 +22,9 @@ tg_status rl_ckpt_save(const rl_ckpt_parts *p, const char *run) {
   for (int i = 0; i < n_stores && st == TG_OK; i++) st = tg_store_save(p->stores[i], path[i]);
   if (st == TG_OK) st = tg_train_state_save(path[n_stores], p->opt, &ts);
   if (st == TG_OK) st = p->save_agent(p->run, set.dir);
-  return tg_ckpt_end(&set, st);
+  st = tg_ckpt_end(&set, st);
+  if (st == TG_OK) *p->saved = *p->position;
+  return st;
 }
 
 tg_status rl_ckpt_load(const rl_ckpt_parts *p, const char *run, FILE *log, int *found) {
@@ -37,5 +39,6 @@ tg_status rl_ckpt_load(const rl_ckpt_parts *p, const char *run, FILE *log, int *
   for (int i = 0; i < n_stores && st == TG_OK; i++) st = tg_store_load(p->stores[i], path[i]);
   if (st == TG_OK) st = tg_train_state_load(path[n_stores], p->opt, &ts);
   if (st == TG_OK) st = rl_train_state_check(path[n_stores], &ts, *p->position, draws_of(p), p->unit);
+  if (st == TG_OK) *p->saved = *p->position;
   return st;
 }

@@ -220,6 +220,7 @@ typedef struct rl_ckpt_parts {
   tg_optim *opt;
   uint64_t seed;                           /* the config's (the training state's rng_seed) */
   const int64_t *position;                 /* the run's step or iteration: read when saving and after loading the agent */
+  int64_t *saved;                          /* the position of the set on disk, set after a save or a load that found one */
   const uint64_t *draws;                   /* the replay's draws (NULL: none) */
   const char *unit;                        /* the position's name in errors: "step", "iteration" */
   void *run;                               /* the algorithm's run, for the two callbacks */
