@@ -26,6 +26,12 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static double cpu_s(void) { /* this process's CPU time */
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* The whole of s parses as a number (blank is not one). */
 static int parse_num(const char *s, double *v) {
   char *end;
@@ -178,9 +184,10 @@ static void test_default_rate_prompt_stop(void) {
   unlink(path);
 }
 
-/* A thread of this process spinning for 0.4 s shows in proc_cpu_pct (sampled at 20 Hz): at least 30% of
- * one core in some row, however loaded the machine (a row's figure is this process's CPU time, not a
- * share of the machine). */
+/* A thread of this process spinning for 0.4 s shows in proc_cpu_pct (sampled at 20 Hz): some row reads at least
+ * 70% of the CPU share the process really got over the spin (its CPU time over the wall time), so a machine busy
+ * with other work, which gives the spinner less than a core, does not fail it; a row's figure is this process's CPU
+ * time, not a share of the machine. */
 static void test_process_cpu(void) {
   char path[512];
   snprintf(path, sizeof path, "%s/busy.csv", g_dir);
@@ -189,13 +196,18 @@ static void test_process_cpu(void) {
   if (!t) return;
   int nvml_on = strncmp(tg_telemetry_nvml_status(t), "NVML ok", 7) == 0;
   volatile double x = 0;
-  double end = now_s() + 0.4;
+  double w0 = now_s(), c0 = cpu_s(), end = w0 + 0.4;
   while (now_s() < end)
     for (int i = 0; i < 10000; i++) x += 1e-9 * i;
+  double got = 100.0 * (cpu_s() - c0) / (now_s() - w0); /* the share of a core the spin really had */
   CHECK_OK(tg_telemetry_stop(t));
   csv_check r = check_csv(path, 0, nvml_on, 0);
-  printf("busy thread: highest proc_cpu_pct %.1f over %d rows\n", r.cpu_max, r.rows);
-  CHECK_MSG(r.cpu_max >= 30, "a spinning thread shows at most %.1f%% CPU", r.cpu_max);
+  printf("busy thread: highest proc_cpu_pct %.1f over %d rows; the spin had %.1f%% of a core\n", r.cpu_max, r.rows, got);
+  if (got < 5) /* a machine so busy that the spin hardly ran says nothing either way */
+    printf("not checked: the spin had under 5%% of a core\n");
+  else
+    CHECK_MSG(r.cpu_max >= 0.7 * got, "a spinning thread that had %.1f%% of a core shows at most %.1f%% CPU", got,
+              r.cpu_max);
   unlink(path);
 }
 
