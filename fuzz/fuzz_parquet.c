@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include "data/parquet/parquet.h"
+#include "data/readers/parquet/parquet.h"
 #include "tickgrad/data.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

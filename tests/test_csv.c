@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "support/check.h"
 #include "tickgrad/data.h"
 #include "tickgrad/rng.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "support/check.h"
 #include "tickgrad/data.h"
 

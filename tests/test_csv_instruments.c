@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "base/hash.h"
-#include "data/csv/csv_internal.h"
-#include "data/timeconv.h"
+#include "data/readers/csv/csv_internal.h"
+#include "data/readers/timeconv.h"
 #include "support/check.h"
 #include "tickgrad/synth.h"
 

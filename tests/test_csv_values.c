@@ -2,8 +2,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "data/csv/csv_internal.h"
-#include "data/timeconv.h"
+#include "data/readers/csv/csv_internal.h"
+#include "data/readers/timeconv.h"
 #include "support/check.h"
 #include "tickgrad/rng.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "base/alloc.h"
-#include "data/dbn/dbn_internal.h"
+#include "data/readers/dbn/dbn_internal.h"
 #include "support/check.h"
 #include "support/files.h"
 #include "tickgrad/data.h"

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "data/parquet/parquet.h"
-#include "data/timeconv.h"
+#include "data/readers/parquet/parquet.h"
+#include "data/readers/timeconv.h"
 #include "support/check.h"
 #include "support/files.h"
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "data/schedule.h"
-#include "data/timeconv.h"
+#include "data/readers/schedule.h"
+#include "data/readers/timeconv.h"
 #include "support/check.h"
 #include "support/train_cfg.h"
 #include "tickgrad/tickgrad.h"

@@ -4,7 +4,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <string.h>
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "support/check.h"
 #include "support/files.h"
 #include "tickgrad/data.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "base/shuffle.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "support/bars.h"
 #include "support/check.h"
 #include "tickgrad/dataset.h"

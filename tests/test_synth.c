@@ -3,7 +3,7 @@
  * findable one with a planted signal). Seeds are fixed and thresholds are many standard errors wide. */
 #include <math.h>
 #include <string.h>
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "support/check.h"
 #include "tickgrad/data.h"
 #include "tickgrad/synth.h"

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "data/timeconv.h"
-#include "data/tz_zone.h"
+#include "data/readers/timeconv.h"
+#include "data/readers/tz_zone.h"
 #include "support/check.h"
 
 /* ---- the reference: the C library through TZ (set once per zone, restored at the end) ---------- */

@@ -338,23 +338,6 @@ void tg_norm_free(tg_norm *nm); /* and its vocabularies */
 tg_status tg_vocab_fit(const tg_bars *bars, const tg_features *fx, const tg_layout *lay, const tg_splits *sp,
                        tg_vocab **out, int *n_out);
 
-/* ---- classification metrics ---- */
-typedef struct tg_class_report {
-  int C;
-  int64_t n;                      /* rows scored (true class >= 0) */
-  double accuracy;                /* share whose most probable class is the true one */
-  double balanced_accuracy;       /* mean recall over the classes present */
-  double log_loss;                /* mean -log p[true], p clamped to >= 1e-12 */
-  double base_accuracy, base_balanced_accuracy, base_log_loss; /* always the prior's most frequent class; the
-                                                                  prior itself as the probabilities */
-  int64_t *confusion;             /* [C, C] caller's buffer (may be NULL): row the true class, column the predicted */
-} tg_class_report;
-
-/* Scores probabilities p [n, C] against the classes y [n] (rows with y < 0 skipped); prior [C] the training
- * split's class frequencies for the baseline. TG_ERR_INVALID for C < 2, a class outside 0..C-1 or no row to score. */
-tg_status tg_class_metrics(const int32_t *y, const float *p, int64_t n, int C, const double *prior,
-                           tg_class_report *out);
-
 /* ---- the dataset: everything above, built in one call ---- */
 typedef struct tg_dataset_opts {
   tg_feature_opts features;

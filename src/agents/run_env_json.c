@@ -4,7 +4,7 @@
 #include "base/alloc.h"
 #include "base/files.h"
 #include "base/json.h"
-#include "data/read_settings.h"
+#include "data/readers/read_settings.h"
 #include "tickgrad/agents.h"
 
 /* The reader settings among env.json's members (the others are read below). */

@@ -1,7 +1,7 @@
 /* What a backtest accepts: the bar checks, the default options and the chronological split views. */
 #include <math.h>
 #include <string.h>
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "tickgrad/backtest.h"
 
 tg_bt_opts tg_bt_defaults(void) {

@@ -1,7 +1,7 @@
 /* The backtest metrics table: the strategy beside buy and hold. */
 #include <stdio.h>
 #include "base/text.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "tickgrad/backtest.h"
 
 typedef enum kind { PCT, NUM, INT, DD_TIME, MONEY } kind;

@@ -4,7 +4,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "base/json.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "tickgrad/backtest.h"
 #include "base/files.h"
 

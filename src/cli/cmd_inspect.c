@@ -4,7 +4,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "cli/read_flags.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "tickgrad/data.h"
 
 static void usage(FILE *f) {

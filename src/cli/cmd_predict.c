@@ -5,7 +5,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "cli/read_flags.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "tickgrad/predictor.h"
 #include "tickgrad/tickgrad.h"
 

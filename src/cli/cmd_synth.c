@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/cli.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "tickgrad/data.h"
 #include "tickgrad/synth.h"
 

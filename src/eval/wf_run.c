@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/files.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "tickgrad/dist.h"
 #include "tickgrad/eval.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include "base/files.h"
 #include "base/text.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "tickgrad/eval.h"
 #include "tickgrad/report.h"
 

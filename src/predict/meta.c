@@ -3,7 +3,7 @@
 #include <string.h>
 #include "base/alloc.h"
 #include "base/json.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "io/ckpt_set.h"
 #include "predict/predict_internal.h"
 #include "base/files.h"

@@ -3,7 +3,7 @@
 #define TG_PREDICT_INTERNAL_H
 
 #include <stdint.h>
-#include "data/schedule.h"
+#include "data/readers/schedule.h"
 #include "tickgrad/dataset.h"
 #include "tickgrad/graph.h"
 #include "tickgrad/predictor.h"

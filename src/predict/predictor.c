@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
-#include "data/features_internal.h"
-#include "data/timeconv.h"
+#include "data/dataset/features_internal.h"
+#include "data/readers/timeconv.h"
 #include "models/model_table.h"
 #include "predict/predict_internal.h"
 #include "base/files.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "report/report_internal.h"
 
 /* ---- equity.csv ---- */

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "base/alloc.h"
-#include "data/read_settings.h"
+#include "data/readers/read_settings.h"
 #include "models/model_table.h"
 #include "train/train_internal.h"
 

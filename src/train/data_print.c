@@ -8,7 +8,7 @@
 #include "base/files.h"
 #include "base/hash.h"
 #include "base/json.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "train/train_internal.h"
 
 #define DATA_PRINT_FORMAT "tickgrad-data-1"

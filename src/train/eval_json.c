@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "base/json.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "train/train_internal.h"
 
 #define EVAL_FORMAT "tickgrad-evaluation-1"

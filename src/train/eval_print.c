@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "train/train_internal.h"
 
 /* The index of quantile q in e, or -1. */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include "base/files.h"
 #include "base/settings.h"
-#include "data/schedule.h"
+#include "data/readers/schedule.h"
 #include "tickgrad/dataset.h"
 #include "tickgrad/dist.h"
 #include "tickgrad/evaluate.h"

@@ -1,7 +1,7 @@
 /* Seeded synthetic bars for the dataset and staging tests. */
 #include "support/bars.h"
 #include <math.h>
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "tickgrad/rng.h"
 
 void tg_test_bars(tg_bars *b, int64_t n, int k, uint64_t seed, uint64_t stream, int draw_stride, uint32_t id_step) {

@@ -51,7 +51,7 @@ tg_status tg_cuda_compute_waits_copy(int dev);
 tg_status tg_cuda_copy_waits_compute(int dev);
 
 /* ---- staging: batches computed on the device, and fences for double-buffered copies (cuda_stage.cu) ---- */
-struct tg_window_tables; /* data/shuffle.h */
+struct tg_window_tables; /* base/shuffle.h */
 struct tg_batch_bufs;
 /* Fills o (buffers in dev's memory) with batch elements 0..b-1, the windows of elements cursor..
  * cursor+b-1 of epoch `epoch`'s order (tg_batch_entry per window over t, whose tables are in dev's

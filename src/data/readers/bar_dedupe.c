@@ -1,0 +1,39 @@
+/* Duplicate times in a sorted series: an error naming them, or all but the first or the last of each kept. */
+#include <stdio.h>
+#include <string.h>
+#include "data/readers/timeconv.h"
+#include "tickgrad/data.h"
+
+static int same(const tg_bars *b, int64_t i, int64_t j) {
+  return b->ts[i] == b->ts[j] && (!b->instrument || b->instrument[i] == b->instrument[j]);
+}
+
+/* Moves bar i to row k (k <= i), the extra columns with it. */
+static void move_bar(tg_bars *b, int64_t i, int64_t k) {
+  b->ts[k] = b->ts[i], b->open[k] = b->open[i], b->high[k] = b->high[i], b->low[k] = b->low[i];
+  b->close[k] = b->close[i], b->volume[k] = b->volume[i];
+  if (b->instrument) b->instrument[k] = b->instrument[i];
+  for (int c = 0; c < b->n_cols; c++) {
+    if (b->cols[c].values) b->cols[c].values[k] = b->cols[c].values[i];
+    else b->cols[c].codes[k] = b->cols[c].codes[i];
+  }
+}
+
+tg_status tg_bars_dedupe(tg_bars *b, tg_dup_policy policy, const char *what) {
+  int64_t k = 0;
+  for (int64_t i = 0; i < b->n; i++) {
+    int dup_prev = i > 0 && same(b, i, i - 1), dup_next = i + 1 < b->n && same(b, i, i + 1);
+    if (dup_prev && policy == TG_DUPS_ERROR) {
+      char t[48], inst[40] = "";
+      if (b->instrument) snprintf(inst, sizeof inst, " of instrument %u", b->instrument[i]);
+      return tg_error(TG_ERR_FORMAT, "%s: two bars%s share the time %s (they come from different files); duplicate "
+                      "times are an error (give --duplicates first or last to keep one of them)", what, inst,
+                      tg_format_time(b->ts[i], t, sizeof t));
+    }
+    if ((policy == TG_DUPS_FIRST && dup_prev) || (policy == TG_DUPS_LAST && dup_next)) continue;
+    if (k != i) move_bar(b, i, k);
+    k++;
+  }
+  b->n = k;
+  return TG_OK;
+}

@@ -1,0 +1,33 @@
+/* How bars are read, as settings: the reader flags every command shares, and the options they give the readers. */
+#include <string.h>
+#include "data/readers/read_settings.h"
+
+const char *const tg_read_nulls_names[] = {"error", "nan", NULL};
+const char *const tg_read_dups_names[] = {"error", "first", "last", NULL};
+
+_Static_assert(sizeof(tg_null_policy) == sizeof(int) && sizeof(tg_dup_policy) == sizeof(int), "enums are int settings");
+
+static const tg_setting ROWS[] = {TG_READ_SETTING_ROWS(0)};
+static const tg_settings TABLE = {"read", ROWS, (int)(sizeof ROWS / sizeof ROWS[0]), 0, 0, NULL};
+
+tg_read_opts tg_read_settings_opts(const tg_read_settings *s, FILE *warn) {
+  tg_read_opts o;
+  memset(&o, 0, sizeof o);
+  o.columns = s->columns[0] ? s->columns : NULL;
+  o.tz = s->tz[0] ? s->tz : NULL;
+  o.price_scale = s->price_scale;
+  o.nulls = (tg_null_policy)s->nulls;
+  o.duplicates = (tg_dup_policy)s->duplicates;
+  o.allow_ohlc = s->allow_ohlc;
+  o.skip_bad_files = s->skip_bad_files;
+  o.warn = warn;
+  return o;
+}
+
+tg_status tg_read_settings_set_flag(tg_read_settings *s, const char *flag, const char *value) {
+  return tg_settings_set_flag(&TABLE, s, flag, value, 0, NULL);
+}
+
+int tg_read_flag_known(const char *flag) { return tg_settings_flag_known(&TABLE, flag); }
+
+void tg_read_flags_help(FILE *f) { tg_settings_help(&TABLE, f); }
