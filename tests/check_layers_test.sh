@@ -28,6 +28,8 @@ plant graph bad.c '#include "tickgrad/report.h"'
 expect "graph including a public header of a higher layer" 1 "src/graph/bad.c:1: includes \"tickgrad/report.h\"" -- "$tmp/t"
 plant backend/cpu bad.c '#include "backend/cuda/cuda_api.h"'
 expect "one backend including another's header" 1 "src/backend/cpu/bad.c:1: .*no other backend" -- "$tmp/t"
+plant data/readers/csv bad.c '#include "data/readers/timeconv.h"' '#include "data/dataset/features_internal.h"'
+expect "a reader including the dataset" 1 "src/data/readers/csv/bad.c:2: .*data/readers includes nothing of data/dataset" -- "$tmp/t"
 plant data bad.c '#if TG_HAVE_CUDA' '#endif'
 expect "TG_HAVE_CUDA outside the CUDA folder" 1 "src/data/bad.c:1: tests TG_HAVE_CUDA" -- "$tmp/t"
 plant train bad.c '/* a planted kind test */' 'int is_tft(tg_model_kind k) { return k == TG_MODEL_TFT; }'

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The layer rule: a file under src/ or include/tickgrad/ includes only headers of its own layer or lower ones.
 # Usage: tools/check-layers.sh [ROOT]   (exit 1 naming every file:line that breaks it; docs/ARCHITECTURE.md has the table)
-# Also: one backend's folder includes no other backend's headers, and TG_HAVE_CUDA is tested only in src/backend/cuda.
+# Also: one backend's folder includes no other backend's headers, data/readers none of data/dataset, and TG_HAVE_CUDA
+# is tested only in src/backend/cuda.
 # And: a model kind (TG_MODEL_*) is named only in src/models and tickgrad/models.h; the rest ask the model table.
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -57,6 +58,10 @@ while IFS= read -r f; do
       fail "$f:$line" "includes \"$h\" (layer $hl, ${names[$hl]}) from layer $own (${names[$own]})"
     fi
     # backends do not include each other (the emulator compiles the CUDA backend's sources, so it may)
+    # within data: the readers give bars and know nothing of the dataset built from them
+    case $dir in data/readers|data/readers/*)
+      case $h in data/dataset/*) fail "$f:$line" "includes \"$h\": data/readers includes nothing of data/dataset" ;; esac ;;
+    esac
     case $dir in backend/*)
       case $h in backend/*/*)
         hb=${h#backend/}; hb=${hb%%/*}; fb=${dir#backend/}; fb=${fb%%/*}
