@@ -27,7 +27,7 @@ layer_of_public() {
     status|tensor|rng|version) echo 0 ;;
     graph|optim) echo 1 ;;
     device|telemetry) echo 2 ;;
-    step|checkpoint|data|dataset|synth|dist) echo 3 ;;
+    step|checkpoint|data|dataset|synth|dist|ticks) echo 3 ;;
     models|rl|rl_agents|env|agents) echo 4 ;;
     report) echo 5 ;;
     train|evaluate|predictor|backtest|eval|agent_run) echo 6 ;;

@@ -1,0 +1,157 @@
+/* Ticks to bars: trade and quote records, streaming tick sources, and the one-pass bar builder (docs/TICKS.md). */
+#ifndef TICKGRAD_TICKS_H
+#define TICKGRAD_TICKS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "tickgrad/data.h"
+#include "tickgrad/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The aggressor of a trade: a buyer lifting the ask, a seller hitting the bid, or not said by the source. */
+typedef enum tg_side { TG_SIDE_SELL = -1, TG_SIDE_UNKNOWN = 0, TG_SIDE_BUY = 1 } tg_side;
+
+#define TG_TRADE_SUSPICIOUS 1u /* flags: the venue marked the print as doubtful (out of sequence, bad condition) */
+#define TG_TRADE_CANCELLED 2u  /* flags: the print was cancelled or corrected away */
+
+typedef struct tg_trade {
+  int64_t ts;         /* ns since the epoch, UTC */
+  double price, size; /* both > 0 */
+  int8_t side;        /* tg_side */
+  uint8_t flags;      /* TG_TRADE_* */
+  int64_t line;       /* where the source read it (CSV line, DBN record number), for messages */
+} tg_trade;
+
+typedef struct tg_quote {
+  int64_t ts;
+  double bid, ask;           /* > 0; bid > ask is a crossed quote (counted and dropped by the sources) */
+  double bid_size, ask_size; /* >= 0 */
+  int64_t line;
+} tg_quote;
+
+typedef enum tg_tick_kind { TG_TICK_TRADES = 0, TG_TICK_QUOTES = 1 } tg_tick_kind;
+
+/* Out-of-order records (a time before the previous record's): streaming cannot sort, so each is dropped and counted
+ * (TG_TICKS_ORDER_DROP, the default, with one warning line naming the first) or the read fails naming it. */
+typedef enum tg_tick_order { TG_TICKS_ORDER_DROP = 0, TG_TICKS_ORDER_ERROR = 1 } tg_tick_order;
+
+typedef struct tg_tick_opts {
+  const char *tz;      /* zone of naive CSV times (NULL or "UTC": UTC) */
+  tg_tick_order order; /* out-of-order records */
+  FILE *warn;          /* warning lines (the first out-of-order or crossed record); NULL: none */
+} tg_tick_opts;
+
+/* What a source read and what it dropped. */
+typedef struct tg_tick_counts {
+  int64_t records;      /* records handed out */
+  int64_t out_of_order; /* dropped: time before the previous record's */
+  int64_t crossed;      /* quotes dropped: bid above ask */
+} tg_tick_counts;
+
+/* A stream of trades or quotes, read in chunks; memory is the source's fixed buffers, whatever the file's length. */
+typedef struct tg_tick_source tg_tick_source;
+
+/* Opens path as kind. The format is chosen by content: DBN (plain, "DBN" magic; trades schema as trades, tbbo and
+ * mbp-1 as either) or CSV with a header: trades ts,price,size[,side][,flags], quotes ts,bid,ask,bid_size,ask_size
+ * (columns found by name, any order and case; docs/TICKS.md lists the names). Errors name the file. */
+tg_status tg_tick_open(const char *path, tg_tick_kind kind, const tg_tick_opts *opts, tg_tick_source **out);
+/* A source over n records in memory (trades or quotes as kind says; not copied, must outlive the source), checked as
+ * a file's records are; for tests and callers that hold ticks already. */
+tg_status tg_tick_open_memory(const void *records, int64_t n, tg_tick_kind kind, const tg_tick_opts *opts,
+                              const char *name, tg_tick_source **out);
+/* Up to cap records into buf (tg_trade or tg_quote by the source's kind); *n = 0 at the end. An error names the file,
+ * the line (or record) and the value: a price or size that is not a positive number, a side or flag not known. */
+tg_status tg_tick_next(tg_tick_source *s, void *buf, int64_t cap, int64_t *n);
+tg_tick_kind tg_tick_source_kind(const tg_tick_source *s);
+const tg_tick_counts *tg_tick_source_counts(const tg_tick_source *s);
+void tg_tick_close(tg_tick_source *s);
+
+/* ---- bars ------------------------------------------------------------------------------------------------------ */
+
+typedef enum tg_bar_kind {
+  TG_BARS_TIME = 0, /* fixed clock intervals, aligned to the UTC epoch */
+  TG_BARS_TICK,     /* every `size` trades */
+  TG_BARS_VOLUME,   /* once `size` units traded (the trade that crosses it stays whole in the bar) */
+  TG_BARS_DOLLAR,   /* once `size` of notional (price x size) traded */
+  TG_BARS_TICK_IMBALANCE, TG_BARS_VOLUME_IMBALANCE, TG_BARS_DOLLAR_IMBALANCE, /* AFML 2.3.2.1-2 */
+  TG_BARS_TICK_RUN, TG_BARS_VOLUME_RUN, TG_BARS_DOLLAR_RUN                    /* AFML 2.3.2.3 */
+} tg_bar_kind;
+
+/* How bars are cut. Parsed from "kind:SIZE[,key=value...]" (tg_bar_recipe_parse): time:1m, tick:500, volume:1e4,
+ * dollar:5e6, tick_imbalance:100, volume_run:50,alpha=0.1,floor=0.2,cap=5,warmup=200.
+ *
+ * Imbalance and run bars (docs/TICKS.md has the formulas). v_t is 1, the size or price x size by the kind; b_t is the
+ * trade's side, else the tick rule's sign. SIZE is E0[T], the expected bar length in ticks. The guards:
+ * - warm-up: the first `warmup` trades (default SIZE, at least 1) estimate the expectations the first bar is cut by
+ *   (imbalance: the mean of b_t v_t; runs: the means of the buy and of the sell v_t; both: the mean v_t, V0); no bar
+ *   closes before the warm-up ends;
+ * - after each bar the expectations are EWMAs over bars: E[T] <- alpha T + (1 - alpha) E[T], and the same for the bar's
+ *   mean imbalance (or buy and sell means) per tick;
+ * - the threshold E[T] |E[b v]| (runs: E[T] max(E[buy v], E[sell v])) is clamped to [floor S0, cap S0] where
+ *   S0 = SIZE x V0 is the initial expectation's scale (a one-sided bar of SIZE ticks): floor keeps balanced flow from
+ *   collapsing bars to single ticks, cap keeps one-sided flow from feeding ever longer bars. Defaults: alpha 0.2,
+ *   floor 0.1, cap 10. */
+typedef struct tg_bar_recipe {
+  tg_bar_kind kind;
+  int64_t interval_ns; /* TIME */
+  double size;         /* TICK/VOLUME/DOLLAR: the threshold; imbalance and run: E0[T] in ticks */
+  double alpha;        /* EWMA weight of the last bar, (0, 1] */
+  double floor, cap;   /* threshold bounds, times S0: 0 < floor <= 1 <= cap */
+  int64_t warmup;      /* trades before the first imbalance or run bar may close (0: SIZE rounded up) */
+} tg_bar_recipe;
+
+/* Parses a recipe (above). TG_ERR_INVALID naming the text and what is wrong: an unknown kind or key, a size that is not
+ * a positive number, a time bar's interval, a guard out of range. */
+tg_status tg_bar_recipe_parse(const char *text, tg_bar_recipe *r);
+/* The kind's name as recipes spell it ("tick_imbalance"). */
+const char *tg_bar_kind_name(tg_bar_kind k);
+
+typedef struct tg_bar_opts {
+  int keep_flagged; /* 1: suspicious and cancelled trades make bars too (default: excluded and counted) */
+  int no_tick_rule; /* 1: a trade without a side gets b = 0 rather than the tick rule's sign */
+  int quotes;       /* 1: the bars get quote columns (bid, ask, spread_mean, mid) */
+} tg_bar_opts;
+
+/* What one pass did. */
+typedef struct tg_bar_stats {
+  int64_t trades, quotes;    /* records given to the builder */
+  int64_t excluded;          /* flagged trades left out */
+  int64_t bars;              /* bars pushed */
+  int64_t floor_hits, cap_hits; /* imbalance and run bars cut at a clamped threshold */
+} tg_bar_stats;
+
+/* The builder: one bar open at a time, fixed memory; finished bars are pushed into a tg_bars with extra columns
+ * trade_count, vwap, buy_volume, sell_volume (b_t = +1 and -1 trades; b_t = 0 in neither) and, with opts->quotes,
+ * bid, ask (the last quote at the bar's close; NaN before any), spread_mean (mean ask - bid of the quotes since the
+ * previous bar closed, the last quote's when none came) and mid ((bid + ask) / 2 of the last). A bar's ts is its
+ * interval's start for time bars, else its first trade's time. */
+typedef struct tg_bar_builder tg_bar_builder;
+
+/* out must be initialised and hold no extra column of the builder's names. */
+tg_status tg_bar_builder_new(const tg_bar_recipe *r, const tg_bar_opts *opts, tg_bars *out, tg_bar_builder **b);
+/* Records in time order (a time before the last record's is TG_ERR_INVALID naming it). */
+tg_status tg_bar_builder_trade(tg_bar_builder *b, const tg_trade *t);
+tg_status tg_bar_builder_quote(tg_bar_builder *b, const tg_quote *q);
+/* Pushes the open bar (a partial last bar) and ends the pass; an imbalance recipe whose warm-up saw no trade with a
+ * side under no_tick_rule is TG_ERR_INVALID (it fails as soon as the warm-up ends, too). */
+tg_status tg_bar_builder_finish(tg_bar_builder *b);
+const tg_bar_stats *tg_bar_builder_stats(const tg_bar_builder *b);
+void tg_bar_builder_free(tg_bar_builder *b);
+
+/* One pass over trades (and quotes, may be NULL: merged by time, a quote before a trade of the same time) into out,
+ * which is initialised by this call (freed on failure). stats may be NULL. */
+tg_status tg_ticks_to_bars(tg_tick_source *trades, tg_tick_source *quotes, const tg_bar_recipe *r,
+                           const tg_bar_opts *opts, tg_bars *out, tg_bar_stats *stats);
+
+/* Writes bars as CSV (atomically): ts ("YYYY-MM-DD HH:MM:SS[.fffffffff]", UTC), open, high, low, close, volume,
+ * instrument when present, then every numeric extra column by name (NaN as an empty field; numbers to 17 digits,
+ * so the CSV reader gives them back bit for bit). Category columns are written as their names. */
+tg_status tg_bars_write_csv(const tg_bars *b, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

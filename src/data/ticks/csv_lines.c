@@ -1,0 +1,58 @@
+/* Lines of a tick file through one fixed buffer: refilled as lines are used, each line checked by the CSV scanner. */
+#include <errno.h>
+#include <string.h>
+#include "base/alloc.h"
+#include "data/csv/csv_internal.h"
+#include "data/ticks/csv_lines.h"
+
+#define BUF_LEN (TG_TICK_LINE_MAX * 4)
+
+tg_status tg_line_reader_init(tg_line_reader *r, FILE *f, const char *path) {
+  *r = (tg_line_reader){.f = f, .path = path, .buf = tg_malloc(BUF_LEN)};
+  return r->buf ? TG_OK : tg_error(TG_ERR_NOMEM, "%s: out of memory for the line buffer", path);
+}
+
+/* Moves the unread bytes to the front and reads more after them. */
+static tg_status refill(tg_line_reader *r) {
+  memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+  r->len -= r->pos;
+  r->pos = 0;
+  size_t got = fread(r->buf + r->len, 1, BUF_LEN - r->len, r->f);
+  if (got == 0 && ferror(r->f)) return tg_error(TG_ERR_IO, "%s: read error: %s", r->path, strerror(errno));
+  r->len += got;
+  r->eof = got == 0;
+  return TG_OK;
+}
+
+tg_status tg_line_next(tg_line_reader *r, const char **p, const char **e, int *got) {
+  *got = 0;
+  for (;;) {
+    const char *s = r->buf + r->pos, *end = r->buf + r->len;
+    const char *nl = memchr(s, '\n', (size_t)(end - s));
+    if (nl || (r->eof && s < end)) {
+      const char *stop = nl ? nl + 1 : end;
+      tg_csv_line ln;
+      tg_status st = tg_csv_line_read(r->path, s, stop, r->no + 1, &ln);
+      if (st != TG_OK) return st;
+      if ((size_t)(stop - s) > TG_TICK_LINE_MAX) break;
+      r->no++;
+      r->pos += (size_t)(stop - s);
+      *p = ln.p;
+      *e = ln.e;
+      *got = 1;
+      return TG_OK;
+    }
+    if (r->eof) return TG_OK;
+    if (r->len - r->pos >= TG_TICK_LINE_MAX) break;
+    tg_status st = refill(r);
+    if (st != TG_OK) return st;
+  }
+  return tg_error(TG_ERR_FORMAT, "%s: line %lld: longer than %zu bytes", r->path, (long long)r->no + 1,
+                  TG_TICK_LINE_MAX);
+}
+
+void tg_line_reader_free(tg_line_reader *r) {
+  if (r->f) fclose(r->f);
+  tg_free(r->buf);
+  *r = (tg_line_reader){0};
+}

@@ -1,0 +1,26 @@
+/* Lines of a text file read through one fixed buffer, so a file of any length is read in constant memory. */
+#ifndef TG_DATA_TICKS_CSV_LINES_H
+#define TG_DATA_TICKS_CSV_LINES_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "tickgrad/status.h"
+
+#define TG_TICK_LINE_MAX ((size_t)1 << 16) /* longest line a tick file may have, in bytes */
+
+typedef struct tg_line_reader {
+  FILE *f;
+  const char *path;
+  char *buf; /* [TG_TICK_LINE_MAX * 4] */
+  size_t len, pos;
+  int eof;
+  int64_t no; /* the last line's number */
+} tg_line_reader;
+
+tg_status tg_line_reader_init(tg_line_reader *r, FILE *f, const char *path);
+/* The next line's content [*p, *e) (no line break) in *p, *e, valid until the next call; *got = 0 at the end. An error
+ * names the file and line: a line over TG_TICK_LINE_MAX, a NUL byte or bytes that are not UTF-8, a read error. */
+tg_status tg_line_next(tg_line_reader *r, const char **p, const char **e, int *got);
+void tg_line_reader_free(tg_line_reader *r); /* closes the file */
+
+#endif

@@ -1,0 +1,32 @@
+/* Tick sources inside: the common record checks around each format's reader of raw records. */
+#ifndef TG_DATA_TICKS_SOURCE_INTERNAL_H
+#define TG_DATA_TICKS_SOURCE_INTERNAL_H
+
+#include <stdio.h>
+#include "tickgrad/ticks.h"
+
+struct tg_tick_source {
+  tg_tick_kind kind;
+  char name[512];       /* the file, for messages */
+  const char *unit;     /* what a record's line counts: "line" (CSV) or "record" (DBN, memory) */
+  char tz[64];
+  tg_tick_opts opts;    /* opts.tz points at tz */
+  tg_tick_counts counts;
+  int64_t last_ts;      /* INT64_MIN before the first record */
+  /* Up to cap raw records into buf, *n = 0 at the end; errors name the file and line. */
+  tg_status (*fill)(tg_tick_source *s, void *buf, int64_t cap, int64_t *n);
+  void (*close)(tg_tick_source *s); /* frees impl */
+  void *impl;
+};
+
+/* A new source of kind named name (calloc'd, opts copied); the caller sets fill, close and impl. */
+tg_status tg_tick_source_alloc(const char *name, tg_tick_kind kind, const tg_tick_opts *opts, tg_tick_source **out);
+/* Checks the n records in buf, drops out-of-order and crossed ones (counted, the first of each warned) and returns the
+ * count kept in *n; an error names the file, the record's line and the value. */
+tg_status tg_tick_check(tg_tick_source *s, void *buf, int64_t *n);
+
+/* The formats (tick_csv.c, tick_dbn.c): f is open at its start; on success the source owns it. */
+tg_status tg_tick_csv_open(tg_tick_source *s, FILE *f);
+tg_status tg_tick_dbn_open(tg_tick_source *s, FILE *f);
+
+#endif
