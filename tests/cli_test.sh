@@ -49,6 +49,33 @@ fi
 expect 2 "demo on an unknown device" -- "$bin" demo --steps 5 --device tpu --out "$dir/tpu"
 expect_out "trace: graph 'demo.train' forward  linear" "TICKGRAD_TRACE=devices names ops and devices" -- env TICKGRAD_TRACE=devices "$bin" demo --steps 2 --rows 512 --out "$dir/trace"
 expect_out "backward linear" "trace covers the backward" -- env TICKGRAD_TRACE=devices "$bin" demo --steps 2 --rows 512 --out "$dir/trace"
+# bars: ticks into bars; usage errors exit 2 naming the flag, bad files exit 1 naming file and line, no file left
+printf 'ts,price,size,side\n2024-01-02 14:30:00,100,1,B\n2024-01-02 14:30:30,101,2,S\n2024-01-02 14:31:10,102,1,\n' > "$dir/ticks.csv"
+printf 'ts,bid,ask,bid_size,ask_size\n2024-01-02 14:29:59,99.5,100.5,1,1\n2024-01-02 14:31:05,101.5,102.5,1,1\n' > "$dir/quotes.csv"
+expect 0 "bars --help" -- "$bin" bars --help
+expect_out "usage: tickgrad bars" "bars help text" -- "$bin" bars --help
+expect 2 "bars without --by" -- "$bin" bars --data "$dir/ticks.csv" --out "$dir/b.csv"
+expect_out "by RECIPE is required" "bars names the missing --by" -- "$bin" bars --data "$dir/ticks.csv" --out "$dir/b.csv"
+expect 2 "bars without --data" -- "$bin" bars --by tick:2 --out "$dir/b.csv"
+expect 2 "bars without --out" -- "$bin" bars --data "$dir/ticks.csv" --by tick:2
+expect 2 "bars unknown kind" -- "$bin" bars --data "$dir/ticks.csv" --by renko:5 --out "$dir/b.csv"
+expect_out "unknown kind 'renko'" "bars names the unknown kind" -- "$bin" bars --data "$dir/ticks.csv" --by renko:5 --out "$dir/b.csv"
+expect 2 "bars size zero" -- "$bin" bars --data "$dir/ticks.csv" --by tick:0 --out "$dir/b.csv"
+expect_out "must be a positive number" "bars names a non-positive size" -- "$bin" bars --data "$dir/ticks.csv" --by volume:-1 --out "$dir/b.csv"
+expect 2 "bars unknown flag" -- "$bin" bars --data "$dir/ticks.csv" --by tick:2 --out "$dir/b.csv" --frob 1
+expect 2 "bars bad --out-of-order" -- "$bin" bars --data "$dir/ticks.csv" --by tick:2 --out "$dir/b.csv" --out-of-order sort
+expect 2 "bars value missing" -- "$bin" bars --data "$dir/ticks.csv" --by
+expect 1 "bars missing file" -- "$bin" bars --data "$dir/none.csv" --by tick:2 --out "$dir/b.csv"
+printf 'ts,price,size\n2024-01-02 14:30:00,0,1\n' > "$dir/badticks.csv"
+expect 1 "bars bad price" -- "$bin" bars --data "$dir/badticks.csv" --by tick:2 --out "$dir/b.csv"
+expect_out "badticks.csv: line 2: price 0 is not a positive number" "bars names file, line, value" -- "$bin" bars --data "$dir/badticks.csv" --by tick:2 --out "$dir/b.csv"
+if [ ! -e "$dir/b.csv" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: bars left a file after failing"; fi
+expect 0 "bars run" -- "$bin" bars --data "$dir/ticks.csv" --quotes "$dir/quotes.csv" --by time:1m --out "$dir/b.csv"
+expect_out "2 bars by time:1m" "bars summary" -- "$bin" bars --data "$dir/ticks.csv" --quotes "$dir/quotes.csv" --by time:1m --out "$dir/b.csv"
+if head -1 "$dir/b.csv" | grep -q '^ts,open,high,low,close,volume,trade_count,vwap,buy_volume,sell_volume,bid,ask,spread_mean,mid$' &&
+   sed -n 2p "$dir/b.csv" | grep -q '^2024-01-02 14:30:00,100,101,100,101,3,2,'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: bars CSV layout"; fi
+expect 0 "bars read back" -- "$bin" inspect "$dir/b.csv"
+
 # synth: a seeded CSV; the same flags give the same bytes, bad flags exit 2, failures leave no file
 expect 0 "synth --help" -- "$bin" synth --help
 expect_out "usage: tickgrad synth" "synth help text" -- "$bin" synth --help

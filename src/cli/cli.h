@@ -13,6 +13,7 @@ int tg_cmd_ops(int argc, char **argv);
 int tg_cmd_demo(int argc, char **argv);
 int tg_cmd_inspect(int argc, char **argv);
 int tg_cmd_synth(int argc, char **argv);
+int tg_cmd_bars(int argc, char **argv);
 int tg_cmd_train(int argc, char **argv);
 /* `train --model dqn|ppo`: 1 when argv asks for an RL run (also --resume of one), and the command itself. */
 int tg_cli_train_is_rl(int argc, char **argv);

@@ -17,6 +17,7 @@ static void usage(FILE *f) {
           "  devices    list compute devices: CPU cores, SIMD level, BLAS and threads; GPUs\n"
           "  inspect    read bar files (CSV, DBN, Parquet) and report columns, range, gaps and problems\n"
           "  synth      write a seeded synthetic market (OHLCV bars) as CSV\n"
+          "  bars       build bars from trade and quote ticks (time, tick, volume, dollar, imbalance, run) as CSV\n"
           "  train      train a quantile forecaster (tft, mamba2, mlp) on bar files, or a policy (dqn, ppo)\n"
           "             on CartPole or a trading market; resume a run\n"
           "  backtest   run a rule strategy (buy-and-hold, sma-cross) or a trained run's forecasts or policy on bar\n"
@@ -114,6 +115,7 @@ static int run_command(int argc, char **argv) {
   if (strcmp(cmd, "demo") == 0) return tg_cmd_demo(sub_argc, sub_argv);
   if (strcmp(cmd, "inspect") == 0) return tg_cmd_inspect(sub_argc, sub_argv);
   if (strcmp(cmd, "synth") == 0) return tg_cmd_synth(sub_argc, sub_argv);
+  if (strcmp(cmd, "bars") == 0) return tg_cmd_bars(sub_argc, sub_argv);
   if (strcmp(cmd, "train") == 0) return tg_cmd_train(sub_argc, sub_argv);
   if (strcmp(cmd, "backtest") == 0) return tg_cmd_backtest(sub_argc, sub_argv);
   if (strcmp(cmd, "evaluate") == 0) return tg_cmd_evaluate(sub_argc, sub_argv);

@@ -1,0 +1,118 @@
+/* `tickgrad bars`: trade (and quote) ticks into bars by a recipe in one streaming pass, written as CSV, summarised. */
+#include <stdio.h>
+#include <string.h>
+#include "base/clock.h"
+#include "cli/cli.h"
+#include "tickgrad/ticks.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: tickgrad bars --data TRADES --by RECIPE --out BARS.csv [--quotes QUOTES] [flags]\n"
+          "Builds bars from trade ticks in one pass, in memory bounded by the bars made (docs/TICKS.md).\n"
+          "TRADES: a CSV file with a header ts,price,size[,side][,flags], or a DBN trades (tbbo, mbp-1) file.\n"
+          "QUOTES: a CSV file ts,bid,ask,bid_size,ask_size (or DBN tbbo, mbp-1): adds bid, ask, spread_mean, mid.\n"
+          "RECIPE: time:1m, time:5s, tick:500, volume:10000, dollar:5e6, and the AFML bars tick_imbalance:E0T,\n"
+          "        volume_imbalance:E0T, dollar_imbalance:E0T, tick_run:E0T, volume_run:E0T, dollar_run:E0T\n"
+          "        (E0T the expected ticks per bar) with optional ,alpha=A,floor=F,cap=C,warmup=W.\n"
+          "Columns out: ts,open,high,low,close,volume,trade_count,vwap,buy_volume,sell_volume[,bid,ask,spread_mean,mid].\n"
+          "flags:\n"
+          "  --data FILE          trade ticks (required)\n"
+          "  --by RECIPE          how bars are cut (required)\n"
+          "  --out FILE           the bars as CSV (required)\n"
+          "  --quotes FILE        quote ticks merged by time\n"
+          "  --data-tz ZONE       zone of naive CSV times (default UTC)\n"
+          "  --keep-flagged       keep suspicious and cancelled trades (default: excluded and counted)\n"
+          "  --no-tick-rule       a trade without a side counts as neither buy nor sell (default: the tick rule)\n"
+          "  --out-of-order drop|error   a record older than the one before: dropped and counted (default) or an error\n");
+}
+
+typedef struct bars_args {
+  const char *data, *by, *out, *quotes;
+  tg_tick_opts tick;
+  tg_bar_opts bar;
+} bars_args;
+
+/* Flags with a value; returns 0 to go on, or an exit code. */
+static int value_flag(const char *f, const char *v, bars_args *a) {
+  if (!v) return tg_cli_usage_error("bars", "%s needs a value", f);
+  if (strcmp(f, "--data") == 0) a->data = v;
+  else if (strcmp(f, "--by") == 0) a->by = v;
+  else if (strcmp(f, "--out") == 0) a->out = v;
+  else if (strcmp(f, "--quotes") == 0) a->quotes = v;
+  else if (strcmp(f, "--data-tz") == 0) a->tick.tz = v;
+  else if (strcmp(f, "--out-of-order") == 0 && (strcmp(v, "drop") == 0 || strcmp(v, "error") == 0))
+    a->tick.order = strcmp(v, "error") == 0 ? TG_TICKS_ORDER_ERROR : TG_TICKS_ORDER_DROP;
+  else if (strcmp(f, "--out-of-order") == 0) return tg_cli_usage_error("bars", "--out-of-order '%s': want drop or error", v);
+  else return tg_cli_usage_error("bars", "unknown flag '%s'", f);
+  return 0;
+}
+
+/* Returns 0 to go on, -1 after --help, or an exit code. */
+static int parse(int argc, char **argv, bars_args *a) {
+  for (int i = 0; i < argc; i++) {
+    const char *f = argv[i];
+    if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
+      usage(stdout);
+      return -1;
+    }
+    if (strcmp(f, "--keep-flagged") == 0) a->bar.keep_flagged = 1;
+    else if (strcmp(f, "--no-tick-rule") == 0) a->bar.no_tick_rule = 1;
+    else {
+      int rc = value_flag(f, i + 1 < argc ? argv[i + 1] : NULL, a);
+      if (rc) return rc;
+      i++;
+    }
+  }
+  if (!a->data) return tg_cli_usage_error("bars", "--data TRADES is required");
+  if (!a->by) return tg_cli_usage_error("bars", "--by RECIPE is required (time:1m, tick:500, dollar:5e6, ...)");
+  if (!a->out) return tg_cli_usage_error("bars", "--out BARS.csv is required");
+  return 0;
+}
+
+static void summarise(const bars_args *a, tg_tick_source *t, tg_tick_source *q, const tg_bar_stats *s,
+                      double secs) {
+  const tg_tick_counts *tc = tg_tick_source_counts(t);
+  printf("wrote %s: %lld bars by %s\n", a->out, (long long)s->bars, a->by);
+  printf("  trades      %lld read from %s, %lld excluded (suspicious or cancelled)%s, %lld out of order dropped\n",
+         (long long)tc->records, a->data, (long long)s->excluded, a->bar.keep_flagged ? " [kept: --keep-flagged]" : "",
+         (long long)tc->out_of_order);
+  if (q) {
+    const tg_tick_counts *qc = tg_tick_source_counts(q);
+    printf("  quotes      %lld read from %s, %lld crossed dropped, %lld out of order dropped\n",
+           (long long)qc->records, a->quotes, (long long)qc->crossed, (long long)qc->out_of_order);
+  }
+  if (s->floor_hits || s->cap_hits)
+    printf("  thresholds  %lld bars cut at the floor, %lld at the cap\n", (long long)s->floor_hits,
+           (long long)s->cap_hits);
+  printf("  elapsed     %.2f s (%.0f ticks/s)\n", secs, secs > 0 ? (double)(tc->records) / secs : 0.0);
+}
+
+/* Opens the sources, makes the bars and writes them; prints the summary. */
+static int build(const bars_args *a, const tg_bar_recipe *r) {
+  double t0 = tg_clock_seconds();
+  tg_tick_source *t = NULL, *q = NULL;
+  tg_bars b;
+  tg_bars_init(&b);
+  tg_bar_stats s;
+  tg_status st = tg_tick_open(a->data, TG_TICK_TRADES, &a->tick, &t);
+  if (st == TG_OK && a->quotes) st = tg_tick_open(a->quotes, TG_TICK_QUOTES, &a->tick, &q);
+  if (st == TG_OK) st = tg_ticks_to_bars(t, q, r, &a->bar, &b, &s);
+  if (st == TG_OK) st = tg_bars_write_csv(&b, a->out);
+  if (st == TG_OK) summarise(a, t, q, &s, tg_clock_seconds() - t0);
+  else fprintf(stderr, "tickgrad bars: %s\n", tg_last_error());
+  tg_bars_free(&b);
+  tg_tick_close(t);
+  tg_tick_close(q);
+  return st == TG_OK ? TG_EXIT_OK : TG_EXIT_FAIL;
+}
+
+int tg_cmd_bars(int argc, char **argv) {
+  bars_args a;
+  memset(&a, 0, sizeof a);
+  a.tick.warn = stderr;
+  int rc = parse(argc, argv, &a);
+  if (rc) return rc < 0 ? TG_EXIT_OK : rc;
+  tg_bar_recipe r;
+  if (tg_bar_recipe_parse(a.by, &r) != TG_OK) return tg_cli_usage_error("bars", "--by: %s", tg_last_error());
+  return build(&a, &r);
+}
