@@ -78,6 +78,9 @@ size_t tg_dbn_zstd_limit(size_t compressed_len);
 tg_status tg_dbn_zstd_inflate(const char *path, const unsigned char *src, size_t len, size_t limit,
                               unsigned char **out, size_t *out_len);
 
+/* Checks the prelude and metadata against the buffer and fills m, whatever the schema (the tick reader's entry:
+ * src/data/ticks/tick_dbn.c). Versions above 3 are TG_ERR_UNSUPPORTED; anything malformed is TG_ERR_FORMAT. */
+tg_status tg_dbn_meta_read(const tg_dbn_stream *s, tg_dbn_meta *m);
 /* Checks the prelude and metadata against the buffer and fills m. Versions above 3 and
  * non-OHLCV schemas are TG_ERR_UNSUPPORTED; anything malformed is TG_ERR_FORMAT. */
 tg_status tg_dbn_meta_parse(const tg_dbn_stream *s, tg_dbn_meta *m);

@@ -59,7 +59,7 @@ static int schema_is_ohlcv(unsigned schema) {
   return (schema >= 5 && schema <= 8) || schema == 13 || schema == 0xFFFF;
 }
 
-tg_status tg_dbn_meta_parse(const tg_dbn_stream *s, tg_dbn_meta *m) {
+tg_status tg_dbn_meta_read(const tg_dbn_stream *s, tg_dbn_meta *m) {
   const unsigned char *p = s->p;
   size_t n = s->len;
   memset(m, 0, sizeof *m);
@@ -113,7 +113,12 @@ tg_status tg_dbn_meta_parse(const tg_dbn_stream *s, tg_dbn_meta *m) {
   if (st == TG_OK) st = skip_mappings(&c, m->symbol_len);
   if (st != TG_OK) return st;
   /* Whatever follows (v3 pads to a multiple of 8) up to records_at is skipped. */
+  return TG_OK;
+}
 
+tg_status tg_dbn_meta_parse(const tg_dbn_stream *s, tg_dbn_meta *m) {
+  tg_status st = tg_dbn_meta_read(s, m);
+  if (st != TG_OK) return st;
   if (!schema_is_ohlcv(m->schema)) {
     const char *name = tg_dbn_schema_name(m->schema);
     if (name)
