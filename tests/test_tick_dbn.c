@@ -73,6 +73,16 @@ static void test_refused(void) {
     fclose(f);
     CHECK_STATUS(read_all(cut, TG_TICK_TRADES, t, 8, &n), TG_ERR_FORMAT);
     CHECK(strstr(tg_last_error(), "record 1 declares 48 bytes but the file ends first") != NULL);
+    /* the second trade moved to another instrument: one pass makes one instrument's bars */
+    size_t second = 8 + (size_t)(b[4] | b[5] << 8 | b[6] << 16 | (size_t)b[7] << 24) + 48;
+    b[second + 4] ^= 1;
+    f = fopen(cut, "wb");
+    if (f) {
+      fwrite(b, 1, len, f);
+      fclose(f);
+    }
+    CHECK_STATUS(read_all(cut, TG_TICK_TRADES, t, 8, &n), TG_ERR_UNSUPPORTED);
+    CHECK(strstr(tg_last_error(), "record 1 is instrument 5483, the first record's is 5482") != NULL);
     remove(cut);
   }
   free(b);

@@ -15,6 +15,8 @@ enum { SCHEMA_MBP1 = 1, SCHEMA_TBBO = 3, SCHEMA_TRADES = 4, SCHEMA_NONE = 0xFFFF
 typedef struct dbn_impl {
   FILE *f;
   uint64_t index; /* the next record's number (from 0, as the bar reader counts) */
+  int have_id;
+  uint32_t id;    /* the instrument of the first record: one pass makes one instrument's bars */
   unsigned char rec[4 * 255];
 } dbn_impl;
 
@@ -43,7 +45,18 @@ static tg_status read_record(tg_tick_source *s, dbn_impl *d, size_t *len) {
 }
 
 /* One record into out (a trade or a quote by the source's kind): 1 when it made one, 0 when skipped. */
-static int decode(tg_tick_source *s, const dbn_impl *d, size_t len, void *out, tg_status *st) {
+/* 1 when the record is the file's one instrument (the first record's), else 0 after the error. */
+static int same_instrument(tg_tick_source *s, dbn_impl *d, tg_status *st) {
+  uint32_t id = tg_dbn_u32(d->rec + 4);
+  if (!d->have_id) d->have_id = 1, d->id = id;
+  if (id == d->id) return 1;
+  *st = tg_error(TG_ERR_UNSUPPORTED, "%s: record %llu is instrument %u, the first record's is %u; bars of several instruments "
+                 "in one pass are not built yet (split the file by instrument)", s->name, (unsigned long long)d->index,
+                 id, d->id);
+  return 0;
+}
+
+static int decode(tg_tick_source *s, dbn_impl *d, size_t len, void *out, tg_status *st) {
   const unsigned char *r = d->rec;
   unsigned rtype = r[1];
   *st = TG_OK;
@@ -60,6 +73,7 @@ static int decode(tg_tick_source *s, const dbn_impl *d, size_t len, void *out, t
                    len < want ? "shorter than its rtype's layout" : "ts_event is undefined or out of range");
     return 0;
   }
+  if (!same_instrument(s, d, st)) return 0;
   if (s->kind == TG_TICK_TRADES) {
     if (rtype == RTYPE_MBP1 && r[28] != 'T') return 0; /* a book update, not a trade */
     *(tg_trade *)out = (tg_trade){.ts = (int64_t)ts, .price = px(r + 16), .size = tg_dbn_u32(r + 24),
