@@ -142,7 +142,8 @@ const tg_bar_stats *tg_bar_builder_stats(const tg_bar_builder *b);
 void tg_bar_builder_free(tg_bar_builder *b);
 
 /* One pass over trades (and quotes, may be NULL: merged by time, a quote before a trade of the same time) into out,
- * which is initialised by this call (freed on failure). stats may be NULL. */
+ * which is initialised by this call (freed on failure); opts->quotes is taken from whether quotes is given. stats may
+ * be NULL. */
 tg_status tg_ticks_to_bars(tg_tick_source *trades, tg_tick_source *quotes, const tg_bar_recipe *r,
                            const tg_bar_opts *opts, tg_bars *out, tg_bar_stats *stats);
 

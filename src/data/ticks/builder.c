@@ -22,10 +22,24 @@ static tg_status add_columns(tg_bars *out, int quotes, int *col0) {
   return TG_OK;
 }
 
+/* A recipe made by hand (not parsed) gets the parser's range checks. */
+static tg_status check_recipe(const tg_bar_recipe *r) {
+  const char *k = tg_bar_kind_name(r->kind);
+  if ((int)r->kind < 0 || r->kind > TG_BARS_DOLLAR_RUN) return tg_error(TG_ERR_INVALID, "bar recipe: unknown kind");
+  if (r->kind == TG_BARS_TIME ? r->interval_ns <= 0 : !(r->size > 0 && r->size < INFINITY))
+    return tg_error(TG_ERR_INVALID, "%s bars: the size must be positive", k);
+  if (!is_adaptive(r->kind)) return TG_OK;
+  if (!(r->alpha > 0 && r->alpha <= 1) || !(r->floor > 0 && r->floor <= 1) || !(r->cap >= 1 && r->cap < INFINITY) ||
+      r->warmup < 1)
+    return tg_error(TG_ERR_INVALID, "%s bars: want 0 < alpha <= 1, 0 < floor <= 1 <= cap and warmup >= 1; got alpha %g, "
+                    "floor %g, cap %g, warmup %lld", k, r->alpha, r->floor, r->cap, (long long)r->warmup);
+  return TG_OK;
+}
+
 tg_status tg_bar_builder_new(const tg_bar_recipe *r, const tg_bar_opts *opts, tg_bars *out, tg_bar_builder **b) {
   *b = NULL;
-  if (r->kind == TG_BARS_TIME ? r->interval_ns <= 0 : !(r->size > 0))
-    return tg_error(TG_ERR_INVALID, "%s bars: the size must be positive", tg_bar_kind_name(r->kind));
+  tg_status st = check_recipe(r);
+  if (st != TG_OK) return st;
   tg_bar_builder *x = tg_calloc(1, sizeof *x);
   if (!x) return tg_error(TG_ERR_NOMEM, "bar builder: out of memory");
   x->r = *r;
@@ -34,7 +48,7 @@ tg_status tg_bar_builder_new(const tg_bar_recipe *r, const tg_bar_opts *opts, tg
   x->last_ts = INT64_MIN;
   x->last_price = x->bid = x->ask = NAN;
   tg_adaptive_init(&x->ad, r);
-  tg_status st = add_columns(out, x->o.quotes, &x->col0);
+  st = add_columns(out, x->o.quotes, &x->col0);
   if (st != TG_OK) {
     tg_free(x);
     return st;
