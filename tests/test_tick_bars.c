@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "base/alloc.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "support/check.h"
 #include "tickgrad/ticks.h"
 

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "support/check.h"
 #include "support/files.h"
 #include "tickgrad/ticks.h"

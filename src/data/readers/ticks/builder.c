@@ -2,8 +2,8 @@
 #include <math.h>
 #include "base/alloc.h"
 #include "base/intmath.h"
-#include "data/ticks/builder_internal.h"
-#include "data/timeconv.h"
+#include "data/readers/ticks/builder_internal.h"
+#include "data/readers/timeconv.h"
 
 static const char *const k_cols[] = {"trade_count", "vwap", "buy_volume", "sell_volume",
                                      "bid",         "ask",  "spread_mean", "mid"};

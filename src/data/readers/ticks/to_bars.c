@@ -1,7 +1,7 @@
 /* One pass from tick sources to bars: trades and quotes merged by time through the builder, in fixed chunks. */
 #include <stdio.h>
 #include "base/alloc.h"
-#include "data/ticks/source_internal.h"
+#include "data/readers/ticks/source_internal.h"
 
 #define CHUNK 4096
 

@@ -4,10 +4,10 @@
 #include <strings.h>
 #include "base/alloc.h"
 #include "base/intmath.h"
-#include "data/csv/csv_internal.h"
-#include "data/ticks/csv_lines.h"
-#include "data/ticks/source_internal.h"
-#include "data/timeconv.h"
+#include "data/readers/csv/csv_internal.h"
+#include "data/readers/ticks/csv_lines.h"
+#include "data/readers/ticks/source_internal.h"
+#include "data/readers/timeconv.h"
 
 #define N_FIELDS 5
 

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <string.h>
 #include "base/alloc.h"
-#include "data/dbn/dbn_internal.h"
-#include "data/ticks/source_internal.h"
+#include "data/readers/dbn/dbn_internal.h"
+#include "data/readers/ticks/source_internal.h"
 
 enum { RTYPE_TRADE = 0x00, RTYPE_MBP1 = 0x01, RTYPE_ERROR = 0x15, RTYPE_SYMBOL_MAPPING = 0x16, RTYPE_SYSTEM = 0x17 };
 enum { SCHEMA_MBP1 = 1, SCHEMA_TBBO = 3, SCHEMA_TRADES = 4, SCHEMA_NONE = 0xFFFF };

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include "base/alloc.h"
 #include "base/files.h"
-#include "data/timeconv.h"
+#include "data/readers/timeconv.h"
 #include "tickgrad/ticks.h"
 
 #define LINE_MAX_LEN 65536

@@ -1,6 +1,6 @@
 /* Imbalance and run bars (AFML ch. 2): warm-up, EWMA expectations, and the threshold clamped to [floor, cap] x S0. */
 #include <math.h>
-#include "data/ticks/builder_internal.h"
+#include "data/readers/ticks/builder_internal.h"
 
 static int is_run(tg_bar_kind k) { return k >= TG_BARS_TICK_RUN; }
 

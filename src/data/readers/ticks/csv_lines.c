@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <string.h>
 #include "base/alloc.h"
-#include "data/csv/csv_internal.h"
-#include "data/ticks/csv_lines.h"
+#include "data/readers/csv/csv_internal.h"
+#include "data/readers/ticks/csv_lines.h"
 
 #define BUF_LEN (TG_TICK_LINE_MAX * 4)
 

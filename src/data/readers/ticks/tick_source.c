@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "base/alloc.h"
-#include "data/ticks/source_internal.h"
+#include "data/readers/ticks/source_internal.h"
 
 tg_status tg_tick_source_alloc(const char *name, tg_tick_kind kind, const tg_tick_opts *opts, tg_tick_source **out) {
   tg_tick_source *s = tg_calloc(1, sizeof *s);

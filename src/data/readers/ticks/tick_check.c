@@ -1,7 +1,7 @@
 /* The checks every tick source makes: positive prices and sizes, known sides and flags, time order, crossed quotes. */
 #include <math.h>
-#include "data/ticks/source_internal.h"
-#include "data/timeconv.h"
+#include "data/readers/ticks/source_internal.h"
+#include "data/readers/timeconv.h"
 
 static tg_status bad(const tg_tick_source *s, int64_t line, const char *field, double v, const char *want) {
   return tg_error(TG_ERR_FORMAT, "%s: %s %lld: %s %.17g %s", s->name, s->unit, (long long)line, field, v, want);
