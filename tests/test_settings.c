@@ -259,6 +259,7 @@ static void test_value_text(void) {
  * table, and each default reading back as the flag gives it. */
 static void test_train_rows(void) {
   int n = tg_train_setting_count(), every = 0, own[32] = {0};
+  tg_train_setting_info r0;
   CHECK(n > 40);
   for (int i = 0; i < n; i++) {
     tg_train_setting_info r;
@@ -281,6 +282,11 @@ static void test_train_rows(void) {
         CHECK_MSG(strncmp(r.help, prefix, strlen(prefix)) == 0, "%s: %s", r.key, r.help);
       }
     CHECK((strcmp(r.type, "enum") == 0) == (r.names != NULL));
+    if (kind >= 0) { /* a model's own row, from its table entry: one kind, its key under the kind's name */
+      size_t len = strlen(tg_model_name((tg_model_kind)kind));
+      CHECK_MSG((r.models & (r.models - 1)) == 0 && strncmp(r.key, tg_model_name((tg_model_kind)kind), len) == 0 &&
+                    r.key[len] == '.', "%s: models %#x", r.key, r.models);
+    }
     tg_train_config *c = tg_malloc(sizeof *c), *d = tg_malloc(sizeof *d);
     CHECK(c && d);
     if (!c || !d) return;
@@ -299,6 +305,12 @@ static void test_train_rows(void) {
   }
   CHECK(every > 20);
   for (int k = 0; k < tg_model_count(); k++) CHECK_MSG(own[k] > 0, "model %d has no rows", k);
+  CHECK_OK(tg_train_setting_get(0, &r0));
+  char names[256], small[6];
+  int need = tg_model_list(names, sizeof names, ", ", " or ");
+  CHECK_MSG(strcmp(r0.key, "model") == 0 && strcmp(r0.help, names) == 0, "%s: '%s'", r0.key, r0.help);
+  CHECK(strncmp(names, "tft, mamba2, ", 13) == 0 && strstr(names, " or ") != NULL);
+  CHECK(tg_model_list(small, sizeof small, ", ", " or ") == need && strcmp(small, "tft, ") == 0); /* truncated */
   tg_train_setting_info r;
   CHECK_STATUS(tg_train_setting_get(n, &r), TG_ERR_INVALID);
   CHECK_STATUS(tg_train_setting_get(-1, &r), TG_ERR_INVALID);

@@ -92,7 +92,7 @@ typedef struct tg_forecast_cfg {
 
 /* Graph inputs the caller makes (tg_input or ops such as gather_rows) and passes in. */
 typedef struct tg_forecast_inputs {
-  tg_tensor *past;   /* [B, L_past, n_past] f32 (L_past: tft.enc_len, mamba.seq_len, mlp.window or transformer.seq_len) */
+  tg_tensor *past;   /* [B, L_past, n_past] f32 (L_past: the kind's window, tg_forecast_window) */
   tg_tensor *future; /* [B, dec_len, n_future] f32 (TFT; NULL for the others) */
   tg_tensor *inst;   /* [B] i64 instrument index in [0, n_static) (TFT static input; the others ignore it) */
 } tg_forecast_inputs;
@@ -120,6 +120,9 @@ enum {
 int tg_model_count(void);
 /* "tft", "mamba2", "mlp", "transformer"; NULL for a kind outside the table. */
 const char *tg_model_name(tg_model_kind kind);
+/* Every kind's name in the table's order into buf [n] (snprintf's truncation), joined by sep and the last two by last:
+ * (", ", " or ") gives "tft, mamba2, mlp or transformer"; returns the length the whole list needs (< 0: an error). */
+int tg_model_list(char *buf, size_t n, const char *sep, const char *last);
 /* kind's TG_CAP_* bits (0 for a kind outside the table). */
 unsigned tg_model_caps(tg_model_kind kind);
 /* The kind before a config names one: its defaults are the starting point, and a new run whose --config has no
@@ -130,7 +133,7 @@ tg_model_kind tg_model_default_kind(void);
 tg_forecast_cfg tg_forecast_defaults(tg_model_kind kind);
 /* TG_ERR_INVALID naming the field when a setting is out of range or inconsistent. */
 tg_status tg_forecast_check(const tg_forecast_cfg *c);
-/* Declares the model's parameters in g's store (names "tft.*" / "mamba2.*" / "mlp.*" / "transformer.*", shared
+/* Declares the model's parameters in g's store (names "<kind name>.*", e.g. "tft.*", shared
  * across graphs of the same store) and returns the quantile forecasts [B, horizons, nq] (a classifier: logits
  * [B, horizons, n_classes]); NULL after a build error (tg_graph_status says why). */
 tg_tensor *tg_forecast_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);

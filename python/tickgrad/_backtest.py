@@ -14,7 +14,7 @@ import pandas as pd
 from . import _core
 from ._data import BarsLike, PathLike, _paths, to_bars, write_bars_csv
 from ._predict import RunLike, run_path
-from ._settings import flag_text, settings_pairs
+from ._settings import flag_text, model_list, settings_pairs
 
 _SPLITS = ("all", "train", "val", "test")
 _TRADE_COLUMNS = ("entry_bar", "exit_bar", "entry_time", "exit_time", "side", "open", "size", "entry_price",
@@ -267,8 +267,8 @@ def walkforward(model: str, data: BarsLike, *, folds: int, out: PathLike, train_
 
     The bars are cut into folds + train_blocks + 1 equal blocks; fold k trains on train_blocks blocks (anchored:
     growing from block 0; rolling: the last train_blocks only), validates on the next block and is backtested on
-    the one after (with the rule and costs given, as ``backtest(run=...)``). model: tft, mamba2, mlp or
-    transformer; data: a DataFrame or path(s) (reader_options as read_bars takes them); out: a folder that must not
+    the one after (with the rule and costs given, as ``backtest(run=...)``). model: a forecaster's kind as
+    train() takes it; data: a DataFrame or path(s) (reader_options as read_bars takes them); out: a folder that must not
     hold a walk-forward already. settings: training settings by the command's flag names, "-" written "_"
     (epochs=2, lr=1e-3, hidden=16, seed=3, ...). verbose: the library's log on sys.stdout as it runs (it is kept
     in ``.log`` either way). Returns a WalkForward with the table of OUT/walkforward.csv.
@@ -278,7 +278,7 @@ def walkforward(model: str, data: BarsLike, *, folds: int, out: PathLike, train_
     if not isinstance(train_blocks, (int, np.integer)) or isinstance(train_blocks, bool) or not 1 <= train_blocks <= 1000:
         raise ValueError(f"train_blocks: want 1..1000, got {train_blocks!r}")
     if not isinstance(model, str):
-        raise TypeError(f"model: want 'tft', 'mamba2', 'mlp' or 'transformer', got {type(model).__name__}")
+        raise TypeError(f"model: want {model_list(chr(39))}, got {type(model).__name__}")
     out = os.fspath(out)
     bars, paths = _bars_and_paths(data, reader_options or {})
     fc, costs = _fc_bt(rule, horizon, long_only, sized, class_map, threshold, cash, commission, cost_bps, slippage)

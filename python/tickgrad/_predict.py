@@ -63,7 +63,7 @@ def _bar_get(bar: Any, key: str) -> Any:
 
 
 class Predictor:
-    """A trained forecaster run (tft, mamba2, mlp, transformer) opened for live-style prediction (tg_predictor).
+    """A trained forecaster run (any model kind) opened for live-style prediction (tg_predictor).
 
     ``run``: the run folder (str / PathLike) or a Run; ``weights``: "best" (the best validation epoch,
     RUN/best.safetensors) or "last" (RUN/weights.safetensors). The model runs on the host CPU in the run's precision.
@@ -90,7 +90,7 @@ class Predictor:
 
     @property
     def info(self) -> Dict[str, Any]:
-        """The run as the predictor sees it: kind ("tft", "mamba2", "mlp", "transformer"), horizons and quantiles
+        """The run as the predictor sees it: kind (its model, "tft", "mlp", ...), horizons and quantiles
         (a quantile forecaster; 0 and [] for a classifier), classes (a classifier's names, in the order of its
         probabilities), n_features, warmup (bars before the features are valid), window (feature rows a forecast
         reads), first_bar (0-based bar of an instrument with the first forecast), bar_ns (the training data's median
@@ -168,7 +168,7 @@ class Predictor:
     def features(self) -> Optional[np.ndarray]:
         """The normalised feature row [n_features] float32 the model read for the last pushed bar (a copy), or None
         when that push made none (warm-up). A window of an instrument's last ``info["window"]`` rows is what the
-        mlp and transformer models read (tg_predictor_features)."""
+        models without a recurrent or split predictor read (tg_predictor_features)."""
         raw = self._p.features()
         return None if raw is None else np.frombuffer(raw, dtype=np.float32).copy()
 

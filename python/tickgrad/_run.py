@@ -114,7 +114,7 @@ class Run:
 
     @property
     def model(self) -> Optional[str]:
-        """The model kind: config.json's ("tft", "mamba2", "mlp", "transformer"), or env.json's ("dqn", "ppo")."""
+        """The model kind: config.json's (a forecaster's: "tft", "mlp", ...), or env.json's ("dqn", "ppo")."""
         if self.is_agent:
             with open(self._file("env.json"), encoding="utf-8") as f:
                 return json.load(f).get("model")

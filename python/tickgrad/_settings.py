@@ -27,6 +27,12 @@ default."""
 MODELS: Tuple[str, ...] = _core.model_names()
 
 
+def model_list(quote: str = "") -> str:
+    """The model kinds as prose, "tft, mamba2, mlp or transformer" (each in quote)."""
+    names = [f"{quote}{m}{quote}" for m in MODELS]
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
+
+
 def _flag_lines() -> List[Tuple[str, str, str]]:
     """(flag, argument, help) of every setting as `tickgrad train --help` lists them: the rows of every model, then
     each model's own (a row's help starts "NAME: ", the model's name)."""

@@ -11,7 +11,7 @@ import pandas as pd
 
 from . import _core
 from ._data import to_bars
-from ._settings import FLAG_LINES, keyword, settings_pairs
+from ._settings import FLAG_LINES, keyword, model_list, settings_pairs
 from ._run import EpochCallback, Run, _epoch_hook, _finished, _progress
 
 AGENTS = ("dqn", "ppo")
@@ -80,7 +80,7 @@ def _doc() -> str:
                            subsequent_indent=" " * (4 + width)) for k in groups]
     return f"""Trains a forecaster as ``tickgrad train`` does and returns its Run (tickgrad.Run).
 
-model: "tft", "mamba2", "mlp" or "transformer" (a quantile forecaster of forward log returns 1..H bars ahead, or
+model: {model_list('"')} (a quantile forecaster of forward log returns 1..H bars ahead, or
 a classifier with a labels target); "dqn" and "ppo" train agents (their settings: ``tickgrad train --model dqn
 --help``; ``env=`` names the environment).
 data: a DataFrame (as read_bars or synth give), a path (file, folder, glob) or a list of paths; paths are recorded

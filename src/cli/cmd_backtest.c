@@ -31,7 +31,7 @@ static void bt_usage(FILE *f) {
           "OUT/trades.csv (round trips), OUT/equity.csv (per bar: close, position, equity, drawdown, buy-and-hold\n"
           "equity) and OUT/backtest.json.\n"
           "\n"
-          "  --run RUN            a trained run: a forecaster (tft, mamba2, mlp) trades its quantile forecasts by --rule;\n"
+          "  --run RUN            a trained run: a forecaster (any train --model) trades its quantile forecasts by --rule;\n"
           "                       a policy (dqn, ppo on the trading env) acts directly. Default data: the run's own, split\n"
           "                       test; default OUT: RUN (its report.html is rewritten with the backtest)\n"
           "  --rule R             forecaster: band (default: long when the lowest quantile of the horizon's return clears\n"

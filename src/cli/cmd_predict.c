@@ -23,7 +23,7 @@ typedef struct pr_args {
 static void pr_usage(FILE *f) {
   fprintf(f,
           "usage: tickgrad predict --run RUN (--data FILE... | --stream) [flags]\n"
-          "Forecasts with a trained forecaster (tft, mamba2, mlp): for every bar, the run's quantiles of the forward log\n"
+          "Forecasts with a trained forecaster (any train --model): for every bar, the run's quantiles of the forward log\n"
           "return 1..H bars ahead, decided from that bar and earlier ones only. One CSV row per bar:\n"
           "  ts,instrument,close,h1_q0.1,h1_q0.5,...   (forecast columns empty while an instrument warms up)\n"
           "\n"
@@ -32,7 +32,7 @@ static void pr_usage(FILE *f) {
           "  --stream             read bars as CSV lines on stdin: a header line naming the columns (as the CSV reader\n"
           "                       knows them: ts/time/date, open, high, low, close, volume, instrument), then one bar per\n"
           "                       line; each forecast is written and flushed as soon as its bar is read. Each bar costs\n"
-          "                       O(1) for mamba2 (its recurrent state) and one window for tft and mlp. The rows are the\n"
+          "                       O(1) for mamba2 (its recurrent state) and one window for the others. The rows are the\n"
           "                       same as --data gives for the same bars. Lines are numbered from the header (line 1);\n"
           "                       a line that is not a bar stops with exit 1 naming its line (a blank line is skipped)\n"
           "  --weights W          best (default: the best validation epoch) or last\n"

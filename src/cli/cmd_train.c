@@ -20,8 +20,10 @@ typedef struct train_args {
 } train_args;
 
 static void train_usage(FILE *f) {
+  char names[256];
+  tg_model_list(names, sizeof names, "|", "|");
+  fprintf(f, "usage: tickgrad train --model %s --data FILE... [flags]\n", names);
   fprintf(f,
-          "usage: tickgrad train --model tft|mamba2|mlp|transformer --data FILE... [flags]\n"
           "       tickgrad train --resume RUN [--stop-after N] [--device D] [--threads N] [--data-changed ok]\n"
           "Trains a quantile forecaster of forward log returns 1..H bars ahead on bar files (CSV, DBN, Parquet):\n"
           "causal features, chronological train/validation/test splits, targets scaled by their training std,\n"
@@ -139,7 +141,9 @@ static int config_new(const train_args *a, tg_train_config *c) {
   const char *model = pair_value(a, "--model");
   char *text = NULL;
   size_t len = 0;
-  if (model && tg_train_model_parse(model, &kind) != TG_OK) return tg_cli_usage_error("train", "--model %s: want tft, mamba2, mlp or transformer", model);
+  char names[256];
+  tg_model_list(names, sizeof names, ", ", " or ");
+  if (model && tg_train_model_parse(model, &kind) != TG_OK) return tg_cli_usage_error("train", "--model %s: want %s", model, names);
   if (a->config) {
     tg_train_config probe = tg_train_defaults(kind);
     tg_status st = tg_train_config_load(a->config, &probe);
@@ -161,7 +165,7 @@ static int config_new(const train_args *a, tg_train_config *c) {
   }
   if (!model) {
     free(text);
-    return tg_cli_usage_error("train", "which model? give --model tft, mamba2, mlp or transformer (or \"model\" in --config)");
+    return tg_cli_usage_error("train", "which model? give --model %s (or \"model\" in --config)", names);
   }
   *c = tg_train_defaults(kind);
   tg_status st = text ? tg_train_config_apply_json(c, text, len, a->config) : TG_OK;

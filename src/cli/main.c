@@ -18,7 +18,7 @@ static void usage(FILE *f) {
           "  inspect    read bar files (CSV, DBN, Parquet) and report columns, range, gaps and problems\n"
           "  synth      write a seeded synthetic market (OHLCV bars) as CSV\n"
           "  bars       build bars from trade and quote ticks (time, tick, volume, dollar, imbalance, run) as CSV\n"
-          "  train      train a quantile forecaster (tft, mamba2, mlp) on bar files, or a policy (dqn, ppo)\n"
+          "  train      train a quantile forecaster (tft, transformer, ...) on bar files, or a policy (dqn, ppo)\n"
           "             on CartPole or a trading market; resume a run\n"
           "  backtest   run a rule strategy (buy-and-hold, sma-cross) or a trained run's forecasts or policy on bar\n"
           "             files: fills at the next open, costs, metrics\n"

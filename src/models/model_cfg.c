@@ -1,6 +1,46 @@
-/* Each kind's own settings: its defaults, its checks, its window and width (the model table's entries call these). */
+/* Each kind's own settings: its rows, defaults and checks (the model table's entries hold and call these). */
+#include <stddef.h>
 #include "models/models_internal.h"
 #include "tickgrad/status.h"
+
+/* an int row of the model's part of tg_forecast_cfg: key, flag (NULL: --key), member, range, help */
+#define INT_ROW(k, f, m, l, h, hl) \
+  {.key = k, .flag = f, .type = TG_SET_INT, .off = offsetof(tg_forecast_cfg, m), .lo = l, .hi = h, .help = hl}
+
+const tg_setting tg_tft_settings[TG_TFT_SETTINGS] = {
+    INT_ROW("tft.hidden", NULL, tft.hidden, 1, 65536, "tft: d_model (default 64)"),
+    INT_ROW("tft.heads", NULL, tft.heads, 1, 1024, "tft: attention heads (default 4)"),
+    INT_ROW("tft.enc_len", NULL, tft.enc_len, 1, 1 << 20, "tft: encoder steps (default 64)"),
+    INT_ROW("tft.vol_scale", NULL, tft.vol_scale, 0, 1,
+            "tft: 1 (default) multiplies each window's quantiles by the recent volatility of its encoder bars (the root "
+            "mean square of the normalised logret feature), so the bands widen and narrow with the market; 0: the "
+            "network's outputs as they come (runs whose config.json lacks it; a classifier's logits always)"),
+};
+
+const tg_setting tg_mamba2_settings[TG_MAMBA2_SETTINGS] = {
+    INT_ROW("mamba2.d_model", NULL, mamba.d_model, 1, 65536, "mamba2: width (default 128)"),
+    INT_ROW("mamba2.n_layers", "--layers", mamba.n_layers, 1, 1024, "mamba2: blocks (default 2)"),
+    INT_ROW("mamba2.d_state", NULL, mamba.d_state, 1, 65536, "mamba2: state size per head (default 64)"),
+    INT_ROW("mamba2.headdim", NULL, mamba.headdim, 1, 65536, "mamba2: head width (default 32)"),
+    INT_ROW("mamba2.expand", NULL, mamba.expand, 1, 64, "mamba2: inner width as a multiple of --d-model (default 2)"),
+    INT_ROW("mamba2.d_conv", NULL, mamba.d_conv, 1, 16, "mamba2: causal convolution taps (default 4)"),
+    INT_ROW("mamba2.ngroups", NULL, mamba.ngroups, 1, 1024, "mamba2: groups sharing B and C (default 1)"),
+    INT_ROW("mamba2.chunk", NULL, mamba.chunk, 1, 1 << 20, "mamba2: SSD chunk (default 64)"),
+    INT_ROW("mamba2.seq_len", NULL, mamba.seq_len, 1, 1 << 20, "mamba2: window length (default 128)"),
+};
+
+const tg_setting tg_mlp_settings[TG_MLP_SETTINGS] = {
+    INT_ROW("mlp.window", NULL, mlp.window, 1, 1 << 20, "mlp: past bars (default 16)"),
+    INT_ROW("mlp.hidden", NULL, mlp.hidden, 1, 65536, "mlp: hidden units (default 64)"),
+};
+
+const tg_setting tg_transformer_settings[TG_TRANSFORMER_SETTINGS] = {
+    INT_ROW("transformer.d_model", NULL, transformer.d_model, 1, 65536,
+            "transformer: width (default 64; a multiple of --heads)"),
+    INT_ROW("transformer.n_heads", "--heads", transformer.n_heads, 1, 1024, "transformer: attention heads (default 4)"),
+    INT_ROW("transformer.n_layers", "--layers", transformer.n_layers, 1, 1024, "transformer: blocks (default 2)"),
+    INT_ROW("transformer.seq_len", NULL, transformer.seq_len, 1, 1 << 20, "transformer: window length (default 64)"),
+};
 
 void tg_tft_defaults(tg_forecast_cfg *c) { c->tft = (tg_tft_cfg){.hidden = 64, .heads = 4, .enc_len = 64, .dec_len = 8}; }
 

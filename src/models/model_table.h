@@ -2,12 +2,15 @@
 #ifndef TG_MODEL_TABLE_H
 #define TG_MODEL_TABLE_H
 
+#include "base/settings.h"
 #include "tickgrad/dataset.h"
 #include "tickgrad/models.h"
 
 typedef struct tg_model_def {
   unsigned caps;                                  /* TG_CAP_* */
   int batch;                                      /* the trainer's default batch */
+  const tg_setting *settings;                     /* its settings rows: offsets in tg_forecast_cfg, keys "<name>.*", */
+  int n_settings;                                 /* help "<name>: ..." (the trainer's table takes them in) */
   void (*defaults)(tg_forecast_cfg *c);           /* sets its own part of c (c->tft, c->mamba, ...) */
   tg_status (*check)(const tg_forecast_cfg *c);   /* its own part of tg_forecast_check */
   tg_tensor *(*build)(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in);
@@ -24,6 +27,9 @@ typedef struct tg_model_def {
   /* with TG_CAP_STEPPER: its per-bar recurrent stepper */
   tg_status (*stepper_new)(tg_store *store, const tg_forecast_cfg *c, int64_t batch, tg_mamba2_stepper **out);
 } tg_model_def;
+
+/* Every kind's settings rows together number at most this (the trainer's table has room for them). */
+#define TG_KINDS_SETTINGS_MAX 64
 
 /* The kinds' names in tg_model_kind's order, NULL-ended (the settings engine's list for "model"). */
 extern const char *const tg_model_names[];

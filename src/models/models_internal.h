@@ -2,6 +2,7 @@
 #ifndef TG_MODELS_INTERNAL_H
 #define TG_MODELS_INTERNAL_H
 
+#include "base/settings.h"
 #include "tickgrad/models.h"
 
 /* TG_ERR_INVALID with the message when cond fails (the settings checks). */
@@ -10,6 +11,14 @@
     if (!(cond)) return tg_error(TG_ERR_INVALID, __VA_ARGS__);    \
   } while (0)
 
+/* model_cfg.c: each kind's settings rows (offsets in tg_forecast_cfg, keys "<name>.*", help "<name>: ..."; the model
+ * table's entries hold them, the trainer's table takes them in) */
+#define TG_TFT_SETTINGS 4
+#define TG_MAMBA2_SETTINGS 9
+#define TG_MLP_SETTINGS 2
+#define TG_TRANSFORMER_SETTINGS 4
+extern const tg_setting tg_tft_settings[TG_TFT_SETTINGS], tg_mamba2_settings[TG_MAMBA2_SETTINGS],
+    tg_mlp_settings[TG_MLP_SETTINGS], tg_transformer_settings[TG_TRANSFORMER_SETTINGS];
 /* model_cfg.c: each kind's own defaults (its part of the config) and checks (its part of tg_forecast_check). */
 void tg_tft_defaults(tg_forecast_cfg *c);
 void tg_mamba2_defaults(tg_forecast_cfg *c);

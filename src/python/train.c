@@ -114,7 +114,9 @@ int tgpy_train_config_new(tg_train_config *c, const char *model, const char *con
       fclose(f);
     }
   } else if (!model) {
-    PyErr_SetString(PyExc_ValueError, "model: which model? give tft, mamba2, mlp or transformer (or \"model\" in config)");
+    char names[256];
+    tg_model_list(names, sizeof names, ", ", " or ");
+    PyErr_Format(PyExc_ValueError, "model: which model? give %s (or \"model\" in config)", names);
     return -1;
   }
   *c = tg_train_defaults(kind);

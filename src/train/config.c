@@ -1,4 +1,5 @@
 /* Training settings: the table of every setting (JSON name, flag, type, range) for the settings engine, defaults, checks. */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -9,11 +10,6 @@
 
 #define OFF(member) offsetof(tg_train_config, member)
 #define SZ(member) sizeof(((tg_train_config *)0)->member)
-/* a model's own rows: the bit of its index in the model table (tg_model_names' order; test_settings sets each) */
-#define M_TFT (1u << 0)
-#define M_MAMBA (1u << 1)
-#define M_MLP (1u << 2)
-#define M_TRANSFORMER (1u << 3)
 /* a number row: key, flag (NULL: --key), type, member, range, the models it applies to (0: all), help */
 #define NUM(k, f, ty, m, l, h, only_, hl) {.key = k, .flag = f, .type = ty, .off = OFF(m), .lo = l, .hi = h, .only = only_, .help = hl}
 #define STR(k, m, fl, hl) {.key = k, .type = TG_SET_STRING, .off = OFF(m), .size = SZ(m), .flags = fl, .help = hl}
@@ -27,9 +23,10 @@ _Static_assert(TG_RECOMPUTE_COUNT == 3, "RECOMPUTE names every tg_recompute");
 static const char *const SCHEDULES[] = {"cosine", "constant", NULL}; /* TG_TRAIN_COSINE, TG_TRAIN_CONSTANT */
 static const char *const RECOMPUTE[] = {"none", "blocks", "all", NULL}; /* tg_recompute's order */
 
-/* The order here is the order of config.json and of `tickgrad train --help`. */
-static const tg_setting SETTINGS[] = {
-    {.key = "model", .type = TG_SET_ENUM, .off = OFF(model.kind), .names = tg_model_names, .help = "tft, mamba2, mlp or transformer"},
+/* The settings every model takes; each model's own rows follow them in the trainer's table (tr_settings). The order is
+ * the order of config.json and of `tickgrad train --help`. The help of "model" and "batch" is made from the table. */
+static const tg_setting COMMON[] = {
+    {.key = "model", .type = TG_SET_ENUM, .off = OFF(model.kind), .names = tg_model_names},
     {.key = "data", .type = TG_SET_STRS, .off = OFF(data), .size = TG_TRAIN_PATH_MAX, .count_off = OFF(n_data),
      .max_n = TG_TRAIN_MAX_DATA, .arg = "FILE...", .help = "bar files, folders or globs (CSV, DBN, Parquet); several allowed"},
     TG_READ_SETTING_ROWS(OFF(read)),
@@ -47,7 +44,7 @@ static const tg_setting SETTINGS[] = {
     NUM("cat_dim", NULL, TG_SET_INT, model.cat_dim, 1, 1024, 0, "embedding width of each cat: covariate (default 4)"),
     NUM("dropout", NULL, TG_SET_FLOAT, model.dropout, 0, 0.95, 0, "default 0.1"),
     NUM("epochs", NULL, TG_SET_INT, epochs, 1, 1e6, 0, "default 20"),
-    NUM("batch", NULL, TG_SET_INT, batch, 1, 1 << 20, 0, "windows per step (default 32 tft and transformer, 8 mamba2, 64 mlp)"),
+    NUM("batch", NULL, TG_SET_INT, batch, 1, 1 << 20, 0, NULL),
     {.key = "recompute", .type = TG_SET_ENUM, .off = OFF(recompute), .names = RECOMPUTE,
      .help = "activations recomputed in backward instead of kept: none (default), blocks (the model's blocks keep only "
              "their inputs) or all (also the layers between blocks); the same numbers, less memory, more time"},
@@ -69,39 +66,65 @@ static const tg_setting SETTINGS[] = {
      .help = "CPU threads (default 0: as set globally)"},
     STR("device", device, TG_SET_RESUMABLE, "auto, cpu, cuda or cuda:N (default auto)"),
     STR("out", out, TG_SET_RESUMABLE, "run folder (default runs/<model>-<timestamp>)"),
-    NUM("tft.hidden", NULL, TG_SET_INT, model.tft.hidden, 1, 65536, M_TFT, "tft: d_model (default 64)"),
-    NUM("tft.heads", NULL, TG_SET_INT, model.tft.heads, 1, 1024, M_TFT, "tft: attention heads (default 4)"),
-    NUM("tft.enc_len", NULL, TG_SET_INT, model.tft.enc_len, 1, 1 << 20, M_TFT, "tft: encoder steps (default 64)"),
-    NUM("tft.vol_scale", NULL, TG_SET_INT, model.tft.vol_scale, 0, 1, M_TFT,
-        "tft: 1 (default) multiplies each window's quantiles by the recent volatility of its encoder bars (the root "
-        "mean square of the normalised logret feature), so the bands widen and narrow with the market; 0: the "
-        "network's outputs as they come (runs whose config.json lacks it; a classifier's logits always)"),
-    NUM("mamba2.d_model", NULL, TG_SET_INT, model.mamba.d_model, 1, 65536, M_MAMBA, "mamba2: width (default 128)"),
-    NUM("mamba2.n_layers", "--layers", TG_SET_INT, model.mamba.n_layers, 1, 1024, M_MAMBA, "mamba2: blocks (default 2)"),
-    NUM("mamba2.d_state", NULL, TG_SET_INT, model.mamba.d_state, 1, 65536, M_MAMBA, "mamba2: state size per head (default 64)"),
-    NUM("mamba2.headdim", NULL, TG_SET_INT, model.mamba.headdim, 1, 65536, M_MAMBA, "mamba2: head width (default 32)"),
-    NUM("mamba2.expand", NULL, TG_SET_INT, model.mamba.expand, 1, 64, M_MAMBA, "mamba2: inner width as a multiple of --d-model (default 2)"),
-    NUM("mamba2.d_conv", NULL, TG_SET_INT, model.mamba.d_conv, 1, 16, M_MAMBA, "mamba2: causal convolution taps (default 4)"),
-    NUM("mamba2.ngroups", NULL, TG_SET_INT, model.mamba.ngroups, 1, 1024, M_MAMBA, "mamba2: groups sharing B and C (default 1)"),
-    NUM("mamba2.chunk", NULL, TG_SET_INT, model.mamba.chunk, 1, 1 << 20, M_MAMBA, "mamba2: SSD chunk (default 64)"),
-    NUM("mamba2.seq_len", NULL, TG_SET_INT, model.mamba.seq_len, 1, 1 << 20, M_MAMBA, "mamba2: window length (default 128)"),
-    NUM("mlp.window", NULL, TG_SET_INT, model.mlp.window, 1, 1 << 20, M_MLP, "mlp: past bars (default 16)"),
-    NUM("mlp.hidden", NULL, TG_SET_INT, model.mlp.hidden, 1, 65536, M_MLP, "mlp: hidden units (default 64)"),
-    NUM("transformer.d_model", NULL, TG_SET_INT, model.transformer.d_model, 1, 65536, M_TRANSFORMER,
-        "transformer: width (default 64; a multiple of --heads)"),
-    NUM("transformer.n_heads", "--heads", TG_SET_INT, model.transformer.n_heads, 1, 1024, M_TRANSFORMER,
-        "transformer: attention heads (default 4)"),
-    NUM("transformer.n_layers", "--layers", TG_SET_INT, model.transformer.n_layers, 1, 1024, M_TRANSFORMER,
-        "transformer: blocks (default 2)"),
-    NUM("transformer.seq_len", NULL, TG_SET_INT, model.transformer.seq_len, 1, 1 << 20, M_TRANSFORMER,
-        "transformer: window length (default 64)"),
 };
 
 /* config.json members that are not settings: a classifier's class names, written for the record (the data decides
  * them again on resume), and the run's id, which its checkpoint sets carry through config.json's hash */
 static const char *const EXTRA[] = {"classes", "run_id", NULL};
 
-const tg_settings TR_SETTINGS = {"config", SETTINGS, (int)(sizeof SETTINGS / sizeof SETTINGS[0]), 0, 0, EXTRA};
+#define N_COMMON ((int)(sizeof COMMON / sizeof COMMON[0]))
+static tg_setting g_rows[N_COMMON + TG_KINDS_SETTINGS_MAX];
+static tg_settings g_table = {"config", g_rows, 0, 0, 0, EXTRA};
+static char g_model_help[256], g_batch_help[256];
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* "windows per step (default 32 tft and transformer, 8 mamba2, 64 mlp)": each default batch, in the order a kind first
+ * has it, with the kinds that have it. */
+static void batch_help(char *buf, size_t n) {
+  size_t len = (size_t)snprintf(buf, n, "windows per step (default ");
+  unsigned done = 0; /* kinds listed (a kind is a bit of `only`, so fewer than 32) */
+  int count = tg_model_count();
+  for (int k = 0; k < count; k++) {
+    if (done & (1u << k)) continue;
+    int batch = tg_model_get((tg_model_kind)k)->batch, same = 0;
+    for (int j = k; j < count; j++) same += tg_model_get((tg_model_kind)j)->batch == batch;
+    len += (size_t)snprintf(buf + len, n - len, "%s%d", k ? ", " : "", batch);
+    for (int j = k, i = 0; j < count; j++) {
+      if (tg_model_get((tg_model_kind)j)->batch != batch) continue;
+      done |= 1u << j;
+      i++;
+      len += (size_t)snprintf(buf + len, n - len, "%s%s", i == 1 ? " " : i == same ? " and " : ", ", tg_model_names[j]);
+    }
+  }
+  snprintf(buf + len, n - len, ")");
+}
+
+/* The trainer's table: COMMON, then each kind's rows in table order, their offsets moved into tg_train_config and their
+ * `only` the kind's bit. */
+static void compose(void) {
+  tg_model_list(g_model_help, sizeof g_model_help, ", ", " or ");
+  batch_help(g_batch_help, sizeof g_batch_help);
+  int n = 0;
+  for (int i = 0; i < N_COMMON; i++, n++) {
+    g_rows[n] = COMMON[i];
+    if (strcmp(COMMON[i].key, "model") == 0) g_rows[n].help = g_model_help;
+    if (strcmp(COMMON[i].key, "batch") == 0) g_rows[n].help = g_batch_help;
+  }
+  for (int k = 0; k < tg_model_count(); k++) {
+    const tg_model_def *d = tg_model_get((tg_model_kind)k);
+    for (int i = 0; i < d->n_settings; i++, n++) {
+      g_rows[n] = d->settings[i];
+      g_rows[n].off += OFF(model);
+      g_rows[n].only = 1u << k;
+    }
+  }
+  g_table.n = n;
+}
+
+const tg_settings *tr_settings(void) {
+  pthread_once(&g_once, compose);
+  return &g_table;
+}
 
 const char *tg_train_model_name(tg_model_kind kind) { return tg_model_name(kind); }
 
@@ -111,7 +134,9 @@ tg_status tg_train_model_parse(const char *name, tg_model_kind *out) {
       *out = (tg_model_kind)k;
       return TG_OK;
     }
-  return tg_error(TG_ERR_INVALID, "model '%s': want tft, mamba2, mlp or transformer", name ? name : "");
+  char names[256];
+  tg_model_list(names, sizeof names, ", ", " or ");
+  return tg_error(TG_ERR_INVALID, "model '%s': want %s", name ? name : "", names);
 }
 
 tg_train_config tg_train_defaults(tg_model_kind kind) {
@@ -143,13 +168,13 @@ tg_train_config tg_train_defaults(tg_model_kind kind) {
 /* ---- setting, checking, comparing ---- */
 
 tg_status tg_train_config_set(tg_train_config *c, const char *key, const char *value) {
-  return tg_settings_set(&TR_SETTINGS, c, key, value);
+  return tg_settings_set(tr_settings(), c, key, value);
 }
 
 tg_status tg_train_config_check(const tg_train_config *c) {
   const char *name = tg_train_model_name(c->model.kind);
   if (!name) return tg_error(TG_ERR_INVALID, "config: unknown model kind %d", (int)c->model.kind);
-  tg_status st = tg_settings_check(&TR_SETTINGS, c);
+  tg_status st = tg_settings_check(tr_settings(), c);
   if (st != TG_OK) return st;
   if (c->stop_after_step < 0)
     return tg_error(TG_ERR_INVALID, "config: stop_after_step %lld must be >= 0", (long long)c->stop_after_step);
@@ -171,39 +196,39 @@ tg_status tg_train_config_check(const tg_train_config *c) {
 }
 
 const tg_setting *tr_config_diff(const tg_train_config *a, const tg_train_config *b) {
-  return tg_settings_diff(&TR_SETTINGS, a, b);
+  return tg_settings_diff(tr_settings(), a, b);
 }
 
 /* ---- flags ---- */
 
-int tg_train_flag_known(const char *flag) { return tg_settings_flag_known(&TR_SETTINGS, flag); }
+int tg_train_flag_known(const char *flag) { return tg_settings_flag_known(tr_settings(), flag); }
 
 tg_status tg_train_config_set_flag(tg_train_config *c, const char *flag, const char *value) {
   const char *name = tg_train_model_name(c->model.kind);
   char vname[32];
   snprintf(vname, sizeof vname, "model %s", name ? name : "?");
-  return tg_settings_set_flag(&TR_SETTINGS, c, flag, value, name ? 1u << c->model.kind : 0, vname);
+  return tg_settings_set_flag(tr_settings(), c, flag, value, name ? 1u << c->model.kind : 0, vname);
 }
 
 /* The settings every model takes, then each model's own under its name (--hidden is tft.hidden or mlp.hidden). */
 void tg_train_flags_help(FILE *f) {
-  tg_settings_help_part(&TR_SETTINGS, 0, NULL, f);
+  tg_settings_help_part(tr_settings(), 0, NULL, f);
   for (int k = 0; k < tg_model_count(); k++) {
     char drop[32];
     snprintf(drop, sizeof drop, "%s: ", tg_train_model_name((tg_model_kind)k));
     fprintf(f, "with --model %s:\n", tg_train_model_name((tg_model_kind)k));
-    tg_settings_help_part(&TR_SETTINGS, 1u << k, drop, f);
+    tg_settings_help_part(tr_settings(), 1u << k, drop, f);
   }
 }
 
 /* ---- the table as data (for Python and other callers that list the settings) ---- */
 
-int tg_train_setting_count(void) { return TR_SETTINGS.n; }
+int tg_train_setting_count(void) { return tr_settings()->n; }
 
 tg_status tg_train_setting_get(int i, tg_train_setting_info *out) {
-  if (i < 0 || i >= TR_SETTINGS.n || !out)
-    return tg_error(TG_ERR_INVALID, "training setting %d: want 0..%d", i, TR_SETTINGS.n - 1);
-  const tg_setting *s = &TR_SETTINGS.rows[i];
+  if (i < 0 || i >= tr_settings()->n || !out)
+    return tg_error(TG_ERR_INVALID, "training setting %d: want 0..%d", i, tr_settings()->n - 1);
+  const tg_setting *s = &tr_settings()->rows[i];
   memset(out, 0, sizeof *out);
   out->key = s->key;
   tg_setting_flag(s, out->flag, sizeof out->flag);
@@ -238,7 +263,7 @@ tg_status tg_train_setting_get(int i, tg_train_setting_info *out) {
   if (!c) return tg_error(TG_ERR_NOMEM, "training setting %s: out of memory", s->key);
   *c = tg_train_defaults(kind);
   tg_text b = {0};
-  tg_settings_value_text(&TR_SETTINGS, c, s, &b);
+  tg_settings_value_text(tr_settings(), c, s, &b);
   tg_free(c);
   if (b.oom) {
     tg_text_free(&b);

@@ -5,7 +5,7 @@
 #include "train/train_internal.h"
 
 tg_status tg_train_config_apply_json(tg_train_config *c, const char *text, size_t len, const char *where) {
-  return tg_settings_apply_text(&TR_SETTINGS, c, text, len, where);
+  return tg_settings_apply_text(tr_settings(), c, text, len, where);
 }
 
 tg_status tg_train_config_load(const char *path, tg_train_config *c) {
@@ -27,4 +27,4 @@ tg_status tg_train_config_load(const char *path, tg_train_config *c) {
   return st;
 }
 
-char *tg_train_config_to_json(const tg_train_config *c) { return tg_settings_to_json(&TR_SETTINGS, c); }
+char *tg_train_config_to_json(const tg_train_config *c) { return tg_settings_to_json(tr_settings(), c); }

@@ -26,7 +26,8 @@ static inline void tr_settle_tz(tg_train_config *c) {
 }
 
 /* ---- config.c: the settings table (the settings engine's, base/settings.h) ---- */
-extern const tg_settings TR_SETTINGS;
+/* The trainer's table: the common rows, then every kind's own (made at first use; the same table ever after). */
+const tg_settings *tr_settings(void);
 /* The first setting (not device, threads, out) whose values differ, or NULL. */
 const tg_setting *tr_config_diff(const tg_train_config *a, const tg_train_config *b);
 
