@@ -1,123 +1,10 @@
 /* The causal pre-norm transformer forecaster as a graph (the architecture: tg_transformer_cfg in models.h). */
-/*
- * models.h documents the architecture; reference/transformer.py builds exactly this in PyTorch with the same names.
- * Layout of one attention: qkv [B, T, 3d] viewed [B, T, 3H, dh] and transposed once to [B, 3H, T, dh], so q, k and v are
- * slices of heads [0, H), [H, 2H), [2H, 3H); scores [B, H, Tq, T] through causal_softmax (hidden keys skipped, exactly
- * 0); the heads' outputs [B, H, Tq, dh] transposed back to [B, Tq, d]. The last layer (when only the last step feeds
- * the head) projects its query from the last step alone: the rows [0, d) of qkv's weight and bias, sliced, and the
- * keys and values from the rows [d, 3d) over every step.
- */
-#include <math.h>
+/* models.h documents the architecture; reference/transformer.py builds exactly this in PyTorch with the same names; the
+ * layers are tr_layers.c's (the last layer's last-step shortcut is described there). */
 #include <stdio.h>
 #include "graph/graph_internal.h"
 #include "models/models_internal.h"
-
-#define TR_LN_EPS 1e-5f
-
-/* What the layer builders share. */
-typedef struct tr_b {
-  tg_graph *g;
-  int64_t B, L, d, H; /* batch, steps, d_model, heads */
-  float p;            /* dropout (0: no dropout nodes) */
-} tr_b;
-
-static const tg_init INIT_FAN_IN = {TG_INIT_FAN_IN, 0.0f, 0.0f};
-static const tg_init INIT_ZEROS = {TG_INIT_ZEROS, 0.0f, 0.0f};
-static const tg_init INIT_ONES = {TG_INIT_ONES, 0.0f, 0.0f};
-
-/* "transformer.<prefix><leaf>" (prefix "" or "layers.<i>."). */
-static tg_tensor *tr_param(tr_b *b, const char *prefix, const char *leaf, int ndim, const int64_t *shape, tg_init init) {
-  char name[TG_NAME_MAX];
-  int n = snprintf(name, sizeof name, "transformer.%s%s", prefix, leaf);
-  if (n < 0 || n >= (int)sizeof name)
-    return tg_graph_fail(b->g, TG_ERR_INVALID, "transformer: parameter name 'transformer.%s%s' is longer than %d bytes",
-                         prefix, leaf, TG_NAME_MAX - 1);
-  return tg_param(b->g, name, ndim, shape, init);
-}
-
-/* Linear "<prefix><leaf>.weight" [n_out, in], ".bias" [n_out]: the parameters only. */
-static int tr_linear_params(tr_b *b, const char *prefix, const char *leaf, int64_t n_out, int64_t n_in, tg_tensor **w,
-                            tg_tensor **bias) {
-  char name[TG_NAME_MAX];
-  int64_t ws[2] = {n_out, n_in};
-  snprintf(name, sizeof name, "%s.weight", leaf);
-  *w = tr_param(b, prefix, name, 2, ws, INIT_FAN_IN);
-  snprintf(name, sizeof name, "%s.bias", leaf);
-  *bias = tr_param(b, prefix, name, 1, ws, INIT_ZEROS);
-  return *w && *bias;
-}
-
-/* x [..., in] -> [..., n_out] through Linear "<prefix><leaf>". */
-static tg_tensor *tr_linear(tr_b *b, const char *prefix, const char *leaf, tg_tensor *x, int64_t n_out) {
-  tg_tensor *w, *bias;
-  if (!x || !tr_linear_params(b, prefix, leaf, n_out, x->shape[x->ndim - 1], &w, &bias)) return NULL;
-  return tg_linear(b->g, x, w, bias);
-}
-
-/* LayerNorm "<prefix><leaf>" (weight 1, bias 0, [d]) over x's last dim. */
-static tg_tensor *tr_norm(tr_b *b, const char *prefix, const char *leaf, tg_tensor *x) {
-  char name[TG_NAME_MAX];
-  int64_t ns[1] = {b->d};
-  snprintf(name, sizeof name, "%s.weight", leaf);
-  tg_tensor *w = tr_param(b, prefix, name, 1, ns, INIT_ONES);
-  snprintf(name, sizeof name, "%s.bias", leaf);
-  tg_tensor *bias = tr_param(b, prefix, name, 1, ns, INIT_ZEROS);
-  if (!x || !w || !bias) return NULL;
-  return tg_layernorm(b->g, x, w, bias, TR_LN_EPS);
-}
-
-static tg_tensor *tr_drop(tr_b *b, tg_tensor *x) { return b->p > 0.0f ? tg_dropout(b->g, x, b->p) : x; }
-
-/* Heads of a projection y [B, T, n * d] as [B, n * H, T, dh] (one transpose). */
-static tg_tensor *tr_heads(tr_b *b, tg_tensor *y, int64_t n) {
-  if (!y) return NULL;
-  int64_t T = y->shape[1], s[4] = {b->B, T, n * b->H, b->d / b->H};
-  return tg_transpose(b->g, tg_reshape(b->g, y, 4, s), 1, 2);
-}
-
-/* Causal multi-head self-attention of layer `prefix` on h [B, L, d]. last_only: the query of the last step alone,
- * -> [B, 1, d]; else every step, step t seeing steps <= t, -> [B, L, d]. */
-static tg_tensor *tr_attention(tr_b *b, const char *prefix, tg_tensor *h, int last_only) {
-  tg_graph *g = b->g;
-  int64_t d = b->d, H = b->H, dh = d / H, L = b->L, Tq = last_only ? 1 : L;
-  tg_tensor *w, *bias, *q, *k, *v;
-  if (!h || !tr_linear_params(b, prefix, "attn.qkv", 3 * d, d, &w, &bias)) return NULL;
-  if (!last_only) {
-    tg_tensor *qkv = tr_heads(b, tg_linear(g, h, w, bias), 3); /* [B, 3H, L, dh] */
-    q = tg_slice(g, qkv, 1, 0, H);
-    k = tg_slice(g, qkv, 1, H, H);
-    v = tg_slice(g, qkv, 1, 2 * H, H);
-  } else {
-    int64_t qs[4] = {b->B, H, 1, dh};
-    tg_tensor *h_last = tg_slice(g, h, 1, L - 1, 1); /* [B, 1, d] */
-    q = tg_linear(g, h_last, tg_slice(g, w, 0, 0, d), tg_slice(g, bias, 0, 0, d));
-    q = tg_reshape(g, q, 4, qs); /* [B, 1, H, dh] has [B, H, 1, dh]'s layout */
-    tg_tensor *kv = tr_heads(b, tg_linear(g, h, tg_slice(g, w, 0, d, 2 * d), tg_slice(g, bias, 0, d, 2 * d)), 2);
-    k = tg_slice(g, kv, 1, 0, H); /* [B, H, L, dh] */
-    v = tg_slice(g, kv, 1, H, H);
-  }
-  /* q / sqrt(dh) before the product (a quarter of the scores' size at L = 4 dh; exact when sqrt(dh) is a power of 2) */
-  tg_tensor *s = tg_matmul(g, tg_scale(g, q, 1.0f / sqrtf((float)dh)), k, 0, 1); /* [B, H, Tq, L] */
-  /* query row i is step i + (L - Tq): it sees keys j <= i + L - Tq */
-  tg_tensor *o = tg_matmul(g, tg_causal_softmax(g, s, L - Tq), v, 0, 0); /* [B, H, Tq, dh] */
-  int64_t os[3] = {b->B, Tq, d};
-  o = last_only ? tg_reshape(g, o, 3, os) : tg_reshape(g, tg_transpose(g, o, 1, 2), 3, os);
-  return tr_linear(b, prefix, "attn.out", o, d); /* [B, Tq, d] */
-}
-
-/* Block i on x [B, L, d]: -> [B, L, d], or [B, 1, d] (the last step) with last_only. */
-static tg_tensor *tr_block(tr_b *b, int i, tg_tensor *x, int last_only) {
-  tg_graph *g = b->g;
-  char pre[48];
-  snprintf(pre, sizeof pre, "layers.%d.", i);
-  tg_tensor *a = tr_attention(b, pre, tr_norm(b, pre, "norm1", x), last_only);
-  if (!a) return NULL;
-  if (last_only) x = tg_slice(g, x, 1, b->L - 1, 1);
-  x = tg_add(g, x, tr_drop(b, a));
-  tg_tensor *f = tg_gelu(g, tr_linear(b, pre, "ff1", tr_norm(b, pre, "norm2", x), 4 * b->d));
-  return tg_add(g, x, tr_drop(b, tr_linear(b, pre, "ff2", f, b->d)));
-}
-
+#include "models/tr_layers.h"
 
 /* The whole model: [B, horizons, nq] from the last step, or (all_steps) [B, L, horizons, nq] from every step. */
 static tg_tensor *tr_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forecast_inputs *in, int all_steps) {
@@ -130,7 +17,7 @@ static tg_tensor *tr_build(tg_graph *g, const tg_forecast_cfg *c, const tg_forec
       !tg_forecast_check_past(g, c, "transformer", in->past))
     return NULL;
   const tg_transformer_cfg *t = &c->transformer;
-  tr_b b = {g, in->past->shape[0], t->seq_len, t->d_model, t->n_heads, c->dropout};
+  tr_b b = {g, "transformer", in->past->shape[0], t->seq_len, t->d_model, t->n_heads, c->dropout, 1};
   int64_t ps[2] = {b.L, b.d}, out_n = (int64_t)c->horizons * tg_forecast_step_width(c);
   tg_tensor *pos = tr_param(&b, "", "pos_embed", 2, ps, (tg_init){TG_INIT_NORMAL, 0.0f, 0.02f});
   tg_tensor *x = tg_add(g, tr_linear(&b, "", "in_proj", in->past, b.d), pos); /* [B, L, d] */
