@@ -1,4 +1,4 @@
-/* Forecasting models (Temporal Fusion Transformer, Mamba-2, a causal transformer, an MLP baseline) as graph builders
+/* Forecasting models (Temporal Fusion Transformer, Mamba-2, a causal transformer, an MLP baseline, PatchTST) as graph builders
  * behind one interface. */
 #ifndef TICKGRAD_MODELS_H
 #define TICKGRAD_MODELS_H
@@ -10,7 +10,9 @@ extern "C" {
 #endif
 
 /* New kinds go at the end (settings tables list the kind names in this order). */
-typedef enum tg_model_kind { TG_MODEL_TFT = 0, TG_MODEL_MAMBA2, TG_MODEL_MLP, TG_MODEL_TRANSFORMER } tg_model_kind;
+typedef enum tg_model_kind {
+  TG_MODEL_TFT = 0, TG_MODEL_MAMBA2, TG_MODEL_MLP, TG_MODEL_TRANSFORMER, TG_MODEL_PATCHTST
+} tg_model_kind;
 
 typedef struct tg_tft_cfg {
   int hidden;      /* d_model (default 64) */
@@ -67,6 +69,31 @@ typedef struct tg_transformer_cfg {
   int seq_len;     /* window length L (default 64) */
 } tg_transformer_cfg;
 
+/* PatchTST (Nie et al., ICLR 2023, "A Time Series is Worth 64 Words"), channel-independent, over the window past
+ * [B, L, C] (C = n_past, a category input counting as its cat_dim embedding channels):
+ *   each channel's series over the window is instance-normalised: (x - mean) / sqrt(var + 1e-5), mean and biased var
+ *   over the L steps, no affine and no denormalisation (RevIN's first half: the outputs are quantiles of the scaled
+ *   target, not the channel's own future);
+ *   cut into N = floor((L - P) / S) + 1 patches of P = patch_len steps every S = stride steps, [B, C, N, P];
+ *   x = Linear(P -> d_model)(patches) + pos                   pos: a LEARNED position embedding [N, d_model]
+ *   n_layers pre-norm encoder blocks over the N patches of each (window, channel) alone, NOT causal: as the causal
+ *   transformer's blocks (x + Dropout(MHA(LayerNorm(x))), x + Dropout(W2 GELU(W1 LayerNorm(x))), d_ff = 4 d_model,
+ *   exact GELU), every patch attending to every patch of its channel;
+ *   pred = Linear(C * N * d_model -> horizons * nq)(flatten_c,n(LayerNorm(x))) reshaped [B, horizons, nq]: the
+ *   channels meet only in this head, which reads every channel's flattened patches (concatenated).
+ * Parameters "patchtst.embed.*", "patchtst.pos_embed" [N, d_model], "patchtst.layers.<i>.{norm1, attn.qkv, attn.out,
+ * norm2, ff1, ff2}.*", "patchtst.norm_f.*", "patchtst.head.*" [horizons * nq, C * N * d_model]; initialised as the
+ * transformer's. Dropout (cfg.dropout) on the attention and MLP outputs before each residual add, in training plans
+ * only. At most 256 patches. reference/patchtst.py is the PyTorch twin. */
+typedef struct tg_patchtst_cfg {
+  int d_model;     /* default 64 */
+  int n_heads;     /* default 4; d_model % n_heads == 0 */
+  int n_layers;    /* default 2 */
+  int seq_len;     /* window length L (default 64) */
+  int patch_len;   /* P, default 16; <= seq_len */
+  int stride;      /* S, default 8 */
+} tg_patchtst_cfg;
+
 typedef struct tg_forecast_cfg {
   tg_model_kind kind;
   int n_past;      /* past-observed features per step (with the n_cat category ids) */
@@ -88,6 +115,7 @@ typedef struct tg_forecast_cfg {
   tg_mamba2_cfg mamba;
   tg_mlp_cfg mlp;
   tg_transformer_cfg transformer;
+  tg_patchtst_cfg patchtst;
 } tg_forecast_cfg;
 
 /* Graph inputs the caller makes (tg_input or ops such as gather_rows) and passes in. */
@@ -102,7 +130,8 @@ typedef struct tg_forecast_inputs {
 /* Outputs per horizon step: n_classes logits for a classifier, else nq quantiles. */
 static inline int tg_forecast_step_width(const tg_forecast_cfg *c) { return c->n_classes > 0 ? c->n_classes : c->nq; }
 
-/* Past steps one forecast reads: tft.enc_len, mamba.seq_len, mlp.window or transformer.seq_len (0: unknown kind). */
+/* Past steps one forecast reads: tft.enc_len, mamba.seq_len, mlp.window, transformer.seq_len or patchtst.seq_len (0:
+ * unknown kind). */
 int tg_forecast_window(const tg_forecast_cfg *c);
 /* The width of the model's GEMMs: d_model (tft: hidden; mlp: its hidden layer; 0: unknown kind). */
 int tg_forecast_width(const tg_forecast_cfg *c);
@@ -118,7 +147,7 @@ enum {
 };
 /* Kinds in the table: 0 .. tg_model_count() - 1. */
 int tg_model_count(void);
-/* "tft", "mamba2", "mlp", "transformer"; NULL for a kind outside the table. */
+/* "tft", "mamba2", "mlp", "transformer", "patchtst"; NULL for a kind outside the table. */
 const char *tg_model_name(tg_model_kind kind);
 /* Every kind's name in the table's order into buf [n] (snprintf's truncation), joined by sep and the last two by last:
  * (", ", " or ") gives "tft, mamba2, mlp or transformer"; returns the length the whole list needs (< 0: an error). */

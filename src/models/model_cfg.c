@@ -55,6 +55,35 @@ void tg_transformer_defaults(tg_forecast_cfg *c) {
   c->transformer = (tg_transformer_cfg){.d_model = 64, .n_heads = 4, .n_layers = 2, .seq_len = 64};
 }
 
+const tg_setting tg_patchtst_settings[TG_PATCHTST_SETTINGS] = {
+    INT_ROW("patchtst.d_model", NULL, patchtst.d_model, 1, 65536, "patchtst: width (default 64; a multiple of --heads)"),
+    INT_ROW("patchtst.n_heads", "--heads", patchtst.n_heads, 1, 1024, "patchtst: attention heads (default 4)"),
+    INT_ROW("patchtst.n_layers", "--layers", patchtst.n_layers, 1, 1024, "patchtst: encoder blocks (default 2)"),
+    INT_ROW("patchtst.seq_len", NULL, patchtst.seq_len, 1, 1 << 20, "patchtst: window length (default 64)"),
+    INT_ROW("patchtst.patch_len", NULL, patchtst.patch_len, 1, 1 << 20,
+            "patchtst: steps per patch (default 16; at most --seq-len)"),
+    INT_ROW("patchtst.stride", NULL, patchtst.stride, 1, 1 << 20,
+            "patchtst: steps between patch starts (default 8; floor((seq_len - patch_len) / stride) + 1 <= 256 patches)"),
+};
+
+void tg_patchtst_defaults(tg_forecast_cfg *c) {
+  c->patchtst = (tg_patchtst_cfg){.d_model = 64, .n_heads = 4, .n_layers = 2, .seq_len = 64, .patch_len = 16, .stride = 8};
+}
+
+tg_status tg_patchtst_check(const tg_forecast_cfg *c) {
+  const tg_patchtst_cfg *p = &c->patchtst;
+  TG_NEED(p->d_model >= 1 && p->n_heads >= 1 && p->d_model % p->n_heads == 0,
+          "patchtst: d_model %d must be a positive multiple of n_heads %d", p->d_model, p->n_heads);
+  TG_NEED(p->n_layers >= 1, "patchtst: n_layers %d must be >= 1", p->n_layers);
+  TG_NEED(p->seq_len >= 1 && p->patch_len >= 1 && p->patch_len <= p->seq_len,
+          "patchtst: patch_len %d must be in 1..seq_len %d", p->patch_len, p->seq_len);
+  TG_NEED(p->stride >= 1, "patchtst: stride %d must be >= 1", p->stride);
+  TG_NEED(tg_patchtst_patches(p) <= TG_PATCHTST_MAX_PATCHES,
+          "patchtst: seq_len %d, patch_len %d and stride %d make %d patches; at most %d (a longer stride or patch)",
+          p->seq_len, p->patch_len, p->stride, tg_patchtst_patches(p), TG_PATCHTST_MAX_PATCHES);
+  return TG_OK;
+}
+
 tg_status tg_tft_check(const tg_forecast_cfg *c) {
   const tg_tft_cfg *t = &c->tft;
   TG_NEED(t->hidden >= 1 && t->heads >= 1 && t->hidden % t->heads == 0,

@@ -12,8 +12,10 @@ static int mlp_window(const tg_forecast_cfg *c) { return c->mlp.window; }
 static int mlp_width(const tg_forecast_cfg *c) { return c->mlp.hidden; }
 static int transformer_window(const tg_forecast_cfg *c) { return c->transformer.seq_len; }
 static int transformer_width(const tg_forecast_cfg *c) { return c->transformer.d_model; }
+static int patchtst_window(const tg_forecast_cfg *c) { return c->patchtst.seq_len; }
+static int patchtst_width(const tg_forecast_cfg *c) { return c->patchtst.d_model; }
 
-const char *const tg_model_names[] = {"tft", "mamba2", "mlp", "transformer", NULL}; /* tg_model_kind's order */
+const char *const tg_model_names[] = {"tft", "mamba2", "mlp", "transformer", "patchtst", NULL}; /* tg_model_kind's order */
 
 #define COUNT ((int)(sizeof k_models / sizeof k_models[0]))
 #define ROWS(a) a, (int)(sizeof a / sizeof a[0])
@@ -27,10 +29,13 @@ static const tg_model_def k_models[] = {
     [TG_MODEL_MLP] = {0, 64, ROWS(tg_mlp_settings), tg_mlp_defaults, tg_mlp_check, tg_mlp_build, mlp_window, mlp_width},
     [TG_MODEL_TRANSFORMER] = {0, 32, ROWS(tg_transformer_settings), tg_transformer_defaults, tg_transformer_check,
                               tg_transformer_build, transformer_window, transformer_width},
+    [TG_MODEL_PATCHTST] = {0, 32, ROWS(tg_patchtst_settings), tg_patchtst_defaults, tg_patchtst_check, tg_patchtst_build,
+                           patchtst_window, patchtst_width},
 };
 _Static_assert(sizeof tg_model_names / sizeof tg_model_names[0] == sizeof k_models / sizeof k_models[0] + 1,
                "one name per model table entry");
-_Static_assert(TG_TFT_SETTINGS + TG_MAMBA2_SETTINGS + TG_MLP_SETTINGS + TG_TRANSFORMER_SETTINGS <= TG_KINDS_SETTINGS_MAX,
+_Static_assert(TG_TFT_SETTINGS + TG_MAMBA2_SETTINGS + TG_MLP_SETTINGS + TG_TRANSFORMER_SETTINGS + TG_PATCHTST_SETTINGS <=
+                   TG_KINDS_SETTINGS_MAX,
                "the trainer's table has room for every kind's settings rows");
 
 const tg_model_def *tg_model_get(tg_model_kind kind) { return (int)kind >= 0 && (int)kind < COUNT ? &k_models[kind] : NULL; }
