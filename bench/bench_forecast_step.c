@@ -1,6 +1,7 @@
-/* Benchmark cases tft_step, mamba2_step and transformer_step: one full training step (forward, pinball loss, backward,
+/* Benchmark cases tft_step, mamba2_step, transformer_step and patchtst_step: one full training step (forward, pinball loss, backward,
  * Adam) of each forecaster at the issue's default sizes, on the CPU, from fixed random inputs, in --precision; the
  * _recompute cases plan the same step with recompute = blocks. */
+#include <stdio.h>
 #include <stdlib.h>
 #include "bench.h"
 #include "tickgrad/tickgrad.h"
@@ -30,11 +31,12 @@ static int forecast_step(tg_model_kind kind, int64_t b, int recompute, int warmu
   c.n_future = N_FUTURE;
   c.n_static = 1;
   c.horizons = 8;
-  int64_t L = kind == TG_MODEL_TFT ? c.tft.enc_len : kind == TG_MODEL_TRANSFORMER ? c.transformer.seq_len : c.mamba.seq_len;
+  int64_t L = tg_forecast_window(&c);
   int64_t D = c.tft.dec_len;
   int64_t ps[3] = {b, L, N_PAST}, fs[3] = {b, D, N_FUTURE}, is[1] = {b}, ys[2] = {b, c.horizons};
   tg_store *s = tg_store_new(tg_cpu(0), 1);
-  const char *name = kind == TG_MODEL_TFT ? "tft_step" : kind == TG_MODEL_TRANSFORMER ? "transformer_step" : "mamba2_step";
+  char name[48];
+  snprintf(name, sizeof name, "%s_step", tg_model_name(kind));
   tg_graph *g = tg_graph_new(s, name);
   tg_forecast_inputs in = {tg_input(g, "past", TG_F32, 3, ps), NULL, NULL};
   if (kind == TG_MODEL_TFT) {
@@ -86,6 +88,10 @@ int bench_mamba2_step(int warmup, int reps, double *median_us) {
 
 int bench_transformer_step(int warmup, int reps, double *median_us) {
   return forecast_step(TG_MODEL_TRANSFORMER, 32, TG_RECOMPUTE_NONE, warmup, reps, median_us);
+}
+
+int bench_patchtst_step(int warmup, int reps, double *median_us) {
+  return forecast_step(TG_MODEL_PATCHTST, 32, TG_RECOMPUTE_NONE, warmup, reps, median_us);
 }
 
 int bench_tft_step_recompute(int warmup, int reps, double *median_us) {

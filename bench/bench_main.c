@@ -20,6 +20,7 @@ int bench_tft_step_recompute(int warmup, int reps, double *median_us);
 int bench_mamba2_step_recompute(int warmup, int reps, double *median_us);
 int bench_mamba2_step(int warmup, int reps, double *median_us);
 int bench_transformer_step(int warmup, int reps, double *median_us);
+int bench_patchtst_step(int warmup, int reps, double *median_us);
 int bench_dqn_step(int warmup, int reps, double *median_us);
 int bench_ppo_update(int warmup, int reps, double *median_us);
 int bench_gemm_peak(int warmup, int reps, double *median_us);
@@ -44,6 +45,8 @@ static const bench_case CASES[] = {
      bench_mamba2_step, 1},
     {"transformer_step", "causal transformer d_model 64, 4 heads, 2 layers, seq 64, 16 features, batch 32, pinball, "
      "Adam: one step", bench_transformer_step, 1},
+    {"patchtst_step", "PatchTST d_model 64, 4 heads, 2 layers, seq 64, patch 16 stride 8, 16 features, batch 32, "
+     "pinball, Adam: one step", bench_patchtst_step, 1},
     {"tft_step_recompute", "tft_step planned with recompute = blocks", bench_tft_step_recompute, 1},
     {"mamba2_step_recompute", "mamba2_step planned with recompute = blocks", bench_mamba2_step_recompute, 1},
     {"dqn_step", "Double DQN, Q-network 64-256-256-256-3 ReLU, batch 64 from a 10,000-transition replay, target network, "

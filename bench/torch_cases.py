@@ -166,6 +166,19 @@ def transformer_step(compile_, device="cpu", batch=32, autocast=False):
     return forecast_step(model, (past,), y, c["quantiles"], compile_, autocast)
 
 
+def patchtst_step(compile_, device="cpu", batch=32, autocast=False):
+    """reference/patchtst.py at the defaults (7 patches of 16 steps every 8 over 64), attention through torch's fused
+    scaled_dot_product_attention."""
+    import patchtst
+    torch.manual_seed(1)
+    model = patchtst.build(dict(patchtst.DEFAULTS, n_past=N_PAST, horizons=HORIZONS)).use_sdpa(True)
+    model = model.to(device).train()
+    c = model.cfg
+    past = torch.randn(batch, c["seq_len"], N_PAST, device=device)
+    y = torch.randn(batch, HORIZONS, device=device)
+    return forecast_step(model, (past,), y, c["quantiles"], compile_, autocast)
+
+
 def dqn_step(compile_, device="cpu", batch=64, autocast=False):
     """reference/dqn_step.py: Double DQN, Q-network 64-256-256-256-3, replay draw, Huber, Adam."""
     import dqn_step as twin
@@ -179,8 +192,9 @@ def ppo_update(compile_, device="cpu", batch=256, autocast=False):
 
 
 CASES = {"mlp_step": mlp_step, "tft_step": tft_step, "mamba2_step": mamba2_step, "transformer_step": transformer_step,
-         "dqn_step": dqn_step, "ppo_update": ppo_update}
-BATCH = {"mlp_step": 64, "tft_step": 32, "mamba2_step": 8, "transformer_step": 32, "dqn_step": 64, "ppo_update": 256}
+         "patchtst_step": patchtst_step, "dqn_step": dqn_step, "ppo_update": ppo_update}
+BATCH = {"mlp_step": 64, "tft_step": 32, "mamba2_step": 8, "transformer_step": 32, "patchtst_step": 32, "dqn_step": 64,
+         "ppo_update": 256}
 
 
 def main():
@@ -192,7 +206,7 @@ def main():
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--autocast", action="store_true", help="forward and loss under torch.autocast bf16")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    ap.add_argument("--batch", type=int, default=0, help="default: the case's batch (64, 32, 8, 32, 64, 256)")
+    ap.add_argument("--batch", type=int, default=0, help="default: the case's batch (64, 32, 8, 32, 32, 64, 256)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     cuda = a.device == "cuda"
