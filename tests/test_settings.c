@@ -301,6 +301,12 @@ static void test_train_rows(void) {
       CHECK(strcmp(r.flag, "--lr") == 0 && r.has_range && strcmp(r.def, "0.001") == 0 && strcmp(r.type, "double") == 0);
     if (strcmp(r.key, "quantiles") == 0)
       CHECK(strcmp(r.def, "0.1,0.5,0.9") == 0 && r.lo_open && r.hi_open && r.increasing && r.max_n > 1);
+    if (strcmp(r.key, "batch") == 0) /* every kind's default batch, from the table */
+      for (int k = 0; k < tg_model_count(); k++) {
+        char with[64];
+        snprintf(with, sizeof with, "%d %s", tg_train_defaults((tg_model_kind)k).batch, tg_model_name((tg_model_kind)k));
+        CHECK_MSG(strstr(r.help, tg_model_name((tg_model_kind)k)) && (k > 0 || strstr(r.help, with)), "batch: %s", r.help);
+      }
     if (strcmp(r.key, "mamba2.n_layers") == 0) CHECK(strcmp(r.flag, "--layers") == 0 && strcmp(r.def, "2") == 0);
   }
   CHECK(every > 20);

@@ -1,5 +1,6 @@
 /* Training settings: the table of every setting (JSON name, flag, type, range) for the settings engine, defaults, checks. */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -78,25 +79,35 @@ static tg_settings g_table = {"config", g_rows, 0, 0, 0, EXTRA};
 static char g_model_help[256], g_batch_help[256];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
+/* Appends to buf [n] at *len, truncating (buf stays NUL-terminated, *len at most n - 1). */
+__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t n, size_t *len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(buf + *len, n - *len, fmt, ap);
+  va_end(ap);
+  *len = w < 0 || *len + (size_t)w >= n ? n - 1 : *len + (size_t)w;
+}
+
 /* "windows per step (default 32 tft and transformer, 8 mamba2, 64 mlp)": each default batch, in the order a kind first
  * has it, with the kinds that have it. */
 static void batch_help(char *buf, size_t n) {
-  size_t len = (size_t)snprintf(buf, n, "windows per step (default ");
+  size_t len = 0;
   unsigned done = 0; /* kinds listed (a kind is a bit of `only`, so fewer than 32) */
   int count = tg_model_count();
+  append(buf, n, &len, "windows per step (default ");
   for (int k = 0; k < count; k++) {
     if (done & (1u << k)) continue;
     int batch = tg_model_get((tg_model_kind)k)->batch, same = 0;
     for (int j = k; j < count; j++) same += tg_model_get((tg_model_kind)j)->batch == batch;
-    len += (size_t)snprintf(buf + len, n - len, "%s%d", k ? ", " : "", batch);
+    append(buf, n, &len, "%s%d", k ? ", " : "", batch);
     for (int j = k, i = 0; j < count; j++) {
       if (tg_model_get((tg_model_kind)j)->batch != batch) continue;
       done |= 1u << j;
       i++;
-      len += (size_t)snprintf(buf + len, n - len, "%s%s", i == 1 ? " " : i == same ? " and " : ", ", tg_model_names[j]);
+      append(buf, n, &len, "%s%s", i == 1 ? " " : i == same ? " and " : ", ", tg_model_names[j]);
     }
   }
-  snprintf(buf + len, n - len, ")");
+  append(buf, n, &len, ")");
 }
 
 /* The trainer's table: COMMON, then each kind's rows in table order, their offsets moved into tg_train_config and their
