@@ -3,8 +3,9 @@ BUILD ?= build
 BUILD_TYPE ?= Release
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
+PREFIX ?= /usr/local
 
-.PHONY: all setup build run test asan fuzz bench gpu-check clean
+.PHONY: all setup build run test install asan fuzz bench gpu-check clean
 
 all: build
 
@@ -21,6 +22,13 @@ run: build
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The library, its headers, tickgrad.pc, the CMake package and the command into PREFIX (docs/EMBEDDING.md):
+# builds only what is installed, not the tests.
+install: setup
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
+	@cmake --build $(BUILD) -j $(JOBS) --target tickgrad tickgrad_shared tickgrad_cli
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # The whole test suite once more under AddressSanitizer + UndefinedBehaviorSanitizer (a failed
 # allocation returns NULL, as it does without ASan, so out-of-memory paths are tested too).
