@@ -1,5 +1,6 @@
 /* oneDNN matmul primitives for planned GEMMs (this file is the only one that names oneDNN; without it, none). */
 #include "backend/cpu/cpu_gemm_prim.h"
+#include <stddef.h>
 
 #if TG_HAVE_ONEDNN
 #include <dnnl.h>
