@@ -19,16 +19,21 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
-p=$tmp/prefix
+p=$(cd "$tmp" && pwd -P)/prefix # physical: ldd prints the resolved path
 cmake --install "$build" --prefix "$p" > "$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; echo "FAIL: cmake --install"; exit 1; }
-for f in lib/libtickgrad.a lib/libtickgrad.so lib/pkgconfig/tickgrad.pc lib/cmake/tickgrad/tickgradConfig.cmake \
-         lib/cmake/tickgrad/tickgradConfigVersion.cmake include/tickgrad/tickgrad.h include/tickgrad/predictor.h; do
+# the library folder: lib, or the multiarch one when the build was configured for the prefix /usr (GNUInstallDirs)
+pc=$(find "$p" -name tickgrad.pc | head -1)
+[ -n "$pc" ] || { echo "FAIL: the prefix has no tickgrad.pc"; exit 1; }
+ld=$(dirname "$(dirname "$pc")")
+l=${ld#"$p"/}
+for f in $l/libtickgrad.a $l/libtickgrad.so $l/pkgconfig/tickgrad.pc $l/cmake/tickgrad/tickgradConfig.cmake \
+         $l/cmake/tickgrad/tickgradConfigVersion.cmake include/tickgrad/tickgrad.h include/tickgrad/predictor.h; do
   [ -e "$p/$f" ] && ok || bad "the prefix has no $f"
 done
-soname=$(readelf -d "$p/lib/libtickgrad.so" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
-[ -n "$soname" ] && [ -e "$p/lib/$soname" ] && ok || bad "libtickgrad.so's soname '$soname' is not installed"
+soname=$(readelf -d "$ld/libtickgrad.so" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+[ -n "$soname" ] && [ -e "$ld/$soname" ] && ok || bad "libtickgrad.so's soname '$soname' is not installed"
 version=$("$bin" version | awk '{print $2; exit}')
-[ "$(PKG_CONFIG_PATH=$p/lib/pkgconfig pkg-config --modversion tickgrad)" = "$version" ] && ok ||
+[ "$(PKG_CONFIG_PATH=$ld/pkgconfig pkg-config --modversion tickgrad)" = "$version" ] && ok ||
   bad "pkg-config's version is not the command's ($version)"
 
 # a tiny forecaster (as tests/cli_test.sh trains one) and the command's forecasts of every bar
@@ -49,12 +54,12 @@ check() {
     bad "$1: the consumer's forecast of bar $bar differs from tickgrad predict's"
     printf '  consumer: %s\n  predict:  %s\n' "$(echo "$out" | tr '\n' ' ')" "$want_head $want_row"
   fi
-  if ldd "$2" | grep -q "libtickgrad.so.* => $p/lib/"; then ok; else bad "$1 does not load $p/lib's libtickgrad.so: $(ldd "$2" | grep tickgrad)"; fi
+  if ldd "$2" | grep -q "libtickgrad.so.* => $ld/"; then ok; else bad "$1 does not load $ld's libtickgrad.so: $(ldd "$2" | grep tickgrad)"; fi
   if ldd "$2" | grep -q "not found"; then bad "$1: a library not found: $(ldd "$2" | grep 'not found')"; else ok; fi
 }
 
 # pkg-config (examples/consumer/Makefile)
-if PKG_CONFIG_PATH=$p/lib/pkgconfig make -s -C "$root/examples/consumer" OUT="$tmp/consumer_pc" > "$tmp/pc.log" 2>&1; then
+if PKG_CONFIG_PATH=$ld/pkgconfig make -s -C "$root/examples/consumer" OUT="$tmp/consumer_pc" > "$tmp/pc.log" 2>&1; then
   ok; check pkg-config "$tmp/consumer_pc"
 else cat "$tmp/pc.log"; bad "the consumer did not build with pkg-config"; fi
 
