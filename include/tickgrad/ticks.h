@@ -42,6 +42,7 @@ typedef struct tg_tick_opts {
   const char *tz;      /* zone of naive CSV times (NULL or "UTC": UTC) */
   tg_tick_order order; /* out-of-order records */
   FILE *warn;          /* warning lines (the first out-of-order or crossed record); NULL: none */
+  const char *contract; /* Lean futures zips: the expiry YYYYMM to read (NULL: the zip must hold one contract) */
 } tg_tick_opts;
 
 /* What a source read and what it dropped. */
@@ -49,14 +50,18 @@ typedef struct tg_tick_counts {
   int64_t records;      /* records handed out */
   int64_t out_of_order; /* dropped: time before the previous record's */
   int64_t crossed;      /* quotes dropped: bid above ask */
+  int64_t skipped;      /* Lean rows that make no record: a trade of size 0, a suspicious quote row, a quote row
+                         * before both sides of the day's book are known */
 } tg_tick_counts;
 
 /* A stream of trades or quotes, read in chunks; memory is the source's fixed buffers, whatever the file's length. */
 typedef struct tg_tick_source tg_tick_source;
 
 /* Opens path as kind. The format is chosen by content: DBN (plain, "DBN" magic; trades schema as trades, tbbo and
- * mbp-1 as either) or CSV with a header: trades ts,price,size[,side][,flags], quotes ts,bid,ask,bid_size,ask_size
- * (columns found by name, any order and case; docs/TICKS.md lists the names). Errors name the file. */
+ * mbp-1 as either), a Lean AlgoSeek tick zip (YYYYMMDD_trade.zip, YYYYMMDD_quote.zip; also a folder or a glob of
+ * them, read in date order as one stream; needs libzip) or CSV with a header: trades ts,price,size[,side][,flags],
+ * quotes ts,bid,ask,bid_size,ask_size (columns found by name, any order and case; docs/TICKS.md lists the names).
+ * Errors name the file. */
 tg_status tg_tick_open(const char *path, tg_tick_kind kind, const tg_tick_opts *opts, tg_tick_source **out);
 /* A source over n records in memory (trades or quotes as kind says; not copied, must outlive the source), checked as
  * a file's records are; for tests and callers that hold ticks already. */

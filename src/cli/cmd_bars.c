@@ -9,8 +9,10 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: tickgrad bars --data TRADES --by RECIPE --out BARS.csv [--quotes QUOTES] [flags]\n"
           "Builds bars from trade ticks in one pass, in memory bounded by the bars made (docs/TICKS.md).\n"
-          "TRADES: a CSV file with a header ts,price,size[,side][,flags], or a DBN trades (tbbo, mbp-1) file.\n"
-          "QUOTES: a CSV file ts,bid,ask,bid_size,ask_size (or DBN tbbo, mbp-1): adds bid, ask, spread_mean, mid.\n"
+          "TRADES: a CSV file with a header ts,price,size[,side][,flags], a DBN trades (tbbo, mbp-1) file, or Lean\n"
+          "        AlgoSeek tick zips (YYYYMMDD_trade.zip; a folder or a glob of them reads in date order).\n"
+          "QUOTES: a CSV file ts,bid,ask,bid_size,ask_size (or DBN tbbo, mbp-1, Lean _quote.zip files): adds bid, ask,\n"
+          "        spread_mean, mid.\n"
           "RECIPE: time:1m, time:5s, tick:500, volume:10000, dollar:5e6, and the AFML bars tick_imbalance:E0T,\n"
           "        volume_imbalance:E0T, dollar_imbalance:E0T, tick_run:E0T, volume_run:E0T, dollar_run:E0T\n"
           "        (E0T the expected ticks per bar) with optional ,alpha=A,floor=F,cap=C,warmup=W.\n"
@@ -20,7 +22,8 @@ static void usage(FILE *f) {
           "  --by RECIPE          how bars are cut (required)\n"
           "  --out FILE           the bars as CSV (required)\n"
           "  --quotes FILE        quote ticks merged by time\n"
-          "  --data-tz ZONE       zone of naive CSV times (default UTC)\n"
+          "  --data-tz ZONE       zone of naive CSV times (default UTC; Lean zips are always America/New_York)\n"
+          "  --contract YYYYMM    the futures contract to read from Lean zips that hold several expiries\n"
           "  --keep-flagged       keep suspicious and cancelled trades (default: excluded and counted)\n"
           "  --no-tick-rule       a trade without a side counts as neither buy nor sell (default: the tick rule)\n"
           "  --out-of-order drop|error   a record older than the one before: dropped and counted (default) or an error\n");
@@ -40,6 +43,7 @@ static int value_flag(const char *f, const char *v, bars_args *a) {
   else if (strcmp(f, "--out") == 0) a->out = v;
   else if (strcmp(f, "--quotes") == 0) a->quotes = v;
   else if (strcmp(f, "--data-tz") == 0) a->tick.tz = v;
+  else if (strcmp(f, "--contract") == 0) a->tick.contract = v;
   else if (strcmp(f, "--out-of-order") == 0 && (strcmp(v, "drop") == 0 || strcmp(v, "error") == 0))
     a->tick.order = strcmp(v, "error") == 0 ? TG_TICKS_ORDER_ERROR : TG_TICKS_ORDER_DROP;
   else if (strcmp(f, "--out-of-order") == 0) return tg_cli_usage_error("bars", "--out-of-order '%s': want drop or error", v);
@@ -76,10 +80,14 @@ static void summarise(const bars_args *a, tg_tick_source *t, tg_tick_source *q, 
   printf("  trades      %lld read from %s, %lld excluded (suspicious or cancelled)%s, %lld out of order dropped\n",
          (long long)tc->records, a->data, (long long)s->excluded, a->bar.keep_flagged ? " [kept: --keep-flagged]" : "",
          (long long)tc->out_of_order);
+  if (tc->skipped) printf("  skipped     %lld trade rows of size 0 (Lean)\n", (long long)tc->skipped);
   if (q) {
     const tg_tick_counts *qc = tg_tick_source_counts(q);
     printf("  quotes      %lld read from %s, %lld crossed dropped, %lld out of order dropped\n",
            (long long)qc->records, a->quotes, (long long)qc->crossed, (long long)qc->out_of_order);
+    if (qc->skipped)
+      printf("  skipped     %lld quote rows (Lean: before both sides of the day's book were known, or suspicious)\n",
+             (long long)qc->skipped);
   }
   if (s->floor_hits || s->cap_hits)
     printf("  thresholds  %lld bars cut at the floor, %lld at the cap\n", (long long)s->floor_hits,

@@ -12,13 +12,26 @@ tg_status tg_line_reader_init(tg_line_reader *r, FILE *f, const char *path) {
   return r->buf ? TG_OK : tg_error(TG_ERR_NOMEM, "%s: out of memory for the line buffer", path);
 }
 
+tg_status tg_line_reader_init_read(tg_line_reader *r, tg_line_read_fn read, void *ctx, const char *path) {
+  tg_status st = tg_line_reader_init(r, NULL, path);
+  r->read = read;
+  r->ctx = ctx;
+  return st;
+}
+
 /* Moves the unread bytes to the front and reads more after them. */
 static tg_status refill(tg_line_reader *r) {
   memmove(r->buf, r->buf + r->pos, r->len - r->pos);
   r->len -= r->pos;
   r->pos = 0;
-  size_t got = fread(r->buf + r->len, 1, BUF_LEN - r->len, r->f);
-  if (got == 0 && ferror(r->f)) return tg_error(TG_ERR_IO, "%s: read error: %s", r->path, strerror(errno));
+  size_t got = 0;
+  if (r->read) {
+    tg_status st = r->read(r->ctx, r->buf + r->len, BUF_LEN - r->len, &got);
+    if (st != TG_OK) return st;
+  } else {
+    got = fread(r->buf + r->len, 1, BUF_LEN - r->len, r->f);
+    if (got == 0 && ferror(r->f)) return tg_error(TG_ERR_IO, "%s: read error: %s", r->path, strerror(errno));
+  }
   r->len += got;
   r->eof = got == 0;
   return TG_OK;

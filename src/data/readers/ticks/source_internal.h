@@ -28,5 +28,7 @@ tg_status tg_tick_check(tg_tick_source *s, void *buf, int64_t *n);
 /* The formats (tick_csv.c, tick_dbn.c): f is open at its start; on success the source owns it. */
 tg_status tg_tick_csv_open(tg_tick_source *s, FILE *f);
 tg_status tg_tick_dbn_open(tg_tick_source *s, FILE *f);
+/* Lean's tick zips (tick_lean.c): path is one zip, a folder of them or a glob; the zips open as they are read. */
+tg_status tg_tick_lean_open(tg_tick_source *s, const char *path);
 
 #endif

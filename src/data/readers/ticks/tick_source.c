@@ -1,7 +1,9 @@
-/* Tick sources: a file opened by its content (DBN or CSV), a source over records in memory, and the checked read. */
+/* Tick sources: a file opened by its content (DBN, CSV or a Lean zip), a folder or glob of Lean zips, a source over
+ * records in memory, and the checked read. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "base/alloc.h"
 #include "data/readers/ticks/source_internal.h"
 
@@ -31,12 +33,31 @@ static tg_status open_format(tg_tick_source *s, FILE *f) {
   return tg_tick_csv_open(s, f);
 }
 
+/* 1 when path is a folder, a glob, or a file that starts as a zip does: Lean's tick zips. */
+static int is_lean(const char *path) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) return strpbrk(path, "*?[") != NULL;
+  if (S_ISDIR(sb.st_mode)) return 1;
+  unsigned char m[2] = {0};
+  FILE *f = fopen(path, "rb");
+  size_t got = f ? fread(m, 1, sizeof m, f) : 0;
+  if (f) fclose(f);
+  return got == 2 && m[0] == 'P' && m[1] == 'K';
+}
+
 tg_status tg_tick_open(const char *path, tg_tick_kind kind, const tg_tick_opts *opts, tg_tick_source **out) {
   *out = NULL;
+  tg_tick_source *s = NULL;
+  tg_status st;
+  if (is_lean(path)) {
+    if ((st = tg_tick_source_alloc(path, kind, opts, &s)) != TG_OK) return st;
+    if ((st = tg_tick_lean_open(s, path)) != TG_OK) tg_free(s);
+    else *out = s;
+    return st;
+  }
   FILE *f = fopen(path, "rb");
   if (!f) return tg_error(TG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  tg_tick_source *s = NULL;
-  tg_status st = tg_tick_source_alloc(path, kind, opts, &s);
+  st = tg_tick_source_alloc(path, kind, opts, &s);
   if (st == TG_OK && (st = open_format(s, f)) != TG_OK) tg_free(s);
   if (st != TG_OK) {
     fclose(f);

@@ -1,0 +1,184 @@
+/* Lean's AlgoSeek tick zips as a source: one zip, a folder or a glob of them read in date order as one stream, each
+ * day's CSV member streamed through libzip (docs/TICKS.md). */
+#include <dirent.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include "base/alloc.h"
+#include "data/readers/csv/csv_internal.h"
+#include "data/readers/ticks/lean_internal.h"
+
+static const char *base_name(const char *path) {
+  const char *b = strrchr(path, '/');
+  return b ? b + 1 : path;
+}
+
+static int by_base_name(const void *a, const void *b) {
+  const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+  int c = strcmp(base_name(x), base_name(y));
+  return c ? c : strcmp(x, y);
+}
+
+static tg_status add_path(tg_lean_impl *L, int64_t *cap, const char *dir, const char *name) {
+  if (L->n_paths == *cap) {
+    int64_t c = *cap ? *cap * 2 : 16;
+    char **p = tg_malloc((size_t)c * sizeof *p);
+    if (!p) return tg_error(TG_ERR_NOMEM, "%s: out of memory", name);
+    if (L->n_paths) memcpy(p, L->paths, (size_t)L->n_paths * sizeof *p);
+    tg_free(L->paths);
+    L->paths = p, *cap = c;
+  }
+  size_t n = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
+  char *s = tg_malloc(n);
+  if (!s) return tg_error(TG_ERR_NOMEM, "%s: out of memory", name);
+  snprintf(s, n, "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
+  L->paths[L->n_paths++] = s;
+  return TG_OK;
+}
+
+/* The zips that path names: itself, a folder's *_trade.zip (or *_quote.zip) files, or a glob's matches. */
+static tg_status list_paths(tg_tick_source *s, tg_lean_impl *L, const char *path) {
+  struct stat sb;
+  int64_t cap = 0;
+  tg_status st = TG_OK;
+  const char *tail = s->kind == TG_TICK_TRADES ? "_trade.zip" : "_quote.zip";
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    DIR *d = opendir(path);
+    if (!d) return tg_error(TG_ERR_IO, "%s: cannot open the folder", path);
+    for (struct dirent *e; st == TG_OK && (e = readdir(d));) {
+      size_t n = strlen(e->d_name), t = strlen(tail);
+      if (n > t && strcasecmp(e->d_name + n - t, tail) == 0) st = add_path(L, &cap, path, e->d_name);
+    }
+    closedir(d);
+  } else if (strpbrk(path, "*?[")) {
+    glob_t g;
+    int rc = glob(path, 0, NULL, &g);
+    for (size_t i = 0; rc == 0 && st == TG_OK && i < g.gl_pathc; i++) st = add_path(L, &cap, NULL, g.gl_pathv[i]);
+    if (rc == 0) globfree(&g);
+  } else {
+    st = add_path(L, &cap, NULL, path);
+  }
+  if (st == TG_OK && L->n_paths == 0)
+    st = tg_error(TG_ERR_IO, "%s: no Lean tick zips (*%s) found", path, tail);
+  if (st == TG_OK) qsort(L->paths, (size_t)L->n_paths, sizeof *L->paths, by_base_name);
+  return st;
+}
+
+/* The zip's date from its name (YYYYMMDD_...) as naive seconds at midnight; yyyymmdd gets the 8 digits. */
+static tg_status zip_day(const char *path, tg_lean_impl *L, char *yyyymmdd) {
+  const char *b = base_name(path);
+  int y = 0, m = 0, d = 0, ok = strlen(b) > 9 && b[8] == '_';
+  for (int i = 0; ok && i < 8; i++) ok = b[i] >= '0' && b[i] <= '9';
+  if (ok) sscanf(b, "%4d%2d%2d", &y, &m, &d);
+  if (!ok || !tg_valid_date(y, m, d))
+    return tg_error(TG_ERR_FORMAT, "%s: not a Lean tick zip name (YYYYMMDD_trade.zip, YYYYMMDD_quote.zip): the "
+                    "date of its times comes from the name", path);
+  memcpy(yyyymmdd, b, 8);
+  yyyymmdd[8] = '\0';
+  L->day_s = tg_days_from_civil(y, m, d) * 86400;
+  return TG_OK;
+}
+
+/* The member to read: the only trade (quote) CSV, or the contract asked for; errors name the zip and the contracts. */
+static tg_status pick_member(tg_tick_source *s, tg_lean_impl *L, const char *path, const char *day, int64_t *at,
+                             int *futures) {
+  int64_t n = tg_zip_count(L->zip), found = -1;
+  char list[256] = "";
+  if (n == 0) return tg_error(TG_ERR_FORMAT, "%s: no members", path);
+  for (int64_t i = 0; i < n; i++) {
+    tg_lean_member m;
+    tg_status st = tg_lean_member_parse(path, tg_zip_name(L->zip, i), day, &m);
+    if (st != TG_OK) return st;
+    if (m.what == TG_LEAN_OPEN_INTEREST)
+      return tg_error(TG_ERR_UNSUPPORTED, "%s: open interest (%s): not a trade or quote file", path,
+                      tg_zip_name(L->zip, i));
+    if ((m.what == TG_LEAN_QUOTES) != (s->kind == TG_TICK_QUOTES))
+      return tg_error(TG_ERR_FORMAT, "%s: member %s holds %s, and it was opened as %s", path, tg_zip_name(L->zip, i),
+                      m.what == TG_LEAN_QUOTES ? "quotes" : "trades", s->kind == TG_TICK_QUOTES ? "quotes" : "trades");
+    if (m.futures && m.what == TG_LEAN_QUOTES)
+      return tg_error(TG_ERR_UNSUPPORTED, "%s: futures quote ticks (%s) are not read yet", path, tg_zip_name(L->zip, i));
+    size_t len = strlen(list);
+    snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", m.futures ? m.contract : "(no contract)");
+    if (L->contract[0] ? strcmp(m.contract, L->contract) == 0 : n == 1) found = i, *futures = m.futures;
+  }
+  if (found >= 0) return *at = found, TG_OK;
+  if (L->contract[0])
+    return tg_error(TG_ERR_INVALID, "%s: no contract %s here (it holds %s)", path, L->contract, list);
+  return tg_error(TG_ERR_UNSUPPORTED, "%s: %lld contracts (%s): name one with --contract YYYYMM (continuous futures "
+                  "are not built yet)", path, (long long)n, list);
+}
+
+/* Opens the next zip's member for reading; s->name becomes zip:member for messages. */
+static tg_status open_next(tg_tick_source *s, tg_lean_impl *L) {
+  const char *path = L->paths[L->next++];
+  char day[9];
+  int64_t at = 0;
+  int futures = 0;
+  snprintf(s->name, sizeof s->name, "%s", path);
+  tg_status st = zip_day(path, L, day);
+  if (st == TG_OK) st = tg_zip_open(path, &L->zip);
+  if (st == TG_OK) st = pick_member(s, L, path, day, &at, &futures);
+  if (st == TG_OK) st = tg_zip_member_open(L->zip, at);
+  if (st != TG_OK) return st;
+  snprintf(s->name, sizeof s->name, "%s:%s", path, tg_zip_name(L->zip, at));
+  L->scale = futures ? 1.0 : 10000.0;
+  L->bid = L->ask = L->bid_size = L->ask_size = 0; /* each day's book starts empty */
+  return tg_line_reader_init_read(&L->lr, tg_zip_member_read, L->zip, s->name);
+}
+
+static void close_zip(tg_lean_impl *L) {
+  tg_line_reader_free(&L->lr);
+  tg_zip_close(L->zip);
+  L->zip = NULL;
+}
+
+/* Records of one member per call, so the checks after it name the right one. */
+static tg_status lean_fill(tg_tick_source *s, void *buf, int64_t cap, int64_t *n) {
+  tg_lean_impl *L = s->impl;
+  size_t each = s->kind == TG_TICK_TRADES ? sizeof(tg_trade) : sizeof(tg_quote);
+  *n = 0;
+  while (*n < cap) {
+    tg_status st;
+    if (!L->zip) {
+      if (*n > 0 || L->next == L->n_paths) return TG_OK;
+      if ((st = open_next(s, L)) != TG_OK) return st;
+    }
+    const char *p, *e;
+    int got, made = 0;
+    if ((st = tg_line_next(&L->lr, &p, &e, &got)) != TG_OK) return st;
+    if (!got) close_zip(L);
+    else if (!tg_csv_blank(p, e)) {
+      if ((st = tg_lean_row(s, L, p, e, (char *)buf + (size_t)*n * each, &made)) != TG_OK) return st;
+      *n += made;
+    }
+  }
+  return TG_OK;
+}
+
+static void lean_close(tg_tick_source *s) {
+  tg_lean_impl *L = s->impl;
+  close_zip(L);
+  for (int64_t i = 0; i < L->n_paths; i++) tg_free(L->paths[i]);
+  tg_free(L->paths);
+  tg_free(L);
+}
+
+tg_status tg_tick_lean_open(tg_tick_source *s, const char *path) {
+  tg_lean_impl *L = tg_calloc(1, sizeof *L);
+  if (!L) return tg_error(TG_ERR_NOMEM, "%s: out of memory", path);
+  s->impl = L;
+  s->close = lean_close;
+  s->fill = lean_fill;
+  s->unit = "line";
+  const char *c = s->opts.contract;
+  if (c && (strlen(c) != 6 || strspn(c, "0123456789") != 6)) {
+    lean_close(s);
+    return tg_error(TG_ERR_INVALID, "contract '%s' is not an expiry YYYYMM", c);
+  }
+  snprintf(L->contract, sizeof L->contract, "%s", c ? c : "");
+  tg_status st = list_paths(s, L, path);
+  if (st != TG_OK) lean_close(s);
+  return st;
+}

@@ -1,0 +1,133 @@
+/* Lean tick zips: what a member's name says, and one CSV row into a trade or a quote (the book kept side by side). */
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+#include "data/readers/csv/csv_internal.h"
+#include "data/readers/ticks/lean_internal.h"
+
+#define MAX_FIELDS 8
+#define MS_PER_DAY 86400000LL
+
+static int ends_with(const char *s, size_t n, const char *tail) {
+  size_t t = strlen(tail);
+  return n >= t && strncasecmp(s + n - t, tail, t) == 0;
+}
+
+static int digits(const char *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!isdigit((unsigned char)p[i])) return 0;
+  return 1;
+}
+
+tg_status tg_lean_member_parse(const char *path, const char *name, const char *yyyymmdd, tg_lean_member *m) {
+  *m = (tg_lean_member){0};
+  size_t n = strlen(name);
+  int ok = n > 13 && strncmp(name, yyyymmdd, 8) == 0 && name[8] == '_' && ends_with(name, n, ".csv");
+  n -= 4;
+  if (ok && ends_with(name, n, "_trade_tick")) m->what = TG_LEAN_TRADES;
+  else if (ok && ends_with(name, n, "_quote_tick")) m->what = TG_LEAN_QUOTES;
+  else if (ok && n > 7 && name[n - 7] == '_' && digits(name + n - 6, 6)) {
+    m->futures = 1;
+    memcpy(m->contract, name + n - 6, 6);
+    n -= 7;
+    if (ends_with(name, n, "_tick_trade")) m->what = TG_LEAN_TRADES;
+    else if (ends_with(name, n, "_tick_quote")) m->what = TG_LEAN_QUOTES;
+    else if (ends_with(name, n, "_tick_openinterest")) m->what = TG_LEAN_OPEN_INTEREST;
+    else ok = 0;
+  } else ok = 0;
+  if (ok) return TG_OK;
+  return tg_error(TG_ERR_FORMAT, "%s: member '%s' is not a Lean tick CSV of %.8s (want %.8s_SYMBOL_Trade_Tick.csv, "
+                  "_Quote_Tick.csv, or futures' %.8s_SYMBOL_tick_trade_YYYYMM.csv)", path, name, yyyymmdd, yyyymmdd,
+                  yyyymmdd);
+}
+
+static tg_status bad(const tg_tick_source *s, int64_t line, const char *what, const tg_csv_field *f,
+                     const char *want) {
+  char q[64];
+  return tg_error(TG_ERR_FORMAT, "%s: line %lld: %s '%s' %s", s->name, (long long)line, what,
+                  tg_csv_quote(f->p, f->e, q, sizeof q), want);
+}
+
+/* The row's time: ms since the zip's local midnight, in ns UTC. */
+static tg_status row_time(tg_tick_source *s, tg_lean_impl *L, const tg_csv_field *f, int64_t *ns) {
+  size_t n = (size_t)(f->e - f->p);
+  int64_t ms = 0;
+  if (n == 0 || n > 8 || !digits(f->p, n)) ms = -1;
+  for (size_t i = 0; ms >= 0 && i < n; i++) ms = ms * 10 + (f->p[i] - '0');
+  if (ms < 0 || ms >= MS_PER_DAY)
+    return bad(s, L->lr.no, "time", f, "is not milliseconds since midnight (0 to 86399999)");
+  int64_t utc;
+  tg_status st = tg_tz_local_to_utc_memo(TG_LEAN_TZ, &L->memo, L->day_s + ms / 1000, &utc);
+  *ns = utc * TG_NS_PER_S + (ms % 1000) * 1000000;
+  return st;
+}
+
+static tg_status number(const tg_tick_source *s, int64_t line, const char *what, const tg_csv_field *f, double *v) {
+  if (tg_csv_number_parse(f->p, f->e, 0, v) != TG_CSV_NUM_OK) return bad(s, line, what, f, "is not a number");
+  return TG_OK;
+}
+
+static tg_status suspicious(const tg_tick_source *s, int64_t line, const tg_csv_field *f, int *flag) {
+  if (f->e - f->p == 1 && (*f->p == '0' || *f->p == '1')) return *flag = *f->p == '1', TG_OK;
+  return bad(s, line, "suspicious", f, "is not 0 or 1");
+}
+
+/* ms,price,size,exchange,condition,suspicious */
+static tg_status trade_row(tg_tick_source *s, tg_lean_impl *L, const tg_csv_field *f, tg_trade *t, int *made) {
+  int64_t no = L->lr.no;
+  int susp = 0;
+  *t = (tg_trade){.line = no};
+  tg_status st = row_time(s, L, &f[0], &t->ts);
+  if (st == TG_OK) st = number(s, no, "price", &f[1], &t->price);
+  if (st == TG_OK) st = number(s, no, "size", &f[2], &t->size);
+  if (st == TG_OK) st = suspicious(s, no, &f[5], &susp);
+  if (st != TG_OK) return st;
+  t->price /= L->scale;
+  t->flags = susp ? TG_TRADE_SUSPICIOUS : 0;
+  *made = t->size != 0; /* Lean's futures files hold prints of size 0: no trade */
+  return TG_OK;
+}
+
+/* ms,bid,bid_size,ask,ask_size,exchange,condition,suspicious: a row moves one side (the other 0), or both. */
+static tg_status quote_row(tg_tick_source *s, tg_lean_impl *L, const tg_csv_field *f, tg_quote *q, int *made) {
+  int64_t no = L->lr.no;
+  double bid, bsz, ask, asz;
+  int susp = 0;
+  *q = (tg_quote){.line = no};
+  tg_status st = row_time(s, L, &f[0], &q->ts);
+  if (st == TG_OK) st = number(s, no, "bid", &f[1], &bid);
+  if (st == TG_OK) st = number(s, no, "bid_size", &f[2], &bsz);
+  if (st == TG_OK) st = number(s, no, "ask", &f[3], &ask);
+  if (st == TG_OK) st = number(s, no, "ask_size", &f[4], &asz);
+  if (st == TG_OK) st = suspicious(s, no, &f[7], &susp);
+  if (st != TG_OK) return st;
+  if (bid < 0) return bad(s, no, "bid", &f[1], "is negative");
+  if (ask < 0) return bad(s, no, "ask", &f[3], "is negative");
+  if (bid == 0 && ask == 0) return bad(s, no, "bid", &f[1], "and the ask are both 0: the row moves no side");
+  if (susp) return *made = 0, TG_OK;
+  if (bid > 0) L->bid = bid / L->scale, L->bid_size = bsz;
+  if (ask > 0) L->ask = ask / L->scale, L->ask_size = asz;
+  *made = L->bid > 0 && L->ask > 0;
+  q->bid = L->bid, q->bid_size = L->bid_size, q->ask = L->ask, q->ask_size = L->ask_size;
+  return TG_OK;
+}
+
+tg_status tg_lean_row(tg_tick_source *s, tg_lean_impl *L, const char *p, const char *e, void *rec, int *made) {
+  tg_csv_field f[MAX_FIELDS];
+  int want = s->kind == TG_TICK_TRADES ? 6 : 8, n = 0, more = 1;
+  while (more) {
+    tg_csv_field x;
+    p = tg_csv_field_next(p, e, ',', &x, &more);
+    if (n < MAX_FIELDS) f[n] = x;
+    n++;
+  }
+  if (n != want)
+    return tg_error(TG_ERR_FORMAT, "%s: line %lld: %d fields where a Lean %s row has %d (%s)", s->name,
+                    (long long)L->lr.no, n, s->kind == TG_TICK_TRADES ? "trade" : "quote", want,
+                    s->kind == TG_TICK_TRADES ? "ms,price,size,exchange,condition,suspicious"
+                                              : "ms,bid,bid_size,ask,ask_size,exchange,condition,suspicious");
+  *made = 0;
+  tg_status st = s->kind == TG_TICK_TRADES ? trade_row(s, L, f, rec, made) : quote_row(s, L, f, rec, made);
+  if (st == TG_OK && !*made) s->counts.skipped++;
+  return st;
+}
