@@ -1,0 +1,44 @@
+/* libFuzzer target for Lean tick rows: any bytes, read as a zip member's lines into trades and into the quote book,
+ * must give records or a clean error (the zip itself is libzip's to check). */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "base/alloc.h"
+#include "data/readers/ticks/lean_internal.h"
+
+typedef struct bytes {
+  const uint8_t *p;
+  size_t n, at;
+} bytes;
+
+static tg_status read_bytes(void *ctx, char *buf, size_t cap, size_t *got) {
+  bytes *b = ctx;
+  *got = b->n - b->at < cap ? b->n - b->at : cap;
+  memcpy(buf, b->p + b->at, *got);
+  b->at += *got;
+  return TG_OK;
+}
+
+static void rows(const uint8_t *data, size_t size, tg_tick_kind kind, double scale) {
+  tg_tick_source *s = NULL;
+  if (tg_tick_source_alloc("fuzz.zip:20131007_x_Trade_Tick.csv", kind, NULL, &s) != TG_OK) return;
+  tg_lean_impl L = {.scale = scale, .day_s = tg_days_from_civil(2013, 10, 7) * 86400};
+  bytes b = {data, size, 0};
+  tg_quote rec; /* large enough for a tg_trade too */
+  if (tg_line_reader_init_read(&L.lr, read_bytes, &b, s->name) == TG_OK) {
+    const char *p, *e;
+    int got = 1, made;
+    while (tg_line_next(&L.lr, &p, &e, &got) == TG_OK && got && tg_lean_row(s, &L, p, e, &rec, &made) == TG_OK) {
+      int64_t n = made;
+      if (tg_tick_check(s, &rec, &n) != TG_OK) break;
+    }
+  }
+  tg_line_reader_free(&L.lr);
+  tg_free(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  rows(data, size, TG_TICK_TRADES, 10000);
+  rows(data, size, TG_TICK_QUOTES, 1);
+  return 0;
+}
