@@ -81,23 +81,6 @@ static void bind_ref(model *m, const tg_safetensors *ref) {
   if (m->loss && (t = tg_test_ref_need(ref, "in.target"))) CHECK_OK(tg_graph_bind(m->g, "target", t));
 }
 
-/* Copies every "init.<name>" into the store; 1 when each parameter had one of the same shape. */
-static int load_weights(tg_store *s, const tg_safetensors *ref) {
-  int ok = 1;
-  for (int i = 0; i < tg_store_count(s); i++) {
-    tg_param_info pi = tg_store_param(s, i);
-    char key[TG_NAME_MAX + 8];
-    snprintf(key, sizeof key, "init.%s", pi.name);
-    const tg_tensor *src = tg_test_ref_need(ref, key);
-    tg_tensor dst = tg_store_tensor(s, i, 0);
-    int same = src && tg_shape_eq(src, &dst);
-    CHECK_MSG(src == NULL || same, "parameter %s: shape differs from the reference", pi.name);
-    if (same) memcpy(dst.data, src->data, tg_nbytes(&dst));
-    ok &= same;
-  }
-  return ok;
-}
-
 static double compare(const char *what, const float *got, const tg_tensor *want) {
   if (!got || !want) return INFINITY;
   double e = tg_test_rel_err(got, want);
@@ -137,7 +120,7 @@ static void test_reference(const tg_safetensors *ref, const tg_forecast_cfg *c, 
   const char *np = tg_safetensors_meta(ref, "params"), *nn = tg_safetensors_meta(ref, "numel");
   CHECK_MSG(np && tg_store_count(s) == atoi(np), "%d parameters, PyTorch has %s", tg_store_count(s), np);
   CHECK_MSG(nn && tg_test_param_count(s) == atoll(nn), "%lld values, PyTorch has %s", tg_test_param_count(s), nn);
-  CHECK(load_weights(s, ref));
+  CHECK(tg_test_ref_load_params(s, ref));
   bind_ref(&m, ref);
   CHECK_OK(tg_graph_run(m.g));
   CHECK_OK(tg_graph_backward(m.g, m.loss));
@@ -191,7 +174,7 @@ static void test_shared_store(const tg_safetensors *ref, tg_forecast_cfg c, int6
   CHECK_OK(tg_graph_plan(tr.g, &pt));
   CHECK_OK(tg_graph_plan(ev.g, &pe));
   const tg_tensor *want = tg_test_ref_need(ref, "out.loss");
-  if (want && tg_graph_status(tr.g) == TG_OK && tg_graph_status(ev.g) == TG_OK && load_weights(s, ref)) {
+  if (want && tg_graph_status(tr.g) == TG_OK && tg_graph_status(ev.g) == TG_OK && tg_test_ref_load_params(s, ref)) {
     bind_ref(&tr, ref);
     bind_ref(&ev, ref);
     CHECK_OK(tg_graph_set_seed(tr.g, 5, 0));

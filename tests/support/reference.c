@@ -1,6 +1,8 @@
 /* Comparing a model with its PyTorch twin's reference file: tensors by name, config integers, relative errors. */
 #include "support/reference.h"
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 #include "support/check.h"
 
 const tg_tensor *tg_test_ref_need(const tg_safetensors *f, const char *name) {
@@ -30,4 +32,20 @@ long long tg_test_param_count(const tg_store *s) {
   long long n = 0;
   for (int i = 0; i < tg_store_count(s); i++) n += (long long)tg_store_param(s, i).numel;
   return n;
+}
+
+int tg_test_ref_load_params(tg_store *s, const tg_safetensors *f) {
+  int ok = 1;
+  for (int i = 0; i < tg_store_count(s); i++) {
+    tg_param_info pi = tg_store_param(s, i);
+    char key[TG_NAME_MAX + 8];
+    snprintf(key, sizeof key, "init.%s", pi.name);
+    const tg_tensor *src = tg_test_ref_need(f, key);
+    tg_tensor dst = tg_store_tensor(s, i, 0);
+    int same = src && tg_shape_eq(src, &dst);
+    CHECK_MSG(src == NULL || same, "parameter %s: shape differs from the reference", pi.name);
+    if (same) memcpy(dst.data, src->data, tg_nbytes(&dst));
+    ok &= same;
+  }
+  return ok;
 }

@@ -12,6 +12,9 @@ const tg_tensor *tg_test_ref_need(const tg_safetensors *f, const char *name);
 int64_t tg_test_json_int(const tg_json *o, const char *key);
 /* max |got - want| / max |want| over the tensor (0 when both are all zero; a NaN difference is infinite). */
 double tg_test_rel_err(const float *got, const tg_tensor *want);
+/* Copies every "init.<name>" of f into s's parameter values; 1 when each parameter had one of the same shape (a
+ * failed check names each that differs). */
+int tg_test_ref_load_params(tg_store *s, const tg_safetensors *f);
 /* Parameter values in the store (its flat buffer also holds alignment padding). */
 long long tg_test_param_count(const tg_store *s);
 
