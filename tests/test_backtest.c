@@ -360,19 +360,19 @@ static void test_errors(void) {
   /* splits: 70/15/15 by bars */
   tg_bars v;
   CHECK_OK(synth(100, 1, &b));
-  CHECK_OK(tg_backtest_split(&b, "train", 0, 0, &v));
+  CHECK_OK(tg_backtest_split(&b, "train", 0, 0, NULL, &v));
   CHECK(v.n == 70 && v.ts == b.ts);
-  CHECK_OK(tg_backtest_split(&b, "val", 0, 0, &v));
+  CHECK_OK(tg_backtest_split(&b, "val", 0, 0, NULL, &v));
   CHECK(v.n == 15 && v.ts == b.ts + 70 && v.close == b.close + 70);
-  CHECK_OK(tg_backtest_split(&b, "test", 0, 0, &v));
+  CHECK_OK(tg_backtest_split(&b, "test", 0, 0, NULL, &v));
   CHECK(v.n == 15 && v.open == b.open + 85);
-  CHECK_OK(tg_backtest_split(&b, "all", 0, 0, &v));
+  CHECK_OK(tg_backtest_split(&b, "all", 0, 0, NULL, &v));
   CHECK(v.n == 100);
-  CHECK_STATUS(tg_backtest_split(&b, "holdout", 0, 0, &v), TG_ERR_INVALID);
+  CHECK_STATUS(tg_backtest_split(&b, "holdout", 0, 0, NULL, &v), TG_ERR_INVALID);
   CHECK(err_has("'holdout'"));
-  CHECK_OK(tg_backtest_split(&b, "test", 0.6, 0.2, &v)); /* a run's own fractions */
+  CHECK_OK(tg_backtest_split(&b, "test", 0.6, 0.2, NULL, &v)); /* a run's own fractions */
   CHECK(v.n == 20 && v.open == b.open + 80);
-  CHECK_STATUS(tg_backtest_split(&b, "val", 0.9, 0.2, &v), TG_ERR_INVALID);
+  CHECK_STATUS(tg_backtest_split(&b, "val", 0.9, 0.2, NULL, &v), TG_ERR_INVALID);
   tg_bars_free(&b);
 }
 

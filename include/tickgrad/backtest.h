@@ -23,9 +23,15 @@ extern "C" {
  *             o: with E = cash + units * o the equity at that open, the new holding is
  *             units' = target[t] * E / o (sized on the equity before costs, so a full long position
  *             leaves cash at minus its entry cost). The decision at the last bar never fills;
- *   costs:    the fill price is o * (1 + slippage) for a buy and o * (1 - slippage) for a sale; the fee
- *             is (commission + cost_bps * 1e-4) times the traded value |units' - units| * fill price;
- *   equity:   cash + units * close, marked at every bar's close (bar 0: the starting cash);
+ *   costs:    the fill price is o * (1 + slippage) + h for a buy and o * (1 - slippage) - h for a sale, h half
+ *             the spread of the quote prevailing at that open (the bid and ask columns of bar t, the quote at
+ *             its close; 0 without such columns), rounded to a multiple of tick_size against the order when
+ *             tick_size > 0; the fee is (commission + cost_bps * 1e-4) times the traded value
+ *             |units' - units| * multiplier * fill price, plus commission_per_contract * |units' - units|;
+ *   rolls:    with a column named contract, a position held from bar t-1's close into bar t of another
+ *             contract pays a round trip of its units at bar t's open (a sale and a buy at the fill prices
+ *             above, with their fees) before that open's order; the trade goes on;
+ *   equity:   cash + units * multiplier * close, marked at every bar's close (bar 0: the starting cash);
  *   ruin:     if the equity at an open is <= 0 the order closes the position instead.
  *
  * Trades are round trips: a trade opens when the holding leaves 0 (or changes sign) and closes when it
@@ -38,6 +44,10 @@ typedef struct tg_bt_opts {
   double commission;  /* fee as a fraction of traded value (default 0) */
   double cost_bps;    /* further fee in basis points of traded value (default 0) */
   double slippage;    /* fill price moved against the order by this fraction of the open (default 0) */
+  double multiplier;  /* cash value of one unit per point of price: a futures contract's multiplier (default 1) */
+  double tick_size;   /* fill prices rounded to multiples of it against the order (default 0: not rounded) */
+  double commission_per_contract; /* fee per unit (contract, share) traded (default 0) */
+  int ignore_quotes;  /* 1: bid and ask columns do not enter the fill price (default 0: they do when present) */
 } tg_bt_opts;
 
 tg_bt_opts tg_bt_defaults(void);
@@ -65,6 +75,10 @@ typedef struct tg_bt_stats {
   double avg_trade_pnl, avg_trade_return; /* mean pnl (cash) and return of a trade */
   double exposure;         /* mean |fraction of equity held| over the closes of bars 1..n-1 */
   double turnover;         /* sum over fills of |units traded| * open / equity at that open (1 to enter a full position) */
+  double fees;             /* every fee paid (commissions, cost_bps, per contract), rolls' included */
+  double spread_cost;      /* sum over fills of |units traded| * multiplier * h (half spreads crossed), rolls' included */
+  int64_t rolls;           /* changes of contract crossed with a position */
+  double roll_cost;        /* what those rolls cost: their fees and the price given up */
 } tg_bt_stats;
 
 typedef struct tg_bt_trade {
@@ -92,11 +106,15 @@ typedef struct tg_backtest {
   int64_t n_trades;
   tg_bt_opts opts;
   tg_bt_stats stats, bh;    /* the strategy's and buy and hold's */
+  int quoted;               /* the bars' bid and ask columns entered the fill prices */
+  int64_t unquoted_fills;   /* of the strategy's fills, those before any bar had a quote (h = 0) */
+  int contracts;            /* the bars have a contract column (rolls are charged) */
 } tg_backtest;
 
 /* Runs target [bars->n] over bars; out is initialised by this call (tg_backtest_free it, also after a
  * failure). Errors (TG_ERR_INVALID) name the problem: fewer than 2 bars, several instruments, times
- * not increasing, a price that is not a positive number, a target outside [-1, 1], bad options. */
+ * not increasing, a price that is not a positive number, a target outside [-1, 1], bad options, a bid
+ * column without an ask one (or the other way), a quote that is not numeric, not positive or crossed. */
 tg_status tg_backtest_run(const tg_bars *bars, const double *target, const tg_bt_opts *opts, tg_backtest *out);
 void tg_backtest_free(tg_backtest *bt);
 
@@ -111,9 +129,11 @@ void tg_bt_trade_stats(const tg_bt_trade *trades, int64_t n, tg_bt_stats *out);
 
 /* A view of the chronological split of bars by count, as the trainer's: train the first floor(train_frac n)
  * bars, val up to floor((train_frac + val_frac) n), test the rest (0, 0: the trainer's defaults 0.7, 0.15);
- * "all" is every bar. view points into bars (nothing to free). An unknown name, bad fractions or an empty
- * split is TG_ERR_INVALID naming it. */
-tg_status tg_backtest_split(const tg_bars *bars, const char *split, double train_frac, double val_frac, tg_bars *view);
+ * "all" is every bar. view points into bars (nothing to free); cols [bars->n_cols] is room for the view's extra
+ * columns (the quotes and contracts the engine reads), or NULL for the bar fields only. An unknown name, bad
+ * fractions or an empty split is TG_ERR_INVALID naming it. */
+tg_status tg_backtest_split(const tg_bars *bars, const char *split, double train_frac, double val_frac,
+                            tg_bar_column *cols, tg_bars *view);
 
 /* Rule strategies: "buy-and-hold" (target 1 at every bar) and "sma-cross:FAST,SLOW" (1 when the mean
  * of the last FAST closes is above the mean of the last SLOW closes, else 0; 0 before SLOW bars exist;

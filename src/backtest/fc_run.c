@@ -45,9 +45,10 @@ tg_status tg_fc_backtest_run(const char *run, const tg_bars *upto, int64_t from,
   tg_predictor *p = NULL;
   tg_predictor_opts po = {.weights = o->weights};
   tg_fc_rule r = tg_fc_bt_rule(o);
-  tg_bars test;
-  tg_bars_view(upto, from, upto->n, NULL, &test); /* the engine's bars; the predictor reads upto's columns */
-  double *target = test.n > 0 ? malloc((size_t)test.n * sizeof *target) : NULL;
+  tg_bars test; /* the engine's bars (their quotes and contracts too); the predictor reads upto's */
+  tg_bar_column *cols = upto->n_cols ? malloc((size_t)upto->n_cols * sizeof *cols) : NULL;
+  tg_bars_view(upto, from, upto->n, cols, &test);
+  double *target = test.n > 0 && (cols || !upto->n_cols) ? malloc((size_t)test.n * sizeof *target) : NULL;
   tg_backtest bt;
   memset(&bt, 0, sizeof bt);
   char name[128] = "";
@@ -69,6 +70,7 @@ tg_status tg_fc_backtest_run(const char *run, const tg_bars *upto, int64_t from,
   tg_backtest_free(&bt);
   tg_predictor_free(p);
   free(target);
+  free(cols);
   tg_run_unlock(lock);
   return st;
 }

@@ -8,6 +8,7 @@ tg_bt_opts tg_bt_defaults(void) {
   tg_bt_opts o;
   memset(&o, 0, sizeof o);
   o.cash = 100000.0;
+  o.multiplier = 1.0;
   return o;
 }
 
@@ -38,7 +39,8 @@ tg_status tg_backtest_check_bars(const tg_bars *bars, const char *where) {
   return st;
 }
 
-tg_status tg_backtest_split(const tg_bars *bars, const char *split, double train_frac, double val_frac, tg_bars *view) {
+tg_status tg_backtest_split(const tg_bars *bars, const char *split, double train_frac, double val_frac,
+                            tg_bar_column *cols, tg_bars *view) {
   if (!bars || !split || !view) return tg_error(TG_ERR_INVALID, "backtest split: missing bars, split name or view");
   if (train_frac == 0 && val_frac == 0) train_frac = 0.7, val_frac = 0.15;
   if (!(train_frac > 0 && val_frac >= 0 && train_frac + val_frac <= 1))
@@ -54,7 +56,7 @@ tg_status tg_backtest_split(const tg_bars *bars, const char *split, double train
   if (b <= a)
     return tg_error(TG_ERR_INVALID, "backtest split '%s' of %lld bars holds none (train is the first %g%%, val the "
                     "next %g%%, test the rest)", split, (long long)n, 100 * train_frac, 100 * val_frac);
-  tg_bars_view(bars, a, b, NULL, view); /* the bar fields: what the engine reads */
+  tg_bars_view(bars, a, b, cols, view); /* the bar fields and, with cols, the quotes and contracts */
   if (strcmp(split, "all") != 0) /* messages about the view name the split, not the whole source */
     snprintf(view->source, sizeof view->source, "the %s split (bars %lld..%lld of %lld) of %.180s", split, (long long)a,
              (long long)(b - 1), (long long)n, bars->source[0] ? bars->source : "the bars");

@@ -74,13 +74,16 @@ tg_status tg_policy_backtest(const char *run, const tg_policy_bt_opts *o, tg_pol
   if (st == TG_OK) st = decisions(run, r->model, env, &ti, target);
   if (st == TG_OK) {
     tg_bars view; /* the last decision fills at the next bar's open */
-    tg_bars_view(&bars, ti.first_bar, ti.first_bar + ti.steps + 1, NULL, &view);
+    tg_bar_column *cols = bars.n_cols ? malloc((size_t)bars.n_cols * sizeof *cols) : NULL; /* quotes, contracts */
+    tg_bars_view(&bars, ti.first_bar, ti.first_bar + ti.steps + 1, cols, &view);
     r->decisions = ti.steps;
     snprintf(r->source, sizeof r->source, "%s", bars.source);
     if (o->log)
       fprintf(o->log, "decisions: %lld bars of the %s split (after the window and feature warm-up)\n",
               (long long)ti.steps, o->split ? o->split : "test");
-    st = tg_backtest_run(&view, target, &costs, &r->bt);
+    st = bars.n_cols && !cols ? tg_error(TG_ERR_NOMEM, "backtest: out of memory")
+                              : tg_backtest_run(&view, target, &costs, &r->bt);
+    free(cols);
   }
   free(target);
   tg_env_free(env);

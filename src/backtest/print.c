@@ -1,5 +1,6 @@
 /* The backtest metrics table: the strategy beside buy and hold. */
 #include <stdio.h>
+#include "backtest/costs.h"
 #include "base/text.h"
 #include "data/readers/timeconv.h"
 #include "tickgrad/backtest.h"
@@ -33,6 +34,14 @@ void tg_backtest_print(FILE *f, const tg_backtest *bt, const char *name) {
   fprintf(f, "backtest: %lld bars, %s .. %s UTC, %s bars a year; cash %.2f, commission %g, cost %g bps, slippage %g\n",
           (long long)bt->n, tg_format_utc(bt->ts[0], 0, t0, sizeof t0), tg_format_utc(bt->ts[bt->n - 1], 0, t1, sizeof t1),
           tg_format_cell(bpy, sizeof bpy, a->bars_per_year, "%.1f", a->bars_per_year), bt->opts.cash, bt->opts.commission, bt->opts.cost_bps, bt->opts.slippage);
+  const tg_bt_opts *o = &bt->opts;
+  if (bt_market_costs(bt))
+    fprintf(f, "costs: multiplier %g, tick size %g, commission per contract %g; %s; %s\n", o->multiplier, o->tick_size,
+            o->commission_per_contract,
+            bt->quoted ? "fills cross half the spread of the bid and ask columns" : "no quotes (no spread cost)",
+            bt->contracts ? "a position held into a new contract pays a round trip" : "no contract column (no rolls)");
+  if (bt->quoted && bt->unquoted_fills)
+    fprintf(f, "warning: %lld fills came before the first quote and crossed no spread\n", (long long)bt->unquoted_fills);
   fprintf(f, "  %-22s %26s %26s\n", "", name, "buy-and-hold");
   row(f, "total return", PCT, a, a->total_return, b, b->total_return);
   row(f, "annual return", PCT, a, a->annual_return, b, b->annual_return);
@@ -48,5 +57,11 @@ void tg_backtest_print(FILE *f, const tg_backtest *bt, const char *name) {
   row(f, "average trade pnl", MONEY, a, a->avg_trade_pnl, b, b->avg_trade_pnl);
   row(f, "exposure", PCT, a, a->exposure, b, b->exposure);
   row(f, "turnover", NUM, a, a->turnover, b, b->turnover);
+  if (bt_market_costs(bt)) {
+    row(f, "fees", MONEY, a, a->fees, b, b->fees);
+    row(f, "spread cost", MONEY, a, a->spread_cost, b, b->spread_cost);
+    row(f, "rolls", INT, a, (double)a->rolls, b, (double)b->rolls);
+    row(f, "roll cost", MONEY, a, a->roll_cost, b, b->roll_cost);
+  }
   row(f, "final equity", MONEY, a, a->final_equity, b, b->final_equity);
 }

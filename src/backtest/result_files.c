@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "backtest/costs.h"
 #include "base/alloc.h"
 #include "base/json.h"
 #include "data/readers/timeconv.h"
@@ -77,7 +78,7 @@ static void member(tg_text *t, const char *key, double v) {
   tg_json_append_real(t, v, 12);
 }
 
-static void json_stats(tg_text *t, const char *key, const tg_bt_stats *s, const char *tail) {
+static void json_stats(tg_text *t, const char *key, const tg_bt_stats *s, int market, const char *tail) {
   tg_text_printf(t, "  \"%s\": {\"bars\": %lld", key, (long long)s->bars);
   member(t, "bars_per_year", s->bars_per_year);
   member(t, "years", s->years);
@@ -99,8 +100,15 @@ static void json_stats(tg_text *t, const char *key, const tg_bt_stats *s, const 
   member(t, "avg_trade_return", s->avg_trade_return);
   member(t, "exposure", s->exposure);
   member(t, "turnover", s->turnover);
+  if (market) {
+    member(t, "fees", s->fees);
+    member(t, "spread_cost", s->spread_cost);
+    tg_text_printf(t, ", \"rolls\": %lld", (long long)s->rolls);
+    member(t, "roll_cost", s->roll_cost);
+  }
   tg_text_printf(t, "}%s\n", tail);
 }
+
 
 static tg_status write_json(const tg_backtest *bt, const char *name, const char *dir) {
   tg_text t = {0};
@@ -113,9 +121,20 @@ static tg_status write_json(const tg_backtest *bt, const char *name, const char 
     tg_text_printf(&t, ",\n  \"%s\": ", keys[k]);
     tg_json_append_real(&t, vals[k], 12);
   }
+  int market = bt_market_costs(bt);
+  if (market) {
+    const char *mk[3] = {"multiplier", "tick_size", "commission_per_contract"};
+    const double mv[3] = {bt->opts.multiplier, bt->opts.tick_size, bt->opts.commission_per_contract};
+    for (int k = 0; k < 3; k++) {
+      tg_text_printf(&t, ",\n  \"%s\": ", mk[k]);
+      tg_json_append_real(&t, mv[k], 12);
+    }
+    tg_text_printf(&t, ",\n  \"spread_from_quotes\": %s,\n  \"unquoted_fills\": %lld,\n  \"contract_rolls\": %s",
+                   bt->quoted ? "true" : "false", (long long)bt->unquoted_fills, bt->contracts ? "true" : "false");
+  }
   tg_text_puts(&t, ",\n");
-  json_stats(&t, "strategy_stats", &bt->stats, ",");
-  json_stats(&t, "buy_and_hold_stats", &bt->bh, "");
+  json_stats(&t, "strategy_stats", &bt->stats, market, ",");
+  json_stats(&t, "buy_and_hold_stats", &bt->bh, market, "");
   tg_text_puts(&t, "}\n");
   snprintf(path, sizeof path, "%s/backtest.json", dir);
   tg_status st = t.oom ? tg_error(TG_ERR_NOMEM, "backtest: out of memory for %s", path) : tg_write_atomic(path, t.data, t.len);

@@ -52,6 +52,13 @@ static void bt_usage(FILE *f) {
           "  --commission X       fee as a fraction of traded value (default 0)\n"
           "  --cost-bps X         further fee in basis points of traded value (default 0)\n"
           "  --slippage X         fills move against the order by this fraction of the open (default 0)\n"
+          "  --commission-per-contract X  further fee per unit (contract, share) traded (default 0)\n"
+          "  --multiplier X       cash value of one unit per point of price: a futures contract's multiplier (default 1)\n"
+          "  --tick-size X        fill prices rounded to a multiple of X against the order (default 0: not rounded)\n"
+          "  --no-spread          bars with bid and ask columns (tickgrad bars --quotes): do not cross half the spread\n"
+          "                       (by default a buy pays ask - mid and a sale mid - bid of the quote at the fill)\n"
+          "                       A contract column (continuous futures): a position held into a new contract pays a\n"
+          "                       round trip at its first open\n"
           "  --split S            all (default; test with --run), or the trainer's chronological split by bars: train\n"
           "                       (first 70%%), val (next 15%%), test (last 15%%); a run's decisions still see the bars\n"
           "                       before the split (warm-up, state), never a later one\n"
@@ -211,12 +218,15 @@ static tg_status policy_backtest(const bt_args *a, const char *out) {
 
 static tg_status run(const bt_args *a, const tg_strategy *s, const char *out) {
   tg_bars all, view;
+  tg_bar_column *cols = NULL; /* the view's quote and contract columns */
   double *target = NULL;
   char name[128];
   snprintf(name, sizeof name, "%s", s ? s->name : "");
   double frac[2];
   tg_status st = read_all(a, &all, frac);
-  if (st == TG_OK) st = tg_backtest_split(&all, a->split, frac[0], frac[1], &view);
+  if (st == TG_OK && all.n_cols && !(cols = malloc((size_t)all.n_cols * sizeof *cols)))
+    st = tg_error(TG_ERR_NOMEM, "backtest: out of memory");
+  if (st == TG_OK) st = tg_backtest_split(&all, a->split, frac[0], frac[1], cols, &view);
   if (st == TG_OK) st = tg_backtest_check_bars(&view, "backtest");
   if (st == TG_OK) {
     target = malloc((size_t)view.n * sizeof(double));
@@ -226,6 +236,7 @@ static tg_status run(const bt_args *a, const tg_strategy *s, const char *out) {
   }
   if (st == TG_OK) st = finish(a, &view, target, name, all.source, out);
   free(target);
+  free(cols);
   tg_bars_free(&all);
   return st;
 }

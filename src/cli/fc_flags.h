@@ -1,4 +1,4 @@
-/* The backtest flags of a forecaster run (--rule, --horizon, --long-only, --sized, --class-map, --threshold, cash and costs), parsed into tg_fc_bt_opts. */
+/* The backtest flags of a forecaster run (--rule, --horizon, --long-only, --sized, --class-map, --threshold, cash, costs, multiplier, tick size, --no-spread), parsed into tg_fc_bt_opts. */
 #ifndef TG_CLI_FC_FLAGS_H
 #define TG_CLI_FC_FLAGS_H
 

@@ -17,7 +17,7 @@ static tg_status check_out_and_data(const tg_sweep_config *s, const tg_bars *all
       return tg_error(TG_ERR_INVALID, "sweep: %s already holds a run (an interrupted sweep?); choose another --out",
                       c->out);
     tg_bars view;
-    tg_status st = s->backtest ? tg_backtest_split(all, "test", c->train_frac, c->val_frac, &view) : TG_OK;
+    tg_status st = s->backtest ? tg_backtest_split(all, "test", c->train_frac, c->val_frac, NULL, &view) : TG_OK;
     if (st == TG_OK && s->backtest) st = tg_backtest_check_bars(&view, "sweep --backtest");
     if (st != TG_OK) return tg_error(st, "sweep: run %ld: %s", r + 1, tg_last_error());
   }
@@ -27,7 +27,7 @@ static tg_status check_out_and_data(const tg_sweep_config *s, const tg_bars *all
 /* The run's test split backtested as `backtest --run` does: the predictor sees every bar before it first. */
 static tg_status backtest(const tg_sweep_config *s, const tg_train_config *c, const tg_bars *all, tg_eval_run *run) {
   tg_bars view;
-  tg_status st = tg_backtest_split(all, "test", c->train_frac, c->val_frac, &view);
+  tg_status st = tg_backtest_split(all, "test", c->train_frac, c->val_frac, NULL, &view); /* where the split starts */
   tg_bars upto = *all;
   upto.n = (view.ts - all->ts) + view.n; /* the test split ends the data */
   return st == TG_OK ? tg_fc_backtest_run(c->out, &upto, view.ts - all->ts, &s->bt, "sweep", &run->st, &run->bh) : st;

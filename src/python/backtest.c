@@ -34,7 +34,7 @@ static tgpy_bt *bt_new(void) {
 }
 
 static PyObject *stats_dict(const tg_bt_stats *s) {
-  return Py_BuildValue("{s:L,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:L,s:L,s:L,s:L,s:L,s:O,s:d,s:L,s:d,s:d,s:d,s:d,s:d}",
+  return Py_BuildValue("{s:L,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:L,s:L,s:L,s:L,s:L,s:O,s:d,s:L,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:L,s:d}",
                        "bars", (long long)s->bars, "bars_per_year", s->bars_per_year, "years", s->years,
                        "start_equity", s->start_equity, "final_equity", s->final_equity, "total_return",
                        s->total_return, "annual_return", s->annual_return, "annual_vol", s->annual_vol, "sharpe",
@@ -43,7 +43,9 @@ static PyObject *stats_dict(const tg_bt_stats *s) {
                        "dd_bars", (long long)s->dd_bars, "dd_ns", (long long)s->dd_ns, "dd_recovered",
                        s->dd_recovered ? Py_True : Py_False, "calmar", s->calmar, "trades", (long long)s->trades,
                        "win_rate", s->win_rate, "avg_trade_pnl", s->avg_trade_pnl, "avg_trade_return",
-                       s->avg_trade_return, "exposure", s->exposure, "turnover", s->turnover);
+                       s->avg_trade_return, "exposure", s->exposure, "turnover", s->turnover,
+                       "fees", s->fees, "spread_cost", s->spread_cost, "rolls", (long long)s->rolls, "roll_cost",
+                       s->roll_cost);
 }
 
 static PyObject *bt_stats(PyObject *self, PyObject *u) {
@@ -215,20 +217,26 @@ static PyObject *py_backtest_bars(PyObject *self, PyObject *args) {
   tg_bt_opts costs;
   if (!parse_costs(costs_t, &costs)) return NULL;
   tg_bars view;
-  tg_status st = tg_backtest_split(all, split, f0, f1, &view);
+  tg_bar_column *cols = all->n_cols ? malloc((size_t)all->n_cols * sizeof *cols) : NULL; /* quotes, contracts */
+  if (all->n_cols && !cols) return PyErr_NoMemory();
+  tg_status st = tg_backtest_split(all, split, f0, f1, cols, &view);
   if (st == TG_OK) st = tg_backtest_check_bars(&view, "backtest");
-  if (st != TG_OK) return tgpy_raise(st, NULL);
-  tgpy_bt *o = bt_new();
-  if (!o) return NULL;
-  snprintf(o->source, sizeof o->source, "%s", all->source);
-  double *target = malloc((size_t)view.n * sizeof(double));
-  if (!target) {
-    Py_DECREF(o);
-    return PyErr_NoMemory();
+  if (st != TG_OK) {
+    free(cols);
+    return tgpy_raise(st, NULL);
   }
+  tgpy_bt *o = bt_new();
+  double *target = o ? malloc((size_t)view.n * sizeof(double)) : NULL;
+  if (!target) {
+    free(cols);
+    Py_XDECREF(o);
+    return o ? PyErr_NoMemory() : NULL;
+  }
+  snprintf(o->source, sizeof o->source, "%s", all->source);
   tgpy_capture cap;
   if (tgpy_capture_open(&cap) < 0) {
     free(target);
+    free(cols);
     Py_DECREF(o);
     return NULL;
   }
@@ -285,9 +293,11 @@ static PyObject *py_backtest_bars(PyObject *self, PyObject *args) {
   }
   PyObject *res = bt_finish(o, &view, target, &costs, &cap);
   free(target);
+  free(cols);
   return res;
 fail:
   free(target);
+  free(cols);
   Py_XDECREF(tgpy_capture_close(&cap));
   Py_DECREF(o);
   return NULL;
