@@ -124,6 +124,33 @@ expect_out "'sector' category, 2 distinct, 1 missing" "inspect lists a category 
 expect_out "'sector' category, 2 distinct, 1 missing" "inspect keeps the common column of a folder" -- "$bin" inspect "$dir/cols"
 expect_out "dropped 'Adj Close' (not in $dir/cols/b.csv), 'trades' (not in $dir/cols/a.csv)" "inspect names dropped columns" -- "$bin" inspect "$dir/cols"
 if "$bin" inspect "$dir/s1.csv" 2>&1 | grep -q "extra"; then fail=$((fail + 1)); echo "FAIL: inspect lists extra columns of a file without any"; else pass=$((pass + 1)); fi
+# inspect on tick files: found as the tick reader finds them; bad records counted and dropped, not fatal
+printf 'ts,price,size,side,flags\n2024-01-02 14:30:00,100,1,B,\n2024-01-02 14:30:01,0,1,S,\n2024-01-02 14:30:02,101,-2,S,\n2024-01-02 14:29:00,99,1,,\n2024-01-02 14:30:03,102,3,S,suspicious\n2024-01-02 14:30:04,103,1,,cancelled|suspicious\n' > "$dir/tk.csv"
+expect 0 "inspect a tick CSV" -- "$bin" inspect "$dir/tk.csv"
+expect_out "format      trade ticks (csv)" "inspect finds trade ticks" -- "$bin" inspect "$dir/tk.csv"
+expect_out "records     3$" "inspect counts the records kept" -- "$bin" inspect "$dir/tk.csv"
+expect_out "range       2024-01-02 14:30:00 .. 2024-01-02 14:30:04 UTC" "inspect tick range" -- "$bin" inspect "$dir/tk.csv"
+expect_out "reordered   1 out of order" "inspect counts out-of-order ticks" -- "$bin" inspect "$dir/tk.csv"
+expect_out "bad         1 prices, 1 sizes" "inspect counts bad prices and sizes" -- "$bin" inspect "$dir/tk.csv"
+expect_out "flags       2 suspicious, 1 cancelled" "inspect counts flagged trades" -- "$bin" inspect "$dir/tk.csv"
+expect_out "sides       1 buy, 1 sell, 1 unknown" "inspect counts sides" -- "$bin" inspect "$dir/tk.csv"
+printf 'ts,bid,ask,bid_size,ask_size\n2024-01-02 14:30:00,99,100,5,5\n2024-01-02 14:30:01,101,100,5,5\n2024-01-02 14:30:02,100,100,1,1\n2024-01-02 14:30:03,-1,100,1,1\n' > "$dir/tq.csv"
+expect_out "format      quote ticks (csv)" "inspect finds quote ticks" -- "$bin" inspect "$dir/tq.csv"
+expect_out "crossed     1 (dropped); 1 locked" "inspect counts crossed and locked quotes" -- "$bin" inspect "$dir/tq.csv"
+expect_out "bad         1 prices, 0 sizes" "inspect counts a bad bid" -- "$bin" inspect "$dir/tq.csv"
+expect_out "records     2$" "inspect --ticks quotes" -- "$bin" inspect --ticks quotes "$dir/tq.csv"
+expect 1 "inspect --ticks trades on quotes" -- "$bin" inspect --ticks trades "$dir/tq.csv"
+expect_out "no price column" "inspect --ticks names the missing column" -- "$bin" inspect --ticks trades "$dir/tq.csv"
+expect 2 "inspect bad --ticks" -- "$bin" inspect --ticks bars "$dir/tq.csv"
+expect 2 "inspect bad --contract" -- "$bin" inspect --contract 2013 "$dir/tq.csv"
+head -4 "$dir/tq.csv" > "$dir/tq2.csv" # without the bad bid, which --dump (reading as bars does) refuses
+expect 0 "inspect --dump" -- "$bin" inspect --dump "$dir/tq.dump.csv" "$dir/tq2.csv"
+if [ "$(cat "$dir/tq.dump.csv")" = "$(printf 'ts_ns,bid,ask,bid_size,ask_size,record\n1704205800000000000,99,100,5,5,2\n1704205802000000000,100,100,1,1,4')" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: inspect --dump wrote: $(cat "$dir/tq.dump.csv")"; fi
+expect 1 "inspect --dump stops at a bad record as bars does" -- "$bin" inspect --dump "$dir/tk.dump.csv" "$dir/tk.csv"
+expect_out "line 3: price 0 is not a positive number" "inspect --dump names the bad record" -- "$bin" inspect --dump "$dir/tk.dump.csv" "$dir/tk.csv"
+if [ -e "$dir/tk.dump.csv" ]; then fail=$((fail + 1)); echo "FAIL: a failed --dump left a file"; else pass=$((pass + 1)); fi
+expect 2 "inspect --dump of two files" -- "$bin" inspect --dump "$dir/x.csv" "$dir/tq.csv" "$dir/tk.csv"
+expect 1 "inspect --dump of a bar file" -- "$bin" inspect --dump "$dir/x.csv" "$dir/s1.csv"
 # train: a tiny mlp run on a synth CSV writes its config, metrics (a row per epoch) and checkpoints; resume; errors
 expect 0 "train --help" -- "$bin" train --help
 expect_out "usage: tickgrad train" "train help text" -- "$bin" train --help
@@ -283,6 +310,16 @@ expect 2 "backtest bad strategy" -- "$bin" backtest --data "$dir/t.csv" --strate
 expect_out "sma-cross:20,5" "backtest bad strategy named" -- "$bin" backtest --data "$dir/t.csv" --strategy sma-cross:20,5 --out "$dir/bt2"
 expect 2 "backtest bad split" -- "$bin" backtest --data "$dir/t.csv" --strategy buy-and-hold --split holdout --out "$dir/bt2"
 expect 1 "backtest on a missing file" -- "$bin" backtest --data "$dir/none.csv" --strategy buy-and-hold --out "$dir/bt2"
+# backtest costs from the data: bars with bid and ask cross half the spread; futures flags; flat bars unchanged
+printf 'ts,open,high,low,close,bid,ask\n2024-01-02 14:30:00,100,100,100,100,99.5,100.5\n2024-01-02 14:31:00,110,120,110,120,119,121\n2024-01-02 14:32:00,130,130,125,125,124,126\n2024-01-02 14:33:00,120,140,120,140,139.8,140.2\n' > "$dir/q.csv"
+expect_out "spread cost .* 5.00" "backtest crosses half the spread" -- "$bin" backtest --data "$dir/q.csv" --strategy buy-and-hold --cash 1100 --out "$dir/btq"
+if grep -q '"spread_from_quotes": true' "$dir/btq/backtest.json" && grep -q '"spread_cost": 5' "$dir/btq/backtest.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: backtest.json spread costs"; fi
+if tail -1 "$dir/btq/equity.csv" | grep -q ',1395,'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: spread equity: $(tail -1 "$dir/btq/equity.csv")"; fi
+expect_out "no quotes" "backtest --no-spread" -- "$bin" backtest --data "$dir/q.csv" --strategy buy-and-hold --no-spread --multiplier 2 --out "$dir/btq2"
+expect_out "multiplier 50, tick size 0.25, commission per contract 2.5" "backtest futures flags" -- "$bin" backtest --data "$dir/q.csv" --strategy buy-and-hold --multiplier 50 --tick-size 0.25 --commission-per-contract 2.5 --out "$dir/btq3"
+expect 2 "backtest bad --multiplier" -- "$bin" backtest --data "$dir/q.csv" --strategy buy-and-hold --multiplier 0 --out "$dir/btq4"
+expect 2 "backtest bad --tick-size" -- "$bin" backtest --data "$dir/q.csv" --strategy buy-and-hold --tick-size -1 --out "$dir/btq4"
+if grep -q "spread\|multiplier" "$dir/bt/backtest.json"; then fail=$((fail + 1)); echo "FAIL: flat costs' backtest.json changed"; else pass=$((pass + 1)); fi
 # predict: batch (--data) and streaming (--stream on stdin) give the same rows for each kind of forecaster
 expect_out "usage: tickgrad predict" "predict help" -- "$bin" predict --help
 expect 2 "predict without a run" -- "$bin" predict --data "$dir/t.csv"
@@ -456,6 +493,18 @@ if [ -n "$shared" ] && [ -d "$shared/lean" ]; then
     expect 1 "bars refuses a zip of several contracts" -- "$bin" bars --data "$lt/future/gc/20131007_trade.zip" --by time:1m --out "$dir/l.csv"
     expect_out "10 contracts (201310, 201311, 201312" "bars names the contracts" -- "$bin" bars --data "$lt/future/gc/20131007_trade.zip" --by time:1m --out "$dir/l.csv"
     expect 0 "bars reads one contract" -- "$bin" bars --data "$lt/future/gc/20131007_trade.zip" --contract 201312 --by time:1m --out "$dir/l.csv"
+    expect_out "contracts   201310, 201311, 201312" "inspect lists a futures zip's contracts" -- "$bin" inspect "$lt/future/gc/20131007_trade.zip"
+    expect_out "(read: 201312)" "inspect reads the contract asked for" -- "$bin" inspect --contract 201312 "$lt/future/gc/20131007_trade.zip"
+    expect_out "format      quote ticks (lean equity quotes)" "inspect Lean quotes" -- "$bin" inspect "$lt/equity/bac/20131007_quote.zip"
+    expect_out "range       2013-10-07 .* .. 2013-10-11 " "inspect a folder of Lean zips" -- "$bin" inspect "$lt/equity/spy/"
+  fi
+  dt=$shared/dbn-ticks/databento-dbn
+  if [ -d "$dt" ]; then
+    expect_out "format      trade ticks (dbn trades)" "inspect DBN trades" -- "$bin" inspect "$dt/test_data.trades.dbn"
+    expect_out "format      quote ticks (dbn mbp-1)" "inspect DBN mbp-1 (no trades: quotes)" -- "$bin" inspect "$dt/test_data.mbp-1.dbn"
+    expect_out "instruments 1" "inspect DBN instruments" -- "$bin" inspect --ticks quotes "$dt/test_data.tbbo.dbn"
+  else
+    echo "skipped the DBN tick inspect checks: no $dt"
   fi
 else
   echo "skipped the shared-data inspect checks: TG_SHARED_DATA is not set or has no lean/"

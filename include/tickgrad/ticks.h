@@ -43,6 +43,10 @@ typedef struct tg_tick_opts {
   tg_tick_order order; /* out-of-order records */
   FILE *warn;          /* warning lines (the first out-of-order or crossed record); NULL: none */
   const char *contract; /* Lean futures zips: the expiry YYYYMM to read (NULL: the zip must hold one contract) */
+  int lenient;          /* 1 (what inspect reads with): a record whose price, size, bid or ask is not a positive number
+                         * (a quote size negative) is dropped and counted rather than an error; a DBN file may hold
+                         * several instruments (counted); a Lean zip of several contracts without contract reads the
+                         * nearest expiry (every contract named in tg_tick_source_contracts) */
 } tg_tick_opts;
 
 /* What a source read and what it dropped. */
@@ -52,7 +56,13 @@ typedef struct tg_tick_counts {
   int64_t crossed;      /* quotes dropped: bid above ask */
   int64_t skipped;      /* Lean rows that make no record: a trade of size 0, a suspicious quote row, a quote row
                          * before both sides of the day's book are known */
+  int64_t bad_prices;   /* lenient: records dropped for a price (bid, ask) that is not a positive number */
+  int64_t bad_sizes;    /* lenient: records dropped for a size that is not positive (a quote's: negative) */
+  int64_t instruments;  /* distinct instrument ids of a DBN file's records (at most TG_TICK_MAX_INSTRUMENTS are told
+                         * apart); 0 for sources that name none */
 } tg_tick_counts;
+
+#define TG_TICK_MAX_INSTRUMENTS 256
 
 /* A stream of trades or quotes, read in chunks; memory is the source's fixed buffers, whatever the file's length. */
 typedef struct tg_tick_source tg_tick_source;
@@ -72,6 +82,39 @@ tg_status tg_tick_open_memory(const void *records, int64_t n, tg_tick_kind kind,
 tg_status tg_tick_next(tg_tick_source *s, void *buf, int64_t cap, int64_t *n);
 tg_tick_kind tg_tick_source_kind(const tg_tick_source *s);
 const tg_tick_counts *tg_tick_source_counts(const tg_tick_source *s);
+/* What was opened: "csv", "dbn trades" (tbbo, mbp-1: the metadata's schema), "lean equity", "lean futures", "memory". */
+const char *tg_tick_source_format(const tg_tick_source *s);
+/* The futures contracts (expiries YYYYMM) the Lean zips read so far name, in the order seen, "" for none. */
+const char *tg_tick_source_contracts(const tg_tick_source *s);
+
+/* ---- inspecting a tick file ------------------------------------------------------------------------------------ */
+
+/* What one streaming pass over a tick source saw (tg_tick_inspect). */
+typedef struct tg_tick_report {
+  tg_tick_kind kind;
+  char format[32];          /* tg_tick_source_format */
+  char contracts[256];      /* tg_tick_source_contracts; "" when none */
+  tg_tick_counts counts;    /* records kept, dropped (out of order, crossed, bad) and skipped */
+  int64_t first_ts, last_ts; /* of the records kept (0 when none) */
+  int64_t suspicious, cancelled; /* trades kept that carry those flags */
+  int64_t buys, sells, unknown_side; /* trades by aggressor */
+  int64_t locked;           /* quotes with bid == ask */
+  double min_price, max_price; /* trades: price; quotes: bid (min) and ask (max); NaN when none */
+  double volume;            /* trades: the sum of sizes */
+} tg_tick_report;
+
+/* 1 when path opens as a tick source of some kind and its first records read: *kind receives the first of trades and
+ * quotes that gives a record (or, when neither does, the first that opens); 0 otherwise (a bar file, say). One chunk
+ * of each kind is read at most. */
+int tg_tick_sniff(const char *path, const tg_tick_opts *opts, tg_tick_kind *kind);
+/* Reads path as kind once, leniently (opts->lenient is set for the pass), in constant memory, into *r. Errors are those
+ * of the source that lenience does not cover (a malformed line or record, an unreadable file), naming the file. */
+tg_status tg_tick_inspect(const char *path, tg_tick_kind kind, const tg_tick_opts *opts, tg_tick_report *r);
+/* Writes every record path's source hands out as kind (read as `tickgrad bars` reads it, opts as given) to out_path as
+ * CSV, atomically: trades ts_ns,price,size,side,flags,record; quotes ts_ns,bid,ask,bid_size,ask_size,record (numbers
+ * to 17 digits: the doubles exactly; record: the source's line or record number). For cross-checks against other
+ * decoders (tools/check_dbn_ticks.py). */
+tg_status tg_tick_dump(const char *path, tg_tick_kind kind, const tg_tick_opts *opts, const char *out_path);
 void tg_tick_close(tg_tick_source *s);
 
 /* ---- bars ------------------------------------------------------------------------------------------------------ */

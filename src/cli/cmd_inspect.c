@@ -1,4 +1,4 @@
-/* `tickgrad inspect FILE...`: reads bar files and prints a readable report of each. */
+/* `tickgrad inspect FILE...`: reads bar or tick files and prints a readable report of each. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +6,7 @@
 #include "cli/read_flags.h"
 #include "data/readers/timeconv.h"
 #include "tickgrad/data.h"
+#include "tickgrad/ticks.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -17,7 +18,16 @@ static void usage(FILE *f) {
           "category, with its missing values; several files keep those every file has).\n"
           "The bar checks every other command makes when it reads (duplicate times, OHLC, volume, prices) are\n"
           "reported, not enforced: the line 'check' gives the first failure, as train would report it.\n"
+          "Tick files (what tickgrad bars --data reads: CSV trades or quotes, DBN trades/tbbo/mbp-1, Lean tick zips, a\n"
+          "folder or glob of them) are found as the tick reader finds them (trades tried first) and reported from one\n"
+          "streaming pass: format and schema, instruments, Lean futures contracts, records, time range, out-of-order\n"
+          "and crossed records, bad prices and sizes (dropped and counted, not fatal), Lean's skipped rows, the\n"
+          "suspicious and cancelled flags, sides, price range.\n"
           "flags:\n"
+          "  --ticks KIND       read every file as ticks of KIND: trades or quotes (a tbbo or mbp-1 file holds both)\n"
+          "  --contract YYYYMM  Lean futures zips: the contract to read (default: the nearest expiry of each day)\n"
+          "  --dump OUT.csv     one tick file: also write every record as tickgrad bars reads it (ts_ns and exact\n"
+          "                     numbers; tools/check_dbn_ticks.py compares them with Databento's decoder)\n"
           "  --tz ZONE          zone of naive local timestamps and of --resample's buckets (default UTC)\n"
           "  --resample IVAL    aggregate to a coarser interval first: 5m, 1h, 1d, ...\n"
           "  --session HH:MM-HH:MM  with --resample: keep bars starting in this local session\n");
@@ -67,12 +77,58 @@ static void print_report(const tg_bars *b, const tg_bars_report *r, const tg_col
   }
 }
 
+static void print_ticks(const char *path, const tg_tick_report *r, const char *contract) {
+  const tg_tick_counts *c = &r->counts;
+  char t0[40], t1[40];
+  printf("%s\n", path);
+  printf("  format      %s ticks (%s)\n", r->kind == TG_TICK_TRADES ? "trade" : "quote", r->format);
+  if (c->instruments) printf("  instruments %lld%s\n", (long long)c->instruments, c->instruments >= TG_TICK_MAX_INSTRUMENTS ? " or more" : "");
+  if (r->contracts[0])
+    printf("  contracts   %s (read: %s)\n", r->contracts, contract ? contract : "the nearest expiry of each day");
+  printf("  records     %lld\n", (long long)c->records);
+  if (c->records)
+    printf("  range       %s .. %s UTC\n", tg_format_utc(r->first_ts, 0, t0, sizeof t0),
+           tg_format_utc(r->last_ts, 0, t1, sizeof t1));
+  printf("  reordered   %lld out of order (dropped)\n", (long long)c->out_of_order);
+  printf("  bad         %lld prices, %lld sizes (dropped)\n", (long long)c->bad_prices, (long long)c->bad_sizes);
+  if (r->kind == TG_TICK_QUOTES)
+    printf("  crossed     %lld (dropped); %lld locked (bid = ask)\n", (long long)c->crossed, (long long)r->locked);
+  else {
+    printf("  flags       %lld suspicious, %lld cancelled\n", (long long)r->suspicious, (long long)r->cancelled);
+    printf("  sides       %lld buy, %lld sell, %lld unknown\n", (long long)r->buys, (long long)r->sells,
+           (long long)r->unknown_side);
+  }
+  if (c->skipped) printf("  skipped     %lld rows that make no record\n", (long long)c->skipped);
+  if (c->records)
+    printf("  prices      %.10g .. %.10g%s\n", r->min_price, r->max_price, r->kind == TG_TICK_QUOTES ? " (lowest bid .. highest ask)" : "");
+  if (r->kind == TG_TICK_TRADES && c->records) printf("  volume      %.10g\n", r->volume);
+}
+
+/* Reports path as ticks when kind_flag names a kind or it opens as a tick source; 0 done, 1 failed, -1 not ticks. */
+static int inspect_ticks(const char *path, const char *kind_flag, const tg_tick_opts *to, const char *dump) {
+  tg_tick_kind kind;
+  if (kind_flag) kind = !strcmp(kind_flag, "quotes") ? TG_TICK_QUOTES : TG_TICK_TRADES;
+  else if (!tg_tick_sniff(path, to, &kind)) return -1;
+  if (dump && tg_tick_dump(path, kind, to, dump) != TG_OK) {
+    fprintf(stderr, "tickgrad inspect: --dump: %s\n", tg_last_error());
+    return 1;
+  }
+  tg_tick_report r;
+  if (tg_tick_inspect(path, kind, to, &r) != TG_OK) {
+    fprintf(stderr, "tickgrad inspect: %s\n", tg_last_error());
+    return 1;
+  }
+  print_ticks(path, &r, to->contract);
+  return 0;
+}
+
 int tg_cmd_inspect(int argc, char **argv) {
   cli_read_flags rf;
   memset(&rf, 0, sizeof rf);
   tg_resample_opts rs;
   memset(&rs, 0, sizeof rs);
-  const char *files[256];
+  const char *files[256], *ticks = NULL, *dump = NULL;
+  tg_tick_opts to = {0};
   int n_files = 0;
   for (int i = 0; i < argc; i++) {
     const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -92,6 +148,16 @@ int tg_cmd_inspect(int argc, char **argv) {
         if (tg_tz_check(v) != TG_OK) return tg_cli_usage_error("inspect", "%s", tg_last_error());
         snprintf(rf.s.tz, sizeof rf.s.tz, "%s", v);
         rs.tz = v;
+      } else if (!strcmp(f, "--ticks")) {
+        if (strcmp(v, "trades") && strcmp(v, "quotes"))
+          return tg_cli_usage_error("inspect", "--ticks '%s': want trades or quotes", v);
+        ticks = v;
+      } else if (!strcmp(f, "--dump")) {
+        dump = v;
+      } else if (!strcmp(f, "--contract")) {
+        if (strlen(v) != 6 || strspn(v, "0123456789") != 6)
+          return tg_cli_usage_error("inspect", "--contract '%s': want an expiry YYYYMM", v);
+        to.contract = v;
       } else if (!strcmp(f, "--resample")) {
         if (tg_interval_parse(v, &rs.interval_ns) != TG_OK) return tg_cli_usage_error("inspect", "%s", tg_last_error());
       } else if (!strcmp(f, "--session")) {
@@ -117,9 +183,22 @@ int tg_cmd_inspect(int argc, char **argv) {
   tg_read_opts ro = tg_read_settings_opts(&rf.s, stderr);
   ro.no_checks = 1; /* reported below, not enforced */
   int failed = 0;
+  to.tz = rf.s.tz[0] ? rf.s.tz : NULL;
+  if (ticks && rs.interval_ns) return tg_cli_usage_error("inspect", "--resample goes with bar files, not --ticks");
+  if (dump && n_files != 1) return tg_cli_usage_error("inspect", "--dump takes one tick file, not %d", n_files);
   for (int i = 0; i < n_files; i++) {
     tg_bars bars, coarse;
     tg_bars_report rep;
+    int tick_rc = rs.interval_ns ? -1 : inspect_ticks(files[i], ticks, &to, dump);
+    if (tick_rc < 0 && dump) {
+      fprintf(stderr, "tickgrad inspect: --dump: %s is not a tick file (give --ticks trades|quotes to read it as one)\n",
+              files[i]);
+      return TG_EXIT_FAIL;
+    }
+    if (tick_rc >= 0) {
+      failed |= tick_rc;
+      continue;
+    }
     if (tg_bars_read(files[i], &ro, &bars) != TG_OK) {
       fprintf(stderr, "tickgrad inspect: %s\n", tg_last_error());
       failed = 1;

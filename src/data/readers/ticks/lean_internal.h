@@ -22,6 +22,7 @@ typedef struct tg_lean_impl {
   char **paths;   /* the zips in date order */
   int64_t n_paths, next;
   char contract[16]; /* the futures contract asked for, "" for none */
+  char read[16];     /* the contract of the member read now ("" for equity) */
   tg_zip *zip;       /* the zip read now (NULL between files) */
   tg_line_reader lr; /* its member's lines */
   int64_t day_s;     /* the zip's date at 00:00 as naive seconds */

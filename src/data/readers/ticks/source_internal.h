@@ -13,6 +13,9 @@ struct tg_tick_source {
   tg_tick_opts opts;    /* opts.tz points at tz */
   tg_tick_counts counts;
   int64_t last_ts;      /* INT64_MIN before the first record */
+  char format[32];      /* tg_tick_source_format: set by the format's open */
+  char contracts[256];  /* Lean futures: the expiries named so far, ", " between them */
+  uint32_t ids[TG_TICK_MAX_INSTRUMENTS]; /* DBN, lenient: the distinct instruments so far (counts.instruments) */
   /* Up to cap raw records into buf, *n = 0 at the end; errors name the file and line. */
   tg_status (*fill)(tg_tick_source *s, void *buf, int64_t cap, int64_t *n);
   void (*close)(tg_tick_source *s); /* frees impl */

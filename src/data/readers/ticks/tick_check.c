@@ -51,10 +51,29 @@ static int crossed(tg_tick_source *s, const tg_quote *q) {
   return 1;
 }
 
+/* Lenient reading: 1 when the record's price or size is bad (counted, to be dropped), else 0. */
+static int bad_value(tg_tick_source *s, const void *rec) {
+  int price_ok, size_ok;
+  if (s->kind == TG_TICK_TRADES) {
+    const tg_trade *t = rec;
+    price_ok = t->price > 0 && isfinite(t->price);
+    size_ok = t->size > 0 && isfinite(t->size);
+  } else {
+    const tg_quote *q = rec;
+    price_ok = q->bid > 0 && isfinite(q->bid) && q->ask > 0 && isfinite(q->ask);
+    size_ok = q->bid_size >= 0 && isfinite(q->bid_size) && q->ask_size >= 0 && isfinite(q->ask_size);
+  }
+  if (!price_ok) s->counts.bad_prices++;
+  else if (!size_ok) s->counts.bad_sizes++;
+  return !price_ok || !size_ok;
+}
+
 tg_status tg_tick_check(tg_tick_source *s, void *buf, int64_t *n) {
   int64_t kept = 0;
+  size_t each = s->kind == TG_TICK_TRADES ? sizeof(tg_trade) : sizeof(tg_quote);
   for (int64_t i = 0; i < *n; i++) {
     int keep;
+    if (s->opts.lenient && bad_value(s, (char *)buf + (size_t)i * each)) continue;
     if (s->kind == TG_TICK_TRADES) {
       tg_trade *t = (tg_trade *)buf + i;
       if (check_trade(s, t) != TG_OK) return TG_ERR_FORMAT;

@@ -219,6 +219,7 @@ tg_status tg_tick_csv_open(tg_tick_source *s, FILE *f) {
     return st;
   }
   s->unit = "line";
+  snprintf(s->format, sizeof s->format, "csv");
   s->impl = c;
   s->fill = csv_fill;
   s->close = csv_close;

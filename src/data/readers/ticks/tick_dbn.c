@@ -45,11 +45,21 @@ static tg_status read_record(tg_tick_source *s, dbn_impl *d, size_t *len) {
 }
 
 /* One record into out (a trade or a quote by the source's kind): 1 when it made one, 0 when skipped. */
-/* 1 when the record is the file's one instrument (the first record's), else 0 after the error. */
+/* Lenient reading: the instrument counted among the distinct ones (the first TG_TICK_MAX_INSTRUMENTS told apart). */
+static void count_instrument(tg_tick_source *s, uint32_t id) {
+  int64_t n = s->counts.instruments;
+  for (int64_t i = 0; i < n && i < TG_TICK_MAX_INSTRUMENTS; i++)
+    if (s->ids[i] == id) return;
+  if (n < TG_TICK_MAX_INSTRUMENTS) s->ids[n] = id, s->counts.instruments++;
+}
+
+/* 1 when the record is the file's one instrument (the first record's; lenient: any, counted), else 0 after the
+ * error. */
 static int same_instrument(tg_tick_source *s, dbn_impl *d, tg_status *st) {
   uint32_t id = tg_dbn_u32(d->rec + 4);
   if (!d->have_id) d->have_id = 1, d->id = id;
-  if (id == d->id) return 1;
+  if (s->opts.lenient) count_instrument(s, id);
+  if (id == d->id || s->opts.lenient) return 1;
   *st = tg_error(TG_ERR_UNSUPPORTED, "%s: record %llu is instrument %u, the first record's is %u; bars of several instruments "
                  "in one pass are not built yet (split the file by instrument)", s->name, (unsigned long long)d->index,
                  id, d->id);
@@ -131,6 +141,8 @@ static tg_status read_meta(tg_tick_source *s, FILE *f) {
   tg_free(buf);
   if (st == TG_OK && m.ts_out)
     st = tg_error(TG_ERR_UNSUPPORTED, "%s: records with ts_out (a live capture) are not read yet", s->name);
+  const char *schema = st == TG_OK ? tg_dbn_schema_name(m.schema) : NULL;
+  snprintf(s->format, sizeof s->format, "dbn %s", schema ? schema : "(mixed schemas)");
   return st == TG_OK ? check_schema(s, m.schema) : st;
 }
 

@@ -81,7 +81,16 @@ static tg_status zip_day(const char *path, tg_lean_impl *L, char *yyyymmdd) {
   return TG_OK;
 }
 
-/* The member to read: the only trade (quote) CSV, or the contract asked for; errors name the zip and the contracts. */
+/* Adds contract to the source's list of those seen, once. */
+static void note_contract(tg_tick_source *s, const char *contract) {
+  size_t n = strlen(contract), len = strlen(s->contracts);
+  for (const char *p = strstr(s->contracts, contract); p; p = strstr(p + 1, contract))
+    if ((p == s->contracts || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0')) return;
+  snprintf(s->contracts + len, sizeof s->contracts - len, "%s%s", len ? ", " : "", contract);
+}
+
+/* The member to read: the only trade (quote) CSV, or the contract asked for (lenient without one: the nearest expiry);
+ * errors name the zip and the contracts. */
 static tg_status pick_member(tg_tick_source *s, tg_lean_impl *L, const char *path, const char *day, int64_t *at,
                              int *futures) {
   int64_t n = tg_zip_count(L->zip), found = -1;
@@ -101,7 +110,12 @@ static tg_status pick_member(tg_tick_source *s, tg_lean_impl *L, const char *pat
       return tg_error(TG_ERR_UNSUPPORTED, "%s: futures quote ticks (%s) are not read yet", path, tg_zip_name(L->zip, i));
     size_t len = strlen(list);
     snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", m.futures ? m.contract : "(no contract)");
-    if (L->contract[0] ? strcmp(m.contract, L->contract) == 0 : n == 1) found = i, *futures = m.futures;
+    if (m.futures) note_contract(s, m.contract);
+    int nearest = !L->contract[0] && s->opts.lenient && m.futures && (found < 0 || strcmp(m.contract, L->read) < 0);
+    if (L->contract[0] ? strcmp(m.contract, L->contract) == 0 : n == 1 || nearest) {
+      found = i, *futures = m.futures;
+      snprintf(L->read, sizeof L->read, "%s", m.futures ? m.contract : "");
+    }
   }
   if (found >= 0) return *at = found, TG_OK;
   if (L->contract[0])
@@ -124,6 +138,8 @@ static tg_status open_next(tg_tick_source *s, tg_lean_impl *L) {
   if (st != TG_OK) return st;
   snprintf(s->name, sizeof s->name, "%s:%s", path, tg_zip_name(L->zip, at));
   L->scale = futures ? 1.0 : 10000.0;
+  snprintf(s->format, sizeof s->format, "lean %s %s", futures ? "futures" : "equity",
+           s->kind == TG_TICK_TRADES ? "trades" : "quotes");
   L->bid = L->ask = L->bid_size = L->ask_size = 0; /* each day's book starts empty */
   return tg_line_reader_init_read(&L->lr, tg_zip_member_read, L->zip, s->name);
 }
@@ -172,6 +188,7 @@ tg_status tg_tick_lean_open(tg_tick_source *s, const char *path) {
   s->close = lean_close;
   s->fill = lean_fill;
   s->unit = "line";
+  snprintf(s->format, sizeof s->format, "lean");
   const char *c = s->opts.contract;
   if (c && (strlen(c) != 6 || strspn(c, "0123456789") != 6)) {
     lean_close(s);

@@ -13,6 +13,7 @@ tg_status tg_tick_source_alloc(const char *name, tg_tick_kind kind, const tg_tic
   s->kind = kind;
   snprintf(s->name, sizeof s->name, "%s", name);
   s->unit = "record";
+  snprintf(s->format, sizeof s->format, "memory");
   if (opts) s->opts = *opts;
   snprintf(s->tz, sizeof s->tz, "%s", s->opts.tz ? s->opts.tz : "");
   s->opts.tz = s->tz;
@@ -116,6 +117,8 @@ tg_status tg_tick_next(tg_tick_source *s, void *buf, int64_t cap, int64_t *n) {
 
 tg_tick_kind tg_tick_source_kind(const tg_tick_source *s) { return s->kind; }
 const tg_tick_counts *tg_tick_source_counts(const tg_tick_source *s) { return &s->counts; }
+const char *tg_tick_source_format(const tg_tick_source *s) { return s->format; }
+const char *tg_tick_source_contracts(const tg_tick_source *s) { return s->contracts; }
 
 void tg_tick_close(tg_tick_source *s) {
   if (!s) return;
