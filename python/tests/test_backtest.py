@@ -149,3 +149,17 @@ def test_policy_run_matches_the_command(cli, market, tmp_path):
     on_file = tickgrad.backtest(market, run=run, out=False)
     on_frame = tickgrad.backtest(tickgrad.read_bars(market), run=run, out=False)
     assert on_frame.stats == on_file.stats and on_frame.equity.equals(on_file.equity)
+
+
+def test_quotes_cross_half_the_spread(cli, tmp_path):
+    """Bars with bid and ask columns: the buy at bar 1's open pays bar 0's half spread (0.5), as the command does."""
+    path = tmp_path / "q.csv"
+    path.write_text("ts,open,high,low,close,bid,ask\n2024-01-02 14:30:00,100,100,100,100,99.5,100.5\n"
+                    "2024-01-02 14:31:00,110,120,110,120,119,121\n2024-01-02 14:32:00,130,130,125,125,124,126\n"
+                    "2024-01-02 14:33:00,120,140,120,140,139.8,140.2\n")
+    bt = tickgrad.backtest(path, strategy="buy-and-hold", cash=1100, out=tmp_path / "py")
+    assert bt.stats["spread_cost"] == pytest.approx(5.0) and bt.stats["rolls"] == 0
+    assert bt.stats["final_equity"] == pytest.approx(1100 - 10 * 110.5 + 10 * 140)
+    run_cli(cli, "backtest", "--data", path, "--strategy", "buy-and-hold", "--cash", "1100", "--out", tmp_path / "cli")
+    same_files(tmp_path / "cli", tmp_path / "py")
+
