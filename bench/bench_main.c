@@ -31,6 +31,9 @@ int bench_read_spy_hour_csv(int warmup, int reps, double *median_us);
 int bench_read_eurusd_hour_csv(int warmup, int reps, double *median_us);
 int bench_read_es_snappy_parquet(int warmup, int reps, double *median_us);
 int bench_read_es_zstd_parquet(int warmup, int reps, double *median_us);
+int bench_ticks_spy_time(int warmup, int reps, double *median_us);
+int bench_ticks_spy_volume(int warmup, int reps, double *median_us);
+int bench_ticks_spy_dollar(int warmup, int reps, double *median_us);
 int bench_env_cartpole_1(int warmup, int reps, double *median_us);
 int bench_env_cartpole_64(int warmup, int reps, double *median_us);
 int bench_env_trading_1(int warmup, int reps, double *median_us);
@@ -64,6 +67,9 @@ static const bench_case CASES[] = {
     {"read_eurusd_hour_csv", "Lean FXCM EURUSD hourly CSV (69,928 quote bars) into bars", bench_read_eurusd_hour_csv, 0},
     {"read_es_snappy_parquet", "ES 1-minute Parquet, snappy (16,673 bars) into bars", bench_read_es_snappy_parquet, 0},
     {"read_es_zstd_parquet", "ES 1-minute Parquet, zstd, 4,096-row groups (16,673 bars) into bars", bench_read_es_zstd_parquet, 0},
+    {"ticks_spy_time", "Lean SPY trade ticks, 5 daily zips (about 1.2 M trades), into 1-minute bars", bench_ticks_spy_time, 0},
+    {"ticks_spy_volume", "the same ticks into volume bars of 100,000 shares", bench_ticks_spy_volume, 0},
+    {"ticks_spy_dollar", "the same ticks into dollar bars of 17,000,000", bench_ticks_spy_dollar, 0},
     {"env_cartpole_1", "CartPole-v1, 1 instance: one step (us per vectorised step)", bench_env_cartpole_1, 0},
     {"env_cartpole_64", "CartPole-v1, 64 instances: one vectorised step", bench_env_cartpole_64, 0},
     {"env_trading_1", "trading env on the default synthetic market, window 32 x 16 features, 1 instance: one step",

@@ -26,7 +26,7 @@
 # (default "1 2": thread counts of the training cases); BENCH_TRAIN_CASES (default: all seven); BENCH_PYTHON=PATH uses that python as is and
 # creates or installs nothing (BENCH_PYTHON=none: tickgrad's side only); BENCH_ONLY=train runs only the
 # training section (its table and the roofline), BENCH_ONLY=gpu only the GPU section, BENCH_ONLY=latency only the
-# latency section; BENCH_TORCH_MALLOC (auto: as above; glibc: no preload; or a library to preload);
+# latency section, BENCH_ONLY=ticks only the ticks-to-bars cases; BENCH_TORCH_MALLOC (auto: as above; glibc: no preload; or a library to preload);
 # BENCH_TORCH_COMPILE=1 fills the torch.compile column (default "-": compiling took 57 s for mlp_step and 12 min
 # for tft_step on the 2-core machine, per process and thread count); BENCH_GPU_TIMEOUT (seconds, default
 # 300) bounds each GPU-section command; BENCH_VULKAN_DEVICE (e.g. vulkan:0; default none) adds the GPU cases on that
@@ -42,8 +42,8 @@ build=${1:-build}
 threads=${BENCH_THREADS:-1}
 only=${BENCH_ONLY:-all}
 gpu_timeout=${BENCH_GPU_TIMEOUT:-300}
-case $only in all | train | gpu | latency) ;;
-  *) echo "bench: BENCH_ONLY must be 'all', 'train', 'gpu' or 'latency', not '$only'" >&2; exit 2 ;; esac
+case $only in all | train | gpu | latency | ticks) ;;
+  *) echo "bench: BENCH_ONLY must be 'all', 'train', 'gpu', 'latency' or 'ticks', not '$only'" >&2; exit 2 ;; esac
 if [ "${BENCH_PYTHON:-}" = none ] && { [ "$only" = all ] || [ "$only" = train ]; }; then
   echo "bench: BENCH_PYTHON=none (no PyTorch) is for BENCH_ONLY=gpu or latency; the CPU cases need PyTorch" >&2
   exit 2
@@ -62,7 +62,7 @@ else
     "$venv/bin/pip" install -q --upgrade pip
     "$venv/bin/pip" install -q torch numpy safetensors
   fi
-  if [ "$only" = all ] && ! "$venv/bin/python" -c "import pandas, pyarrow, polars" 2>/dev/null; then
+  if { [ "$only" = all ] || [ "$only" = ticks ]; } && ! "$venv/bin/python" -c "import pandas, pyarrow, polars" 2>/dev/null; then
     echo "bench: installing pandas, pyarrow and polars into $venv" >&2
     "$venv/bin/pip" install -q pandas pyarrow polars
   fi
@@ -339,6 +339,37 @@ if [ "$only" = gpu ]; then
   gpu_section || gpu_status=$?
   exit $gpu_status
 fi
+# Ticks to bars: the SPY trade zips into time, volume and dollar bars, tickgrad and its peers alternating over three
+# rounds (each round a median of its own repetitions); the median of the rounds and their spread. Peers on one thread
+# as tickgrad (POLARS_MAX_THREADS, OMP_NUM_THREADS); polars' default would use every core.
+tick_section() {
+  local shared=${TG_SHARED_DATA:-../shared/data}
+  if [ ! -d "$shared/lean/tick/equity/spy" ]; then echo "# tick cases skipped: no $shared/lean/tick/equity/spy"; return 0; fi
+  export TG_SHARED_DATA=$shared
+
+  echo
+  echo "# ticks to bars ($threads thread), 3 rounds alternating: case, bars, tickgrad_us (min-max), peer, peer_us (min-max), ratio"
+  for case in ticks_spy_time ticks_spy_volume ticks_spy_dollar; do
+    : > "$log.tg"; : > "$log.peers"
+    for round in 1 2 3; do
+      "./$build/tickgrad_bench" --threads "$threads" --warmup 1 --reps 5 "$case" 2>"$log.bars" | cut -d' ' -f2 >> "$log.tg"
+      POLARS_MAX_THREADS=$threads OMP_NUM_THREADS=$threads "$py" bench/tick_peers.py "$case" 2>>"$log" >> "$log.peers"
+    done
+    bars=$(grep -o '[0-9]* bars' "$log.bars" | cut -d' ' -f1)
+    tg=$(sort -g "$log.tg" | awk '{v[NR]=$1} END {if (NR) printf "%.0f (%.0f-%.0f)", v[int((NR+1)/2)], v[1], v[NR]}')
+    tg_med=${tg%% *}
+    [ -n "$tg_med" ] || { echo "$case, -, failed: $(tail -1 "$log.bars")"; continue; }
+    for peer in pandas polars; do
+      grep " $peer " "$log.peers" | awk '{print $3}' | sort -g | awk -v c="$case" -v b="$bars" -v tg="$tg" -v m="$tg_med" -v p="$peer" \
+        '{v[NR]=$1} END {if (NR) printf "%s, %s, %s, %s, %.0f (%.0f-%.0f), %.2f\n", c, b, tg, p, v[int((NR+1)/2)], v[1], v[NR], v[int((NR+1)/2)] / m}'
+    done
+  done
+  rm -f "$log.tg" "$log.peers"
+}
+if [ "$only" = ticks ]; then
+  tick_section
+  exit $?
+fi
 if [ "$only" = latency ]; then
   echo "# latency only (BENCH_ONLY=latency)"
   latency_section
@@ -365,6 +396,7 @@ else
     done
   done
 fi
+tick_section
 echo
 echo "# environment throughput (single thread): steps/s = instances * 1e6 / us per vectorised step"
 echo "case, instances, steps_per_s"
