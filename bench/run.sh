@@ -365,6 +365,8 @@ tick_section() {
     done
   done
   rm -f "$log.tg" "$log.peers"
+  echo
+  "$py" bench/tick_memory.py "./$build/tickgrad" 2>>"$log" || echo "tick_memory: failed: $(tail -1 "$log")"
 }
 if [ "$only" = ticks ]; then
   tick_section
