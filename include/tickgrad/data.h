@@ -134,6 +134,53 @@ void tg_bars_drop_column(tg_bars *b, int k);
 
 typedef enum tg_null_policy { TG_NULLS_ERROR = 0, TG_NULLS_NAN } tg_null_policy;
 
+/* ---- continuous futures (docs/TICKS.md "Continuous futures") ---------------------------------------------------
+ * A series whose category column `contract` names several futures contracts whose bars overlap in time is stitched
+ * into one: each day (UTC) the bars of one contract, the front, are kept. The rule picks the front: the contract with
+ * the most volume (or the highest last open_interest value) of the day takes over at the start of the next day once it
+ * beats the front; calendar:N holds the earliest contract until N days before its expiry. A contract is never rolled
+ * back to. Back-adjustment makes every bar before a roll continuous with the new contract: it adds the difference of
+ * the two contracts' last closes of the day the roll was decided (difference), or multiplies by their ratio (ratio).
+ * Contract names holding '-' (spreads, "ESZ3-ESH4") or ' ' (options, "ESZ3 C4500") are dropped and counted. */
+typedef enum tg_roll_rule { TG_ROLL_NONE = 0, TG_ROLL_VOLUME, TG_ROLL_OPEN_INTEREST, TG_ROLL_CALENDAR } tg_roll_rule;
+typedef enum tg_adjust { TG_ADJUST_DIFFERENCE = 0, TG_ADJUST_RATIO, TG_ADJUST_NONE } tg_adjust;
+typedef struct tg_roll_spec {
+  tg_roll_rule rule;
+  int days;          /* calendar: roll this many days before the front's expiry */
+  tg_adjust adjust;
+} tg_roll_spec;
+/* "volume", "open_interest", "calendar" or "calendar:N" (N days, 0-366; default 5) into r->rule and r->days;
+ * TG_ERR_INVALID naming the text and what is allowed. */
+tg_status tg_roll_parse(const char *text, tg_roll_spec *r);
+
+/* One roll: the first bar of `to` follows the last bar of `from`. */
+typedef struct tg_roll {
+  int64_t ts;                  /* the first bar of the new contract */
+  int64_t basis_day;           /* UTC midnight (ns) of the day whose closes gave the basis; INT64_MIN: none */
+  char from[32], to[32];       /* the contracts' names */
+  double from_close, to_close; /* the basis: each contract's last close on basis_day (NaN without one) */
+  double adjustment;           /* what every earlier bar got: added (difference) or a factor (ratio); NaN: not
+                                  adjusted (--adjust none, no day both contracts traded, or a series read stitched) */
+} tg_roll;
+typedef struct tg_roll_list {
+  tg_roll *v;
+  int n, cap;
+  int64_t spreads, options; /* contracts dropped as spreads and as options */
+  int64_t dropped_bars;     /* bars of those and of contracts not in front */
+  int stitched;             /* 1: the series held one contract at a time already; the rolls are its contract changes */
+} tg_roll_list;
+void tg_roll_list_free(tg_roll_list *l); /* and re-initialises it (zero is empty) */
+
+/* Stitches b (sorted by time) in place when its `contract` column names several contracts whose bars interleave in
+ * time; a series with no such column, one contract, or contracts that follow one another (an already stitched
+ * series) is left as it is (the contract changes are listed). rule TG_ROLL_NONE on interleaved contracts is
+ * TG_ERR_INVALID naming what, the contracts and the flags. open_interest needs a numeric column of that name, calendar
+ * an expiry for every contract (a name YYYYMM, the month's first day, or YYYYMMDD); without them it is TG_ERR_INVALID
+ * naming what is missing. Adjusted prices: open, high, low, close and the extra columns vwap, bid, ask, mid (ratio:
+ * spread_mean too). A warning line to warn (may be NULL) counts spreads and options dropped. rolls (may be NULL) is
+ * filled (emptied first). */
+tg_status tg_bars_roll(tg_bars *b, const tg_roll_spec *spec, const char *what, FILE *warn, tg_roll_list *rolls);
+
 /* Options for every reader; zero-initialised means defaults. */
 typedef struct tg_read_opts {
   /* CSV column map: "ts=Date,open=Open,close=Adj Close" by header name, or by position
@@ -152,12 +199,18 @@ typedef struct tg_read_opts {
   int no_checks;              /* 1: no bar checks at all (`tickgrad inspect` reports what they would say) */
   int skip_bad_files;         /* a folder or glob: a file that cannot be read is skipped with a warning line naming
                                  it and why, instead of failing the read (at least one file must remain) */
+  /* Several futures contracts in one source (a `contract` column; Lean futures files give one from their names):
+   * stitched by tg_bars_roll after the files are read. */
+  const char *roll;           /* "volume", "open_interest", "calendar[:N]"; NULL: several interleaved contracts are an
+                                 error naming them */
+  tg_adjust adjust;           /* back-adjustment at each roll */
+  tg_roll_list *rolls;        /* where the rolls go (NULL: nowhere) */
 } tg_read_opts;
 
 /* How a command reads its bars, kept in a run's config.json (keys data_columns, data_tz, price_scale, nulls,
- * duplicates, allow_ohlc, skip_bad_files) so that a resumed run, a predictor or a backtest of the run reads the same
- * way. Every command that reads bars takes the same flags for them: --columns, --data-tz, --price-scale, --nulls,
- * --duplicates, --allow-ohlc, --skip-bad-files. Zero-initialised means defaults. */
+ * duplicates, allow_ohlc, skip_bad_files, roll, adjust) so that a resumed run, a predictor or a backtest of the run
+ * reads the same way. Every command that reads bars takes the same flags for them: --columns, --data-tz, --price-scale, --nulls,
+ * --duplicates, --allow-ohlc, --skip-bad-files, --roll, --adjust. Zero-initialised means defaults. */
 typedef struct tg_read_settings {
   char columns[512];  /* the CSV column map ("": found from the header) */
   char tz[64];        /* zone of naive timestamps ("": UTC) */
@@ -165,6 +218,8 @@ typedef struct tg_read_settings {
   int nulls;          /* tg_null_policy */
   int duplicates;     /* tg_dup_policy */
   int allow_ohlc, skip_bad_files;
+  char roll[32];      /* futures roll rule ("": none, several contracts are an error) */
+  int adjust;         /* tg_adjust */
 } tg_read_settings;
 
 /* The read options of s (pointing into s) with warnings to warn. */

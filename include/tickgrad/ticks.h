@@ -42,7 +42,8 @@ typedef struct tg_tick_opts {
   const char *tz;      /* zone of naive CSV times (NULL or "UTC": UTC) */
   tg_tick_order order; /* out-of-order records */
   FILE *warn;          /* warning lines (the first out-of-order or crossed record); NULL: none */
-  const char *contract; /* Lean futures zips: the expiry YYYYMM to read (NULL: the zip must hold one contract) */
+  const char *contract; /* Lean futures zips: the expiry YYYYMM to read, zips without it skipped (NULL: each zip must
+                         * hold one contract) */
   int lenient;          /* 1 (what inspect reads with): a record whose price, size, bid or ask is not a positive number
                          * (a quote size negative) is dropped and counted rather than an error; a DBN file may hold
                          * several instruments (counted); a Lean zip of several contracts without contract reads the
@@ -80,6 +81,14 @@ tg_status tg_tick_open_memory(const void *records, int64_t n, tg_tick_kind kind,
 /* Up to cap records into buf (tg_trade or tg_quote by the source's kind); *n = 0 at the end. An error names the file,
  * the line (or record) and the value: a price or size that is not a positive number, a side or flag not known. */
 tg_status tg_tick_next(tg_tick_source *s, void *buf, int64_t cap, int64_t *n);
+/* The futures contracts a source holds: a Lean zip (folder, glob) of futures lists each contract expiry YYYYMM any of
+ * its zips holds, sorted (the zips' member names are read, no data); every other source gives none (n = 0). */
+typedef struct tg_tick_contracts {
+  int n;
+  char (*names)[8]; /* [n] */
+} tg_tick_contracts;
+tg_status tg_tick_contracts_list(const char *path, tg_tick_kind kind, tg_tick_contracts *out);
+void tg_tick_contracts_free(tg_tick_contracts *c); /* and empties it */
 tg_tick_kind tg_tick_source_kind(const tg_tick_source *s);
 const tg_tick_counts *tg_tick_source_counts(const tg_tick_source *s);
 /* What was opened: "csv", "dbn trades" (tbbo, mbp-1: the metadata's schema), "lean equity", "lean futures", "memory". */
@@ -194,6 +203,14 @@ void tg_bar_builder_free(tg_bar_builder *b);
  * be NULL. */
 tg_status tg_ticks_to_bars(tg_tick_source *trades, tg_tick_source *quotes, const tg_bar_recipe *r,
                            const tg_bar_opts *opts, tg_bars *out, tg_bar_stats *stats);
+
+/* Bars of every contract of a futures source (tg_tick_contracts_list), one pass of the recipe per contract (each reads
+ * only its own members), with a category column `contract` naming each bar's and, where Lean's YYYYMMDD_openinterest.zip
+ * lies beside a trade zip, a column open_interest (the contract's last value at or before the bar's time), sorted by
+ * time: the per-contract bars tg_bars_roll stitches. out is initialised by this call (freed on failure); stats and counts (may be NULL) are
+ * summed over the contracts. A source of one contract or none gives its bars with no contract column. */
+tg_status tg_ticks_to_contract_bars(const char *path, const tg_tick_opts *opts, const tg_bar_recipe *r,
+                                    const tg_bar_opts *bo, tg_bars *out, tg_bar_stats *stats, tg_tick_counts *counts);
 
 /* Writes bars as CSV (atomically): ts ("YYYY-MM-DD HH:MM:SS[.fffffffff]", UTC), open, high, low, close, volume,
  * instrument when present, then every numeric extra column by name (NaN as an empty field; numbers to 17 digits,

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "base/clock.h"
 #include "cli/cli.h"
+#include "cli/roll_report.h"
 #include "tickgrad/ticks.h"
 
 static void usage(FILE *f) {
@@ -24,6 +25,9 @@ static void usage(FILE *f) {
           "  --quotes FILE        quote ticks merged by time\n"
           "  --data-tz ZONE       zone of naive CSV times (default UTC; Lean zips are always America/New_York)\n"
           "  --contract YYYYMM    the futures contract to read from Lean zips that hold several expiries\n"
+          "  --roll RULE          every contract of such zips as one continuous series (bars per contract, the front\n"
+          "                       kept each day): volume, open_interest or calendar[:N] (N days before expiry)\n"
+          "  --adjust HOW         prices before each roll: difference (default), ratio or none\n"
           "  --keep-flagged       keep suspicious and cancelled trades (default: excluded and counted)\n"
           "  --no-tick-rule       a trade without a side counts as neither buy nor sell (default: the tick rule)\n"
           "  --out-of-order drop|error   a record older than the one before: dropped and counted (default) or an error\n");
@@ -33,6 +37,7 @@ typedef struct bars_args {
   const char *data, *by, *out, *quotes;
   tg_tick_opts tick;
   tg_bar_opts bar;
+  tg_read_settings read; /* --roll and --adjust */
 } bars_args;
 
 /* Flags with a value; returns 0 to go on, or an exit code. */
@@ -44,6 +49,9 @@ static int value_flag(const char *f, const char *v, bars_args *a) {
   else if (strcmp(f, "--quotes") == 0) a->quotes = v;
   else if (strcmp(f, "--data-tz") == 0) a->tick.tz = v;
   else if (strcmp(f, "--contract") == 0) a->tick.contract = v;
+  else if (strcmp(f, "--roll") == 0 || strcmp(f, "--adjust") == 0) {
+    if (tg_read_settings_set_flag(&a->read, f, v) != TG_OK) return tg_cli_usage_error("bars", "%s", tg_last_error());
+  }
   else if (strcmp(f, "--out-of-order") == 0 && (strcmp(v, "drop") == 0 || strcmp(v, "error") == 0))
     a->tick.order = strcmp(v, "error") == 0 ? TG_TICKS_ORDER_ERROR : TG_TICKS_ORDER_DROP;
   else if (strcmp(f, "--out-of-order") == 0) return tg_cli_usage_error("bars", "--out-of-order '%s': want drop or error", v);
@@ -95,6 +103,40 @@ static void summarise(const bars_args *a, tg_tick_source *t, tg_tick_source *q, 
   printf("  elapsed     %.2f s (%.0f ticks/s)\n", secs, secs > 0 ? (double)(tc->records) / secs : 0.0);
 }
 
+/* Every contract of a futures source: bars per contract, stitched by --roll, written; the rolls printed. */
+static int build_rolled(const bars_args *a, const tg_bar_recipe *r, const tg_tick_contracts *list) {
+  if (a->quotes) {
+    fprintf(stderr, "tickgrad bars: --quotes with several futures contracts is not built; name one with --contract\n");
+    return TG_EXIT_FAIL;
+  }
+  double t0 = tg_clock_seconds();
+  tg_bars b;
+  tg_bars_init(&b);
+  tg_bar_stats s;
+  tg_tick_counts c;
+  tg_roll_list rolls = {0};
+  tg_roll_spec spec = {.adjust = (tg_adjust)a->read.adjust};
+  tg_status st = tg_roll_parse(a->read.roll, &spec);
+  if (st == TG_OK) st = tg_ticks_to_contract_bars(a->data, &a->tick, r, &a->bar, &b, &s, &c);
+  int64_t made = st == TG_OK ? b.n : 0;
+  if (st == TG_OK) st = tg_bars_roll(&b, &spec, a->data, stderr, &rolls);
+  if (st == TG_OK) st = tg_bars_write_csv(&b, a->out);
+  if (st == TG_OK) {
+    printf("wrote %s: %lld bars by %s, one contract at a time (%d contracts, %lld bars made)\n", a->out,
+           (long long)b.n, a->by, list->n, (long long)made);
+    printf("  trades      %lld read from %s, %lld excluded (suspicious or cancelled), %lld out of order dropped\n",
+           (long long)c.records, a->data, (long long)s.excluded, (long long)c.out_of_order);
+    if (c.skipped) printf("  skipped     %lld trade rows of size 0 (Lean)\n", (long long)c.skipped);
+    tg_cli_print_rolls(stdout, &rolls, a->read.roll, spec.adjust);
+    printf("  elapsed     %.2f s\n", tg_clock_seconds() - t0);
+  } else {
+    fprintf(stderr, "tickgrad bars: %s\n", tg_last_error());
+  }
+  tg_bars_free(&b);
+  tg_roll_list_free(&rolls);
+  return st == TG_OK ? TG_EXIT_OK : TG_EXIT_FAIL;
+}
+
 /* Opens the sources, makes the bars and writes them; prints the summary. */
 static int build(const bars_args *a, const tg_bar_recipe *r) {
   double t0 = tg_clock_seconds();
@@ -122,5 +164,22 @@ int tg_cmd_bars(int argc, char **argv) {
   if (rc) return rc < 0 ? TG_EXIT_OK : rc;
   tg_bar_recipe r;
   if (tg_bar_recipe_parse(a.by, &r) != TG_OK) return tg_cli_usage_error("bars", "--by: %s", tg_last_error());
-  return build(&a, &r);
+  if (a.tick.contract && a.read.roll[0]) return tg_cli_usage_error("bars", "--contract reads one contract; --roll all");
+  tg_tick_contracts list = {0};
+  if (!a.tick.contract && tg_tick_contracts_list(a.data, TG_TICK_TRADES, &list) != TG_OK) {
+    fprintf(stderr, "tickgrad bars: %s\n", tg_last_error());
+    return TG_EXIT_FAIL;
+  }
+  if (list.n < 2 && a.read.roll[0])
+    fprintf(stderr, "warning: %s holds %s futures contract; --roll has nothing to stitch\n", a.data,
+            list.n ? "one" : "no");
+  rc = list.n < 2 ? build(&a, &r) : a.read.roll[0] ? build_rolled(&a, &r, &list) : TG_EXIT_FAIL;
+  if (list.n >= 2 && !a.read.roll[0]) {
+    fprintf(stderr, "tickgrad bars: %s: %d contracts (", a.data, list.n);
+    for (int k = 0; k < list.n; k++) fprintf(stderr, "%s%s", k ? ", " : "", list.names[k]);
+    fprintf(stderr, "): give --roll volume|calendar[:N] (and --adjust difference|ratio|none) for one continuous series, "
+            "or --contract YYYYMM for one\n");
+  }
+  tg_tick_contracts_free(&list);
+  return rc;
 }

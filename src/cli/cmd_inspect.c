@@ -4,6 +4,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "cli/read_flags.h"
+#include "cli/roll_report.h"
 #include "data/readers/timeconv.h"
 #include "tickgrad/data.h"
 #include "tickgrad/ticks.h"
@@ -30,7 +31,9 @@ static void usage(FILE *f) {
           "                     numbers; tools/check_dbn_ticks.py compares them with Databento's decoder)\n"
           "  --tz ZONE          zone of naive local timestamps and of --resample's buckets (default UTC)\n"
           "  --resample IVAL    aggregate to a coarser interval first: 5m, 1h, 1d, ...\n"
-          "  --session HH:MM-HH:MM  with --resample: keep bars starting in this local session\n");
+          "  --session HH:MM-HH:MM  with --resample: keep bars starting in this local session\n"
+          "Several futures contracts (a contract column; Lean futures files name theirs) are reported as read unless\n"
+          "--roll is given; then the stitched series is, with its rolls (date, from, to, adjustment).\n");
   cli_read_flags_help(f);
 }
 
@@ -42,7 +45,8 @@ static int parse_hhmm(const char *s, int *min) {
   return 1;
 }
 
-static void print_report(const tg_bars *b, const tg_bars_report *r, const tg_column_report *cols, const char *check) {
+static void print_report(const tg_bars *b, const tg_bars_report *r, const tg_column_report *cols, const char *check,
+                         const tg_read_opts *ro) {
   char t0[40], t1[40], iv[32];
   printf("%s\n", b->source);
   printf("  format      %s\n", b->format);
@@ -75,6 +79,7 @@ static void print_report(const tg_bars *b, const tg_bars_report *r, const tg_col
       printf("              '%s' category, %lld distinct, %lld missing\n", cols[k].name, (long long)cols[k].distinct,
              (long long)cols[k].missing);
   }
+  if (ro->rolls && (ro->rolls->n || ro->roll)) tg_cli_print_rolls(stdout, ro->rolls, ro->roll, ro->adjust);
 }
 
 static void print_ticks(const char *path, const tg_tick_report *r, const char *contract) {
@@ -182,6 +187,8 @@ int tg_cmd_inspect(int argc, char **argv) {
   if (rs.session_end_min && !rs.interval_ns) return tg_cli_usage_error("inspect", "--session goes with --resample");
   tg_read_opts ro = tg_read_settings_opts(&rf.s, stderr);
   ro.no_checks = 1; /* reported below, not enforced */
+  tg_roll_list rolls = {0};
+  ro.rolls = &rolls;
   int failed = 0;
   to.tz = rf.s.tz[0] ? rf.s.tz : NULL;
   if (ticks && rs.interval_ns) return tg_cli_usage_error("inspect", "--resample goes with bar files, not --ticks");
@@ -208,6 +215,7 @@ int tg_cmd_inspect(int argc, char **argv) {
     tg_bars checked;
     checks.no_checks = 0;
     checks.warn = NULL;
+    checks.rolls = NULL;
     char check[1024] = "ok";
     if (tg_bars_read(files[i], &checks, &checked) != TG_OK) snprintf(check, sizeof check, "%s", tg_last_error());
     tg_bars_free(&checked);
@@ -229,10 +237,11 @@ int tg_cmd_inspect(int argc, char **argv) {
       fprintf(stderr, "tickgrad inspect: %s: %s\n", files[i], cols ? tg_last_error() : "out of memory");
       failed = 1;
     } else {
-      print_report(&bars, &rep, cols, check);
+      print_report(&bars, &rep, cols, check, &ro);
     }
     free(cols);
     tg_bars_free(&bars);
   }
+  tg_roll_list_free(&rolls);
   return failed ? TG_EXIT_FAIL : TG_EXIT_OK;
 }

@@ -195,3 +195,13 @@ const char *tg_bars_column_names(const tg_bars *b, char *buf, size_t n) {
   }
   return buf;
 }
+
+void tg_bars_move_row(tg_bars *b, int64_t i, int64_t k) {
+  b->ts[k] = b->ts[i], b->open[k] = b->open[i], b->high[k] = b->high[i], b->low[k] = b->low[i];
+  b->close[k] = b->close[i], b->volume[k] = b->volume[i];
+  if (b->instrument) b->instrument[k] = b->instrument[i];
+  for (int c = 0; c < b->n_cols; c++) {
+    if (b->cols[c].values) b->cols[c].values[k] = b->cols[c].values[i];
+    else b->cols[c].codes[k] = b->cols[c].codes[i];
+  }
+}

@@ -15,6 +15,8 @@ tg_status tg_bar_columns_match(tg_bars *dst, const tg_bars *src);
 /* The second half, once dst has room for src's bars after its own n: writes src's values at rows [dst->n,
  * dst->n + src->n) of every dst column (missing where src lacks it), merging category names. */
 tg_status tg_bar_columns_copy(tg_bars *dst, const tg_bars *src);
+/* Moves bar i to row k (k <= i), the instrument and the extra columns with it (compacting a series in place). */
+void tg_bars_move_row(tg_bars *b, int64_t i, int64_t k);
 /* Drops the columns from index keep on (undoing tg_bar_columns_match or a reader's additions). */
 void tg_bar_columns_truncate(tg_bars *b, int keep);
 

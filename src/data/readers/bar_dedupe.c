@@ -1,22 +1,12 @@
 /* Duplicate times in a sorted series: an error naming them, or all but the first or the last of each kept. */
 #include <stdio.h>
 #include <string.h>
+#include "data/readers/bar_columns.h"
 #include "data/readers/timeconv.h"
 #include "tickgrad/data.h"
 
 static int same(const tg_bars *b, int64_t i, int64_t j) {
   return b->ts[i] == b->ts[j] && (!b->instrument || b->instrument[i] == b->instrument[j]);
-}
-
-/* Moves bar i to row k (k <= i), the extra columns with it. */
-static void move_bar(tg_bars *b, int64_t i, int64_t k) {
-  b->ts[k] = b->ts[i], b->open[k] = b->open[i], b->high[k] = b->high[i], b->low[k] = b->low[i];
-  b->close[k] = b->close[i], b->volume[k] = b->volume[i];
-  if (b->instrument) b->instrument[k] = b->instrument[i];
-  for (int c = 0; c < b->n_cols; c++) {
-    if (b->cols[c].values) b->cols[c].values[k] = b->cols[c].values[i];
-    else b->cols[c].codes[k] = b->cols[c].codes[i];
-  }
 }
 
 tg_status tg_bars_dedupe(tg_bars *b, tg_dup_policy policy, const char *what) {
@@ -31,7 +21,7 @@ tg_status tg_bars_dedupe(tg_bars *b, tg_dup_policy policy, const char *what) {
                       tg_format_time(b->ts[i], t, sizeof t));
     }
     if ((policy == TG_DUPS_FIRST && dup_prev) || (policy == TG_DUPS_LAST && dup_next)) continue;
-    if (k != i) move_bar(b, i, k);
+    if (k != i) tg_bars_move_row(b, i, k);
     k++;
   }
   b->n = k;

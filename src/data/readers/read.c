@@ -10,6 +10,7 @@
 #include "base/alloc.h"
 #include "data/readers/common_columns.h"
 #include "data/readers/decompress.h"
+#include "data/readers/roll/roll_internal.h"
 #include "tickgrad/data.h"
 
 typedef tg_status (*reader_fn)(const char *, const void *, size_t, const tg_read_opts *, tg_bars *);
@@ -74,7 +75,10 @@ static tg_status read_one(const char *path, const tg_read_opts *opts, tg_bars *o
   st = fn(path, buf, len, opts, out);
   tg_free(buf);
   if (st == TG_OK && !out->format[0]) snprintf(out->format, sizeof out->format, "%s", format);
-  if (st == TG_OK) st = tg_bars_check(out, opts, path);
+  if (st == TG_OK) st = tg_lean_contract_tag(path, out);
+  tg_read_opts per_file = *opts; /* several contracts share times until they are stitched: duplicates checked then */
+  if (tg_bars_column(out, "contract")) per_file.duplicates = TG_DUPS_FIRST;
+  if (st == TG_OK) st = tg_bars_check(out, &per_file, path);
   return st;
 }
 
@@ -178,6 +182,17 @@ static int64_t count_late(const tg_bars *b) {
   return late;
 }
 
+/* Several futures contracts: stitched by opts->roll (bars sorted), the adjusted prices checked again. */
+static tg_status roll(tg_bars *b, const tg_read_opts *opts, const char *path) {
+  if (opts->rolls) tg_roll_list_free(opts->rolls);
+  if (!tg_bars_column(b, "contract") || (opts->no_checks && !opts->roll)) return TG_OK; /* inspect reports as read */
+  tg_roll_spec spec = {.adjust = opts->adjust};
+  tg_status st = opts->roll ? tg_roll_parse(opts->roll, &spec) : TG_OK;
+  if (st == TG_OK) st = tg_bars_roll(b, &spec, path, opts->warn, opts->rolls);
+  if (st == TG_OK && !opts->no_checks) st = tg_bars_check(b, opts, path);
+  return st;
+}
+
 tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out) {
   tg_read_opts defaults;
   memset(&defaults, 0, sizeof defaults);
@@ -206,6 +221,7 @@ tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out)
   }
   int64_t late = st == TG_OK ? count_late(out) : 0;
   if (st == TG_OK) st = tg_bars_sort(out, NULL);
+  if (st == TG_OK) st = roll(out, opts, path);
   if (st == TG_OK && !opts->no_checks) st = tg_bars_dedupe(out, opts->duplicates, path);
   if (st != TG_OK) {
     tg_bars_free(out);

@@ -4,8 +4,10 @@
 
 const char *const tg_read_nulls_names[] = {"error", "nan", NULL};
 const char *const tg_read_dups_names[] = {"error", "first", "last", NULL};
+const char *const tg_read_adjust_names[] = {"difference", "ratio", "none", NULL};
 
-_Static_assert(sizeof(tg_null_policy) == sizeof(int) && sizeof(tg_dup_policy) == sizeof(int), "enums are int settings");
+_Static_assert(sizeof(tg_null_policy) == sizeof(int) && sizeof(tg_dup_policy) == sizeof(int) &&
+               sizeof(tg_adjust) == sizeof(int), "enums are int settings");
 
 static const tg_setting ROWS[] = {TG_READ_SETTING_ROWS(0)};
 static const tg_settings TABLE = {"read", ROWS, (int)(sizeof ROWS / sizeof ROWS[0]), 0, 0, NULL};
@@ -20,11 +22,15 @@ tg_read_opts tg_read_settings_opts(const tg_read_settings *s, FILE *warn) {
   o.duplicates = (tg_dup_policy)s->duplicates;
   o.allow_ohlc = s->allow_ohlc;
   o.skip_bad_files = s->skip_bad_files;
+  o.roll = s->roll[0] ? s->roll : NULL;
+  o.adjust = (tg_adjust)s->adjust;
   o.warn = warn;
   return o;
 }
 
 tg_status tg_read_settings_set_flag(tg_read_settings *s, const char *flag, const char *value) {
+  tg_roll_spec spec;
+  if (strcmp(flag, "--roll") == 0 && tg_roll_parse(value, &spec) != TG_OK) return TG_ERR_INVALID;
   return tg_settings_set_flag(&TABLE, s, flag, value, 0, NULL);
 }
 

@@ -8,10 +8,12 @@
 
 extern const char *const tg_read_nulls_names[];     /* tg_null_policy's order */
 extern const char *const tg_read_dups_names[];      /* tg_dup_policy's order */
+extern const char *const tg_read_adjust_names[];    /* tg_adjust's order */
 
 /* The rows of a tg_read_settings member at byte offset base of a config struct: keys data_columns, data_tz,
- * price_scale, nulls, duplicates, allow_ohlc, skip_bad_files; flags --columns, --data-tz, --price-scale, --nulls,
- * --duplicates, --allow-ohlc, --skip-bad-files. */
+ * price_scale, nulls, duplicates, allow_ohlc, skip_bad_files, then the futures rows (TG_READ_ROLL_ROWS: roll,
+ * adjust); flags --columns, --data-tz, --price-scale, --nulls, --duplicates, --allow-ohlc, --skip-bad-files, --roll,
+ * --adjust. */
 #define TG_READ_OFF(base, m) ((base) + offsetof(tg_read_settings, m))
 #define TG_READ_SETTING_ROWS(base)                                                                                     \
   {.key = "data_columns", .flag = "--columns", .type = TG_SET_STRING, .off = TG_READ_OFF(base, columns),               \
@@ -29,6 +31,16 @@ extern const char *const tg_read_dups_names[];      /* tg_dup_policy's order */
   {.key = "allow_ohlc", .type = TG_SET_BOOL, .off = TG_READ_OFF(base, allow_ohlc),                                     \
    .help = "1: let bars through whose high is below open/close/low or low above open/close (default 0: an error)"},   \
   {.key = "skip_bad_files", .type = TG_SET_BOOL, .off = TG_READ_OFF(base, skip_bad_files),                             \
-   .help = "1: a folder's or glob's files that cannot be read are skipped, each named on a warning line (default 0)"}
+   .help = "1: a folder's or glob's files that cannot be read are skipped, each named on a warning line (default 0)"}, \
+  TG_READ_ROLL_ROWS(base)
+
+/* Several futures contracts in one source: how the front is chosen and how rolls are back-adjusted. */
+#define TG_READ_ROLL_ROWS(base)                                                                                        \
+  {.key = "roll", .type = TG_SET_STRING, .off = TG_READ_OFF(base, roll), .size = sizeof(((tg_read_settings *)0)->roll), \
+   .arg = "RULE",                                                                                                      \
+   .help = "futures contracts in one source: front by volume, open_interest or calendar[:N] (N days before expiry, "  \
+           "default 5); default: an error naming them"},                                                              \
+  {.key = "adjust", .type = TG_SET_ENUM, .off = TG_READ_OFF(base, adjust), .names = tg_read_adjust_names,             \
+   .help = "prices before a roll: difference (default; added), ratio (multiplied) or none"}
 
 #endif

@@ -19,10 +19,13 @@ typedef struct tg_lean_member {
 } tg_lean_member;
 
 typedef struct tg_lean_impl {
+  char root[512];  /* the zip, folder or glob opened, for messages */
   char **paths;   /* the zips in date order */
   int64_t n_paths, next;
   char contract[16]; /* the futures contract asked for, "" for none */
   char read[16];     /* the contract of the member read now ("" for equity) */
+  int64_t members;   /* members read so far (a contract asked for must be in some zip) */
+  char held[256];    /* the contracts of the last zip without the one asked for, for the error if none has it */
   tg_zip *zip;       /* the zip read now (NULL between files) */
   tg_line_reader lr; /* its member's lines */
   int64_t day_s;     /* the zip's date at 00:00 as naive seconds */
@@ -38,5 +41,8 @@ tg_status tg_lean_member_parse(const char *path, const char *name, const char *y
  * of size 0, a suspicious quote row, a quote before both sides are known: counted as skipped). Errors name s->name
  * (zip:member), the line and the value. */
 tg_status tg_lean_row(tg_tick_source *s, tg_lean_impl *L, const char *p, const char *e, void *rec, int *made);
+/* One open interest row ms,open_interest [p, e) into its time (ns UTC) and value (not negative); errors as
+ * tg_lean_row's. */
+tg_status tg_lean_oi_row(tg_tick_source *s, tg_lean_impl *L, const char *p, const char *e, int64_t *ts, double *oi);
 
 #endif

@@ -33,5 +33,19 @@ tg_status tg_tick_csv_open(tg_tick_source *s, FILE *f);
 tg_status tg_tick_dbn_open(tg_tick_source *s, FILE *f);
 /* Lean's tick zips (tick_lean.c): path is one zip, a folder of them or a glob; the zips open as they are read. */
 tg_status tg_tick_lean_open(tg_tick_source *s, const char *path);
+/* The futures contracts of an open Lean source's zips into out (empty on entry): each zip's members listed, none read. */
+tg_status tg_tick_lean_contracts(tg_tick_source *s, tg_tick_contracts *out);
+
+/* Open interest over time: (ts, value) rows in time order. */
+typedef struct tg_oi_series {
+  int64_t *ts;
+  double *value;
+  int64_t n, cap;
+} tg_oi_series;
+void tg_oi_series_free(tg_oi_series *o);
+/* The open interest of contract from the YYYYMMDD_openinterest.zip beside each of an open Lean trade source's zips
+ * (the same folder and date; a day without one, or without the contract in it, gives none) into out (empty on entry).
+ * Errors name the zip, member, line and value. */
+tg_status tg_tick_lean_open_interest(tg_tick_source *s, const char *contract, tg_oi_series *out);
 
 #endif

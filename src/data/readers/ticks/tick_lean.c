@@ -118,10 +118,11 @@ static tg_status pick_member(tg_tick_source *s, tg_lean_impl *L, const char *pat
     }
   }
   if (found >= 0) return *at = found, TG_OK;
-  if (L->contract[0])
-    return tg_error(TG_ERR_INVALID, "%s: no contract %s here (it holds %s)", path, L->contract, list);
-  return tg_error(TG_ERR_UNSUPPORTED, "%s: %lld contracts (%s): name one with --contract YYYYMM (continuous futures "
-                  "are not built yet)", path, (long long)n, list);
+  snprintf(L->held, sizeof L->held, "%s", list);
+  if (L->contract[0]) return *at = -1, TG_OK; /* the contract did not trade that day */
+  return tg_error(TG_ERR_UNSUPPORTED, "%s: %lld contracts (%s): name one with --contract YYYYMM, or give --roll "
+                  "volume|calendar[:N] (and --adjust difference|ratio|none) for one continuous series", path,
+                  (long long)n, list);
 }
 
 /* Opens the next zip's member for reading; s->name becomes zip:member for messages. */
@@ -134,8 +135,14 @@ static tg_status open_next(tg_tick_source *s, tg_lean_impl *L) {
   tg_status st = zip_day(path, L, day);
   if (st == TG_OK) st = tg_zip_open(path, &L->zip);
   if (st == TG_OK) st = pick_member(s, L, path, day, &at, &futures);
+  if (st == TG_OK && at < 0) { /* a zip without the contract asked for */
+    tg_zip_close(L->zip);
+    L->zip = NULL;
+    return TG_OK;
+  }
   if (st == TG_OK) st = tg_zip_member_open(L->zip, at);
   if (st != TG_OK) return st;
+  L->members++;
   snprintf(s->name, sizeof s->name, "%s:%s", path, tg_zip_name(L->zip, at));
   L->scale = futures ? 1.0 : 10000.0;
   snprintf(s->format, sizeof s->format, "lean %s %s", futures ? "futures" : "equity",
@@ -158,8 +165,15 @@ static tg_status lean_fill(tg_tick_source *s, void *buf, int64_t cap, int64_t *n
   while (*n < cap) {
     tg_status st;
     if (!L->zip) {
-      if (*n > 0 || L->next == L->n_paths) return TG_OK;
+      if (*n > 0) return TG_OK;
+      if (L->next == L->n_paths && !L->members && L->contract[0] && L->n_paths == 1)
+        return tg_error(TG_ERR_INVALID, "%s: no contract %s here (it holds %s)", s->name, L->contract, L->held);
+      if (L->next == L->n_paths && !L->members && L->contract[0])
+        return tg_error(TG_ERR_INVALID, "%s: no contract %s in any of its %lld zips (the last holds %s)", L->root,
+                        L->contract, (long long)L->n_paths, L->held);
+      if (L->next == L->n_paths) return TG_OK;
       if ((st = open_next(s, L)) != TG_OK) return st;
+      if (!L->zip) continue;
     }
     const char *p, *e;
     int got, made = 0;
@@ -195,7 +209,108 @@ tg_status tg_tick_lean_open(tg_tick_source *s, const char *path) {
     return tg_error(TG_ERR_INVALID, "contract '%s' is not an expiry YYYYMM", c);
   }
   snprintf(L->contract, sizeof L->contract, "%s", c ? c : "");
+  snprintf(L->root, sizeof L->root, "%s", path);
   tg_status st = list_paths(s, L, path);
   if (st != TG_OK) lean_close(s);
+  return st;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+
+tg_status tg_tick_lean_contracts(tg_tick_source *s, tg_tick_contracts *out) {
+  tg_lean_impl *L = s->impl;
+  tg_status st = TG_OK;
+  int cap = 0;
+  for (int64_t i = 0; i < L->n_paths && st == TG_OK; i++) {
+    char day[9];
+    if ((st = zip_day(L->paths[i], L, day)) != TG_OK || (st = tg_zip_open(L->paths[i], &L->zip)) != TG_OK) break;
+    for (int64_t k = 0; k < tg_zip_count(L->zip) && st == TG_OK; k++) {
+      tg_lean_member m;
+      if ((st = tg_lean_member_parse(L->paths[i], tg_zip_name(L->zip, k), day, &m)) != TG_OK || !m.futures) continue;
+      int seen = 0;
+      for (int c = 0; c < out->n && !seen; c++) seen = strcmp(out->names[c], m.contract) == 0;
+      if (seen) continue;
+      if (out->n == cap) {
+        cap = cap ? cap * 2 : 16;
+        char(*v)[8] = tg_malloc((size_t)cap * sizeof *v);
+        if (!v) {
+          st = tg_error(TG_ERR_NOMEM, "%s: out of memory listing contracts", s->name);
+          break;
+        }
+        if (out->n) memcpy(v, out->names, (size_t)out->n * sizeof *v);
+        tg_free(out->names);
+        out->names = v;
+      }
+      memcpy(out->names[out->n++], m.contract, sizeof m.contract);
+    }
+    close_zip(L);
+  }
+  if (st == TG_OK && out->n) qsort(out->names, (size_t)out->n, sizeof *out->names, by_name);
+  return st;
+}
+
+void tg_oi_series_free(tg_oi_series *o) {
+  tg_free(o->ts);
+  tg_free(o->value);
+  *o = (tg_oi_series){0};
+}
+
+static tg_status oi_push(tg_oi_series *o, int64_t ts, double v, const char *name) {
+  if (o->n == o->cap) {
+    int64_t cap = o->cap ? o->cap * 2 : 64;
+    int64_t *t = tg_malloc((size_t)cap * sizeof *t);
+    double *x = tg_malloc((size_t)cap * sizeof *x);
+    if (!t || !x) {
+      tg_free(t), tg_free(x);
+      return tg_error(TG_ERR_NOMEM, "%s: out of memory for open interest", name);
+    }
+    if (o->n) memcpy(t, o->ts, (size_t)o->n * sizeof *t), memcpy(x, o->value, (size_t)o->n * sizeof *x);
+    tg_free(o->ts), tg_free(o->value);
+    o->ts = t, o->value = x, o->cap = cap;
+  }
+  o->ts[o->n] = ts, o->value[o->n++] = v;
+  return TG_OK;
+}
+
+/* The rows of contract's member of the open interest zip at path (none when there is no such member). */
+static tg_status oi_zip(tg_tick_source *s, tg_lean_impl *L, const char *path, const char *contract, tg_oi_series *o) {
+  char day[9];
+  tg_status st = zip_day(path, L, day);
+  if (st == TG_OK) st = tg_zip_open(path, &L->zip);
+  int64_t at = -1;
+  for (int64_t i = 0; st == TG_OK && at < 0 && i < tg_zip_count(L->zip); i++) {
+    tg_lean_member m;
+    st = tg_lean_member_parse(path, tg_zip_name(L->zip, i), day, &m);
+    if (st == TG_OK && m.what == TG_LEAN_OPEN_INTEREST && strcmp(m.contract, contract) == 0) at = i;
+  }
+  if (st == TG_OK && at >= 0) {
+    snprintf(s->name, sizeof s->name, "%.400s:%.100s", path, tg_zip_name(L->zip, at));
+    st = tg_zip_member_open(L->zip, at);
+    if (st == TG_OK) st = tg_line_reader_init_read(&L->lr, tg_zip_member_read, L->zip, s->name);
+    for (int got = 1; st == TG_OK && got;) {
+      const char *p, *e;
+      int64_t ts;
+      double v;
+      if ((st = tg_line_next(&L->lr, &p, &e, &got)) != TG_OK || !got || tg_csv_blank(p, e)) continue;
+      if ((st = tg_lean_oi_row(s, L, p, e, &ts, &v)) == TG_OK) st = oi_push(o, ts, v, s->name);
+    }
+  }
+  close_zip(L);
+  return st;
+}
+
+tg_status tg_tick_lean_open_interest(tg_tick_source *s, const char *contract, tg_oi_series *out) {
+  tg_lean_impl *L = s->impl;
+  tg_status st = TG_OK;
+  for (int64_t i = 0; i < L->n_paths && st == TG_OK; i++) {
+    const char *trade = L->paths[i];
+    size_t n = strlen(trade);
+    if (n < 10 || strcasecmp(trade + n - 10, "_trade.zip") != 0) continue;
+    char path[4096];
+    int w = snprintf(path, sizeof path, "%.*s_openinterest.zip", (int)(n - 10), trade);
+    struct stat sb;
+    if (w < 0 || (size_t)w >= sizeof path || stat(path, &sb) != 0) continue;
+    st = oi_zip(s, L, path, contract, out);
+  }
   return st;
 }

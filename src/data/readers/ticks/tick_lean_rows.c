@@ -131,3 +131,21 @@ tg_status tg_lean_row(tg_tick_source *s, tg_lean_impl *L, const char *p, const c
   if (st == TG_OK && !*made) s->counts.skipped++;
   return st;
 }
+
+tg_status tg_lean_oi_row(tg_tick_source *s, tg_lean_impl *L, const char *p, const char *e, int64_t *ts, double *oi) {
+  tg_csv_field f[2];
+  int n = 0, more = 1;
+  while (more) {
+    tg_csv_field x;
+    p = tg_csv_field_next(p, e, ',', &x, &more);
+    if (n < 2) f[n] = x;
+    n++;
+  }
+  if (n != 2)
+    return tg_error(TG_ERR_FORMAT, "%s: line %lld: %d fields where a Lean open interest row has 2 (ms,open_interest)",
+                    s->name, (long long)L->lr.no, n);
+  tg_status st = row_time(s, L, &f[0], ts);
+  if (st == TG_OK) st = number(s, L->lr.no, "open interest", &f[1], oi);
+  if (st == TG_OK && !(*oi >= 0)) return bad(s, L->lr.no, "open interest", &f[1], "is negative");
+  return st;
+}

@@ -68,6 +68,22 @@ tg_status tg_tick_open(const char *path, tg_tick_kind kind, const tg_tick_opts *
   return TG_OK;
 }
 
+tg_status tg_tick_contracts_list(const char *path, tg_tick_kind kind, tg_tick_contracts *out) {
+  *out = (tg_tick_contracts){0};
+  if (!is_lean(path)) return TG_OK;
+  tg_tick_source *s = NULL;
+  tg_status st = tg_tick_open(path, kind, NULL, &s);
+  if (st == TG_OK) st = tg_tick_lean_contracts(s, out);
+  tg_tick_close(s);
+  if (st != TG_OK) tg_tick_contracts_free(out);
+  return st;
+}
+
+void tg_tick_contracts_free(tg_tick_contracts *c) {
+  tg_free(c->names);
+  *c = (tg_tick_contracts){0};
+}
+
 typedef struct mem_impl {
   const unsigned char *p;
   int64_t n, at;
