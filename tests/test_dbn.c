@@ -971,8 +971,57 @@ static void test_reorder_message(void) {
   rmdir(dir);
 }
 
+/* Several contracts of one future by instrument id: the mappings name them (ESH1 -> 5482, ESM1 -> 5483), the bars get
+ * a contract column, and the roll stitches them into one instrument. Per day (UTC, 2020-12-28 to 12-30) the closes
+ * and volumes are H 3700 / 100, 3701 / 50, 3702 / 10 and M 3690 / 10, 3693 / 80, 3695 / 200: M's volume beats H's on
+ * 12-29, so M is the front from 12-30; basis 3693 - 3701 = -8 added to H's bars 3700 and 3701. Two roots (ESH1, NQH1)
+ * are two instruments, not contracts: no column. */
+static void test_contracts(void) {
+  static const sym es[2] = {{"ESH1", "5482"}, {"ESM1", "5483"}};
+  const uint64_t day = 86400000000000ull, t0 = 1609113600000000000ull;
+  const double h[3] = {3700, 3701, 3702}, m[3] = {3690, 3693, 3695}, hv[3] = {100, 50, 10}, mv[3] = {10, 80, 200};
+  bytes b = {0};
+  put_meta(&b, 2, 6, 0, es, 2);
+  for (int d = 0; d < 3; d++) {
+    for (int k = 0; k < 2; k++) {
+      int64_t px = (int64_t)((k ? m[d] : h[d]) * 1e9);
+      rec r = {0x21, 1, k ? 5483u : 5482u, t0 + (uint64_t)d * day, {px, px, px, px}, (uint64_t)(k ? mv[d] : hv[d])};
+      put_rec(&b, &r, 0);
+    }
+  }
+  tg_bars bars;
+  tg_bars_init(&bars);
+  CHECK(parse_bytes(&b, NULL, &bars) == TG_OK);
+  const tg_bar_column *c = tg_bars_column(&bars, "contract");
+  CHECK(c && c->kind == TG_COLUMN_CATEGORY && bars.n == 6);
+  if (c && bars.n == 6) CHECK(strcmp(tg_categories_name(&c->cats, c->codes[0]), "ESH1") == 0 &&
+                              strcmp(tg_categories_name(&c->cats, c->codes[1]), "ESM1") == 0);
+  tg_roll_list l = {0};
+  tg_roll_spec spec = {.rule = TG_ROLL_VOLUME};
+  CHECK(tg_bars_roll(&bars, &spec, "mem.dbn", NULL, &l) == TG_OK);
+  CHECK(bars.n == 3 && l.n == 1 && bars.close[0] == 3692 && bars.close[1] == 3693 && bars.close[2] == 3695);
+  if (bars.n == 3) CHECK(bars.instrument[0] == 5483 && bars.instrument[1] == 5483 && bars.instrument[2] == 5483);
+  if (l.n == 1) CHECK(strcmp(l.v[0].from, "ESH1") == 0 && strcmp(l.v[0].to, "ESM1") == 0 && l.v[0].adjustment == -8);
+  tg_bars_free(&bars);
+  /* the calendar rule has no expiry for ESH1: the error names it */
+  tg_bars_init(&bars);
+  CHECK(parse_bytes(&b, NULL, &bars) == TG_OK);
+  spec.rule = TG_ROLL_CALENDAR;
+  CHECK_STATUS(tg_bars_roll(&bars, &spec, "mem.dbn", NULL, &l), TG_ERR_INVALID);
+  CHECK(msg_has("'ESH1'"));
+  tg_bars_free(&bars);
+  bytes_free(&b);
+  tg_roll_list_free(&l);
+  make_file(&b, 2, 0, k_recs, 2); /* ESH1 and NQH1 */
+  tg_bars_init(&bars);
+  CHECK(parse_bytes(&b, NULL, &bars) == TG_OK && tg_bars_column(&bars, "contract") == NULL);
+  tg_bars_free(&bars);
+  bytes_free(&b);
+}
+
 int main(void) {
   unsigned long long seed = tg_test_seed(20240611);
+  test_contracts();
   test_versions();
   test_ts_out_length();
   test_record_kinds();

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "support/check.h"
+#include "data/readers/roll/roll_internal.h"
 #include "tickgrad/data.h"
 
 #define HOUR 3600000000000LL
@@ -180,6 +181,12 @@ static void errors_and_pass_through(void) {
   CHECK(b.n == 4 && b.close[0] == 100 && b.close[1] == 101 && b.close[2] == 112 && b.close[3] == 113);
   CHECK(l.n == 1 && l.v[0].basis_day == INT64_MIN && isnan(l.v[0].adjustment));
   tg_bars_free(&b);
+  /* exchange-style names order contracts by their delivery month: a one-digit year is the first from the year before
+   * the contract's last bar on (ESH0 last seen in 2019-12: March 2020; ESZ9 seen in 2019: December 2019) */
+  const int64_t y2019 = 1575158400000000000LL; /* 2019-12-01 */
+  CHECK(tg_contract_month_key("ESH0", y2019) == 2020 * 12 + 2 && tg_contract_month_key("ESZ9", y2019) == 2019 * 12 + 11);
+  CHECK(tg_contract_month_key("ESZ23", y2019) == 2023 * 12 + 11 && tg_contract_month_key("ES.FUT", y2019) == INT64_MIN);
+  CHECK(tg_contract_month_key("ESA1", y2019) == INT64_MIN && tg_contract_month_key("es", y2019) == INT64_MIN);
   /* the rule's text */
   tg_roll_spec s;
   CHECK(tg_roll_parse("calendar:12", &s) == TG_OK && s.rule == TG_ROLL_CALENDAR && s.days == 12);
@@ -248,6 +255,16 @@ static void lean_es_minutes(const char *root) {
   CHECK(strstr(tg_last_error(), "201312, 201403") != NULL);
   o.roll = "calendar:5";
   CHECK(tg_bars_read(dir, &o, &b) == TG_OK);
+  tg_bars_free(&b);
+  /* two globs of one contract each meet only when the paths are merged: stitched there */
+  char g1[4200], g2[4200];
+  snprintf(g1, sizeof g1, "%s/*_201312.csv", dir);
+  snprintf(g2, sizeof g2, "%s/*_201403.csv", dir);
+  const char *const paths[2] = {g1, g2};
+  o.roll = "volume";
+  CHECK(tg_bars_read_paths(2, paths, &o, &b) == TG_OK);
+  CHECK(l.n == 1 && b.n > 0 && strcmp(contract_of(&b, b.n - 1), "201403") == 0);
+  if (l.n == 1) CHECK(l.v[0].ts == b.ts[b.n - 1308] && l.v[0].adjustment == close403 - close312); /* 1308: 12-20 */
   tg_bars_free(&b);
   tg_roll_list_free(&l);
 }

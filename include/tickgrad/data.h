@@ -177,7 +177,8 @@ void tg_roll_list_free(tg_roll_list *l); /* and re-initialises it (zero is empty
  * TG_ERR_INVALID naming what, the contracts and the flags. open_interest needs a numeric column of that name, calendar
  * an expiry for every contract (a name YYYYMM, the month's first day, or YYYYMMDD); without them it is TG_ERR_INVALID
  * naming what is missing. Adjusted prices: open, high, low, close and the extra columns vwap, bid, ask, mid (ratio:
- * spread_mean too). A warning line to warn (may be NULL) counts spreads and options dropped. rolls (may be NULL) is
+ * spread_mean too). Where the bars have instrument ids (DBN: one per contract), the stitched series is one
+ * instrument, the latest contract's id. A warning line to warn (may be NULL) counts spreads and options dropped. rolls (may be NULL) is
  * filled (emptied first). */
 tg_status tg_bars_roll(tg_bars *b, const tg_roll_spec *spec, const char *what, FILE *warn, tg_roll_list *rolls);
 
@@ -244,7 +245,8 @@ tg_status tg_bars_check(const tg_bars *b, const tg_read_opts *opts, const char *
  * every file has with the same kind, with one warning line naming each column dropped and a file
  * that lacked it (or the two kinds). out is initialised by this call. */
 tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out);
-/* Reads every path as tg_bars_read does into one series, sorted by time when there are several; its
+/* Reads every path as tg_bars_read does into one series, sorted by time (and stitched, as tg_bars_read stitches
+ * futures contracts) when there are several; its
  * source names the first path ("first and 3 more"), format the first file's, reordered sums the files' (rows each file
  * had out of order; the order between files is not counted). Extra columns as tg_bars_read keeps them over
  * several files (the warning names paths). An error names the path and frees what was read. */

@@ -263,7 +263,10 @@ tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts
   }
   if (n == 1) return TG_OK;
   snprintf(out->source, sizeof out->source, "%.200s and %d more", paths[0], n - 1);
+  tg_read_opts defaults;
+  memset(&defaults, 0, sizeof defaults);
   tg_status st = tg_bars_sort(out, NULL);
+  if (st == TG_OK) st = roll(out, opts ? opts : &defaults, out->source); /* contracts that only meet across paths */
   if (st == TG_OK && opts && !opts->no_checks) st = tg_bars_dedupe(out, opts->duplicates, out->source);
   if (st != TG_OK) tg_bars_free(out);
   else if (opts) tg_common_cols_warn(&cc, opts->warn, out->source);

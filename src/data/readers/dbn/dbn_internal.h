@@ -58,6 +58,7 @@ typedef struct tg_dbn_meta {
   uint32_t symbol_len;     /* fixed length of every symbol string: 22 in v1, the header field later */
   char dataset[17];
   size_t records_at;       /* offset of the first record: 8 + metadata length */
+  size_t mappings_at;      /* offset of the symbol mappings' count (checked to fit by tg_dbn_meta_read) */
 } tg_dbn_meta;
 
 /* Formats "<path>: byte <off>[ of the decompressed stream]: <reason>" and returns code. */
@@ -84,6 +85,12 @@ tg_status tg_dbn_meta_read(const tg_dbn_stream *s, tg_dbn_meta *m);
 /* Checks the prelude and metadata against the buffer and fills m. Versions above 3 and
  * non-OHLCV schemas are TG_ERR_UNSUPPORTED; anything malformed is TG_ERR_FORMAT. */
 tg_status tg_dbn_meta_parse(const tg_dbn_stream *s, tg_dbn_meta *m);
+
+/* Futures contracts by name: when out's bars from row n0 on hold several instrument ids that the metadata's mappings
+ * name (raw symbol -> instrument id) as outright contracts of one root (ESH1, ESM1: a root, a month code, a year),
+ * with perhaps its spreads ("ESH1-ESM1") and options ("ESH1 C3700"), every bar gets its name in a category column
+ * contract (docs/TICKS.md "Continuous futures"); anything else leaves out as it is. */
+tg_status tg_dbn_contract_tag(const tg_dbn_stream *s, const tg_dbn_meta *m, tg_bars *out, int64_t n0);
 
 /* Appends every OHLCV record after the metadata to out (which gets an instrument column). */
 tg_status tg_dbn_records_parse(const tg_dbn_stream *s, const tg_dbn_meta *m, const tg_read_opts *opts, tg_bars *out);

@@ -110,6 +110,7 @@ tg_status tg_dbn_meta_read(const tg_dbn_stream *s, tg_dbn_meta *m) {
   if (st == TG_OK) st = skip_symbols(&c, m->symbol_len, "symbols");
   if (st == TG_OK) st = skip_symbols(&c, m->symbol_len, "partial symbols");
   if (st == TG_OK) st = skip_symbols(&c, m->symbol_len, "not-found symbols");
+  m->mappings_at = c.pos;
   if (st == TG_OK) st = skip_mappings(&c, m->symbol_len);
   if (st != TG_OK) return st;
   /* Whatever follows (v3 pads to a multiple of 8) up to records_at is skipped. */

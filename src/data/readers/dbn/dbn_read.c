@@ -1,6 +1,7 @@
 /* The DBN reader's entry point: recognise plain DBN, zstd-compressed DBN and legacy DBZ, then run the stages. */
 #include <stdio.h>
 #include "base/alloc.h"
+#include "data/readers/bar_columns.h"
 #include "data/readers/dbn/dbn_internal.h"
 
 static int is_zstd_frame(const unsigned char *p, size_t len) {
@@ -40,6 +41,9 @@ tg_status tg_dbn_parse(const char *path, const void *bytes, size_t len, const tg
   tg_dbn_meta m;
   tg_status st = tg_dbn_meta_parse(&s, &m);
   if (st == TG_OK) st = tg_dbn_records_parse(&s, &m, opts, out);
+  int cols0 = out->n_cols;
+  if (st == TG_OK) st = tg_dbn_contract_tag(&s, &m, out, n0);
+  if (st != TG_OK) tg_bar_columns_truncate(out, cols0);
   tg_free(plain);
   if (st != TG_OK) {
     out->n = n0; /* drop this file's bars; the caller's earlier ones stay, without a new instrument column */

@@ -113,9 +113,16 @@ static tg_status prepare(roller *r) {
   }
   for (int64_t i = 0; i < b->n; i++) {
     any_volume |= isfinite(b->volume[i]);
-    r->rank[r->code[i]] = b->ts[i]; /* the last bar's time, kept where an expiry is missing */
+    r->rank[r->code[i]] = b->ts[i]; /* the last bar's time, kept where neither an expiry nor a month code is known */
   }
-  for (uint32_t c = 0; all_expiries && c < r->nc; c++) r->rank[c] = r->expiry[c];
+  int all_months = 1;
+  for (uint32_t c = 0; c < r->nc; c++)
+    all_months &= !r->present[c] || tg_contract_month_key(name_of(r, (int)c), r->rank[c]) != INT64_MIN;
+  for (uint32_t c = 0; c < r->nc; c++) {
+    if (!r->present[c]) continue;
+    if (all_expiries) r->rank[c] = r->expiry[c];
+    else if (all_months) r->rank[c] = tg_contract_month_key(name_of(r, (int)c), r->rank[c]);
+  }
   if (r->spec->rule == TG_ROLL_VOLUME && !any_volume)
     return tg_error(TG_ERR_INVALID, "%s: --roll volume: the bars have no volume; use --roll open_interest or calendar",
                     r->what);
@@ -266,13 +273,19 @@ static void adjust(tg_bars *b, tg_adjust how, tg_roll_list *rolls) {
   }
 }
 
+/* Contracts that a source names by instrument id (DBN) become one instrument: the latest contract's id. */
+static void one_instrument(tg_bars *b) {
+  for (int64_t i = 0; b->instrument && i + 1 < b->n; i++) b->instrument[i] = b->instrument[b->n - 1];
+}
+
 static tg_status roll_contracts(roller *r, tg_roll_list *rolls, FILE *warn) {
   tg_status st = drop_non_outrights(r, rolls, warn);
   uint32_t n_present = 0;
   for (uint32_t c = 0; c < r->nc; c++) n_present += r->present[c];
   if (st != TG_OK || n_present < 2) return st;
   int runs = 0;
-  if ((st = one_run_each(r, rolls, &runs)) != TG_OK || runs) return st;
+  if ((st = one_run_each(r, rolls, &runs)) != TG_OK) return st;
+  if (runs) return one_instrument(r->b), TG_OK;
   if (r->spec->rule == TG_ROLL_NONE) {
     char names[256];
     list_contracts(r, names, sizeof names);
@@ -282,6 +295,7 @@ static tg_status roll_contracts(roller *r, tg_roll_list *rolls, FILE *warn) {
   }
   if ((st = prepare(r)) != TG_OK || (st = stitch(r, rolls)) != TG_OK) return st;
   adjust(r->b, r->spec->adjust, rolls);
+  one_instrument(r->b);
   return TG_OK;
 }
 

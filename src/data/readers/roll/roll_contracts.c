@@ -1,4 +1,5 @@
 /* Continuous futures: the roll rule's text, what a contract's name says (kind, expiry), the list of rolls. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/alloc.h"
@@ -35,6 +36,30 @@ int64_t tg_contract_expiry_day(const char *name) {
   int d = n == 8 ? (name[6] - '0') * 10 + (name[7] - '0') : 1;
   if (!tg_valid_date(y, m, d)) return INT64_MIN;
   return tg_days_from_civil(y, m, d);
+}
+
+size_t tg_contract_root_len(const char *name, int *month, int *year) {
+  static const char codes[] = "FGHJKMNQUVXZ";
+  size_t n = strlen(name), d = 0;
+  while (d < n && d < 2 && isdigit((unsigned char)name[n - 1 - d])) d++;
+  if (d == 0 || n < d + 2 || !strchr(codes, name[n - 1 - d])) return 0;
+  for (size_t i = 0; i < n - 1 - d; i++)
+    if (!isupper((unsigned char)name[i]) && !isdigit((unsigned char)name[i])) return 0;
+  if (month) *month = (int)(strchr(codes, name[n - 1 - d]) - codes) + 1;
+  if (year) *year = atoi(name + n - d);
+  return n - 1 - d;
+}
+
+int64_t tg_contract_month_key(const char *name, int64_t near_ts) {
+  int month = 0, year = 0;
+  if (!tg_contract_root_len(name, &month, &year)) return INT64_MIN;
+  int64_t days = near_ts / TG_NS_PER_DAY, y;
+  int m, d;
+  tg_civil_from_days(days, &y, &m, &d);
+  int one_digit = strlen(name) - tg_contract_root_len(name, NULL, NULL) == 2; /* the month code and a digit */
+  int64_t full = one_digit ? y - y % 10 + year : 2000 + year;
+  while (one_digit && full < y - 1) full += 10;
+  return full * 12 + month - 1;
 }
 
 tg_status tg_roll_list_push(tg_roll_list *l, const tg_roll *r) {

@@ -2,6 +2,7 @@
 #ifndef TG_DATA_ROLL_INTERNAL_H
 #define TG_DATA_ROLL_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "tickgrad/data.h"
 
@@ -12,6 +13,13 @@ tg_contract_kind tg_contract_kind_of(const char *name);
 /* The expiry a name gives, in days since the epoch: YYYYMMDD that day, YYYYMM (Lean's contract month) the month's
  * first day; INT64_MIN for any other name. */
 int64_t tg_contract_expiry_day(const char *name);
+/* The length of the root of an exchange-style outright name (ES of ESH1 or ESZ23: upper-case letters and digits, a
+ * month code FGHJKMNQUVXZ, one or two year digits), 0 when name is not one; month (1-12) and year (the digits as
+ * written) when not NULL. */
+size_t tg_contract_root_len(const char *name, int *month, int *year);
+/* An order of contracts: the month an exchange-style name delivers in (year * 12 + month - 1; a one-digit year is the
+ * first year ending in it from the year before near_ts on), or INT64_MIN for another name. */
+int64_t tg_contract_month_key(const char *name, int64_t near_ts);
 /* Lean futures bar files name their contract: YYYYMMDD_sym_minute_trade_YYYYMM.csv, sym_trade_YYYYMM.csv (also
  * _quote_, _openinterest_). When path's name is one, every bar of b gets that YYYYMM in a category column contract
  * (b must not hold one); any other name leaves b as it is. */
