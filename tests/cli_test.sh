@@ -501,7 +501,7 @@ if [ -n "$shared" ] && [ -d "$shared/lean" ]; then
     expect_out "(read: 201312)" "inspect reads the contract asked for" -- "$bin" inspect --contract 201312 "$lt/future/gc/20131007_trade.zip"
     expect_out "format      quote ticks (lean equity quotes)" "inspect Lean quotes" -- "$bin" inspect "$lt/equity/bac/20131007_quote.zip"
     expect_out "range       2013-10-07 .* .. 2013-10-11 " "inspect a folder of Lean zips" -- "$bin" inspect "$lt/equity/spy/"
-    expect_out "give --roll volume|calendar" "bars names --roll for a folder of contracts" -- "$bin" bars --data "$lt/future/gc/" --by time:1m --out "$dir/l.csv"
+    expect_out "give --roll volume|open_interest|calendar" "bars names --roll for a folder of contracts" -- "$bin" bars --data "$lt/future/gc/" --by time:1m --out "$dir/l.csv"
     expect_out "rolls       0 (--roll volume" "bars stitches gold by volume" -- "$bin" bars --data "$lt/future/gc/" --by volume:500 --roll volume --out "$dir/gc.csv"
     expect_out "'contract' category, 1 distinct" "the stitched gold bars read back" -- "$bin" inspect "$dir/gc.csv"
     expect 2 "bars refuses an unknown roll rule" -- "$bin" bars --data "$lt/future/gc/" --by time:1m --roll weekly --out "$dir/l.csv"

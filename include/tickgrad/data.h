@@ -210,8 +210,9 @@ typedef struct tg_read_opts {
 
 /* How a command reads its bars, kept in a run's config.json (keys data_columns, data_tz, price_scale, nulls,
  * duplicates, allow_ohlc, skip_bad_files, roll, adjust) so that a resumed run, a predictor or a backtest of the run
- * reads the same way. Every command that reads bars takes the same flags for them: --columns, --data-tz, --price-scale, --nulls,
- * --duplicates, --allow-ohlc, --skip-bad-files, --roll, --adjust. Zero-initialised means defaults. */
+ * reads the same way. Every command that reads bars takes the same flags for them: --columns, --data-tz,
+ * --price-scale, --nulls, --duplicates, --allow-ohlc, --skip-bad-files, --roll, --adjust. Zero-initialised means
+ * defaults. */
 typedef struct tg_read_settings {
   char columns[512];  /* the CSV column map ("": found from the header) */
   char tz[64];        /* zone of naive timestamps ("": UTC) */

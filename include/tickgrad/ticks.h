@@ -205,8 +205,8 @@ tg_status tg_ticks_to_bars(tg_tick_source *trades, tg_tick_source *quotes, const
                            const tg_bar_opts *opts, tg_bars *out, tg_bar_stats *stats);
 
 /* Bars of every contract of a futures source (tg_tick_contracts_list), one pass of the recipe per contract (each reads
- * only its own members), with a category column `contract` naming each bar's and, where Lean's YYYYMMDD_openinterest.zip
- * lies beside a trade zip, a column open_interest (the contract's last value at or before the bar's time), sorted by
+ * only its own members), with a category column `contract` naming each bar's and, where Lean's
+ * YYYYMMDD_openinterest.zip lies beside a trade zip, a column open_interest (the contract's last value at or before the bar's time), sorted by
  * time: the per-contract bars tg_bars_roll stitches. out is initialised by this call (freed on failure); stats and counts (may be NULL) are
  * summed over the contracts. A source of one contract or none gives its bars with no contract column. */
 tg_status tg_ticks_to_contract_bars(const char *path, const tg_tick_opts *opts, const tg_bar_recipe *r,

@@ -177,8 +177,8 @@ int tg_cmd_bars(int argc, char **argv) {
   if (list.n >= 2 && !a.read.roll[0]) {
     fprintf(stderr, "tickgrad bars: %s: %d contracts (", a.data, list.n);
     for (int k = 0; k < list.n; k++) fprintf(stderr, "%s%s", k ? ", " : "", list.names[k]);
-    fprintf(stderr, "): give --roll volume|calendar[:N] (and --adjust difference|ratio|none) for one continuous series, "
-            "or --contract YYYYMM for one\n");
+    fprintf(stderr, "): give --roll volume|open_interest|calendar[:N] (and --adjust difference|ratio|none) for one "
+            "continuous series, or --contract YYYYMM for one\n");
   }
   tg_tick_contracts_free(&list);
   return rc;

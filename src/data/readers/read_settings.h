@@ -36,8 +36,8 @@ extern const char *const tg_read_adjust_names[];    /* tg_adjust's order */
 
 /* Several futures contracts in one source: how the front is chosen and how rolls are back-adjusted. */
 #define TG_READ_ROLL_ROWS(base)                                                                                        \
-  {.key = "roll", .type = TG_SET_STRING, .off = TG_READ_OFF(base, roll), .size = sizeof(((tg_read_settings *)0)->roll), \
-   .arg = "RULE",                                                                                                      \
+  {.key = "roll", .type = TG_SET_STRING, .off = TG_READ_OFF(base, roll),                                             \
+   .size = sizeof(((tg_read_settings *)0)->roll), .arg = "RULE",                                                       \
    .help = "futures contracts in one source: front by volume, open_interest or calendar[:N] (N days before expiry, "  \
            "default 5); default: an error naming them"},                                                              \
   {.key = "adjust", .type = TG_SET_ENUM, .off = TG_READ_OFF(base, adjust), .names = tg_read_adjust_names,             \

@@ -26,7 +26,9 @@ typedef struct roller {
 
 static const char *name_of(const roller *r, int c) { return tg_categories_name(r->cats, (uint32_t)c); }
 
-static int64_t day_of(int64_t ts) { return ts >= 0 ? ts / TG_NS_PER_DAY : -((-ts + TG_NS_PER_DAY - 1) / TG_NS_PER_DAY); }
+static int64_t day_of(int64_t ts) {
+  return ts >= 0 ? ts / TG_NS_PER_DAY : -((-ts + TG_NS_PER_DAY - 1) / TG_NS_PER_DAY);
+}
 
 /* "a, b, c, ..." of the contracts present into buf[n]. */
 static void list_contracts(const roller *r, char *buf, size_t n) {
@@ -107,7 +109,8 @@ static tg_status prepare(roller *r) {
       all_expiries = 0;
       if (r->spec->rule == TG_ROLL_CALENDAR)
         return tg_error(TG_ERR_INVALID, "%s: --roll calendar: contract '%s' has no known expiry (a contract named "
-                        "YYYYMM or YYYYMMDD gives one); use --roll volume or open_interest", r->what, name_of(r, (int)c));
+                        "YYYYMM or YYYYMMDD gives one); use --roll volume or open_interest", r->what,
+                        name_of(r, (int)c));
     }
     r->rank[c] = INT64_MIN;
   }
@@ -130,8 +133,8 @@ static tg_status prepare(roller *r) {
     const tg_bar_column *col = tg_bars_column(b, "open_interest");
     char names[256];
     if (!col || col->kind != TG_COLUMN_NUMERIC)
-      return tg_error(TG_ERR_INVALID, "%s: --roll open_interest needs a numeric column open_interest, and the bars have "
-                      "%s (columns: %s); use --roll volume or calendar", r->what, col ? "one of names" : "none",
+      return tg_error(TG_ERR_INVALID, "%s: --roll open_interest needs a numeric column open_interest, and the bars "
+                      "have %s (columns: %s); use --roll volume or calendar", r->what, col ? "one of names" : "none",
                       tg_bars_column_names(b, names, sizeof names));
     r->oi = col->values;
   }

@@ -121,8 +121,8 @@ static tg_status pick_member(tg_tick_source *s, tg_lean_impl *L, const char *pat
   snprintf(L->held, sizeof L->held, "%s", list);
   if (L->contract[0]) return *at = -1, TG_OK; /* the contract did not trade that day */
   return tg_error(TG_ERR_UNSUPPORTED, "%s: %lld contracts (%s): name one with --contract YYYYMM, or give --roll "
-                  "volume|calendar[:N] (and --adjust difference|ratio|none) for one continuous series", path,
-                  (long long)n, list);
+                  "volume|open_interest|calendar[:N] (and --adjust difference|ratio|none) for one continuous series",
+                  path, (long long)n, list);
 }
 
 /* Opens the next zip's member for reading; s->name becomes zip:member for messages. */
