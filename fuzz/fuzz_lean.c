@@ -1,5 +1,5 @@
-/* libFuzzer target for Lean tick rows: any bytes, read as a zip member's lines into trades and into the quote book,
- * must give records or a clean error (the zip itself is libzip's to check). */
+/* libFuzzer target for Lean tick rows: any bytes, read as a zip member's lines into trades, into the quote book and as
+ * open interest rows, must give records or a clean error (the zip itself is libzip's to check). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -37,8 +37,28 @@ static void rows(const uint8_t *data, size_t size, tg_tick_kind kind, double sca
   tg_free(s);
 }
 
+/* ms,open_interest rows, as the continuous futures read them beside trades. */
+static void open_interest(const uint8_t *data, size_t size) {
+  tg_tick_source *s = NULL;
+  if (tg_tick_source_alloc("fuzz.zip:20131007_gc_tick_openinterest_201312.csv", TG_TICK_TRADES, NULL, &s) != TG_OK)
+    return;
+  tg_lean_impl L = {.scale = 1, .day_s = tg_days_from_civil(2013, 10, 7) * 86400};
+  bytes b = {data, size, 0};
+  if (tg_line_reader_init_read(&L.lr, read_bytes, &b, s->name) == TG_OK) {
+    const char *p, *e;
+    int got = 1;
+    int64_t ts;
+    double oi;
+    while (tg_line_next(&L.lr, &p, &e, &got) == TG_OK && got && tg_lean_oi_row(s, &L, p, e, &ts, &oi) == TG_OK) {
+    }
+  }
+  tg_line_reader_free(&L.lr);
+  tg_free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   rows(data, size, TG_TICK_TRADES, 10000);
   rows(data, size, TG_TICK_QUOTES, 1);
+  open_interest(data, size);
   return 0;
 }
