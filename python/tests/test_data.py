@@ -201,3 +201,29 @@ def test_errors_name_the_frame_its_row_and_the_keyword(tmp_path):
         _data.to_bars(dicts)
     with pytest.raises(ValueError, match="path: an empty list"):
         tickgrad.read_bars([])
+
+
+def test_read_bars_rolls_futures_contracts(shared_data, cli):
+    """Lean's ES minute folder holds several contracts: an error naming them and the keywords, or with roll= the
+    series `tickgrad inspect --roll` reports, one contract per bar and the earlier contract's prices moved."""
+    path = shared_data / "lean/future/cme/minute/es"
+    if not path.exists():
+        pytest.skip(f"{path} is not in the shared data")
+    with pytest.raises(tickgrad.Error) as e, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tickgrad.read_bars(path)
+    assert "201312, 201403" in str(e.value) and 'roll="volume"' in str(e.value) and "--roll" not in str(e.value)
+    p = subprocess.run([str(cli), "inspect", "--roll", "volume", str(path)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        df = tickgrad.read_bars(path, roll="volume")
+        raw = tickgrad.read_bars(path, roll="volume", adjust="none")
+    assert len(df) == cli_counts(p.stdout)["rows"] and df.index.is_unique
+    assert list(df["contract"].unique()) == ["201312", "201403", "202003"]
+    adj = float(re.search(r"201312 -> 201403  adjustment ([-+0-9.]+)", p.stdout).group(1))
+    before = df["contract"] == "201312"
+    assert np.allclose(df.loc[before, "close"], raw.loc[before, "close"] + adj)
+    assert (df.loc[~before, "close"] == raw.loc[~before, "close"]).all()
+    with pytest.raises(ValueError, match="adjust"):
+        tickgrad.read_bars(path, roll="volume", adjust="log")

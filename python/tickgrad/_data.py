@@ -28,11 +28,12 @@ def _paths(arg: Any, name: str) -> List[str]:
 
 
 _DUPLICATES = ("error", "first", "last")
+_ADJUST = ("difference", "ratio", "none")
 
 
 def _reader_args(columns: Optional[Union[str, Dict[str, Any]]], tz: Optional[str], price_scale: Optional[float],
                  nulls: str, duplicates: str = "error", allow_ohlc: bool = False, skip_bad_files: bool = False,
-                 checks: bool = True) -> tuple:
+                 checks: bool = True, roll: Optional[str] = None, adjust: str = "difference") -> tuple:
     if isinstance(columns, dict):
         columns = ",".join(f"{k}={v}" for k, v in columns.items())
     if columns is not None and not isinstance(columns, str):
@@ -47,15 +48,21 @@ def _reader_args(columns: Optional[Union[str, Dict[str, Any]]], tz: Optional[str
         raise ValueError(f"nulls: want 'error' or 'nan', got {nulls!r}")
     if duplicates not in _DUPLICATES:
         raise ValueError(f"duplicates: want 'error', 'first' or 'last', got {duplicates!r}")
+    if roll is not None and not isinstance(roll, str):
+        raise TypeError(f"roll: want 'volume', 'open_interest' or 'calendar:N', got {type(roll).__name__}")
+    if adjust not in _ADJUST:
+        raise ValueError(f"adjust: want 'difference', 'ratio' or 'none', got {adjust!r}")
     return (columns, tz, float(price_scale), nulls == "nan", _DUPLICATES.index(duplicates), bool(allow_ohlc),
-            bool(skip_bad_files), not checks)
+            bool(skip_bad_files), not checks, roll, _ADJUST.index(adjust))
 
 
 # The command line's hints in the library's messages, as the keywords of this package's calls.
 _FLAG_HINTS = (("--nulls nan", 'nulls="nan"'), ("--allow-ohlc 1", "allow_ohlc=True"),
                ("--duplicates first or last", 'duplicates="first" or "last"'),
                ("--duplicates first", 'duplicates="first"'), ("--duplicates last", 'duplicates="last"'),
-               ("--duplicates", "duplicates="))
+               ("--duplicates", "duplicates="),
+               ("--roll volume|open_interest|calendar[:N] (and --adjust difference|ratio|none)",
+                'roll="volume", "open_interest" or "calendar:N" (and adjust="difference", "ratio" or "none")'))
 # The source name a DataFrame's bars carry in the library's messages.
 _FRAME_SOURCE = "DataFrame"
 
@@ -78,10 +85,10 @@ def _pythonic(e: "_core.Error", frame_sorted: Optional[bool] = None) -> "_core.E
 
 
 def _read(paths: List[str], columns=None, tz=None, price_scale=None, nulls="error", duplicates="error",
-          allow_ohlc=False, skip_bad_files=False, checks=True) -> "_core.Bars":
+          allow_ohlc=False, skip_bad_files=False, checks=True, roll=None, adjust="difference") -> "_core.Bars":
     try:
         bars, warned = _core.read_bars(paths, *_reader_args(columns, tz, price_scale, nulls, duplicates, allow_ohlc,
-                                                            skip_bad_files, checks))
+                                                            skip_bad_files, checks, roll, adjust))
     except _core.Error as e:
         raise _pythonic(e) from None
     for line in warned.splitlines():
@@ -115,7 +122,8 @@ def bars_to_frame(bars: "_core.Bars") -> pd.DataFrame:
 
 def read_bars(path: Union[PathLike, Sequence[PathLike]], *, columns: Optional[Union[str, Dict[str, Any]]] = None,
               tz: Optional[str] = None, price_scale: Optional[float] = None, nulls: str = "error",
-              duplicates: str = "error", allow_ohlc: bool = False, skip_bad_files: bool = False) -> pd.DataFrame:
+              duplicates: str = "error", allow_ohlc: bool = False, skip_bad_files: bool = False,
+              roll: Optional[str] = None, adjust: str = "difference") -> pd.DataFrame:
     """Reads bar files (CSV, Databento DBN, Parquet: the format is found from the content) into a DataFrame.
 
     path: a file, a folder (every file in it), a glob such as ``"bars/es_*.csv"``, or a list of them; several
@@ -130,6 +138,11 @@ def read_bars(path: Union[PathLike, Sequence[PathLike]], *, columns: Optional[Un
     return can be taken of. ``skip_bad_files=True`` skips the files of a folder or glob that cannot be read, with a
     warning naming each. gzip and zstd compressed files are read as they are.
 
+    Several futures contracts in one source (Lean futures files, a ``contract`` column, DBN contracts of one root)
+    are an error naming them unless ``roll`` says how to stitch them: "volume", "open_interest" or "calendar:N";
+    ``adjust`` "difference" (default), "ratio" or "none" back-adjusts the prices before each roll. The stitched
+    frame keeps each bar's ``contract`` (docs/TICKS.md, "Continuous futures").
+
     Returns a DataFrame indexed by a UTC ``DatetimeIndex`` named ``ts`` with float64 columns open, high, low,
     close, volume (NaN where the source has none), ``instrument`` (uint32 ids, as the library gives them) when
     the source names instruments, then every extra column the file has (numbers as float64 with NaN for missing,
@@ -137,7 +150,7 @@ def read_bars(path: Union[PathLike, Sequence[PathLike]], *, columns: Optional[Un
     library's memory; nothing is copied.
     """
     return bars_to_frame(_read(_paths(path, "path"), columns, tz, price_scale, nulls, duplicates, allow_ohlc,
-                               skip_bad_files))
+                               skip_bad_files, True, roll, adjust))
 
 
 def _instrument_ids(col: pd.Series) -> np.ndarray:
@@ -245,13 +258,14 @@ def write_bars_csv(data: BarsLike, path: PathLike) -> str:
 
 
 def to_bars(data: BarsLike, *, columns=None, tz=None, price_scale=None, nulls="error", duplicates="error",
-            allow_ohlc=False, skip_bad_files=False, checks=True) -> "_core.Bars":
+            allow_ohlc=False, skip_bad_files=False, checks=True, roll=None, adjust="difference") -> "_core.Bars":
     """The library's bars of data: a DataFrame (as read_bars returns) or a path / paths read with the options."""
     if isinstance(data, pd.DataFrame):
         return frame_to_bars(data, tz)
     if isinstance(data, _core.Bars):
         return data
-    return _read(_paths(data, "data"), columns, tz, price_scale, nulls, duplicates, allow_ohlc, skip_bad_files, checks)
+    return _read(_paths(data, "data"), columns, tz, price_scale, nulls, duplicates, allow_ohlc, skip_bad_files, checks,
+                 roll, adjust)
 
 
 def inspect(data: BarsLike, **reader_options: Any) -> Dict[str, Any]:

@@ -152,18 +152,21 @@ PyTypeObject tgpy_BarsType = {
     .tp_getset = bars_getset,
 };
 
-/* read_bars(paths, columns, tz, price_scale, nan_nulls, duplicates, allow_ohlc, skip_bad_files, no_checks) -> (Bars,
- * warnings text); duplicates is the tg_dup_policy code */
+/* read_bars(paths, columns, tz, price_scale, nan_nulls, duplicates, allow_ohlc, skip_bad_files, no_checks, roll, adjust)
+ * -> (Bars, warnings text); duplicates is the tg_dup_policy code, roll the rule's text or None, adjust the tg_adjust
+ * code */
 static PyObject *py_read_bars(PyObject *self, PyObject *args) {
   (void)self;
   PyObject *paths;
-  const char *columns = NULL, *tz = NULL;
+  const char *columns = NULL, *tz = NULL, *roll = NULL;
   double scale = 0;
-  int nan_nulls = 0, dups = 0, allow_ohlc = 0, skip_bad = 0, no_checks = 0;
-  if (!PyArg_ParseTuple(args, "O!zzdpippp", &PyList_Type, &paths, &columns, &tz, &scale, &nan_nulls, &dups, &allow_ohlc,
-                        &skip_bad, &no_checks))
+  int nan_nulls = 0, dups = 0, allow_ohlc = 0, skip_bad = 0, no_checks = 0, adjust = 0;
+  if (!PyArg_ParseTuple(args, "O!zzdpippp|zi", &PyList_Type, &paths, &columns, &tz, &scale, &nan_nulls, &dups,
+                        &allow_ohlc, &skip_bad, &no_checks, &roll, &adjust))
     return NULL;
   if (dups < TG_DUPS_ERROR || dups > TG_DUPS_LAST) return PyErr_Format(PyExc_ValueError, "duplicates: code %d", dups);
+  if (adjust < TG_ADJUST_DIFFERENCE || adjust > TG_ADJUST_NONE)
+    return PyErr_Format(PyExc_ValueError, "adjust: code %d", adjust);
   Py_ssize_t n = PyList_GET_SIZE(paths);
   if (n < 1) return PyErr_Format(PyExc_ValueError, "path: no path given");
   const char **p = PyMem_Malloc((size_t)n * sizeof *p);
@@ -182,7 +185,7 @@ static PyObject *py_read_bars(PyObject *self, PyObject *args) {
   }
   tg_read_opts ro = {.columns = columns, .tz = tz, .price_scale = scale, .nulls = nan_nulls ? TG_NULLS_NAN : TG_NULLS_ERROR,
                      .warn = warn.f, .duplicates = (tg_dup_policy)dups, .allow_ohlc = allow_ohlc,
-                     .skip_bad_files = skip_bad, .no_checks = no_checks};
+                     .skip_bad_files = skip_bad, .no_checks = no_checks, .roll = roll, .adjust = (tg_adjust)adjust};
   tg_status st;
   Py_BEGIN_ALLOW_THREADS
   if (n == 1) st = tg_bars_read(p[0], &ro, &((tgpy_bars *)o)->b); /* its message as `tickgrad inspect` gives it */
@@ -326,8 +329,8 @@ static PyObject *py_synth(PyObject *self, PyObject *args) {
 PyMethodDef tgpy_data_methods[] = {
     {"synth", py_synth, METH_VARARGS, "synth(...) -> Bars: the built-in synthetic market"},
     {"read_bars", py_read_bars, METH_VARARGS,
-     "read_bars(paths, columns, tz, price_scale, nan_nulls, duplicates, allow_ohlc, skip_bad_files, no_checks) -> "
-     "(Bars, warnings)"},
+     "read_bars(paths, columns, tz, price_scale, nan_nulls, duplicates, allow_ohlc, skip_bad_files, no_checks[, roll, "
+     "adjust]) -> (Bars, warnings)"},
     {"bars_from_arrays", py_bars_from_arrays, METH_VARARGS,
      "bars_from_arrays(ts, open, high, low, close, volume, instrument, extras, source) -> Bars"},
     {"instrument_id", py_instrument_id, METH_O, "instrument_id(text) -> the id the CSV reader gives it"},
