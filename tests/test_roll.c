@@ -187,6 +187,17 @@ static void errors_and_pass_through(void) {
   CHECK(tg_contract_month_key("ESH0", y2019) == 2020 * 12 + 2 && tg_contract_month_key("ESZ9", y2019) == 2019 * 12 + 11);
   CHECK(tg_contract_month_key("ESZ23", y2019) == 2023 * 12 + 11 && tg_contract_month_key("ES.FUT", y2019) == INT64_MIN);
   CHECK(tg_contract_month_key("ESA1", y2019) == INT64_MIN && tg_contract_month_key("es", y2019) == INT64_MIN);
+  /* two instruments each with several contracts would mix two futures: refused */
+  two_contracts(&b, "201403", "201406", 0);
+  CHECK(tg_bars_reserve(&b, b.cap, 1) == TG_OK);
+  for (int64_t i = 0; i < b.n; i++) b.instrument[i] = i % 4 < 2 ? 7 : 8; /* both contracts under 7 and under 8 */
+  CHECK_STATUS(roll(&b, TG_ROLL_VOLUME, 0, TG_ADJUST_DIFFERENCE, &l), TG_ERR_UNSUPPORTED);
+  CHECK(strstr(tg_last_error(), "several contracts") != NULL);
+  /* one instrument per contract (DBN's ids) is one future: stitched, the latest contract's id kept */
+  for (int64_t i = 0; i < b.n; i++) b.instrument[i] = i % 2 ? 9 : 8;
+  CHECK(roll(&b, TG_ROLL_VOLUME, 0, TG_ADJUST_DIFFERENCE, &l) == TG_OK);
+  CHECK(b.n == 8 && b.instrument[0] == 9 && b.instrument[7] == 9 && l.n == 1);
+  tg_bars_free(&b);
   /* the rule's text */
   tg_roll_spec s;
   CHECK(tg_roll_parse("calendar:12", &s) == TG_OK && s.rule == TG_ROLL_CALENDAR && s.days == 12);

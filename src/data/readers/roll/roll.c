@@ -276,6 +276,47 @@ static void adjust(tg_bars *b, tg_adjust how, tg_roll_list *rolls) {
   }
 }
 
+/* Several instruments of which one holds several contracts (ES and NQ contracts in one file) would be mixed into one
+ * series: TG_ERR_UNSUPPORTED naming them. One instrument of several contracts, or one instrument per contract (DBN's
+ * ids), is one future. */
+static tg_status one_future(const roller *r) {
+  const tg_bars *b = r->b;
+  if (!b->instrument) return TG_OK;
+  typedef struct seen {
+    uint32_t instrument, code;
+  } seen;
+  seen *v = NULL;
+  int n = 0, cap = 0;
+  int64_t shared = -1; /* a bar whose instrument showed another contract before */
+  tg_status st = TG_OK;
+  for (int64_t i = 0; i < b->n && st == TG_OK && (shared < 0 || n < 2); i++) {
+    int k = 0;
+    while (k < n && v[k].instrument != b->instrument[i]) k++;
+    if (k < n) {
+      if (v[k].code != r->code[i] && shared < 0) shared = i;
+      continue;
+    }
+    if (n == cap) {
+      cap = cap ? cap * 2 : 16;
+      seen *w = tg_malloc((size_t)cap * sizeof *w);
+      if (!w) {
+        st = tg_error(TG_ERR_NOMEM, "%s: out of memory for %d instruments", r->what, cap);
+        break;
+      }
+      if (n) memcpy(w, v, (size_t)n * sizeof *w);
+      tg_free(v);
+      v = w;
+    }
+    v[n++] = (seen){b->instrument[i], r->code[i]};
+  }
+  if (st == TG_OK && shared >= 0 && n > 1)
+    st = tg_error(TG_ERR_UNSUPPORTED, "%s: %d instruments, and instrument %u alone holds several contracts (%s and "
+                  "more); rolls are made for one future at a time: read each instrument's bars on their own", r->what,
+                  n, b->instrument[shared], name_of(r, (int)r->code[shared]));
+  tg_free(v);
+  return st;
+}
+
 /* Contracts that a source names by instrument id (DBN) become one instrument: the latest contract's id. */
 static void one_instrument(tg_bars *b) {
   for (int64_t i = 0; b->instrument && i + 1 < b->n; i++) b->instrument[i] = b->instrument[b->n - 1];
@@ -296,7 +337,7 @@ static tg_status roll_contracts(roller *r, tg_roll_list *rolls, FILE *warn) {
                     "volume|open_interest|calendar[:N] (and --adjust difference|ratio|none) for one continuous series, "
                     "or read one contract", r->what, n_present, names);
   }
-  if ((st = prepare(r)) != TG_OK || (st = stitch(r, rolls)) != TG_OK) return st;
+  if ((st = one_future(r)) != TG_OK || (st = prepare(r)) != TG_OK || (st = stitch(r, rolls)) != TG_OK) return st;
   adjust(r->b, r->spec->adjust, rolls);
   one_instrument(r->b);
   return TG_OK;
