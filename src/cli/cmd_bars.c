@@ -127,6 +127,12 @@ static int build_rolled(const bars_args *a, const tg_bar_recipe *r, const tg_tic
     printf("  trades      %lld read from %s, %lld excluded (suspicious or cancelled), %lld out of order dropped\n",
            (long long)c.records, a->data, (long long)s.excluded, (long long)c.out_of_order);
     if (c.skipped) printf("  skipped     %lld trade rows of size 0 (Lean)\n", (long long)c.skipped);
+    const tg_bar_column *con = tg_bars_column(&b, "contract");
+    printf("  front       ");
+    for (int64_t i = 0; con && i < b.n; i++)
+      if (i == 0 || con->codes[i] != con->codes[i - 1])
+        printf("%s%s", i ? " -> " : "", tg_categories_name(&con->cats, con->codes[i]));
+    printf("\n");
     tg_cli_print_rolls(stdout, &rolls, a->read.roll, spec.adjust);
     printf("  elapsed     %.2f s\n", tg_clock_seconds() - t0);
   } else {
