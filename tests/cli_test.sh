@@ -478,6 +478,8 @@ if [ -z "$(sed -n 3p "$dir/sw4/sweep.csv" | cut -d, -f5)" ]; then pass=$((pass +
 if ! "$bin" devices | grep -q '^cuda:0$'; then
   expect 2 "train on cuda without a GPU" -- "$bin" train --model mlp --data "$dir/t.csv" --device cuda --out "$dir/tg"
 fi
+printf 'ts,open,high,low,close,volume,contract\n2020-01-01,1,1,1,1,1,2.5\n2020-01-02,1,1,1,1,1,2.5\n' > "$dir/badc.csv"
+expect_out "bar 0: contract 2.5 is not a contract's name" "a contract column of fractions is refused" -- "$bin" backtest --data "$dir/badc.csv" --strategy buy-and-hold --out "$dir/badc"
 shared=${TG_SHARED_DATA:-}
 if [ -n "$shared" ] && [ -d "$shared/lean" ]; then
   expect_out "rows        40832" "inspect SPY hourly" -- "$bin" inspect --tz America/New_York --price-scale 0.0001 "$shared/lean/equity/usa/hour/spy.csv"
@@ -503,7 +505,8 @@ if [ -n "$shared" ] && [ -d "$shared/lean" ]; then
     expect_out "range       2013-10-07 .* .. 2013-10-11 " "inspect a folder of Lean zips" -- "$bin" inspect "$lt/equity/spy/"
     expect_out "give --roll volume|open_interest|calendar" "bars names --roll for a folder of contracts" -- "$bin" bars --data "$lt/future/gc/" --by time:1m --out "$dir/l.csv"
     expect_out "rolls       0 (--roll volume" "bars stitches gold by volume" -- "$bin" bars --data "$lt/future/gc/" --by volume:500 --roll volume --out "$dir/gc.csv"
-    expect_out "'contract' category, 1 distinct" "the stitched gold bars read back" -- "$bin" inspect "$dir/gc.csv"
+    expect_out "check       ok" "the stitched gold bars read back (their contract column of expiries as names)" -- "$bin" inspect "$dir/gc.csv"
+    expect 0 "the stitched gold bars backtest" -- "$bin" backtest --data "$dir/gc.csv" --strategy sma-cross:5,20 --out "$dir/gcbt"
     expect 2 "bars refuses an unknown roll rule" -- "$bin" bars --data "$lt/future/gc/" --by time:1m --roll weekly --out "$dir/l.csv"
   fi
   dt=$shared/dbn-ticks/databento-dbn

@@ -343,14 +343,37 @@ static tg_status roll_contracts(roller *r, tg_roll_list *rolls, FILE *warn) {
   return TG_OK;
 }
 
+/* A contract column of whole numbers (expiries such as 201312: what the CSV reader makes of a stitched series written
+ * by tickgrad bars) becomes the category of their digits; any other number is an error naming the bar. */
+static tg_status contract_names(tg_bars *b, int k, const char *what) {
+  double *v = tg_malloc((size_t)(b->n ? b->n : 1) * sizeof *v);
+  if (!v) return tg_error(TG_ERR_NOMEM, "%s: out of memory for %lld contracts", what, (long long)b->n);
+  memcpy(v, b->cols[k].values, (size_t)b->n * sizeof *v);
+  tg_status st = TG_OK;
+  for (int64_t t = 0; t < b->n && st == TG_OK; t++)
+    if (!isnan(v[t]) && !(v[t] >= 0 && v[t] < 1e15 && v[t] == floor(v[t])))
+      st = tg_error(TG_ERR_FORMAT, "%s: bar %lld: contract %g is not a contract's name (a whole number such as an "
+                    "expiry 201312, or a text)", what, (long long)t, v[t]);
+  if (st == TG_OK) st = tg_bars_reset_column(b, k, TG_COLUMN_CATEGORY);
+  for (int64_t t = 0; t < b->n && st == TG_OK; t++) {
+    uint32_t code = TG_CATEGORY_MISSING;
+    char name[32];
+    int len = isnan(v[t]) ? 0 : snprintf(name, sizeof name, "%.0f", v[t]);
+    if (len > 0) st = tg_categories_intern(&b->cols[k].cats, name, (size_t)len, &code);
+    b->cols[k].codes[t] = code;
+  }
+  tg_free(v);
+  return st;
+}
+
 tg_status tg_bars_roll(tg_bars *b, const tg_roll_spec *spec, const char *what, FILE *warn, tg_roll_list *rolls) {
   tg_roll_list own = {0};
   if (!rolls) rolls = &own;
   tg_roll_list_free(rolls);
   int k = tg_bars_column_index(b, "contract");
   if (k < 0) return TG_OK;
-  if (b->cols[k].kind != TG_COLUMN_CATEGORY)
-    return tg_error(TG_ERR_FORMAT, "%s: the contract column holds numbers; it must name each bar's contract", what);
+  tg_status cst = b->cols[k].kind == TG_COLUMN_CATEGORY ? TG_OK : contract_names(b, k, what);
+  if (cst != TG_OK) return cst;
   tg_roll_spec none = {0};
   roller r = {.b = b, .spec = spec ? spec : &none, .what = what, .code = b->cols[k].codes, .cats = &b->cols[k].cats,
               .nc = b->cols[k].cats.n};
