@@ -206,13 +206,18 @@ typedef struct tg_read_opts {
                                  error naming them */
   tg_adjust adjust;           /* back-adjustment at each roll */
   tg_roll_list *rolls;        /* where the rolls go (NULL: nowhere) */
+  /* Ticks: a bar recipe ("volume:1e4", tickgrad/ticks.h) reads every path as trade ticks (CSV, DBN, Lean zips) and
+   * makes bars of them in one pass (tg_ticks_read_bars; tz is the zone of naive tick times), checked as a file's bars
+   * are; quotes (NULL: none) is a quote file merged into them (one data path only). NULL: bar files, and a tick file
+   * read without a recipe is an error that says to give one. */
+  const char *by, *quotes;
 } tg_read_opts;
 
 /* How a command reads its bars, kept in a run's config.json (keys data_columns, data_tz, price_scale, nulls,
- * duplicates, allow_ohlc, skip_bad_files, roll, adjust) so that a resumed run, a predictor or a backtest of the run
- * reads the same way. Every command that reads bars takes the same flags for them: --columns, --data-tz,
- * --price-scale, --nulls, --duplicates, --allow-ohlc, --skip-bad-files, --roll, --adjust. Zero-initialised means
- * defaults. */
+ * duplicates, allow_ohlc, skip_bad_files, roll, adjust, bar_recipe, quotes) so that a resumed run, a predictor or a
+ * backtest of the run reads the same way (and makes the same bars from ticks). Every command that reads bars takes the
+ * same flags for them: --columns, --data-tz, --price-scale, --nulls, --duplicates, --allow-ohlc, --skip-bad-files,
+ * --roll, --adjust, --by, --quotes. Zero-initialised means defaults. */
 typedef struct tg_read_settings {
   char columns[512];  /* the CSV column map ("": found from the header) */
   char tz[64];        /* zone of naive timestamps ("": UTC) */
@@ -222,6 +227,8 @@ typedef struct tg_read_settings {
   int allow_ohlc, skip_bad_files;
   char roll[32];      /* futures roll rule ("": none, several contracts are an error) */
   int adjust;         /* tg_adjust */
+  char by[128];       /* bar_recipe, --by: bars made from tick files by this recipe ("": the files are bars) */
+  char quotes[1024];  /* quotes, --quotes: a quote tick file merged into bars made --by a recipe ("": none) */
 } tg_read_settings;
 
 /* The read options of s (pointing into s) with warnings to warn. */

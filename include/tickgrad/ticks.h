@@ -211,6 +211,19 @@ tg_status tg_ticks_to_bars(tg_tick_source *trades, tg_tick_source *quotes, const
  * summed over the contracts. A source of one contract or none gives its bars with no contract column. */
 tg_status tg_ticks_to_contract_bars(const char *path, const tg_tick_opts *opts, const tg_bar_recipe *r,
                                     const tg_bar_opts *bo, tg_bars *out, tg_bar_stats *stats, tg_tick_counts *counts);
+/* What tg_ticks_read_bars read, made and dropped. */
+typedef struct tg_tick_bars_report {
+  tg_bar_stats stats;
+  tg_tick_counts trades, quotes; /* quotes: all 0 without a quotes file */
+} tg_tick_bars_report;
+
+/* Opens trades (and quotes, may be NULL) as tg_tick_open does, makes bars by r in one pass (tg_ticks_to_bars) and
+ * closes them; out is initialised by this call (freed on failure), report may be NULL. A trades path that does not
+ * open as ticks but reads as bars is TG_ERR naming it as bars (leave --by out). This is what `tickgrad bars` and a
+ * read with tg_read_opts.by do. */
+tg_status tg_ticks_read_bars(const char *trades, const char *quotes, const tg_bar_recipe *r,
+                             const tg_tick_opts *tick, const tg_bar_opts *bar, tg_bars *out,
+                             tg_tick_bars_report *report);
 
 /* Writes bars as CSV (atomically): ts ("YYYY-MM-DD HH:MM:SS[.fffffffff]", UTC), open, high, low, close, volume,
  * instrument when present, then every numeric extra column by name (NaN as an empty field; numbers to 17 digits,

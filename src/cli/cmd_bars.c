@@ -81,16 +81,15 @@ static int parse(int argc, char **argv, bars_args *a) {
   return 0;
 }
 
-static void summarise(const bars_args *a, tg_tick_source *t, tg_tick_source *q, const tg_bar_stats *s,
-                      double secs) {
-  const tg_tick_counts *tc = tg_tick_source_counts(t);
+static void summarise(const bars_args *a, const tg_tick_bars_report *rep, double secs) {
+  const tg_tick_counts *tc = &rep->trades, *qc = &rep->quotes;
+  const tg_bar_stats *s = &rep->stats;
   printf("wrote %s: %lld bars by %s\n", a->out, (long long)s->bars, a->by);
   printf("  trades      %lld read from %s, %lld excluded (suspicious or cancelled)%s, %lld out of order dropped\n",
          (long long)tc->records, a->data, (long long)s->excluded, a->bar.keep_flagged ? " [kept: --keep-flagged]" : "",
          (long long)tc->out_of_order);
   if (tc->skipped) printf("  skipped     %lld trade rows of size 0 (Lean)\n", (long long)tc->skipped);
-  if (q) {
-    const tg_tick_counts *qc = tg_tick_source_counts(q);
+  if (a->quotes) {
     printf("  quotes      %lld read from %s, %lld crossed dropped, %lld out of order dropped\n",
            (long long)qc->records, a->quotes, (long long)qc->crossed, (long long)qc->out_of_order);
     if (qc->skipped)
@@ -143,22 +142,16 @@ static int build_rolled(const bars_args *a, const tg_bar_recipe *r, const tg_tic
   return st == TG_OK ? TG_EXIT_OK : TG_EXIT_FAIL;
 }
 
-/* Opens the sources, makes the bars and writes them; prints the summary. */
+/* Makes the bars and writes them; prints the summary. */
 static int build(const bars_args *a, const tg_bar_recipe *r) {
   double t0 = tg_clock_seconds();
-  tg_tick_source *t = NULL, *q = NULL;
   tg_bars b;
-  tg_bars_init(&b);
-  tg_bar_stats s;
-  tg_status st = tg_tick_open(a->data, TG_TICK_TRADES, &a->tick, &t);
-  if (st == TG_OK && a->quotes) st = tg_tick_open(a->quotes, TG_TICK_QUOTES, &a->tick, &q);
-  if (st == TG_OK) st = tg_ticks_to_bars(t, q, r, &a->bar, &b, &s);
+  tg_tick_bars_report rep;
+  tg_status st = tg_ticks_read_bars(a->data, a->quotes, r, &a->tick, &a->bar, &b, &rep);
   if (st == TG_OK) st = tg_bars_write_csv(&b, a->out);
-  if (st == TG_OK) summarise(a, t, q, &s, tg_clock_seconds() - t0);
+  if (st == TG_OK) summarise(a, &rep, tg_clock_seconds() - t0);
   else fprintf(stderr, "tickgrad bars: %s\n", tg_last_error());
   tg_bars_free(&b);
-  tg_tick_close(t);
-  tg_tick_close(q);
   return st == TG_OK ? TG_EXIT_OK : TG_EXIT_FAIL;
 }
 

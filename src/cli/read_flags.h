@@ -1,4 +1,4 @@
-/* The reader flags every command that reads bars shares (--columns, --data-tz, --price-scale, --nulls, --duplicates, --allow-ohlc, --skip-bad-files, --roll, --adjust). */
+/* The reader flags every command that reads bars shares (--columns, --data-tz, --price-scale, --nulls, --duplicates, --allow-ohlc, --skip-bad-files, --roll, --adjust, --by, --quotes). */
 #ifndef TG_CLI_READ_FLAGS_H
 #define TG_CLI_READ_FLAGS_H
 

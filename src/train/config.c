@@ -186,6 +186,7 @@ tg_status tg_train_config_check(const tg_train_config *c) {
   const char *name = tg_train_model_name(c->model.kind);
   if (!name) return tg_error(TG_ERR_INVALID, "config: unknown model kind %d", (int)c->model.kind);
   tg_status st = tg_settings_check(tr_settings(), c);
+  if (st == TG_OK) st = tg_read_settings_check(&c->read);
   if (st != TG_OK) return st;
   if (c->stop_after_step < 0)
     return tg_error(TG_ERR_INVALID, "config: stop_after_step %lld must be >= 0", (long long)c->stop_after_step);

@@ -12,7 +12,7 @@
 #include "train/train_internal.h"
 
 #define DATA_PRINT_FORMAT "tickgrad-data-1"
-#define MAX_INPUTS (TG_TRAIN_MAX_DATA + 1)
+#define MAX_INPUTS (TG_TRAIN_MAX_DATA + 2) /* --data, the labels file, the quotes file */
 
 /* One input as the run saw it: a regular file with its size, modification time (ns) and content hash; a folder or a
  * glob only by its path (the bars' hash covers its files). */
@@ -41,7 +41,7 @@ static tg_status input_of(const char *path, input_print *p) {
   return tg_file_hash(path, p->hash);
 }
 
-/* The data files of c (--data and a labels: target's file) and the bars read from them. */
+/* The data files of c (--data, a labels: target's file, a --quotes file) and the bars read from them. */
 static tg_status print_now(const tg_train_config *c, const tr_data *d, data_print *p) {
   memset(p, 0, sizeof *p);
   p->bars = d->bars_n;
@@ -49,6 +49,7 @@ static tg_status print_now(const tg_train_config *c, const tr_data *d, data_prin
   tg_status st = TG_OK;
   for (int i = 0; i < c->n_data && st == TG_OK; i++) st = input_of(c->data[i], &p->in[p->n++]);
   if (st == TG_OK && strncmp(c->target, "labels:", 7) == 0) st = input_of(c->target + 7, &p->in[p->n++]);
+  if (st == TG_OK && c->read.by[0] && c->read.quotes[0]) st = input_of(c->read.quotes, &p->in[p->n++]);
   return st;
 }
 

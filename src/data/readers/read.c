@@ -11,6 +11,7 @@
 #include "data/readers/common_columns.h"
 #include "data/readers/decompress.h"
 #include "data/readers/roll/roll_internal.h"
+#include "data/readers/ticks/tick_files.h"
 #include "tickgrad/data.h"
 
 typedef tg_status (*reader_fn)(const char *, const void *, size_t, const tg_read_opts *, tg_bars *);
@@ -201,7 +202,13 @@ tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out)
   if (!path || !*path) return tg_error(TG_ERR_INVALID, "read: empty path");
   struct stat sb;
   tg_status st;
-  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+  if (opts->quotes && *opts->quotes && !(opts->by && *opts->by)) {
+    return tg_error(TG_ERR_INVALID, "%s: quotes %s given without a bar recipe: --quotes merges quote ticks into bars "
+                    "made from trade ticks by --by RECIPE", path, opts->quotes);
+  } else if (opts->by && *opts->by) { /* ticks: the recipe's bars, checked as a file's are */
+    st = tg_tick_bars_read(path, opts, out);
+    if (st == TG_OK) st = tg_bars_check(out, opts, path);
+  } else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
     char **names = NULL;
     size_t n = 0;
     st = list_dir(path, &names, &n);
@@ -219,6 +226,7 @@ tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out)
     st = read_one(path, opts, out);
     if (st == TG_OK) snprintf(out->source, sizeof out->source, "%s", path);
   }
+  if (st != TG_OK && !(opts->by && *opts->by)) st = tg_tick_hint_ticks(path, st);
   int64_t late = st == TG_OK ? count_late(out) : 0;
   if (st == TG_OK) st = tg_bars_sort(out, NULL);
   if (st == TG_OK) st = roll(out, opts, path);
@@ -237,6 +245,9 @@ tg_status tg_bars_read(const char *path, const tg_read_opts *opts, tg_bars *out)
 tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts *opts, tg_bars *out) {
   tg_bars_init(out);
   if (n < 1) return tg_error(TG_ERR_INVALID, "data: no files given");
+  if (n > 1 && opts && opts->by && opts->quotes && *opts->quotes)
+    return tg_error(TG_ERR_INVALID, "data: %d tick paths and one quotes file (%s): quotes merge into the bars of one "
+                    "path (a folder or a glob of Lean zips is one path)", n, opts->quotes);
   tg_common_cols cc;
   memset(&cc, 0, sizeof cc);
   for (int i = 0; i < n; i++) {
