@@ -47,6 +47,11 @@ expect_out "given without a bar recipe" "--quotes without --by is refused" -- "$
 expect 0 "train on ticks --by" -- "$bin" --threads 1 train $tiny --data "$dir/ticks.csv" --by volume:400 --epochs 2 --out "$dir/tt"
 expect 0 "train on the bars file" -- "$bin" --threads 1 train $tiny --data "$dir/vb.csv" --epochs 2 --out "$dir/tb"
 same "weights from ticks --by and from the bars file" "$dir/tt/weights.safetensors" "$dir/tb/weights.safetensors"
+# the same bars written as Parquet (chosen by the extension) train to the same weights
+expect_out "wrote .*vb.parquet: [0-9]* bars by volume:400" "bars as Parquet" -- "$bin" bars --data "$dir/ticks.csv" --by volume:400 --out "$dir/vb.parquet"
+expect_out "format      parquet" "the Parquet file reads as Parquet" -- "$bin" inspect "$dir/vb.parquet"
+expect 0 "train on the Parquet bars" -- "$bin" --threads 1 train $tiny --data "$dir/vb.parquet" --epochs 2 --out "$dir/tq"
+same "weights from the Parquet and the CSV bars" "$dir/tq/weights.safetensors" "$dir/tb/weights.safetensors"
 if grep -q '"bar_recipe": "volume:400"' "$dir/tt/config.json"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: config.json does not keep the recipe"; fi
 # --resume rebuilds the bars from config.json's recipe and ends bitwise as the uninterrupted run
 expect 0 "train on ticks, stopped after an epoch" -- "$bin" --threads 1 train $tiny --data "$dir/ticks.csv" --by volume:400 --epochs 2 --out "$dir/tr" --stop-after 1

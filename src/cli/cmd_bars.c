@@ -1,4 +1,4 @@
-/* `tickgrad bars`: trade (and quote) ticks into bars by a recipe in one streaming pass, written as CSV, summarised. */
+/* `tickgrad bars`: trade (and quote) ticks into bars by a recipe in one streaming pass, written as CSV or Parquet. */
 #include <stdio.h>
 #include <string.h>
 #include "base/clock.h"
@@ -8,7 +8,7 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: tickgrad bars --data TRADES --by RECIPE --out BARS.csv [--quotes QUOTES] [flags]\n"
+          "usage: tickgrad bars --data TRADES --by RECIPE --out BARS.csv|BARS.parquet [--quotes QUOTES] [flags]\n"
           "Builds bars from trade ticks in one pass, in memory bounded by the bars made (docs/TICKS.md).\n"
           "TRADES: a CSV file with a header ts,price,size[,side][,flags], a DBN trades (tbbo, mbp-1) file, or Lean\n"
           "        AlgoSeek tick zips (YYYYMMDD_trade.zip; a folder or a glob of them reads in date order).\n"
@@ -21,7 +21,7 @@ static void usage(FILE *f) {
           "flags:\n"
           "  --data FILE          trade ticks (required)\n"
           "  --by RECIPE          how bars are cut (required)\n"
-          "  --out FILE           the bars as CSV (required)\n"
+          "  --out FILE           the bars: Parquet when FILE ends in .parquet, else CSV (required)\n"
           "  --quotes FILE        quote ticks merged by time\n"
           "  --data-tz ZONE       zone of naive CSV times (default UTC; Lean zips are always America/New_York)\n"
           "  --contract YYYYMM    the futures contract to read from Lean zips that hold several expiries\n"
@@ -148,7 +148,7 @@ static int build(const bars_args *a, const tg_bar_recipe *r) {
   tg_bars b;
   tg_tick_bars_report rep;
   tg_status st = tg_ticks_read_bars(a->data, a->quotes, r, &a->tick, &a->bar, &b, &rep);
-  if (st == TG_OK) st = tg_bars_write_csv(&b, a->out);
+  if (st == TG_OK) st = tg_bars_write(&b, a->out);
   if (st == TG_OK) summarise(a, &rep, tg_clock_seconds() - t0);
   else fprintf(stderr, "tickgrad bars: %s\n", tg_last_error());
   tg_bars_free(&b);

@@ -1,6 +1,9 @@
-/* Bars as CSV: the bar fields, the instrument, then every extra column by name; written atomically. */
+/* Bars as CSV: the bar fields, the instrument, then every extra column by name; written atomically. And the writer
+ * chosen by a path's extension. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+#include <strings.h>
 #include "base/alloc.h"
 #include "base/files.h"
 #include "data/readers/timeconv.h"
@@ -63,4 +66,10 @@ tg_status tg_bars_write_csv(const tg_bars *b, const char *path) {
   if (st == TG_OK) st = tg_atomic_commit(&f);
   tg_free(out);
   return st;
+}
+
+tg_status tg_bars_write(const tg_bars *b, const char *path) {
+  size_t n = strlen(path);
+  if (n >= 8 && strcasecmp(path + n - 8, ".parquet") == 0) return tg_bars_write_parquet(b, path);
+  return tg_bars_write_csv(b, path);
 }
