@@ -1,6 +1,6 @@
 /* The Parquet writer: bars written and read back by the project's reader bit for bit (times, prices, NaN and signed
- * zeros, numeric and category columns with missing values, several pages, a wide dictionary), tickgrad bars --out
- * x.parquet's choice by extension, and the errors (a name used twice, an unwritable path) that leave files as they were. */
+ * zeros, numeric and category columns with missing values, several pages, a wide dictionary), the writer chosen by
+ * the extension, and the errors (a name used twice, an unwritable path) that leave files as they were. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -12,6 +12,7 @@
 #include "tickgrad/data.h"
 #include "tickgrad/dataset.h"
 #include "tickgrad/synth.h"
+#include "tickgrad/ticks.h"
 #include "tickgrad/device.h"
 #include "tickgrad/telemetry.h"
 #include "tickgrad/step.h"

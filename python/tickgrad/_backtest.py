@@ -180,11 +180,15 @@ def backtest(data: Optional[BarsLike] = None, *, run: Optional[RunLike] = None, 
             files = _write(result, where, out is None) if where else {}
             return Backtest(result, where, files)
         fc = _fc_args(rule, horizon, long_only, sized, class_map, threshold, weights)
-        data_paths, data_tz, f0, f1 = _core.run_data(path)
+        data_paths, data_tz, f0, f1, by, quotes = _core.run_data(path)
         if data is None:
             opts = dict(reader_options)
             if data_tz and "tz" not in opts:
                 opts["tz"] = data_tz
+            if by and "by" not in opts:  # ticks: the run's bars made again by its recipe
+                opts["by"] = by
+                if quotes and "quotes" not in opts:
+                    opts["quotes"] = quotes
             bars = to_bars(data_paths, **opts)
         else:
             bars = to_bars(data, **reader_options)

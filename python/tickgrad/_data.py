@@ -33,7 +33,8 @@ _ADJUST = ("difference", "ratio", "none")
 
 def _reader_args(columns: Optional[Union[str, Dict[str, Any]]], tz: Optional[str], price_scale: Optional[float],
                  nulls: str, duplicates: str = "error", allow_ohlc: bool = False, skip_bad_files: bool = False,
-                 checks: bool = True, roll: Optional[str] = None, adjust: str = "difference") -> tuple:
+                 checks: bool = True, roll: Optional[str] = None, adjust: str = "difference",
+                 by: Optional[str] = None, quotes: Optional[PathLike] = None) -> tuple:
     if isinstance(columns, dict):
         columns = ",".join(f"{k}={v}" for k, v in columns.items())
     if columns is not None and not isinstance(columns, str):
@@ -52,8 +53,13 @@ def _reader_args(columns: Optional[Union[str, Dict[str, Any]]], tz: Optional[str
         raise TypeError(f"roll: want 'volume', 'open_interest' or 'calendar:N', got {type(roll).__name__}")
     if adjust not in _ADJUST:
         raise ValueError(f"adjust: want 'difference', 'ratio' or 'none', got {adjust!r}")
+    if by is not None and not isinstance(by, str):
+        raise TypeError(f"by: want a bar recipe such as 'volume:1e4' or 'time:1m', got {type(by).__name__}")
+    if quotes is not None and not isinstance(quotes, (str, os.PathLike)):
+        raise TypeError(f"quotes: want the path of a quote tick file, got {type(quotes).__name__}")
     return (columns, tz, float(price_scale), nulls == "nan", _DUPLICATES.index(duplicates), bool(allow_ohlc),
-            bool(skip_bad_files), not checks, roll, _ADJUST.index(adjust))
+            bool(skip_bad_files), not checks, roll, _ADJUST.index(adjust), by or None,
+            os.fspath(quotes) if quotes is not None else None)
 
 
 # The command line's hints in the library's messages, as the keywords of this package's calls.
@@ -62,7 +68,8 @@ _FLAG_HINTS = (("--nulls nan", 'nulls="nan"'), ("--allow-ohlc 1", "allow_ohlc=Tr
                ("--duplicates first", 'duplicates="first"'), ("--duplicates last", 'duplicates="last"'),
                ("--duplicates", "duplicates="),
                ("--roll volume|open_interest|calendar[:N] (and --adjust difference|ratio|none)",
-                'roll="volume", "open_interest" or "calendar:N" (and adjust="difference", "ratio" or "none")'))
+                'roll="volume", "open_interest" or "calendar:N" (and adjust="difference", "ratio" or "none")'),
+               ("--by RECIPE", "by=RECIPE"))
 # The source name a DataFrame's bars carry in the library's messages.
 _FRAME_SOURCE = "DataFrame"
 
@@ -77,6 +84,7 @@ def _pythonic(e: "_core.Error", frame_sorted: Optional[bool] = None) -> "_core.E
         for flag, keyword in _FLAG_HINTS:
             msg = msg.replace("give " + flag, "pass " + keyword)
         msg = msg.replace("set nulls to NaN", 'pass nulls="nan"')
+        msg = msg.replace("--by RECIPE", "by=RECIPE").replace("as --quotes", "as quotes=").replace("--by ", "by=")
         return type(e)(msg)
     where = "row" if frame_sorted else "row (of the frame sorted by time)"
     msg = re.sub(_FRAME_SOURCE + r": row (\d+)", lambda m: f"{_FRAME_SOURCE} {where} {int(m.group(1)) - 1}", msg)
@@ -85,10 +93,11 @@ def _pythonic(e: "_core.Error", frame_sorted: Optional[bool] = None) -> "_core.E
 
 
 def _read(paths: List[str], columns=None, tz=None, price_scale=None, nulls="error", duplicates="error",
-          allow_ohlc=False, skip_bad_files=False, checks=True, roll=None, adjust="difference") -> "_core.Bars":
+          allow_ohlc=False, skip_bad_files=False, checks=True, roll=None, adjust="difference", by=None,
+          quotes=None) -> "_core.Bars":
     try:
         bars, warned = _core.read_bars(paths, *_reader_args(columns, tz, price_scale, nulls, duplicates, allow_ohlc,
-                                                            skip_bad_files, checks, roll, adjust))
+                                                            skip_bad_files, checks, roll, adjust, by, quotes))
     except _core.Error as e:
         raise _pythonic(e) from None
     for line in warned.splitlines():
@@ -123,7 +132,8 @@ def bars_to_frame(bars: "_core.Bars") -> pd.DataFrame:
 def read_bars(path: Union[PathLike, Sequence[PathLike]], *, columns: Optional[Union[str, Dict[str, Any]]] = None,
               tz: Optional[str] = None, price_scale: Optional[float] = None, nulls: str = "error",
               duplicates: str = "error", allow_ohlc: bool = False, skip_bad_files: bool = False,
-              roll: Optional[str] = None, adjust: str = "difference") -> pd.DataFrame:
+              roll: Optional[str] = None, adjust: str = "difference", by: Optional[str] = None,
+              quotes: Optional[PathLike] = None) -> pd.DataFrame:
     """Reads bar files (CSV, Databento DBN, Parquet: the format is found from the content) into a DataFrame.
 
     path: a file, a folder (every file in it), a glob such as ``"bars/es_*.csv"``, or a list of them; several
@@ -136,7 +146,9 @@ def read_bars(path: Union[PathLike, Sequence[PathLike]], *, columns: Optional[Un
     instrument sharing a time (``duplicates`` "first" or "last" keeps one), high below open/close/low or low above
     open/close (``allow_ohlc=True`` lets them through), negative volume, prices that are not positive numbers a log
     return can be taken of. ``skip_bad_files=True`` skips the files of a folder or glob that cannot be read, with a
-    warning naming each. gzip and zstd compressed files are read as they are.
+    warning naming each. gzip and zstd compressed files are read as they are. ``by``: the files are trade ticks,
+    made into bars by this recipe as they are read ("volume:1e4", "time:1m"; ``quotes`` a quote tick file merged in),
+    as every command's ``--by`` does; make_bars does the same with the tick options and the pass's counts.
 
     Several futures contracts in one source (Lean futures files, a ``contract`` column, DBN contracts of one root)
     are an error naming them unless ``roll`` says how to stitch them: "volume", "open_interest" or "calendar:N";
@@ -150,7 +162,7 @@ def read_bars(path: Union[PathLike, Sequence[PathLike]], *, columns: Optional[Un
     library's memory; nothing is copied.
     """
     return bars_to_frame(_read(_paths(path, "path"), columns, tz, price_scale, nulls, duplicates, allow_ohlc,
-                               skip_bad_files, True, roll, adjust))
+                               skip_bad_files, True, roll, adjust, by, quotes))
 
 
 def _instrument_ids(col: pd.Series) -> np.ndarray:
@@ -258,14 +270,15 @@ def write_bars_csv(data: BarsLike, path: PathLike) -> str:
 
 
 def to_bars(data: BarsLike, *, columns=None, tz=None, price_scale=None, nulls="error", duplicates="error",
-            allow_ohlc=False, skip_bad_files=False, checks=True, roll=None, adjust="difference") -> "_core.Bars":
+            allow_ohlc=False, skip_bad_files=False, checks=True, roll=None, adjust="difference", by=None,
+            quotes=None) -> "_core.Bars":
     """The library's bars of data: a DataFrame (as read_bars returns) or a path / paths read with the options."""
     if isinstance(data, pd.DataFrame):
         return frame_to_bars(data, tz)
     if isinstance(data, _core.Bars):
         return data
     return _read(_paths(data, "data"), columns, tz, price_scale, nulls, duplicates, allow_ohlc, skip_bad_files, checks,
-                 roll, adjust)
+                 roll, adjust, by, quotes)
 
 
 def inspect(data: BarsLike, **reader_options: Any) -> Dict[str, Any]:

@@ -352,8 +352,8 @@ done:
   return res;
 }
 
-/* run_data(run) -> (data paths, data_tz, train_frac, val_frac): a training run's data as its config.json records it
- * (tg_train_config_load), which `backtest --run` reads when given no --data. */
+/* run_data(run) -> (data paths, data_tz, train_frac, val_frac, bar_recipe, quotes): a training run's data as its
+ * config.json records it (tg_train_config_load), which `backtest --run` reads when given no --data. */
 static PyObject *py_run_data(PyObject *self, PyObject *arg) {
   (void)self;
   const char *run = PyUnicode_AsUTF8(arg);
@@ -371,7 +371,7 @@ static PyObject *py_run_data(PyObject *self, PyObject *arg) {
     else PyList_SET_ITEM(l, i, s);
   }
   if (!l) return NULL;
-  return Py_BuildValue("(Nsdd)", l, c.read.tz, c.train_frac, c.val_frac);
+  return Py_BuildValue("(Nsddss)", l, c.read.tz, c.train_frac, c.val_frac, c.read.by, c.read.quotes);
 }
 
 static int parse_fc(PyObject *fc, PyObject *costs, tg_fc_bt_opts *fo) {
@@ -515,7 +515,7 @@ PyMethodDef tgpy_backtest_methods[] = {
      "backtest_bars(bars, split, train_frac, val_frac, costs, strategy, targets, run, fc) -> BacktestResult"},
     {"policy_backtest", py_policy_backtest, METH_VARARGS,
      "policy_backtest(run, split, data, costs, costs_given) -> BacktestResult"},
-    {"run_data", py_run_data, METH_O, "run_data(run) -> (data, data_tz, train_frac, val_frac) of RUN/config.json"},
+    {"run_data", py_run_data, METH_O, "run_data(run) -> (data, data_tz, train_frac, val_frac, bar_recipe, quotes) of RUN/config.json"},
     {"walkforward", py_walkforward, METH_VARARGS,
      "walkforward(model, bars, data, settings, folds, train_blocks, rolling, out, fc, costs) -> log text"},
     {"sweep", py_sweep, METH_VARARGS,

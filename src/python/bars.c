@@ -7,7 +7,7 @@ static void bars_dealloc(PyObject *self) {
   Py_TYPE(self)->tp_free(self);
 }
 
-static PyObject *bars_alloc(void) {
+PyObject *tgpy_bars_new(void) {
   tgpy_bars *o = PyObject_New(tgpy_bars, &tgpy_BarsType);
   if (o) tg_bars_init(&o->b);
   return (PyObject *)o;
@@ -152,17 +152,17 @@ PyTypeObject tgpy_BarsType = {
     .tp_getset = bars_getset,
 };
 
-/* read_bars(paths, columns, tz, price_scale, nan_nulls, duplicates, allow_ohlc, skip_bad_files, no_checks, roll, adjust)
- * -> (Bars, warnings text); duplicates is the tg_dup_policy code, roll the rule's text or None, adjust the tg_adjust
- * code */
+/* read_bars(paths, columns, tz, price_scale, nan_nulls, duplicates, allow_ohlc, skip_bad_files, no_checks, roll, adjust,
+ * by, quotes) -> (Bars, warnings text); duplicates is the tg_dup_policy code, roll the rule's text or None, adjust the
+ * tg_adjust code, by a bar recipe (None: bar files) */
 static PyObject *py_read_bars(PyObject *self, PyObject *args) {
   (void)self;
   PyObject *paths;
-  const char *columns = NULL, *tz = NULL, *roll = NULL;
+  const char *columns = NULL, *tz = NULL, *roll = NULL, *by = NULL, *quotes = NULL;
   double scale = 0;
   int nan_nulls = 0, dups = 0, allow_ohlc = 0, skip_bad = 0, no_checks = 0, adjust = 0;
-  if (!PyArg_ParseTuple(args, "O!zzdpippp|zi", &PyList_Type, &paths, &columns, &tz, &scale, &nan_nulls, &dups,
-                        &allow_ohlc, &skip_bad, &no_checks, &roll, &adjust))
+  if (!PyArg_ParseTuple(args, "O!zzdpippp|zizz", &PyList_Type, &paths, &columns, &tz, &scale, &nan_nulls, &dups,
+                        &allow_ohlc, &skip_bad, &no_checks, &roll, &adjust, &by, &quotes))
     return NULL;
   if (dups < TG_DUPS_ERROR || dups > TG_DUPS_LAST) return PyErr_Format(PyExc_ValueError, "duplicates: code %d", dups);
   if (adjust < TG_ADJUST_DIFFERENCE || adjust > TG_ADJUST_NONE)
@@ -177,7 +177,7 @@ static PyObject *py_read_bars(PyObject *self, PyObject *args) {
       return NULL;
     }
   tgpy_capture warn;
-  PyObject *o = bars_alloc();
+  PyObject *o = tgpy_bars_new();
   if (!o || tgpy_capture_open(&warn) < 0) {
     PyMem_Free(p);
     Py_XDECREF(o);
@@ -185,7 +185,8 @@ static PyObject *py_read_bars(PyObject *self, PyObject *args) {
   }
   tg_read_opts ro = {.columns = columns, .tz = tz, .price_scale = scale, .nulls = nan_nulls ? TG_NULLS_NAN : TG_NULLS_ERROR,
                      .warn = warn.f, .duplicates = (tg_dup_policy)dups, .allow_ohlc = allow_ohlc,
-                     .skip_bad_files = skip_bad, .no_checks = no_checks, .roll = roll, .adjust = (tg_adjust)adjust};
+                     .skip_bad_files = skip_bad, .no_checks = no_checks, .roll = roll, .adjust = (tg_adjust)adjust,
+                     .by = by, .quotes = quotes};
   tg_status st;
   Py_BEGIN_ALLOW_THREADS
   if (n == 1) st = tg_bars_read(p[0], &ro, &((tgpy_bars *)o)->b); /* its message as `tickgrad inspect` gives it */
@@ -253,7 +254,7 @@ static PyObject *py_bars_from_arrays(PyObject *self, PyObject *args) {
   Py_buffer tv;
   if (tgpy_buffer(ts, "index", "q", 1, 0, &tv) < 0) return NULL;
   int64_t n = tv.len / (Py_ssize_t)sizeof(int64_t);
-  PyObject *out = bars_alloc();
+  PyObject *out = tgpy_bars_new();
   tg_bars *b = out ? &((tgpy_bars *)out)->b : NULL;
   tg_status st = b ? tg_bars_reserve(b, n > 0 ? n : 1, inst != Py_None) : TG_ERR_NOMEM;
   if (st != TG_OK) {
@@ -313,7 +314,7 @@ static PyObject *py_synth(PyObject *self, PyObject *args) {
     return NULL;
   c.bars = bars, c.interval_ns = interval, c.seed = (uint64_t)seed;
   if (start != Py_None && (c.start_ns = PyLong_AsLongLong(start)) == -1 && PyErr_Occurred()) return NULL;
-  PyObject *o = bars_alloc();
+  PyObject *o = tgpy_bars_new();
   if (!o) return NULL;
   tg_status st;
   Py_BEGIN_ALLOW_THREADS
@@ -330,7 +331,7 @@ PyMethodDef tgpy_data_methods[] = {
     {"synth", py_synth, METH_VARARGS, "synth(...) -> Bars: the built-in synthetic market"},
     {"read_bars", py_read_bars, METH_VARARGS,
      "read_bars(paths, columns, tz, price_scale, nan_nulls, duplicates, allow_ohlc, skip_bad_files, no_checks[, roll, "
-     "adjust]) -> (Bars, warnings)"},
+     "adjust, by, quotes]) -> (Bars, warnings)"},
     {"bars_from_arrays", py_bars_from_arrays, METH_VARARGS,
      "bars_from_arrays(ts, open, high, low, close, volume, instrument, extras, source) -> Bars"},
     {"instrument_id", py_instrument_id, METH_O, "instrument_id(text) -> the id the CSV reader gives it"},

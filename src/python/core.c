@@ -144,7 +144,8 @@ PyMODINIT_FUNC PyInit__core(void) {
   err_of[TG_ERR_INTERRUPTED] = tgpy_Interrupted;
   if (find_main_thread() < 0) goto fail;
   if (PyType_Ready(&tgpy_BarsType) < 0 || PyModule_AddObjectRef(m, "Bars", (PyObject *)&tgpy_BarsType) < 0) goto fail;
-  if (add_methods(m, core_methods) < 0 || add_methods(m, tgpy_data_methods) < 0 || add_methods(m, tgpy_train_methods) < 0 ||
+  if (add_methods(m, core_methods) < 0 || add_methods(m, tgpy_data_methods) < 0 ||
+      add_methods(m, tgpy_ticks_methods) < 0 || add_methods(m, tgpy_train_methods) < 0 ||
       add_methods(m, tgpy_predict_methods) < 0 || add_methods(m, tgpy_backtest_methods) < 0 ||
       add_methods(m, tgpy_env_methods) < 0)
     goto fail;

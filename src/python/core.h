@@ -44,6 +44,8 @@ typedef struct tgpy_bars {
   tg_bars b;
 } tgpy_bars;
 extern PyTypeObject tgpy_BarsType;
+/* A new Bars object holding no bars (NULL with an exception when out of memory). */
+PyObject *tgpy_bars_new(void);
 /* The bars of obj (a Bars object); TypeError naming arg otherwise. */
 const tg_bars *tgpy_bars_of(PyObject *obj, const char *arg);
 
@@ -72,6 +74,7 @@ int tgpy_train_config_new(tg_train_config *c, const char *model, const char *con
 
 /* The methods of each file, joined at import. */
 extern PyMethodDef tgpy_data_methods[];
+extern PyMethodDef tgpy_ticks_methods[];
 extern PyMethodDef tgpy_train_methods[];
 extern PyMethodDef tgpy_predict_methods[];
 extern PyMethodDef tgpy_backtest_methods[];

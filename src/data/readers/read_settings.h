@@ -51,7 +51,7 @@ tg_status tg_read_settings_check(const tg_read_settings *s);
 #define TG_READ_TICK_ROWS(base)                                                                                        \
   {.key = "bar_recipe", .flag = "--by", .type = TG_SET_STRING, .off = TG_READ_OFF(base, by),                          \
    .size = sizeof(((tg_read_settings *)0)->by), .arg = "RECIPE",                                                       \
-   .help = "the data are trade ticks: make bars of them by RECIPE (time:1m, volume:1e4, dollar:5e6, ...; docs/TICKS.md)"}, \
+   .help = "the data are trade ticks: make bars of them by RECIPE (time:1m, volume:1e4, dollar:5e6; docs/TICKS.md)"}, \
   {.key = "quotes", .flag = "--quotes", .type = TG_SET_STRING, .off = TG_READ_OFF(base, quotes),                       \
    .size = sizeof(((tg_read_settings *)0)->quotes), .arg = "FILE",                                                     \
    .help = "with --by: quote ticks merged into the bars (columns bid, ask, spread_mean, mid)"}
