@@ -67,6 +67,13 @@ expect 0 "backtest --run of a tick run" -- "$bin" backtest --run "$dir/tt" --rul
 expect 0 "backtest --run of the bars run" -- "$bin" backtest --run "$dir/tb" --rule median --out "$dir/bb"
 same "backtests from ticks and from bars" "$dir/bt/equity.csv" "$dir/bb/equity.csv"
 
+# walkforward and sweep train each run on ticks by the recipe; a policy keeps it in env.json for its backtest
+expect_out "wrote .*walkforward.csv" "walkforward on ticks --by" -- "$bin" --threads 1 walkforward --folds 1 $tiny --data "$dir/ticks.csv" --by volume:400 --epochs 1 --out "$dir/wf"
+expect_out '"bar_recipe": "volume:400"' "a fold's config.json keeps the recipe" -- cat "$dir/wf/fold-01/config.json"
+expect_out "wrote .*sweep.csv" "sweep on ticks --by" -- "$bin" --threads 1 sweep --grid lr=0.001,0.002 $tiny --data "$dir/ticks.csv" --by volume:400 --epochs 1 --out "$dir/sw"
+expect 0 "dqn on ticks --by" -- "$bin" --threads 1 train --model dqn --env trading --data "$dir/ticks.csv" --by volume:400 --window 8 --episode-len 64 --total-timesteps 2000 --learning-starts 200 --out "$dir/rd"
+expect_out '"bar_recipe": "volume:400"' "env.json keeps the recipe" -- cat "$dir/rd/env.json"
+expect 0 "backtest --run of the dqn tick run" -- "$bin" backtest --run "$dir/rd" --out "$dir/rdb"
 # quotes: merged into the bars of every command as into the bars command's
 expect 0 "bars with quotes" -- "$bin" bars --data "$dir/ticks.csv" --quotes "$dir/quotes.csv" --by time:5m --out "$dir/q.csv"
 expect 0 "backtest on the bars file with quotes" -- "$bin" backtest --data "$dir/q.csv" --strategy sma-cross:5,20 --out "$dir/qb"
