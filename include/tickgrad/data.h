@@ -52,7 +52,9 @@ typedef struct tg_bar_column {
  *   symbol or ticker, any case, or instrument=NAME|INDEX in the column map) gives a whole number in
  *   [0, 2^32) written with digits as that id, and any other text the 32-bit FNV-1a hash of its bytes
  *   (the same symbol gets the same id in every file). Two symbols that hash alike would merge; the
- *   CSV reader detects that within one file and fails naming both. Parquet gives no instrument;
+ *   CSV reader detects that within one file and fails naming both. Parquet: a flat integer column
+ *   named instrument or instrument_id (any case) gives the ids (each in [0, 2^32), none null); text
+ *   instrument columns stay category columns;
  * - a failed tg_*_parse leaves out as it was: the same bars, no instrument or extra column added
  *   (only the capacity, and the names of a category column it held, may have grown);
  * - a CSV file whose times run newest first is reversed by time (rows of one time keep their file

@@ -232,9 +232,8 @@ tg_status tg_bars_write_csv(const tg_bars *b, const char *path);
 /* Writes bars as Parquet (atomically), one row group of zstd-compressed pages: ts INT64 TIMESTAMP(NANOS, UTC), open,
  * high, low, close, volume DOUBLE (NaN stays NaN), instrument INT64 when present, then every extra column by name:
  * numeric ones DOUBLE, category ones BYTE_ARRAY STRING, dictionary-encoded with the names in code order and missing
- * values null. tg_bars_read gives the bars back bit for bit (an instrument column as a numeric extra column; a series
- * of no bars has no row group, so its category names are not kept). An extra column named like a bar field is
- * TG_ERR_INVALID naming it. */
+ * values null. tg_bars_read gives the bars back bit for bit (a series of no bars has no row group, so its category
+ * names are not kept). An extra column named like a bar field is TG_ERR_INVALID naming it. */
 tg_status tg_bars_write_parquet(const tg_bars *b, const char *path);
 /* tg_bars_write_parquet when path ends in ".parquet" (any case), else tg_bars_write_csv. */
 tg_status tg_bars_write(const tg_bars *b, const char *path);

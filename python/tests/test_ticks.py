@@ -115,7 +115,7 @@ def test_parquet_and_csv_written_read_back_exactly(ticks, tmp_path):
     n = 300
     frame = pd.DataFrame({
         "open": np.full(n, 10.0), "high": np.full(n, 11.0), "low": np.full(n, 9.0), "close": np.linspace(9.5, 10.5, n),
-        "volume": [math.nan if i % 5 == 0 else float(i) for i in range(n)],
+        "volume": [math.nan if i % 5 == 0 else float(i) for i in range(n)], "instrument": [i % 4 for i in range(n)],
         "x": [math.nan if i % 7 == 0 else (-1) ** i * 10.0 ** (i % 300 - 150) for i in range(n)],
         "venue": pd.Categorical([None if i % 11 == 0 else ["", "Z\u00fcrich", "b"][i % 3] for i in range(n)]),
     }, index=pd.date_range("2024-01-02", periods=n, freq="1min", tz="UTC", name="ts"))
@@ -127,7 +127,7 @@ def test_parquet_and_csv_written_read_back_exactly(ticks, tmp_path):
         if name.endswith(".parquet"):  # CSV reads an empty name as missing
             assert back["venue"].astype(object).where(back["venue"].notna(), None).tolist() == \
                 frame["venue"].astype(object).where(frame["venue"].notna(), None).tolist()
-        assert (back.index == frame.index).all()
+        assert (back.index == frame.index).all() and back["instrument"].tolist() == frame["instrument"].tolist()
 
 
 def test_train_on_ticks_keeps_the_recipe(ticks, tmp_path):

@@ -1,4 +1,5 @@
-/* Parquet: tg_parquet_parse, which maps a file's columns onto a bar series (ts, open..volume; the rest as extras). */
+/* Parquet: tg_parquet_parse, which maps a file's columns onto a bar series (ts, open..volume, an integer instrument
+ * column; the rest as extras). */
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -147,6 +148,41 @@ static tg_status read_ts(const tg_pq_file *f, int c, const tg_read_opts *opts, i
   return TG_OK;
 }
 
+/* A flat integer column named instrument or instrument_id (any case) that no bar field took: the bars' instrument
+ * ids, as a CSV file's numbers give them; -1 when there is none. */
+static int find_instrument(const tg_pq_file *f, const int map[NROLES]) {
+  static const char *const names[] = {"instrument", "instrument_id"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    int c = tg_pq_find(f, names[i]), taken = 0;
+    for (int r = 0; r < NROLES; r++) taken |= c >= 0 && map[r] == c;
+    if (c < 0 || taken) continue;
+    const tg_pq_column *col = &f->cols[c];
+    if ((col->physical == TG_PQ_INT32 || col->physical == TG_PQ_INT64) && col->max_rep == 0 &&
+        (col->logical == 0 || col->logical == TG_PQ_LT_INTEGER))
+      return c;
+  }
+  return -1;
+}
+
+/* The ids of instrument column c into ids[num_rows]: every one present and in [0, 2^32). */
+static tg_status read_instrument(const tg_pq_file *f, int c, uint32_t *ids, uint8_t *valid) {
+  int64_t n = f->num_rows, nulls = 0;
+  int64_t *v = tg_malloc((size_t)n * sizeof *v + 1);
+  if (!v) return tg_error(TG_ERR_NOMEM, "%s: out of memory for %lld instrument ids", f->path, (long long)n);
+  tg_status st = tg_pq_read_i64(f, c, v, valid, &nulls);
+  for (int64_t i = 0; st == TG_OK && i < n; i++) {
+    if (!valid[i])
+      st = tg_error(TG_ERR_FORMAT, "%s: column '%s' is null at row %lld (0-based); every bar needs its instrument",
+                    f->path, f->cols[c].name, (long long)i);
+    else if (v[i] < 0 || v[i] > (int64_t)UINT32_MAX)
+      st = tg_error(TG_ERR_FORMAT, "%s: column '%s' row %lld (0-based): %lld is not an instrument id (0 .. %u)",
+                    f->path, f->cols[c].name, (long long)i, (long long)v[i], UINT32_MAX);
+    else ids[i] = (uint32_t)v[i];
+  }
+  tg_free(v);
+  return st;
+}
+
 static tg_status read_price(const tg_pq_file *f, int c, const tg_read_opts *opts, double *out, uint8_t *valid) {
   int64_t nulls = 0;
   tg_status st = tg_pq_read_f64(f, c, out, valid, &nulls);
@@ -191,21 +227,33 @@ tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, cons
     for (int r = OPEN; r <= CLOSE; r++)
       for (int64_t i = 0; i < n; i++) cols[r][base + i] *= s;
   }
+  int inst = st == TG_OK ? find_instrument(&f, map) : -1, added = 0;
+  uint32_t *ids = NULL;
+  if (inst >= 0 && !(ids = tg_malloc((size_t)n * sizeof *ids + 1)))
+    st = tg_error(TG_ERR_NOMEM, "%s: out of memory for %lld instrument ids", path, (long long)n);
+  if (ids) st = read_instrument(&f, inst, ids, valid);
+  if (st == TG_OK && ids && !out->instrument && (st = tg_bars_reserve(out, out->cap, 1)) == TG_OK) added = 1;
   unsigned char *used = st == TG_OK ? tg_calloc((size_t)f.ncols + 1, 1) : NULL;
   if (st == TG_OK && !used) st = tg_error(TG_ERR_NOMEM, "%s: out of memory for %d columns", path, f.ncols);
   if (st == TG_OK) {
     for (int r = 0; r < NROLES; r++)
       if (map[r] >= 0) used[map[r]] = 1;
+    if (inst >= 0) used[inst] = 1;
     st = tg_pq_read_extras(&f, used, opts->warn, out, base);
   }
   tg_free(used);
+  if (st != TG_OK && added) { /* a failed parse adds no instrument column */
+    tg_free(out->instrument);
+    out->instrument = NULL;
+  }
   if (st == TG_OK) {
     if (out->instrument)
-      for (int64_t i = 0; i < n; i++) out->instrument[base + i] = 0;
+      for (int64_t i = 0; i < n; i++) out->instrument[base + i] = ids ? ids[i] : 0;
     out->n = base + n;
     snprintf(out->format, sizeof out->format, "parquet");
   }
   tg_free(valid);
+  tg_free(ids);
   tg_pq_close(&f);
   return st;
 }
