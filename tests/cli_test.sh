@@ -508,6 +508,9 @@ if [ -n "$shared" ] && [ -d "$shared/lean" ]; then
     expect_out "check       ok" "the stitched gold bars read back (their contract column of expiries as names)" -- "$bin" inspect "$dir/gc.csv"
     expect 0 "the stitched gold bars backtest" -- "$bin" backtest --data "$dir/gc.csv" --strategy sma-cross:5,20 --out "$dir/gcbt"
     expect 2 "bars refuses an unknown roll rule" -- "$bin" bars --data "$lt/future/gc/" --by time:1m --roll weekly --out "$dir/l.csv"
+    expect_out "11 futures contracts whose bars overlap" "train --by on gold ticks names the contracts" -- "$bin" --threads 1 train --model mlp --data "$lt/future/gc/" --by volume:50 --horizons 2 --epochs 1 --out "$dir/gcr0"
+    expect 0 "train --by --roll on gold ticks" -- "$bin" --threads 1 train --model mlp --data "$lt/future/gc/" --by volume:50 --roll volume --duplicates last --horizons 2 --epochs 1 --out "$dir/gcr"
+    expect 0 "backtest --run of a rolled tick run makes its bars again" -- "$bin" --threads 1 backtest --run "$dir/gcr" --rule median --horizon 1
   fi
   dt=$shared/dbn-ticks/databento-dbn
   if [ -d "$dt" ]; then

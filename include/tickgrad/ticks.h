@@ -218,7 +218,9 @@ typedef struct tg_tick_bars_report {
 } tg_tick_bars_report;
 
 /* Opens trades (and quotes, may be NULL) as tg_tick_open does, makes bars by r in one pass (tg_ticks_to_bars) and
- * closes them; out is initialised by this call (freed on failure), report may be NULL. A trades path that does not
+ * closes them; out is initialised by this call (freed on failure), report may be NULL. A trades source of several
+ * futures contracts (no quotes, no tick->contract) gives each contract's bars instead (tg_ticks_to_contract_bars), which
+ * a read stitches by its roll rule or refuses naming them. A trades path that does not
  * open as ticks but reads as bars is TG_ERR naming it as bars (leave --by out). This is what `tickgrad bars` and a
  * read with tg_read_opts.by do. */
 tg_status tg_ticks_read_bars(const char *trades, const char *quotes, const tg_bar_recipe *r,

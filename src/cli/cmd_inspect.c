@@ -192,11 +192,13 @@ int tg_cmd_inspect(int argc, char **argv) {
   int failed = 0;
   to.tz = rf.s.tz[0] ? rf.s.tz : NULL;
   if (ticks && rs.interval_ns) return tg_cli_usage_error("inspect", "--resample goes with bar files, not --ticks");
+  if (ticks && rf.s.by[0]) return tg_cli_usage_error("inspect", "--by reports the bars made from ticks; --ticks the ticks");
   if (dump && n_files != 1) return tg_cli_usage_error("inspect", "--dump takes one tick file, not %d", n_files);
   for (int i = 0; i < n_files; i++) {
     tg_bars bars, coarse;
     tg_bars_report rep;
-    int tick_rc = rs.interval_ns ? -1 : inspect_ticks(files[i], ticks, &to, dump);
+    /* with --by the bars made from the ticks are reported, as every command reads them */
+    int tick_rc = rs.interval_ns || rf.s.by[0] ? -1 : inspect_ticks(files[i], ticks, &to, dump);
     if (tick_rc < 0 && dump) {
       fprintf(stderr, "tickgrad inspect: --dump: %s is not a tick file (give --ticks trades|quotes to read it as one)\n",
               files[i]);

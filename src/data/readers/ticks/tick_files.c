@@ -29,6 +29,22 @@ tg_status tg_ticks_read_bars(const char *trades, const char *quotes, const tg_ba
   tg_bars_init(out);
   tg_tick_source *t = NULL, *q = NULL;
   tg_bar_stats s;
+  if (!quotes && !(tick && tick->contract)) { /* several futures contracts: bars per contract, for tg_bars_roll */
+    tg_tick_contracts list = {0};
+    tg_status lst = tg_tick_contracts_list(trades, TG_TICK_TRADES, &list);
+    int several = lst == TG_OK && list.n > 1;
+    tg_tick_contracts_free(&list);
+    if (several) {
+      tg_tick_counts c;
+      tg_status st = tg_ticks_to_contract_bars(trades, tick, r, bar, out, &s, &c);
+      if (st == TG_OK && report) {
+        memset(report, 0, sizeof *report);
+        report->stats = s;
+        report->trades = c;
+      }
+      return st;
+    }
+  }
   tg_status st = tg_tick_open(trades, TG_TICK_TRADES, tick, &t);
   if (st != TG_OK) return bars_not_ticks(trades, st);
   if (quotes) st = tg_tick_open(quotes, TG_TICK_QUOTES, tick, &q);
