@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(build-essential cmake libopenblas-dev pkg-config libzstd-dev libsnappy-dev zlib1g-dev libzip-dev tzdata libomp-dev
           clang libclang-rt-14-dev libopenmpi-dev openmpi-bin libdnnl-dev python3-dev python3-venv
-          libvulkan-dev glslc mesa-vulkan-drivers)
+          libvulkan-dev glslc mesa-vulkan-drivers protobuf-c-compiler libprotobuf-c-dev libonnx-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

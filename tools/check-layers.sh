@@ -30,7 +30,7 @@ layer_of_public() {
     step|checkpoint|data|dataset|synth|dist|ticks) echo 3 ;;
     models|rl|rl_agents|env|agents) echo 4 ;;
     report) echo 5 ;;
-    train|evaluate|predictor|backtest|eval|agent_run) echo 6 ;;
+    train|evaluate|predictor|backtest|eval|agent_run|export) echo 6 ;;
     tickgrad) echo 7 ;;
     *) echo "" ;;
   esac

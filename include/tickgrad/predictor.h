@@ -105,6 +105,9 @@ tg_status tg_predictor_bar_at(tg_predictor *p, const tg_bars *bars, int64_t row,
  * open or reset). Valid until the next push or reset. A PyTorch twin of the model fed the last `window` rows of an
  * instrument reproduces its forecast: the scaled output times the target scales of inference.json. */
 const float *tg_predictor_features(const tg_predictor *p);
+/* The same row before normalisation [info.n_features]: the stream's features of the last push in the model's order, the
+ * values an exported model (tickgrad export, docs/EXPORT.md) takes as its input. NULL when tg_predictor_features is. */
+const float *tg_predictor_raw_features(const tg_predictor *p);
 /* Forgets every bar: the next push starts each instrument afresh. */
 void tg_predictor_reset(tg_predictor *p);
 void tg_predictor_free(tg_predictor *p);

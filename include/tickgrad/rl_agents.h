@@ -107,6 +107,8 @@ tg_status tg_dqn_policy_load(const char *run_dir, tg_env_spec spec, tg_device de
 tg_status tg_dqn_policy_load_env(const char *run_dir, const tg_env *env, tg_device dev, tg_dqn_policy **out);
 /* obs [n, obs_dim] host memory -> actions [n] (int32, the first maximum). */
 tg_status tg_dqn_policy_act(tg_dqn_policy *p, const float *obs, int32_t *actions);
+/* The Q-values q [n, n_actions] of obs [n, obs_dim] (host memory), those act takes the argmax of. */
+tg_status tg_dqn_policy_values(tg_dqn_policy *p, const float *obs, float *q);
 void tg_dqn_policy_free(tg_dqn_policy *p);
 
 /* ==== end of the DQN section ==== */
@@ -213,6 +215,9 @@ tg_status tg_ppo_policy_load_env(const char *run_dir, const tg_env *env, tg_devi
 /* obs [n, obs_dim] host memory -> actions [n]: int32 for discrete envs, float (the Gaussian's mean;
  * the env clips it) for continuous ones. */
 tg_status tg_ppo_policy_act(tg_ppo_policy *p, const float *obs, void *actions);
+/* The actor's logits [n, n_actions] (a continuous policy: its means [n, 1]) and the critic's values [n] of obs
+ * [n, obs_dim] (host memory); either output may be NULL. */
+tg_status tg_ppo_policy_values(tg_ppo_policy *p, const float *obs, float *logits, float *value);
 void tg_ppo_policy_free(tg_ppo_policy *p);
 
 /* ==== end of the PPO section ==== */

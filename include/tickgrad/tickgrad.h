@@ -26,6 +26,7 @@
 #include "tickgrad/backtest.h"
 #include "tickgrad/report.h"
 #include "tickgrad/predictor.h"
+#include "tickgrad/export.h"
 #include "tickgrad/dist.h"
 #include "tickgrad/eval.h"
 

@@ -172,6 +172,12 @@ class Predictor:
         raw = self._p.features()
         return None if raw is None else np.frombuffer(raw, dtype=np.float32).copy()
 
+    def raw_features(self) -> Optional[np.ndarray]:
+        """The same row before normalisation [n_features] float32 (a copy), or None: the values a window of an
+        exported model (Run.export_onnx, docs/EXPORT.md) takes, oldest bar first (tg_predictor_raw_features)."""
+        raw = self._p.raw_features()
+        return None if raw is None else np.frombuffer(raw, dtype=np.float32).copy()
+
     def reset(self) -> None:
         """Forgets every bar: the next push starts each instrument afresh."""
         self._p.reset()

@@ -172,6 +172,19 @@ class Run:
         from ._predict import Predictor  # noqa: PLC0415 (the modules import each other)
         return Predictor(self, weights=weights)
 
+    def export_onnx(self, path: PathLike, *, weights: str = "best") -> str:
+        """Writes this run's model as an ONNX file at path (``tickgrad export --format onnx``; docs/EXPORT.md) and
+        returns the path. A forecaster maps raw feature windows "features" [batch, window, n_features] (the rows
+        Predictor.raw_features gives, oldest first) to "quantiles" [batch, horizons, n_quantiles], the normalisation
+        and target scales inside the graph; a DQN run maps "obs" [batch, obs_width] to "q_values", a PPO run to
+        "logits" and "value". weights: a forecaster's "best" or "last". Written atomically: on an error (an op with no
+        ONNX form, weights that are not finite, a run being written, a path that cannot be written) nothing is."""
+        if weights not in ("best", "last"):
+            raise ValueError(f"weights: want 'best' or 'last', got {weights!r}")
+        out = os.fspath(path)
+        _core.export_run(self.path, "onnx", out, "last" if weights == "last" else "best")
+        return out
+
     def evaluate(self, data: Any = None, *, weights: str = "best", device: Optional[str] = None) -> Dict[str, Any]:
         """Scores this forecaster out of sample (``tickgrad evaluate``): every window of its train, val and test
         splits once through its ``weights`` ("best" or "last"), the data rebuilt as training built it. Writes

@@ -1,4 +1,5 @@
 /* A trained DQN run's greedy policy: its Q-network from config.json and weights.safetensors, argmax per observation. */
+#include <string.h>
 #include "base/alloc.h"
 #include "agents/dqn_internal.h"
 
@@ -73,4 +74,14 @@ tg_status tg_dqn_policy_act(tg_dqn_policy *p, const float *obs, int32_t *actions
   if (st != TG_OK) return st;
   for (size_t i = 0; i < n; i++) actions[i] = rl_argmax(q + i * A, (int)A);
   return TG_OK;
+}
+
+tg_status tg_dqn_policy_values(tg_dqn_policy *p, const float *obs, float *q) {
+  if (!p || !obs || !q) return tg_error(TG_ERR_INVALID, "dqn policy values: policy, obs and q are required");
+  size_t count = (size_t)p->spec.n * (size_t)p->spec.n_actions;
+  const float *v;
+  tg_status st = rl_net_act(&p->net, obs);
+  if (st == TG_OK) st = rl_read_out(p->net.host, p->net.dev, p->q, p->hq, count, &v);
+  if (st == TG_OK) memcpy(q, v, count * sizeof *q);
+  return st;
 }

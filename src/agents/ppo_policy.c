@@ -1,4 +1,5 @@
 /* A trained PPO run's policy: its actor from config.json and weights.safetensors, the most likely action per observation. */
+#include <string.h>
 #include "base/alloc.h"
 #include "agents/ppo_internal.h"
 
@@ -58,4 +59,14 @@ void tg_ppo_policy_free(tg_ppo_policy *p) {
   if (!p) return;
   rl_ppo_net_close(&p->net);
   tg_free(p);
+}
+
+tg_status tg_ppo_policy_values(tg_ppo_policy *p, const float *obs, float *logits, float *value) {
+  if (!p || !obs) return tg_error(TG_ERR_INVALID, "ppo policy values: policy and obs are required");
+  const float *l, *v;
+  tg_status st = rl_ppo_net_eval(&p->net, obs, &l, &v);
+  size_t n = (size_t)p->spec.n, A = (size_t)(p->spec.n_actions ? p->spec.n_actions : 1);
+  if (st == TG_OK && logits) memcpy(logits, l, n * A * sizeof *logits);
+  if (st == TG_OK && value) memcpy(value, v, n * sizeof *value);
+  return st;
 }

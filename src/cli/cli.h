@@ -22,6 +22,7 @@ int tg_cmd_backtest(int argc, char **argv);
 int tg_cmd_evaluate(int argc, char **argv);
 int tg_cmd_report(int argc, char **argv);
 int tg_cmd_predict(int argc, char **argv);
+int tg_cmd_export(int argc, char **argv);
 int tg_cmd_walkforward(int argc, char **argv);
 int tg_cmd_sweep(int argc, char **argv);
 /* A new forecaster run's config from `tickgrad train`'s flags (--model, --data, --config, every setting); 0, -1

@@ -25,6 +25,7 @@ static void usage(FILE *f) {
           "  evaluate   score a trained forecaster on its test (val, train) split: pinball per horizon and quantile,\n"
           "             q-risk, interval coverage and calibration against baselines; RUN/evaluation.json\n"
           "  predict    a trained forecaster's quantile forecasts per bar, from files or streamed on stdin\n"
+          "  export     write a trained run's model as an ONNX file (forecasters and DQN/PPO policies)\n"
           "  walkforward  time folds: a training run and a backtest of the next block per fold, a summary table\n"
           "  sweep      a hyperparameter grid: a training run (and a backtest) per combination, a ranked table\n"
           "  report     write RUN/report.html: charts of a run's training, telemetry and backtest (self-contained)\n"
@@ -121,6 +122,7 @@ static int run_command(int argc, char **argv) {
   if (strcmp(cmd, "evaluate") == 0) return tg_cmd_evaluate(sub_argc, sub_argv);
   if (strcmp(cmd, "report") == 0) return tg_cmd_report(sub_argc, sub_argv);
   if (strcmp(cmd, "predict") == 0) return tg_cmd_predict(sub_argc, sub_argv);
+  if (strcmp(cmd, "export") == 0) return tg_cmd_export(sub_argc, sub_argv);
   if (strcmp(cmd, "walkforward") == 0) return tg_cmd_walkforward(sub_argc, sub_argv);
   if (strcmp(cmd, "sweep") == 0) return tg_cmd_sweep(sub_argc, sub_argv);
   fprintf(stderr, "tickgrad: unknown command '%s'\n\n", cmd);

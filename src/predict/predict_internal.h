@@ -83,6 +83,11 @@ tg_status pr_cols_open(pr_cols *c, const tg_feature_stream *fs, const pr_meta *m
 void pr_cols_take(pr_cols *c, const pr_meta *m, const float *raw, float *x);
 void pr_cols_close(pr_cols *c);
 
+/* An open predictor's config (the model's data-dependent sizes set), inference metadata and store (weights loaded). */
+const tg_train_config *pr_config(const tg_predictor *p);
+const pr_meta *pr_meta_of(const tg_predictor *p);
+tg_store *pr_store(const tg_predictor *p);
+
 /* The predictor's buffers for one bar's extra inputs (tg_predictor_bar_at fills them). */
 double *pr_input_numbers(tg_predictor *p);
 const char **pr_input_names(tg_predictor *p);

@@ -24,6 +24,7 @@ struct tg_predictor {
   int64_t *seen;                 /* [k] valid rows pushed per instrument */
   int64_t *gap_end;              /* [k] the last seen count whose window (mamba2: state) holds a missing lead value */
   float *raw, *x, *pred;         /* [F] the bar's features, [F] normalised, [H * nq] scaled forecast or logits */
+  float *x_raw;                  /* [F] the model's features of the bar before normalisation */
   int x_valid;                   /* x holds the last push's normalised row */
   const char *tz;                /* the tft's calendar zone (NULL: UTC) */
   int64_t *expect;               /* [k] tft with a schedule: the next bar's time the last window assumed (0: none) */
@@ -119,8 +120,9 @@ static tg_status open_buffers(tg_predictor *p) {
   p->expect = tg_calloc(k, sizeof(int64_t));
   p->raw = tg_calloc((size_t)p->cols.width, sizeof(float));
   p->x = tg_calloc(F, sizeof(float));
+  p->x_raw = tg_calloc(F, sizeof(float));
   p->pred = tg_calloc((size_t)(p->H * p->nq), sizeof(float));
-  return p->ring && p->col_ring && p->seen && p->gap_end && p->expect && p->raw && p->x && p->pred ? TG_OK : tg_error(TG_ERR_NOMEM, "predict: out of memory");
+  return p->ring && p->col_ring && p->seen && p->gap_end && p->expect && p->raw && p->x && p->x_raw && p->pred ? TG_OK : tg_error(TG_ERR_NOMEM, "predict: out of memory");
 }
 
 static void fill_info(tg_predictor *p) {
@@ -177,6 +179,11 @@ double *pr_input_numbers(tg_predictor *p) { return p->in_num; }
 const char **pr_input_names(tg_predictor *p) { return p->in_cat; }
 
 const float *tg_predictor_features(const tg_predictor *p) { return p && p->x_valid ? p->x : NULL; }
+const float *tg_predictor_raw_features(const tg_predictor *p) { return p && p->x_valid ? p->x_raw : NULL; }
+
+const tg_train_config *pr_config(const tg_predictor *p) { return &p->cfg; }
+const pr_meta *pr_meta_of(const tg_predictor *p) { return &p->meta; }
+tg_store *pr_store(const tg_predictor *p) { return p->net.store; }
 
 void tg_predictor_reset(tg_predictor *p) {
   if (!p) return;
@@ -201,6 +208,7 @@ void tg_predictor_free(tg_predictor *p) {
   tg_free(p->gap_end);
   tg_free(p->expect);
   tg_free(p->raw);
+  tg_free(p->x_raw);
   tg_free(p->x);
   tg_free(p->pred);
   pr_cols_close(&p->cols);
@@ -367,6 +375,7 @@ tg_status tg_predictor_push(tg_predictor *p, const tg_pbar *bar, float *out, int
   if (st != TG_OK || !valid) return st;
   check_expected(p, j, bar->ts);
   pr_cols_take(&p->cols, &p->meta, p->raw, p->x);
+  for (int f = 0; f < p->F; f++) p->x_raw[f] = p->raw[p->cols.past_col[f]];
   for (int k = 0, c0 = p->F - p->cfg.model.n_cat; k < p->cfg.model.n_cat; k++) p->x[c0 + k] += (float)p->cat_offset[k];
   char why[512];
   int missing = 0;

@@ -2,6 +2,7 @@
 #include <string.h>
 #include "python/core.h"
 #include "tickgrad/agent_run.h"
+#include "tickgrad/rl_agents.h"
 
 /* Copies a str member of d (if present and not None) into dst[cap]. */
 static int dict_str(PyObject *d, const char *key, char *dst, size_t cap) {
@@ -203,7 +204,50 @@ static PyObject *py_agent_run(PyObject *self, PyObject *args) {
   return Py_BuildValue("(siNO)", r.out, r.evaluated, ev, r.interrupted && ctrl_c ? Py_True : Py_False);
 }
 
+/* policy_values(model, run, obs bytes, n, obs_dim, n_actions) -> (values bytes, value bytes | None): a trained run's
+ * network on n observations: dqn Q [n, A]; ppo logits [n, A] (continuous: means [n, 1]) and values [n]. */
+static PyObject *py_policy_values(PyObject *self, PyObject *args) {
+  (void)self;
+  const char *model, *run;
+  Py_buffer obs;
+  int n, obs_dim, n_actions;
+  if (!PyArg_ParseTuple(args, "ssy*iii", &model, &run, &obs, &n, &obs_dim, &n_actions)) return NULL;
+  int A = n_actions ? n_actions : 1, dqn = strcmp(model, "dqn") == 0;
+  int fits = n > 0 && obs_dim > 0 && obs.len == (Py_ssize_t)n * obs_dim * (Py_ssize_t)sizeof(float);
+  float *out = fits ? PyMem_Calloc((size_t)n * (size_t)(A + 1), sizeof(float)) : NULL;
+  if (!out) {
+    PyBuffer_Release(&obs);
+    return fits ? PyErr_NoMemory()
+                : PyErr_Format(PyExc_ValueError, "policy_values: obs must hold n * obs_dim float32 values (n >= 1)");
+  }
+  tg_env_spec spec = {.n = n, .obs_dim = obs_dim, .n_actions = n_actions};
+  tg_status st;
+  Py_BEGIN_ALLOW_THREADS
+  if (dqn) {
+    tg_dqn_policy *p = NULL;
+    st = tg_dqn_policy_load(run, spec, tg_cpu(0), &p);
+    if (st == TG_OK) st = tg_dqn_policy_values(p, obs.buf, out);
+    tg_dqn_policy_free(p);
+  } else {
+    tg_ppo_policy *p = NULL;
+    st = tg_ppo_policy_load(run, spec, tg_cpu(0), &p);
+    if (st == TG_OK) st = tg_ppo_policy_values(p, obs.buf, out, out + (size_t)n * (size_t)A);
+    tg_ppo_policy_free(p);
+  }
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&obs);
+  PyObject *res;
+  Py_ssize_t nv = (Py_ssize_t)((size_t)n * (size_t)A * sizeof(float)), n1 = (Py_ssize_t)((size_t)n * sizeof(float));
+  if (st != TG_OK) res = tgpy_raise(st, "policy_values");
+  else if (dqn) res = Py_BuildValue("(y#O)", (const char *)out, nv, Py_None);
+  else res = Py_BuildValue("(y#y#)", (const char *)out, nv, (const char *)(out + (size_t)n * (size_t)A), n1);
+  PyMem_Free(out);
+  return res;
+}
+
 PyMethodDef tgpy_agent_methods[] = {
+    {"policy_values", py_policy_values, METH_VARARGS,
+     "policy_values(model, run, obs, n, obs_dim, n_actions) -> (values, value): a trained DQN/PPO network's outputs."},
     {"agent_run", py_agent_run, METH_VARARGS,
      "agent_run(model, resume, env, settings, out, stop_after, device, threads, echo, on_line) -> (run folder, "
      "evaluated, evaluation dict or None, stopped by Ctrl-C): tg_agent_run, as `tickgrad train --model dqn|ppo` runs it."},

@@ -175,6 +175,17 @@ static PyObject *predictor_features(PyObject *self, PyObject *unused) {
   return PyBytes_FromStringAndSize((const char *)x, F * (Py_ssize_t)sizeof(float));
 }
 
+/* raw_features() -> bytes | None: the same row before normalisation (tg_predictor_raw_features). */
+static PyObject *predictor_raw_features(PyObject *self, PyObject *unused) {
+  (void)unused;
+  tg_predictor *p = open_of(self);
+  if (!p) return NULL;
+  const float *x = tg_predictor_raw_features(p);
+  if (!x) Py_RETURN_NONE;
+  Py_ssize_t F = tg_predictor_get_info(p)->n_features;
+  return PyBytes_FromStringAndSize((const char *)x, F * (Py_ssize_t)sizeof(float));
+}
+
 static void free_capsule(PyObject *cap) { free(PyCapsule_GetPointer(cap, "tickgrad.buffer")); }
 
 /* A malloc'ed block owned by a capsule that frees it (the owner of the arrays made over it). */
@@ -249,6 +260,8 @@ static PyMethodDef predictor_methods[] = {
      "push(ts, instrument, open, high, low, close, volume, numbers, names, out) -> bool: one bar; out (float32) "
      "receives the forecast; True once it is ready."},
     {"reset", predictor_reset, METH_NOARGS, "reset(): forget every bar."},
+    {"raw_features", predictor_raw_features, METH_NOARGS,
+     "raw_features() -> bytes | None: the float32 feature row of the last push before normalisation."},
     {"features", predictor_features, METH_NOARGS,
      "features() -> bytes | None: the float32 normalised feature row of the last push (None when it made none)."},
     {"predict", predictor_predict, METH_O,

@@ -332,6 +332,19 @@ static void safetensors_free(PyObject *capsule) {
   tg_safetensors_free(PyCapsule_GetPointer(capsule, "tickgrad.safetensors"));
 }
 
+/* export_run(run, format, out, weights) -> None: tg_run_export with the GIL released. */
+static PyObject *py_export_run(PyObject *self, PyObject *args) {
+  (void)self;
+  const char *run, *format, *out, *weights;
+  if (!PyArg_ParseTuple(args, "ssss", &run, &format, &out, &weights)) return NULL;
+  tg_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = tg_run_export(run, format, out, weights);
+  Py_END_ALLOW_THREADS
+  if (st != TG_OK) return tgpy_raise(st, NULL);
+  Py_RETURN_NONE;
+}
+
 /* read_safetensors(path) -> {name: Array} viewing the file's bytes (f32 "f", i32 "i", i64 "q", bf16 raw "H"). */
 static PyObject *py_read_safetensors(PyObject *self, PyObject *arg) {
   (void)self;
@@ -404,6 +417,7 @@ PyMethodDef tgpy_train_methods[] = {
      "The training settings table: a dict per row (key, flag, type, range, models, help, default), in --help's order."},
     {"model_names", py_model_names, METH_NOARGS, "The model table's kinds in their order."},
     {"train_flag_known", py_train_flag_known, METH_O, "Whether a flag (\"--lr\") names a training setting."},
+    {"export_run", py_export_run, METH_VARARGS, "export_run(run, format, out, weights): tg_run_export."},
     {"read_safetensors", py_read_safetensors, METH_O, "A safetensors file as {name: Array} (the library's reader)."},
     {NULL, NULL, 0, NULL},
 };

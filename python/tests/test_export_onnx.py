@@ -1,0 +1,169 @@
+"""ONNX export (tickgrad export, Run.export_onnx), checked by the real runtime: onnx.checker passes on every file and
+ONNX Runtime's outputs equal tickgrad's own (the predictor's forecasts, the policies' network outputs) at batch sizes
+other than the ones the runs trained with. Skips where onnx or onnxruntime is not installed."""
+import fcntl
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+import tickgrad
+from conftest import run_cli
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+# Tiny models, one epoch on the synthetic market (batch 64, the trainer's default).
+FORECASTERS = {
+    "mlp": ["--window", "8", "--hidden", "16"],
+    "transformer": ["--d-model", "16", "--heads", "2", "--layers", "1", "--seq-len", "16"],
+    "patchtst": ["--d-model", "16", "--heads", "2", "--layers", "1", "--seq-len", "16", "--patch-len", "4",
+                 "--stride", "4"],
+    "tft": ["--hidden", "8", "--heads", "2", "--enc-len", "12"],
+    "mamba2": ["--d-model", "16", "--layers", "1", "--d-state", "8", "--chunk", "8", "--seq-len", "16"],
+}
+# The ops these kinds are built from that have no ONNX form yet: their export is refused naming the op and the model.
+NO_FORM = {"tft": "lstm", "mamba2": "ssd_scan"}
+# Worst relative difference allowed, relative to the largest output of the kind (docs/EXPORT.md)
+RTOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def market(cli, tmp_path_factory):
+    path = tmp_path_factory.mktemp("market") / "synth.csv"
+    run_cli(cli, "synth", "--bars", "1200", "--seed", "5", "--signal", "0.3", "--out", path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def runs(cli, market, tmp_path_factory):
+    made = {}
+
+    def get(kind):
+        if kind not in made:
+            out = tmp_path_factory.mktemp("runs") / kind
+            if kind in FORECASTERS:
+                args = ["--model", kind, *FORECASTERS[kind], "--epochs", "1", "--data", market]
+            elif kind == "dqn-trading":
+                args = ["--model", "dqn", "--env", "trading", "--data", market, "--window", "8", "--episode-len", "64",
+                        "--copy-windows", "--total-timesteps", "600", "--learning-starts", "200"]
+            else:  # dqn, ppo on CartPole
+                args = ["--model", kind, "--total-timesteps", "1024", *(["--learning-starts", "200"] if kind == "dqn" else [])]
+            run_cli(cli, "--threads", "1", "train", *args, "--seed", "3", "--out", out)
+            made[kind] = out
+        return made[kind]
+    return get
+
+
+def worst(got, want):
+    """The largest difference relative to the largest output (quantiles near 0 make an element's own ratio meaningless)."""
+    return float(np.abs(got.astype(np.float64) - want).max() / np.abs(want).max())
+
+
+def checked_session(path):
+    model = onnx.load(str(path))
+    onnx.checker.check_model(model, full_check=True)
+    assert model.opset_import[0].version >= 17
+    return model, ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+
+def predictor_windows(run, market):
+    """Every forecast the predictor gives over the market, and the raw feature window [window, F] each one read."""
+    p = tickgrad.Predictor(run)
+    L = p.info["window"]
+    rows, windows, want = [], [], []
+    for row in tickgrad.read_bars(market).itertuples():
+        f = p.push(row._asdict() | {"ts": row.Index})
+        raw = p.raw_features()
+        if raw is not None:
+            rows.append(raw)
+        if f is not None:
+            windows.append(np.stack(rows[-L:]))
+            want.append(f)
+    return np.stack(windows), np.stack(want)
+
+
+@pytest.mark.parametrize("kind", ["mlp", "transformer", "patchtst"])
+def test_forecaster_matches_the_predictor(runs, market, tmp_path, kind):
+    run = tickgrad.Run(runs(kind))
+    path = run.export_onnx(tmp_path / f"{kind}.onnx")
+    model, sess = checked_session(path)
+    meta = {p.key: p.value for p in model.metadata_props}
+    assert meta["tickgrad.kind"] == kind and "inside the graph" in meta["tickgrad.normalisation"]
+    assert [d.dim_param for d in model.graph.input[0].type.tensor_type.shape.dim][0] == "batch"
+    windows, want = predictor_windows(run.path, market)
+    assert len(windows) > 64  # more than the batch the run trained with
+    got = sess.run(["quantiles"], {"features": windows})[0]
+    assert got.shape == want.shape
+    one = np.concatenate([sess.run(["quantiles"], {"features": windows[i:i + 1]})[0] for i in range(5)])
+    w = max(worst(got, want), worst(one, want[:5]))
+    print(f"\nonnx {kind}: {len(windows)} windows, worst difference {w:.3g} of the largest quantile")
+    assert w <= RTOL
+
+
+def test_cli_export_equals_python(cli, runs, tmp_path):
+    run = runs("mlp")
+    run_cli(cli, "export", "--run", run, "--format", "onnx", "--out", tmp_path / "cli.onnx")
+    tickgrad.Run(run).export_onnx(tmp_path / "py.onnx")
+    assert (tmp_path / "cli.onnx").read_bytes() == (tmp_path / "py.onnx").read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["dqn", "ppo", "dqn-trading"])
+def test_policy_matches_the_network(runs, tmp_path, kind):
+    run = runs(kind)
+    model_kind = kind.split("-")[0]
+    path = tickgrad.Run(run).export_onnx(tmp_path / f"{kind}.onnx")
+    model, sess = checked_session(path)
+    env = json.loads((run / "config.json").read_text())["env"]
+    n, obs_dim, A = 300, env["obs_dim"], env["n_actions"]
+    obs = np.random.default_rng(7).normal(size=(n, obs_dim)).astype(np.float32)
+    values, value = tickgrad._core.policy_values(model_kind, str(run), obs.tobytes(), n, obs_dim, A)
+    want = np.frombuffer(values, dtype=np.float32).reshape(n, A)
+    names = ["q_values"] if model_kind == "dqn" else ["logits", "value"]
+    got = sess.run(names, {"obs": obs})
+    w = worst(got[0], want)
+    if model_kind == "ppo":
+        w = max(w, worst(got[1].reshape(-1), np.frombuffer(value, dtype=np.float32)))
+    assert (got[0].argmax(axis=1) == want.argmax(axis=1)).mean() > 0.99  # the greedy actions (ties aside)
+    print(f"\nonnx {kind}: batch {n}, worst difference {w:.3g} of the largest output")
+    assert w <= RTOL
+
+
+@pytest.mark.parametrize("kind", sorted(NO_FORM))
+def test_kind_without_an_onnx_form_is_refused(runs, tmp_path, kind):
+    out = tmp_path / f"{kind}.onnx"
+    with pytest.raises(tickgrad.UnsupportedError, match=f"op {NO_FORM[kind]} .* of model {kind} has no ONNX form"):
+        tickgrad.Run(runs(kind)).export_onnx(out)
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_bad_inputs_write_nothing(cli, runs, tmp_path):
+    run = runs("mlp")
+    out = tmp_path / "m.onnx"
+    out.write_bytes(b"kept")  # an older file at the path survives every failure
+    lock = open(run / ".lock", "a")
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a training process holds it while it writes the run
+    try:
+        with pytest.raises(tickgrad.InvalidError, match="in use"):
+            tickgrad.Run(run).export_onnx(out)
+    finally:
+        lock.close()
+    nan = tmp_path / "nan"
+    shutil.copytree(run, nan)
+    data = bytearray((nan / "best.safetensors").read_bytes())
+    start = 8 + int.from_bytes(data[:8], "little")
+    data[start:start + 4] = np.array([np.nan], dtype="<f4").tobytes()
+    (nan / "best.safetensors").write_bytes(bytes(data))
+    with pytest.raises(tickgrad.NumericError, match=r"best.safetensors: tensor '.*' holds NaN at index 0"):
+        tickgrad.Run(nan).export_onnx(out)
+    with pytest.raises(tickgrad.FileError, match="no-such-folder"):
+        tickgrad.Run(run).export_onnx(tmp_path / "no-such-folder" / "m.onnx")
+    with pytest.raises(tickgrad.InvalidError, match="unknown format 'tflite'"):
+        tickgrad._core.export_run(str(run), "tflite", str(out), "best")
+    import subprocess
+    p = subprocess.run([str(cli), "export", "--run", str(run), "--format", "tflite", "--out", str(out)],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "unknown format 'tflite' (known: onnx)" in p.stderr
+    assert out.read_bytes() == b"kept"
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["m.onnx", "nan"]  # no temporary left behind
