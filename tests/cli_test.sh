@@ -326,9 +326,27 @@ expect 2 "predict without a run" -- "$bin" predict --data "$dir/t.csv"
 expect 2 "predict with --data and --stream" -- "$bin" predict --run "$dir/tr" --data "$dir/t.csv" --stream
 expect 2 "predict unknown flag" -- "$bin" predict --run "$dir/tr" --stream --frob
 expect 1 "predict a missing run" -- "$bin" predict --run "$dir/none" --data "$dir/t.csv"
+# export: usage errors (2); a run, path or model that cannot be exported (1, nothing written); ONNX files
+expect_out "usage: tickgrad export" "export help" -- "$bin" export --help
+expect 2 "export without --out" -- "$bin" export --run "$dir/tr"
+expect 2 "export unknown flag" -- "$bin" export --run "$dir/tr" --out "$dir/e.onnx" --frob 1
+expect_out "unknown format 'tflite' (known: onnx)" "export unknown format" -- "$bin" export --run "$dir/tr" --format tflite --out "$dir/e.onnx"
+expect 1 "export a missing run" -- "$bin" export --run "$dir/none" --out "$dir/e.onnx"
+if "$bin" export --run "$dir/tr" --out "$dir/e.onnx" 2>&1 | grep -q "this build has no ONNX export"; then
+  expect_out "built without the Debian packages\|TG_ONNX=OFF" "export names the missing packages" -- "$bin" export --run "$dir/tr" --out "$dir/e.onnx"
+else
+  expect_out "wrote $dir/e.onnx" "export an mlp run" -- "$bin" export --run "$dir/tr" --out "$dir/e.onnx"
+  expect_out "wrote $dir/ed.onnx" "export a dqn run" -- "$bin" export --run "$dir/rd" --out "$dir/ed.onnx"
+  expect 1 "export into a missing folder" -- "$bin" export --run "$dir/tr" --out "$dir/none/e.onnx"
+  if [ -s "$dir/e.onnx" ] && [ -s "$dir/ed.onnx" ] && [ ! -e "$dir/none" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: export: the ONNX files are missing or a failed export left something"; fi
+fi
 expect_out "reinforcement-learning run" "predict refuses a policy run" -- "$bin" predict --run "$dir/rd" --data "$dir/t.csv"
 expect 0 "train tiny tft" -- "$bin" --threads 1 train --model tft --data "$dir/t.csv" --epochs 1 --horizons 2 --hidden 8 --heads 2 --enc-len 8 --out "$dir/ptft"
 expect 0 "train tiny mamba2" -- "$bin" --threads 1 train --model mamba2 --data "$dir/t.csv" --epochs 1 --horizons 2 --d-model 8 --layers 1 --d-state 4 --headdim 4 --chunk 8 --seq-len 16 --out "$dir/pm2"
+if [ -s "$dir/e.onnx" ]; then # an ONNX build: the tft (its LSTM unrolled) and mamba2 (its scan's quadratic form) too
+  expect_out "wrote $dir/etft.onnx" "export a tft run" -- "$bin" export --run "$dir/ptft" --out "$dir/etft.onnx"
+  expect_out "wrote $dir/em.onnx" "export a mamba2 run" -- "$bin" export --run "$dir/pm2" --out "$dir/em.onnx"
+fi
 for run in tr ptft pm2; do
   "$bin" predict --run "$dir/$run" --data "$dir/t.csv" --out "$dir/$run.batch.csv" > /dev/null 2>&1
   "$bin" predict --run "$dir/$run" --stream < "$dir/t.csv" > "$dir/$run.stream.csv" 2> /dev/null

@@ -108,6 +108,11 @@ const float *tg_predictor_features(const tg_predictor *p);
 /* The same row before normalisation [info.n_features]: the stream's features of the last push in the model's order, the
  * values an exported model (tickgrad export, docs/EXPORT.md) takes as its input. NULL when tg_predictor_features is. */
 const float *tg_predictor_raw_features(const tg_predictor *p);
+/* A model with known-future inputs (the tft): the decoder rows [info.horizons, *n_future] of the last window it ran
+ * (the calendar of the next bars, tod_sin, tod_cos, dow_sin, dow_cos, then the known: inputs normalised), what an
+ * exported model takes as "future" beside the window. NULL (and *n_future 0) for other models or when
+ * tg_predictor_features is NULL. */
+const float *tg_predictor_future(const tg_predictor *p, int *n_future);
 /* Forgets every bar: the next push starts each instrument afresh. */
 void tg_predictor_reset(tg_predictor *p);
 void tg_predictor_free(tg_predictor *p);

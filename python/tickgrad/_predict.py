@@ -178,6 +178,13 @@ class Predictor:
         raw = self._p.raw_features()
         return None if raw is None else np.frombuffer(raw, dtype=np.float32).copy()
 
+    def future(self) -> Optional[np.ndarray]:
+        """A model with known-future inputs (the tft): the decoder rows [horizons, n_future] float32 of the last
+        forecast's window (the next bars' calendar, then known: inputs normalised), a copy; None otherwise. With the
+        window of raw_features() rows and the instrument's index, the inputs of an exported tft (docs/EXPORT.md)."""
+        raw = self._p.future()
+        return None if raw is None else np.frombuffer(raw, dtype=np.float32).reshape(self._info["horizons"], -1).copy()
+
     def reset(self) -> None:
         """Forgets every bar: the next push starts each instrument afresh."""
         self._p.reset()

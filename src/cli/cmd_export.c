@@ -44,7 +44,7 @@ int tg_cmd_export(int argc, char **argv) {
   if (weights && strcmp(weights, "best") && strcmp(weights, "last"))
     return tg_cli_usage_error("export", "--weights must be best or last, not '%s'", weights);
   if (tg_run_export(run, format, out, weights) != TG_OK) {
-    fprintf(stderr, "tickgrad export: %s\n", tg_last_error());
+    fprintf(stderr, "tickgrad %s\n", tg_last_error()); /* the library's message starts "export: " */
     return 1;
   }
   printf("wrote %s\n", out);

@@ -2,20 +2,19 @@
 #include <stdio.h>
 #include "graph/onnx.h"
 
-#ifndef TG_ONNX_MISSING
-#define TG_ONNX_MISSING "protobuf-c-compiler libprotobuf-c-dev libonnx-dev"
+#ifndef TG_ONNX_WHY
+#define TG_ONNX_WHY "it was built without protobuf-c-compiler, libprotobuf-c-dev or libonnx-dev"
 #endif
 
 int tg_onnx_available(char *why, size_t cap) {
-  if (why && cap) snprintf(why, cap, "this build has no ONNX export: it was built without %s (Debian packages; "
-                           "install them and build again)", TG_ONNX_MISSING);
+  if (why && cap) snprintf(why, cap, "this build has no ONNX export: %s", TG_ONNX_WHY);
   return 0;
 }
 
 tg_status tg_onnx_export(const tg_onnx_spec *spec, const char *path) {
   (void)spec;
   (void)path;
-  char why[256];
+  char why[512];
   tg_onnx_available(why, sizeof why);
   return tg_error(TG_ERR_UNSUPPORTED, "%s", why);
 }

@@ -184,6 +184,127 @@ static void conv1d_causal(ox_ctx *c, const tg_node *n) {
   ox_attr_ints(c, un(c, "Transpose", y, OUT), "perm", 3, perm);
 }
 
+/* A slice [lo, lo + len) of x along axis, named after n and what. */
+static const char *slice_of(ox_ctx *c, const tg_node *n, const char *x, int64_t axis, int64_t lo, int64_t len,
+                            const char *what) {
+  int64_t hi = lo + len;
+  const char *out = ox_tmp(c, n, what);
+  const char *in[4] = {x, ox_ints(c, n, ox_str(c, "%s_lo", what), 1, &lo), ox_ints(c, n, ox_str(c, "%s_hi", what), 1, &hi),
+                       ox_ints(c, n, ox_str(c, "%s_axis", what), 1, &axis)};
+  ox_node(c, "Slice", 4, in, out);
+  return out;
+}
+
+/* The LSTM unrolled over its T steps (T is fixed by the model; the batch stays dynamic), as the kernel computes it:
+ * gates = x_t W_ih^T + bias + h_{t-1} W_hh^T in PyTorch's order i, f, g, o; c_t = f c_{t-1} + i g; h_t = o tanh(c_t);
+ * out [B, T, 6 Hd] holds h | c | i | f | g | o of every step (gates after their sigmoid or tanh), which ONNX's LSTM
+ * op does not give (only h of every step and the last c). */
+static void lstm(ox_ctx *c, const tg_node *n) {
+  int64_t T = n->out.shape[1], Hd = n->out.shape[2] / 6, one = 1;
+  int k = 1;
+  const char *h0 = n->attr.i[0] ? IN(k++) : NULL, *c0 = n->attr.i[0] ? IN(k++) : NULL;
+  const char *w_ih = IN(k), *w_hh = IN(k + 1), *bias = n->attr.i[1] ? IN(k + 2) : NULL;
+  const char *ax1 = ox_ints(c, n, "axis1", 1, &one), *xw = ox_tmp(c, n, "xw");
+  bin(c, "MatMul", IN(0), swap_last2(c, n, w_ih, 2, "w_ihT"), bias ? ox_tmp(c, n, "xw_nobias") : xw); /* [B, T, 4Hd] */
+  if (bias) bin(c, "Add", ox_tmp(c, n, "xw_nobias"), bias, xw);
+  const char *whT = swap_last2(c, n, w_hh, 2, "w_hhT"), *h = NULL, *cs = NULL;
+  if (h0) bin(c, "Unsqueeze", h0, ax1, h = ox_tmp(c, n, "h_init")), bin(c, "Unsqueeze", c0, ax1, cs = ox_tmp(c, n, "c_init"));
+  const char *steps[TG_MAX_INPUTS];
+  const char **all = ox_alloc(c, (size_t)(T > 0 ? T : 1) * sizeof *all);
+  if (!all) return;
+  for (int64_t t = 0; t < T; t++) {
+    const char *g = slice_of(c, n, xw, 1, t, 1, ox_str(c, "x%lld", (long long)t)); /* [B, 1, 4Hd] */
+    if (h) {
+      const char *hw = ox_tmp(c, n, ox_str(c, "hw%lld", (long long)t)), *sum = ox_tmp(c, n, ox_str(c, "pre%lld", (long long)t));
+      bin(c, "MatMul", h, whT, hw);
+      bin(c, "Add", g, hw, sum);
+      g = sum;
+    }
+    const char *act[4], *names[4] = {"i", "f", "g", "o"};
+    for (int q = 0; q < 4; q++) {
+      const char *pre = slice_of(c, n, g, 2, q * Hd, Hd, ox_str(c, "%s_pre%lld", names[q], (long long)t));
+      act[q] = ox_tmp(c, n, ox_str(c, "%s%lld", names[q], (long long)t));
+      un(c, q == 2 ? "Tanh" : "Sigmoid", pre, act[q]);
+    }
+    const char *ig = ox_tmp(c, n, ox_str(c, "ig%lld", (long long)t)), *cn = ox_tmp(c, n, ox_str(c, "c%lld", (long long)t));
+    bin(c, "Mul", act[0], act[2], ig);
+    if (cs) {
+      const char *fc = ox_tmp(c, n, ox_str(c, "fc%lld", (long long)t));
+      bin(c, "Mul", act[1], cs, fc);
+      bin(c, "Add", fc, ig, cn);
+    } else {
+      un(c, "Identity", ig, cn);
+    }
+    const char *tc = ox_tmp(c, n, ox_str(c, "tanh_c%lld", (long long)t)), *hn = ox_tmp(c, n, ox_str(c, "h%lld", (long long)t));
+    un(c, "Tanh", cn, tc);
+    bin(c, "Mul", act[3], tc, hn);
+    steps[0] = hn, steps[1] = cn, steps[2] = act[0], steps[3] = act[1], steps[4] = act[2], steps[5] = act[3];
+    all[t] = ox_tmp(c, n, ox_str(c, "out%lld", (long long)t));
+    ox_attr_int(c, ox_node(c, "Concat", 6, steps, all[t]), "axis", 2); /* [B, 1, 6Hd] */
+    h = hn, cs = cn;
+  }
+  ox_attr_int(c, ox_node(c, "Concat", (int)T, all, OUT), "axis", 1);
+}
+
+/* The SSD scan in its quadratic (attention-like) form over the whole window of L steps, which the chunked kernel computes
+ * chunk by chunk: with a_t = dt_t A and S_t = sum_{r <= t} a_r (CumSum),
+ *   y_t = sum_{s <= t} exp(S_t - S_s) (C_t . B_s) dt_s x_s + D x_t,
+ * the decay exp(S_t - S_s) taken only where s <= t (a Where with -inf before the Exp, so no entry overflows). Exact up to
+ * float rounding; the difference S_t - S_s of two long sums is where it loses most (docs/EXPORT.md). */
+static void ssd_scan(ox_ctx *c, const tg_node *n) {
+  const int64_t *xs = n->in[0]->out.shape, L = xs[1], H = xs[2], G = n->in[3]->out.shape[2];
+  const char *x = IN(0), *dt = IN(1), *A = IN(2), *Bm = IN(3), *Cm = IN(4);
+  int64_t p021[3] = {0, 2, 1}, p0213[4] = {0, 2, 1, 3}, p0231[4] = {0, 2, 3, 1}, one = 1, m1 = -1, m2 = -2;
+  const char *a = ox_tmp(c, n, "a"), *S = ox_tmp(c, n, "S"), *St = ox_tmp(c, n, "S_bhl"), *Si = ox_tmp(c, n, "S_t"),
+             *Sj = ox_tmp(c, n, "S_s"), *diff = ox_tmp(c, n, "S_t_minus_S_s"), *md = ox_tmp(c, n, "masked"),
+             *decay = ox_tmp(c, n, "decay");
+  bin(c, "Mul", dt, A, a);                                                        /* [B, L, H] */
+  bin(c, "CumSum", a, ox_init_i64(c, ox_tmp(c, n, "axis_l"), 0, NULL, &one), S);
+  ox_attr_ints(c, un(c, "Transpose", S, St), "perm", 3, p021);                    /* [B, H, L] */
+  bin(c, "Unsqueeze", St, ox_ints(c, n, "axis_m1", 1, &m1), Si);                  /* [B, H, L, 1]: t */
+  bin(c, "Unsqueeze", St, ox_ints(c, n, "axis_m2", 1, &m2), Sj);                  /* [B, H, 1, L]: s */
+  bin(c, "Sub", Si, Sj, diff);                                                    /* [B, H, L, L] */
+  uint8_t *m = ox_alloc(c, (size_t)(L * L));
+  if (!m) return;
+  for (int64_t t = 0; t < L; t++)
+    for (int64_t u = 0; u < L; u++) m[t * L + u] = u <= t;
+  int64_t md2[2] = {L, L};
+  const char *w1[3] = {ox_init_bool(c, ox_tmp(c, n, "mask"), 2, md2, m), diff, ox_scalar(c, n, "minus_inf", -INFINITY)};
+  ox_node(c, "Where", 3, w1, md);
+  un(c, "Exp", md, decay);
+  /* C_t . B_s per group [B, G, L, L], then per head (head h reads group h / (H / G)) */
+  const char *Cg = ox_tmp(c, n, "C_bgln"), *Bg = ox_tmp(c, n, "B_bgnl"), *cb = ox_tmp(c, n, "CB");
+  ox_attr_ints(c, un(c, "Transpose", Cm, Cg), "perm", 4, p0213);
+  ox_attr_ints(c, un(c, "Transpose", Bm, Bg), "perm", 4, p0231);
+  bin(c, "MatMul", Cg, Bg, cb);
+  const char *cbh = cb;
+  if (G != H) {
+    int64_t two = 2, ex[5] = {1, G, H / G, L, L}, rs[4] = {0, H, L, L};
+    const char *u = ox_tmp(c, n, "CB_g1"), *e = ox_tmp(c, n, "CB_gh");
+    bin(c, "Unsqueeze", cb, ox_ints(c, n, "axis_2", 1, &two), u);
+    bin(c, "Expand", u, ox_ints(c, n, "expand", 5, ex), e);
+    bin(c, "Reshape", e, ox_ints(c, n, "heads", 4, rs), cbh = ox_tmp(c, n, "CB_h"));
+  }
+  const char *dts = ox_tmp(c, n, "dt_bhl"), *dts1 = ox_tmp(c, n, "dt_s"), *w = ox_tmp(c, n, "weights"),
+             *wd = ox_tmp(c, n, "weights_dt"), *xh = ox_tmp(c, n, "x_bhlp"), *yh = ox_tmp(c, n, "y_bhlp");
+  ox_attr_ints(c, un(c, "Transpose", dt, dts), "perm", 3, p021);                  /* [B, H, L] */
+  bin(c, "Unsqueeze", dts, ox_ints(c, n, "axis_m2b", 1, &m2), dts1);              /* [B, H, 1, L] */
+  bin(c, "Mul", decay, cbh, w);
+  bin(c, "Mul", w, dts1, wd);                                                     /* [B, H, L(t), L(s)] */
+  ox_attr_ints(c, un(c, "Transpose", x, xh), "perm", 4, p0213);                   /* [B, H, L, P] */
+  bin(c, "MatMul", wd, xh, yh);
+  if (!n->attr.i[1]) {
+    ox_attr_ints(c, un(c, "Transpose", yh, OUT), "perm", 4, p0213);
+    return;
+  }
+  int64_t dshape[2] = {H, 1};
+  const char *y = ox_tmp(c, n, "y"), *Dc = ox_tmp(c, n, "D_h1"), *dx = ox_tmp(c, n, "Dx");
+  ox_attr_ints(c, un(c, "Transpose", yh, y), "perm", 4, p0213);                   /* [B, L, H, P] */
+  bin(c, "Reshape", IN(5), ox_ints(c, n, "D_shape", 2, dshape), Dc);
+  bin(c, "Mul", x, Dc, dx);
+  bin(c, "Add", y, dx, OUT);
+}
+
 /* The target shape with the one dim that differs at the other batch size as -1. */
 static tg_status reshape(ox_ctx *c, const tg_node *n, const tg_node *n2) {
   int64_t shape[TG_MAX_DIMS];
@@ -280,7 +401,9 @@ tg_status ox_map_node(ox_ctx *c, const tg_node *n, const tg_node *n2) {
     case TG_OP_DROPOUT: un(c, "Identity", IN(0), OUT); break; /* inference: dropout is the identity */
     case TG_OP_CAUSAL_SOFTMAX: return causal_softmax(c, n);
     case TG_OP_CONV1D_CAUSAL: conv1d_causal(c, n); break;
-    default: return no_form(c, n, NULL); /* training-only ops, the LSTM and the SSD scan */
+    case TG_OP_LSTM: lstm(c, n); break;
+    case TG_OP_SSD_SCAN: ssd_scan(c, n); break;
+    default: return no_form(c, n, NULL); /* training-only ops: losses, samplers, window_rows */
   }
   return TG_OK;
 }

@@ -150,7 +150,7 @@ tg_status tg_run_export(const char *run_dir, const char *format, const char *out
   if (!run_dir || !out_path || !out_path[0]) return tg_error(TG_ERR_INVALID, "export: a run folder and --out are required");
   if (!format || strcmp(format, "onnx") != 0)
     return tg_error(TG_ERR_INVALID, "export: unknown format '%s' (known: onnx)", format ? format : "(none)");
-  char why[256];
+  char why[512];
   if (!tg_onnx_available(why, sizeof why)) return tg_error(TG_ERR_UNSUPPORTED, "export: %s", why);
   char path[TG_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/config.json", run_dir);

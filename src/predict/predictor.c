@@ -180,6 +180,11 @@ const char **pr_input_names(tg_predictor *p) { return p->in_cat; }
 
 const float *tg_predictor_features(const tg_predictor *p) { return p && p->x_valid ? p->x : NULL; }
 const float *tg_predictor_raw_features(const tg_predictor *p) { return p && p->x_valid ? p->x_raw : NULL; }
+const float *tg_predictor_future(const tg_predictor *p, int *n_future) {
+  int has = p && (tg_model_caps(p->cfg.model.kind) & TG_CAP_FUTURE) && p->x_valid && p->net.future;
+  if (n_future) *n_future = has ? p->cfg.model.n_future : 0;
+  return has ? p->net.future : NULL;
+}
 
 const tg_train_config *pr_config(const tg_predictor *p) { return &p->cfg; }
 const pr_meta *pr_meta_of(const tg_predictor *p) { return &p->meta; }

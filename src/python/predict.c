@@ -186,6 +186,18 @@ static PyObject *predictor_raw_features(PyObject *self, PyObject *unused) {
   return PyBytes_FromStringAndSize((const char *)x, F * (Py_ssize_t)sizeof(float));
 }
 
+/* future() -> bytes | None: the decoder rows of the last window (tg_predictor_future). */
+static PyObject *predictor_future(PyObject *self, PyObject *unused) {
+  (void)unused;
+  tg_predictor *p = open_of(self);
+  if (!p) return NULL;
+  int nf = 0;
+  const float *f = tg_predictor_future(p, &nf);
+  if (!f) Py_RETURN_NONE;
+  Py_ssize_t H = tg_predictor_get_info(p)->horizons;
+  return PyBytes_FromStringAndSize((const char *)f, H * nf * (Py_ssize_t)sizeof(float));
+}
+
 static void free_capsule(PyObject *cap) { free(PyCapsule_GetPointer(cap, "tickgrad.buffer")); }
 
 /* A malloc'ed block owned by a capsule that frees it (the owner of the arrays made over it). */
@@ -260,6 +272,8 @@ static PyMethodDef predictor_methods[] = {
      "push(ts, instrument, open, high, low, close, volume, numbers, names, out) -> bool: one bar; out (float32) "
      "receives the forecast; True once it is ready."},
     {"reset", predictor_reset, METH_NOARGS, "reset(): forget every bar."},
+    {"future", predictor_future, METH_NOARGS,
+     "future() -> bytes | None: the float32 decoder rows [horizons, n_future] of the last window (a tft)."},
     {"raw_features", predictor_raw_features, METH_NOARGS,
      "raw_features() -> bytes | None: the float32 feature row of the last push before normalisation."},
     {"features", predictor_features, METH_NOARGS,
