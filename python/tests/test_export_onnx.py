@@ -44,6 +44,9 @@ def runs(cli, market, tmp_path_factory):
             out = tmp_path_factory.mktemp("runs") / kind
             if kind in FORECASTERS:
                 args = ["--model", kind, *FORECASTERS[kind], "--epochs", "1", "--data", market]
+            elif kind == "classifier":  # the mlp predicting triple-barrier classes
+                args = ["--model", "mlp", *FORECASTERS["mlp"], "--target", "triple-barrier:1,1,8", "--epochs", "1",
+                        "--data", market]
             elif kind == "dqn-trading":
                 args = ["--model", "dqn", "--env", "trading", "--data", market, "--window", "8", "--episode-len", "64",
                         "--copy-windows", "--total-timesteps", "600", "--learning-starts", "200"]
@@ -108,24 +111,26 @@ def mamba2_windows(run, market, seq_len, count):
     return {"features": np.stack(windows)}, np.stack(want)
 
 
-@pytest.mark.parametrize("kind", ["mlp", "transformer", "patchtst", "tft", "mamba2"])
+@pytest.mark.parametrize("kind", ["mlp", "transformer", "patchtst", "tft", "mamba2", "classifier"])
 def test_forecaster_matches_the_predictor(runs, market, tmp_path, kind):
     run = tickgrad.Run(runs(kind))
     path = run.export_onnx(tmp_path / f"{kind}.onnx")
     model, sess = checked_session(path)
     meta = {p.key: p.value for p in model.metadata_props}
-    assert meta["tickgrad.kind"] == kind and "inside the graph" in meta["tickgrad.normalisation"]
+    assert meta["tickgrad.kind"] == ("mlp" if kind == "classifier" else kind)
+    assert "inside the graph" in meta["tickgrad.normalisation"]
+    out = "probabilities" if kind == "classifier" else "quantiles"
     assert [d.dim_param for d in model.graph.input[0].type.tensor_type.shape.dim][0] == "batch"
     if kind == "mamba2":
         feeds, want = mamba2_windows(run.path, market, int(meta["tickgrad.window"]), 80)
     else:
         feeds, want = predictor_windows(run.path, market)
     assert len(want) > 64  # more than the batch the run trained with
-    got = sess.run(["quantiles"], feeds)[0]
+    got = sess.run([out], feeds)[0]
     assert got.shape == want.shape
-    one = np.concatenate([sess.run(["quantiles"], {k: v[i:i + 1] for k, v in feeds.items()})[0] for i in range(5)])
+    one = np.concatenate([sess.run([out], {k: v[i:i + 1] for k, v in feeds.items()})[0] for i in range(5)])
     w = max(worst(got, want), worst(one, want[:5]))
-    print(f"\nonnx {kind}: {len(want)} windows, worst difference {w:.3g} of the largest quantile")
+    print(f"\nonnx {kind}: {len(want)} windows, worst difference {w:.3g} of the largest {'probability' if kind == 'classifier' else 'quantile'}")
     assert w <= RTOL
 
 
