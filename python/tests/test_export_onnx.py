@@ -36,7 +36,18 @@ def market(cli, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def runs(cli, market, tmp_path_factory):
+def market_cat(market, tmp_path_factory):
+    """The market with a category column (three sessions in turn), which a cat: input embeds."""
+    import pandas as pd
+    frame = pd.read_csv(market)
+    frame["session"] = [("am", "mid", "pm")[(i // 7) % 3] for i in range(len(frame))]
+    path = tmp_path_factory.mktemp("market_cat") / "synth_cat.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def runs(cli, market, market_cat, tmp_path_factory):
     made = {}
 
     def get(kind):
@@ -44,6 +55,9 @@ def runs(cli, market, tmp_path_factory):
             out = tmp_path_factory.mktemp("runs") / kind
             if kind in FORECASTERS:
                 args = ["--model", kind, *FORECASTERS[kind], "--epochs", "1", "--data", market]
+            elif kind == "cat":  # the mlp with a category input (its ids index an embedding table)
+                args = ["--model", "mlp", *FORECASTERS["mlp"], "--features", "logret,range,vol:10,cat:session",
+                        "--epochs", "1", "--data", market_cat]
             elif kind == "classifier":  # the mlp predicting triple-barrier classes
                 args = ["--model", "mlp", *FORECASTERS["mlp"], "--target", "triple-barrier:1,1,8", "--epochs", "1",
                         "--data", market]
@@ -111,20 +125,20 @@ def mamba2_windows(run, market, seq_len, count):
     return {"features": np.stack(windows)}, np.stack(want)
 
 
-@pytest.mark.parametrize("kind", ["mlp", "transformer", "patchtst", "tft", "mamba2", "classifier"])
-def test_forecaster_matches_the_predictor(runs, market, tmp_path, kind):
+@pytest.mark.parametrize("kind", ["mlp", "transformer", "patchtst", "tft", "mamba2", "classifier", "cat"])
+def test_forecaster_matches_the_predictor(runs, market, market_cat, tmp_path, kind):
     run = tickgrad.Run(runs(kind))
     path = run.export_onnx(tmp_path / f"{kind}.onnx")
     model, sess = checked_session(path)
     meta = {p.key: p.value for p in model.metadata_props}
-    assert meta["tickgrad.kind"] == ("mlp" if kind == "classifier" else kind)
+    assert meta["tickgrad.kind"] == ("mlp" if kind in ("classifier", "cat") else kind)
     assert "inside the graph" in meta["tickgrad.normalisation"]
     out = "probabilities" if kind == "classifier" else "quantiles"
     assert [d.dim_param for d in model.graph.input[0].type.tensor_type.shape.dim][0] == "batch"
     if kind == "mamba2":
         feeds, want = mamba2_windows(run.path, market, int(meta["tickgrad.window"]), 80)
     else:
-        feeds, want = predictor_windows(run.path, market)
+        feeds, want = predictor_windows(run.path, market_cat if kind == "cat" else market)
     assert len(want) > 64  # more than the batch the run trained with
     got = sess.run([out], feeds)[0]
     assert got.shape == want.shape

@@ -305,6 +305,22 @@ static void ssd_scan(ox_ctx *c, const tg_node *n) {
   bin(c, "Add", y, dx, OUT);
 }
 
+/* t [...] (f32 holding whole numbers, or i64) -> [..., W] i64 rows t - W + 1 .. t (an index out of range is the runtime's
+ * Gather error, as it is the kernel's at run). */
+static void window_rows(ox_ctx *c, const tg_node *n) {
+  int64_t W = n->attr.i[0], m1 = -1;
+  int64_t *steps = ox_alloc(c, (size_t)(W > 0 ? W : 1) * sizeof *steps);
+  if (!steps) return;
+  for (int64_t k = 0; k < W; k++) steps[k] = k - W + 1;
+  const char *t = IN(0), *u = ox_tmp(c, n, "t_last");
+  if (n->in[0]->out.dtype != TG_I64) {
+    t = ox_tmp(c, n, "t_i64");
+    ox_attr_int(c, un(c, "Cast", IN(0), t), "to", ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
+  }
+  bin(c, "Unsqueeze", t, ox_ints(c, n, "axis", 1, &m1), u);
+  bin(c, "Add", u, ox_ints(c, n, "steps", (int)W, steps), OUT);
+}
+
 /* The target shape with the one dim that differs at the other batch size as -1. */
 static tg_status reshape(ox_ctx *c, const tg_node *n, const tg_node *n2) {
   int64_t shape[TG_MAX_DIMS];
@@ -403,7 +419,8 @@ tg_status ox_map_node(ox_ctx *c, const tg_node *n, const tg_node *n2) {
     case TG_OP_CONV1D_CAUSAL: conv1d_causal(c, n); break;
     case TG_OP_LSTM: lstm(c, n); break;
     case TG_OP_SSD_SCAN: ssd_scan(c, n); break;
-    default: return no_form(c, n, NULL); /* training-only ops: losses, samplers, window_rows */
+    case TG_OP_WINDOW_ROWS: window_rows(c, n); break;
+    default: return no_form(c, n, NULL); /* training-only ops: losses, the batch sampler */
   }
   return TG_OK;
 }

@@ -19,6 +19,7 @@ static const int64_t k_batch[2] = {2, 3};
 typedef struct fc_export {
   tg_graph *g[2];
   float *mean, *std, *scale; /* [F], [F], [H, W] */
+  float *cat_offset;         /* [F] 0, then each cat: column's offset into the one embedding table (n_cat > 0) */
   char features[8192], quantiles[512], meta_num[4][32];
 } fc_export;
 
@@ -28,15 +29,17 @@ static void fc_free(fc_export *e) {
   tg_free(e->mean);
   tg_free(e->std);
   tg_free(e->scale);
+  tg_free(e->cat_offset);
 }
 
-/* Graph j: features [B, L, F] -> (x - mean) / std -> the model -> quantiles [B, H, nq] times the target scales (a
+/* Graph j: features [B, L, F] -> (x - mean) / std (+ the cat: ids' offsets) -> the model -> quantiles [B, H, nq] times the target scales (a
  * classifier: the softmax of its last step's logits, probabilities [B, C]). */
 static tg_tensor *fc_build(tg_graph *g, const tg_forecast_cfg *m, int64_t B, int H, int W) {
   int64_t L = tg_forecast_window(m), F = m->n_past, s_x[3] = {B, L, F}, s_f[1] = {F}, s_sc[2] = {H, W};
   tg_tensor *raw = tg_input(g, "features", TG_F32, 3, s_x);
   tg_tensor *x = tg_div(g, tg_sub(g, raw, tg_input(g, "norm_mean", TG_F32, 1, s_f)),
                         tg_input(g, "norm_std", TG_F32, 1, s_f)); /* [B, L, F] as the predictor normalises */
+  if (m->n_cat > 0) x = tg_add(g, x, tg_input(g, "cat_offset", TG_F32, 1, s_f));
   tg_forecast_inputs in = {x, NULL, NULL};
   if (tg_model_caps(m->kind) & TG_CAP_FUTURE) {
     int64_t s_fut[3] = {B, m->tft.dec_len, m->n_future}, s_inst[1] = {B};
@@ -49,21 +52,23 @@ static tg_tensor *fc_build(tg_graph *g, const tg_forecast_cfg *m, int64_t B, int
   return tg_reshape(g, tg_softmax(g, tg_slice(g, pred, 1, H - 1, 1)), 2, s_p);
 }
 
-static tg_status fc_export_run(const tg_predictor *p, const char *run, const char *out) {
+static tg_status fc_export_run(const tg_predictor *p, const char *out) {
   const tg_train_config *cfg = pr_config(p);
   const tg_forecast_cfg *m = &cfg->model;
   const pr_meta *mt = pr_meta_of(p);
   const char *kind = tg_model_name(m->kind);
-  if (m->n_cat > 0)
-    return tg_error(TG_ERR_UNSUPPORTED, "export: %s (%s) reads category inputs (cat:), whose ids the ONNX file "
-                    "cannot take as features yet; no file was written", run, kind);
   int F = m->n_past, H = m->horizons, W = tg_forecast_step_width(m);
   fc_export e;
   memset(&e, 0, sizeof e);
   e.mean = tg_malloc((size_t)F * sizeof(float));
   e.std = tg_malloc((size_t)F * sizeof(float));
   e.scale = tg_malloc((size_t)(H * W) * sizeof(float));
-  tg_status st = e.mean && e.std && e.scale ? TG_OK : tg_error(TG_ERR_NOMEM, "export: out of memory");
+  e.cat_offset = tg_calloc((size_t)F, sizeof(float));
+  tg_status st = e.mean && e.std && e.scale && e.cat_offset ? TG_OK : tg_error(TG_ERR_NOMEM, "export: out of memory");
+  for (int k = 0, off = 0; k < m->n_cat; k++) { /* as the predictor: one table, each input's ids after the last's */
+    e.cat_offset[F - m->n_cat + k] = (float)off;
+    off += m->cat_card[k];
+  }
   for (int f = 0; st == TG_OK && f < F; f++) e.mean[f] = (float)mt->mean[f], e.std[f] = (float)mt->std[f];
   for (int h = 0; st == TG_OK && h < H; h++)
     for (int q = 0; q < W; q++) e.scale[h * W + q] = (float)mt->scale[h];
@@ -77,10 +82,11 @@ static tg_status fc_export_run(const tg_predictor *p, const char *run, const cha
   if (st == TG_OK) {
     s.graph[0] = e.g[0], s.graph[1] = e.g[1];
     if (tg_model_caps(m->kind) & TG_CAP_FUTURE) s.in_name[s.n_in++] = "future", s.in_name[s.n_in++] = "instrument";
-    const char *cn[3] = {"norm_mean", "norm_std", "target_scales"};
-    const float *cd[3] = {e.mean, e.std, e.scale};
-    s.n_const = m->n_classes ? 2 : 3;
-    for (int k = 0; k < s.n_const; k++) s.const_name[k] = cn[k], s.const_data[k] = cd[k];
+    const char *cn[4] = {"norm_mean", "norm_std", "target_scales", "cat_offset"};
+    const float *cd[4] = {e.mean, e.std, e.scale, e.cat_offset};
+    for (int k = 0; k < 4; k++) /* the graph names only those it reads */
+      if ((k != 2 || !m->n_classes) && (k != 3 || m->n_cat > 0))
+        s.const_name[s.n_const] = cn[k], s.const_data[s.n_const++] = cd[k];
     s.n_out = 1;
     s.out_name[0] = m->n_classes ? "probabilities" : "quantiles";
     size_t at = 0;
@@ -141,7 +147,7 @@ static tg_status export_locked(const char *run, const char *out, const char *wei
   tg_predictor *p = NULL;
   tg_predictor_opts po = {.weights = weights ? weights : "best"};
   tg_status st = tg_predictor_open(run, &po, &p);
-  if (st == TG_OK) st = fc_export_run(p, run, out);
+  if (st == TG_OK) st = fc_export_run(p, out);
   tg_predictor_free(p);
   return st;
 }
