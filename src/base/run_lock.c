@@ -20,6 +20,10 @@ static void holder(int fd, char *buf, size_t cap) {
 }
 
 tg_status tg_run_lock(const char *dir, const char *what, int *fd) {
+  return tg_run_lock_advice(dir, what, "wait for it to finish or choose another --out", fd);
+}
+
+tg_status tg_run_lock_advice(const char *dir, const char *what, const char *advice, int *fd) {
   char path[TG_PATH_MAX + 8];
   *fd = -1;
   if (snprintf(path, sizeof path, "%s/.lock", dir) >= (int)sizeof path)
@@ -32,7 +36,7 @@ tg_status tg_run_lock(const char *dir, const char *what, int *fd) {
     if (e == EWOULDBLOCK) holder(f, who, sizeof who);
     close(f);
     if (e != EWOULDBLOCK) return tg_error(TG_ERR_IO, "cannot lock '%s': %s", path, strerror(e));
-    return tg_error(TG_ERR_INVALID, "%s is in use by %s; wait for it to finish or choose another --out", dir, who);
+    return tg_error(TG_ERR_INVALID, "%s is in use by %s; %s", dir, who, advice);
   }
   char text[96];
   int n = snprintf(text, sizeof text, "%ld %.60s\n", (long)getpid(), what);

@@ -9,6 +9,8 @@
  * with TG_ERR_INVALID: "DIR is in use by process PID (WHAT); wait for it to finish or choose another --out".
  * Once locked, the temporaries a stopped process left in DIR (tg_remove_temps) are removed. */
 tg_status tg_run_lock(const char *dir, const char *what, int *fd);
+/* The same with the refusal's advice after "in use by PID (WHAT); " (a reader of the run: wait for the writer). */
+tg_status tg_run_lock_advice(const char *dir, const char *what, const char *advice, int *fd);
 /* Releases a lock from tg_run_lock; fd -1 is ignored. .lock stays in the folder. */
 void tg_run_unlock(int fd);
 

@@ -162,7 +162,7 @@ tg_status tg_run_export(const char *run_dir, const char *format, const char *out
   snprintf(path, sizeof path, "%s/config.json", run_dir);
   if (!tg_file_exists(path)) return tg_error(TG_ERR_IO, "export: %s: no such file (is %s a training run?)", path, run_dir);
   int fd = -1;
-  tg_status st = tg_run_lock(run_dir, "tickgrad export", &fd);
+  tg_status st = tg_run_lock_advice(run_dir, "export", "export it once that process has finished writing it", &fd);
   if (st != TG_OK) return tg_error(st, "export: %s", tg_last_error());
   st = export_locked(run_dir, out_path, weights);
   tg_run_unlock(fd);
