@@ -133,6 +133,7 @@ def test_forecaster_matches_the_predictor(runs, market, market_cat, tmp_path, ki
     meta = {p.key: p.value for p in model.metadata_props}
     assert meta["tickgrad.kind"] == ("mlp" if kind in ("classifier", "cat") else kind)
     assert "inside the graph" in meta["tickgrad.normalisation"]
+    assert meta["tickgrad.features"].split(",") == run.inference["features"]
     out = "probabilities" if kind == "classifier" else "quantiles"
     assert [d.dim_param for d in model.graph.input[0].type.tensor_type.shape.dim][0] == "batch"
     if kind == "mamba2":

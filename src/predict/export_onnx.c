@@ -6,6 +6,7 @@
 #include "base/alloc.h"
 #include "base/files.h"
 #include "base/run_lock.h"
+#include "base/text.h"
 #include "graph/onnx.h"
 #include "models/model_table.h"
 #include "predict/predict_internal.h"
@@ -20,7 +21,8 @@ typedef struct fc_export {
   tg_graph *g[2];
   float *mean, *std, *scale; /* [F], [F], [H, W] */
   float *cat_offset;         /* [F] 0, then each cat: column's offset into the one embedding table (n_cat > 0) */
-  char features[8192], quantiles[512], meta_num[4][32];
+  char *features;            /* the feature names, comma-separated: F * TG_NAME_MAX bytes hold them */
+  char quantiles[TG_MAX_QUANTILES * 40], meta_num[3][32];
 } fc_export;
 
 static void fc_free(fc_export *e) {
@@ -30,6 +32,7 @@ static void fc_free(fc_export *e) {
   tg_free(e->std);
   tg_free(e->scale);
   tg_free(e->cat_offset);
+  tg_free(e->features);
 }
 
 /* Graph j: features [B, L, F] -> (x - mean) / std (+ the cat: ids' offsets) -> the model -> quantiles [B, H, nq] times the target scales (a
@@ -64,7 +67,9 @@ static tg_status fc_export_run(const tg_predictor *p, const char *out) {
   e.std = tg_malloc((size_t)F * sizeof(float));
   e.scale = tg_malloc((size_t)(H * W) * sizeof(float));
   e.cat_offset = tg_calloc((size_t)F, sizeof(float));
-  tg_status st = e.mean && e.std && e.scale && e.cat_offset ? TG_OK : tg_error(TG_ERR_NOMEM, "export: out of memory");
+  e.features = tg_calloc((size_t)F, TG_NAME_MAX); /* each name under TG_NAME_MAX bytes, its comma in place of the NUL */
+  tg_status st = e.mean && e.std && e.scale && e.cat_offset && e.features ? TG_OK
+                                                                          : tg_error(TG_ERR_NOMEM, "export: out of memory");
   for (int k = 0, off = 0; k < m->n_cat; k++) { /* as the predictor: one table, each input's ids after the last's */
     e.cat_offset[F - m->n_cat + k] = (float)off;
     off += m->cat_card[k];
@@ -90,12 +95,13 @@ static tg_status fc_export_run(const tg_predictor *p, const char *out) {
     s.n_out = 1;
     s.out_name[0] = m->n_classes ? "probabilities" : "quantiles";
     size_t at = 0;
-    for (int f = 0; f < F; f++) at += (size_t)snprintf(e.features + at, at < sizeof e.features ? sizeof e.features - at : 0,
-                                                       "%s%s", f ? "," : "", mt->names[f]);
+    char num[40];
+    for (int f = 0; f < F; f++)
+      at += (size_t)snprintf(e.features + at, (size_t)F * TG_NAME_MAX - at, "%s%s", f ? "," : "", mt->names[f]);
     at = 0;
     for (int q = 0; q < m->nq && !m->n_classes; q++)
-      at += (size_t)snprintf(e.quantiles + at, at < sizeof e.quantiles ? sizeof e.quantiles - at : 0, "%s%.9g",
-                             q ? "," : "", (double)m->q[q]);
+      at += (size_t)snprintf(e.quantiles + at, sizeof e.quantiles - at, "%s%s", q ? "," : "",
+                             tg_format_real(num, (double)m->q[q], 1)); /* the shortest text that reads back */
     snprintf(e.meta_num[0], sizeof e.meta_num[0], "%lld", (long long)tg_forecast_window(m));
     snprintf(e.meta_num[1], sizeof e.meta_num[1], "%d", H);
     snprintf(e.meta_num[2], sizeof e.meta_num[2], "%d", mt->warmup);
