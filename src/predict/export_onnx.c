@@ -172,5 +172,10 @@ tg_status tg_run_export(const char *run_dir, const char *format, const char *out
   if (st != TG_OK) return tg_error(st, "export: %s", tg_last_error());
   st = export_locked(run_dir, out_path, weights);
   tg_run_unlock(fd);
+  if (st != TG_OK && strncmp(tg_last_error(), "export", 6) != 0) { /* the reader's or writer's message, said as export's */
+    char why[1024];
+    snprintf(why, sizeof why, "%s", tg_last_error());
+    st = tg_error(st, "export: %s", why);
+  }
   return st;
 }
