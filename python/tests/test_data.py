@@ -46,6 +46,12 @@ def test_read_bars_matches_the_command(shared_data, cli, name):
             tickgrad.read_bars(path)
         assert str(e.value) == str(_data._pythonic(tickgrad.Error(why)))
         return
+    if re.search(r"^\s+format\s+(trade|quote) ticks", p.stdout, re.M):  # a tick file: read_bars asks for by=
+        with pytest.raises(tickgrad.Error) as e, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tickgrad.read_bars(path)
+        assert "ticks, not bars" in str(e.value)
+        return
     want = cli_counts(p.stdout)
     check = re.search(r"^\s+check\s+(.*)$", p.stdout, re.M).group(1)
     with warnings.catch_warnings():
