@@ -66,6 +66,10 @@ else
     echo "bench: installing pandas, pyarrow and polars into $venv" >&2
     "$venv/bin/pip" install -q pandas pyarrow polars
   fi
+  if { [ "$only" = all ] || [ "$only" = latency ]; } && ! "$venv/bin/python" -c "import onnx, onnxruntime" 2>/dev/null; then
+    echo "bench: installing onnx and onnxruntime into $venv (the exported files' peer)" >&2
+    "$venv/bin/pip" install -q onnx onnxruntime
+  fi
   py="$venv/bin/python"
 fi
 cores=$(nproc --all)
@@ -204,10 +208,11 @@ latency_section() {
   noise=$("${pin[@]}" "./$build/tickgrad_bench" latency --calls "$calls" noise_floor 2>>"$log.lat") &&
     echo "$noise" | awk '{ printf "# this machine'"'"'s own noise (noise_floor, a %.1f us arithmetic chain, no model): p50 %s, p99 %s, p99.9 %s us\n", $2, $2, $3, $4 }'
   echo "case, tickgrad_p50_us, tickgrad_p99_us, tickgrad_p999_us, torch_p50_us, torch_p99_us, torch_p999_us, ratio_p50, ratio_p99, tickgrad_calls, torch_calls"
-  declare -A tcache
+  declare -A tcache tgres
   for case in ${BENCH_LATENCY_CASES:-$lat_cases_all}; do
     local tg tw pt rc=0
     tg=$("${pin[@]}" "./$build/tickgrad_bench" latency --calls "$calls" --dir "$latdir" "$case" 2>"$log.case") || rc=$?
+    tgres[$case]=$tg
     cat "$log.case" >>"$log.lat"
     if [ "$rc" != 0 ]; then
       echo "$case, failed (exit $rc): $(grep -m1 '^tickgrad_bench' "$log.case" || tail -1 "$log.case")"
@@ -230,8 +235,32 @@ latency_section() {
       printf "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s\n", c, a[2], a[3], a[4], b[2], b[3], b[4], r50, r99, a[5], b[5] }'
   done
   grep -h '^# mamba2 step matches' "$log.lat" | head -1 || true
+  onnx_section
   rm -rf "$latdir"
   return $failed
+}
+
+# The same runs exported to ONNX (tickgrad export) and timed in ONNX Runtime (bench/onnx_latency.py, one thread,
+# pinned as tickgrad is): the case's run, its file, and tickgrad's numbers of the same latency run beside them.
+onnx_section() {
+  [ "$py" != none ] && "$py" -c "import onnxruntime" 2>/dev/null || { echo "# ONNX Runtime cases skipped: no onnxruntime in $py"; return 0; }
+  echo
+  echo "# ONNX Runtime on the exported file (bench/onnx_latency.py: IOBinding, 1 intra- and inter-op thread), us per call; ratio = onnxruntime / tickgrad"
+  echo "case, run, tickgrad_p50_us, tickgrad_p99_us, onnxruntime_p50_us, onnxruntime_p99_us, ratio_p50, ratio_p99, binding_floor_p50_us"
+  local spec case run file ort floor
+  for spec in dqn_policy_trading:dqn-trading transformer_forward_b1:transformer tft_forward_b1:tft; do
+    case=${spec%%:*} run=${spec##*:} file=$latdir/$run.onnx
+    [ -n "${tgres[$case]:-}" ] && [ -d "$latdir/$run" ] || continue
+    if ! "./$build/tickgrad" export --run "$latdir/$run" --format onnx --out "$file" >>"$log.lat" 2>&1; then
+      echo "$case, $run, export failed: $(tail -1 "$log.lat")"; failed=1; continue
+    fi
+    ort=$("${pin[@]}" "$py" bench/onnx_latency.py "$case" "$file" --calls "$calls" 2>>"$log.lat") || {
+      echo "$case, $run, onnxruntime failed: $(tail -1 "$log.lat")"; failed=1; continue; }
+    floor=$(echo "$ort" | awk '$1 ~ /-floor$/ { print $2 }')
+    awk -v c="$case" -v r="$run" -v tg="${tgres[$case]}" -v o="$(echo "$ort" | head -1)" -v f="${floor:--}" 'BEGIN {
+      split(tg, a, " "); split(o, b, " ")
+      printf "%s, %s, %s, %s, %s, %s, %.2f, %.2f, %s\n", c, r, a[2], a[3], b[2], b[3], b[2] / a[2], b[3] / a[3], f }'
+  done
 }
 
 # ---- training section: each step in tickgrad fp32 and bf16, PyTorch eager fp32 and autocast bf16; the roofline ----
