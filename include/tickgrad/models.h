@@ -111,6 +111,9 @@ typedef struct tg_forecast_cfg {
   int n_classes;   /* 0: quantile forecasts; > 0: a classifier, each horizon step gives n_classes logits instead of nq
                       quantiles (the trainer reads the last step) */
   float dropout;   /* default 0.1 (active only in training plans) */
+  int whole;       /* 1: every layer built as one piece at any batch size, so graphs built at two batch sizes have the
+                      same nodes (an exported file's dynamic batch axis); 0 (default): a layer may split its work by the
+                      batch to fit caches (the TFT's variable selection groups) */
   tg_tft_cfg tft;
   tg_mamba2_cfg mamba;
   tg_mlp_cfg mlp;

@@ -133,7 +133,7 @@ static int64_t vsn_group(int64_t N, int64_t m, int64_t d) {
 static tg_tensor *vsn(tft_b *b, const char *prefix, const char *embed, tg_tensor *x, tg_tensor *c_s, int64_t d,
                       tg_tensor **w_out) {
   tg_graph *g = b->g;
-  int64_t B = x->shape[0], T = x->shape[1], m = x->shape[2], N = B * T, mg = vsn_group(N, m, d);
+  int64_t B = x->shape[0], T = x->shape[1], m = x->shape[2], N = B * T, mg = b->whole ? m : vsn_group(N, m, d);
   int64_t flat[3] = {B, T, m * d}, wrow[3] = {N, 1, m}, out[3] = {B, T, d};
   char name[TG_NAME_MAX];
   real_embed e;
@@ -267,7 +267,7 @@ tg_tensor *tg_tft_build_taps(tg_graph *g, const tg_forecast_cfg *c, const tg_for
   if (!check_config(g, c)) return NULL;
   if (!in) return tg_graph_fail(g, TG_ERR_INVALID, "tft: NULL inputs");
   if (!check_parts(g, c, in->past, c->tft.enc_len, c->n_past, in->future, c->tft.dec_len, in->inst)) return NULL;
-  tft_b bb = {g, c->dropout}, *b = &bb;
+  tft_b bb = {g, c->dropout, c->whole}, *b = &bb;
   tg_tft_taps tp = {0};
   tg_tensor *ctx[4] = {0};
   if (!static_contexts(b, c, in->inst, ctx)) return NULL;
@@ -289,7 +289,7 @@ tg_tensor *tg_tft_build_past(tg_graph *g, const tg_forecast_cfg *c, tg_tensor *p
   c = &inner;
   if (past && !check_parts(g, c, past, past->shape[1], c->n_past, NULL, 0, inst)) return NULL;
   if (!past) return tg_graph_fail(g, TG_ERR_INVALID, "tft: input past is required");
-  tft_b bb = {g, c->dropout}, *b = &bb;
+  tft_b bb = {g, c->dropout, c->whole}, *b = &bb;
   tg_tensor *ctx[4] = {0}, *w = NULL;
   if (!static_contexts(b, c, inst, ctx)) return NULL;
   return past_vsn(b, c, past, ctx[0], &w);
@@ -299,7 +299,7 @@ tg_tensor *tg_tft_build_after_past(tg_graph *g, const tg_forecast_cfg *c, tg_ten
                                    tg_tensor *inst, tg_tensor *vol_x) {
   if (!check_config(g, c)) return NULL;
   if (!check_parts(g, c, x_past, c->tft.enc_len, c->tft.hidden, future, c->tft.dec_len, inst)) return NULL;
-  tft_b bb = {g, c->dropout}, *b = &bb;
+  tft_b bb = {g, c->dropout, c->whole}, *b = &bb;
   tg_tft_taps tp = {0};
   tg_tensor *ctx[4] = {0};
   if (!static_contexts(b, c, inst, ctx)) return NULL;

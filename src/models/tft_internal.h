@@ -9,6 +9,7 @@
 typedef struct tft_b {
   tg_graph *g;
   float p;
+  int whole; /* tg_forecast_cfg.whole: the variable selection in one group whatever the batch */
 } tft_b;
 
 /* Parameter "<prefix>.<leaf>" (fails the build when the name does not fit TG_NAME_MAX). */

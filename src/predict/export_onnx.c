@@ -78,10 +78,12 @@ static tg_status fc_export_run(const tg_predictor *p, const char *out) {
   for (int h = 0; st == TG_OK && h < H; h++)
     for (int q = 0; q < W; q++) e.scale[h * W + q] = (float)mt->scale[h];
   tg_onnx_spec s = {.batch = {k_batch[0], k_batch[1]}, .model = kind, .n_in = 1, .in_name = {"features"}};
+  tg_forecast_cfg whole = *m; /* the same nodes at both batch sizes: no layer splits its work by the batch */
+  whole.whole = 1;
   for (int j = 0; st == TG_OK && j < 2; j++) {
     e.g[j] = tg_graph_new(pr_store(p), "export");
     if (!e.g[j]) st = tg_error(TG_ERR_NOMEM, "export: out of memory");
-    else s.out[0][j] = fc_build(e.g[j], m, k_batch[j], H, W);
+    else s.out[0][j] = fc_build(e.g[j], &whole, k_batch[j], H, W);
     if (st == TG_OK) st = tg_graph_status(e.g[j]);
   }
   if (st == TG_OK) {
@@ -150,6 +152,15 @@ static tg_status export_locked(const char *run, const char *out, const char *wei
     tg_status st = tg_agent_env_read(run, model, sizeof model, &env);
     return st == TG_OK ? policy_export_run(model, run, out) : st;
   }
+  snprintf(path, sizeof path, "%s/config.json", run);
+  char *text = NULL;
+  size_t len = 0;
+  int agent = tg_read_file(path, &text, &len) == TG_OK && (strstr(text, "\"tickgrad-dqn-config") || strstr(text, "\"tickgrad-ppo-config"));
+  tg_free(text);
+  if (agent) /* an agent trained through the library without tickgrad train's env.json */
+    return tg_error(TG_ERR_FORMAT, "export: %s is a DQN or PPO run without env.json, which says the environment its "
+                    "observations come from (tickgrad train writes it; a program training through the library writes it "
+                    "with tg_agent_env_write)", run);
   tg_predictor *p = NULL;
   tg_predictor_opts po = {.weights = weights ? weights : "best"};
   tg_status st = tg_predictor_open(run, &po, &p);
