@@ -89,6 +89,19 @@ static int lat_dqn_cartpole(const lat_opts *o, double *us) {
   return rc;
 }
 
+/* dir/env.json for a trading run on the synthetic market sc with env tc, as tickgrad train writes it (what tickgrad
+ * export reads the observation's layout from). */
+static int trading_env_json(const char *dir, const tg_synth_config *sc, const tg_trading_cfg *tc) {
+  tg_agent_env e;
+  tg_agent_env_defaults(&e);
+  snprintf(e.kind, sizeof e.kind, "trading");
+  e.synth_bars = sc->bars;
+  e.synth_signal = sc->signal;
+  e.window = tc->window;
+  e.copy_windows = !tc->omit_window;
+  return tg_agent_env_write(dir, "dqn", &e) != TG_OK;
+}
+
 /* The trading env on the default synthetic market: window 32 x 16 features; gather: the CLI's default
  * observation [t, position, unrealised] with the window gathered by the policy; else copied (514 floats). */
 static int lat_dqn_trading(const lat_opts *o, double *us, int gather) {
@@ -106,7 +119,7 @@ static int lat_dqn_trading(const lat_opts *o, double *us, int gather) {
   float *obs = NULL;
   tg_trading_info info;
   int rc = tg_synth_generate(&sc, &bars) != TG_OK || tg_env_trading_new(1, &bars, &tc, &env) != TG_OK ||
-           tg_env_trading_info(env, &info) != TG_OK || dqn_run(env, dir);
+           tg_env_trading_info(env, &info) != TG_OK || dqn_run(env, dir) || trading_env_json(dir, &sc, &tc);
   if (!rc) rc = (gather ? tg_dqn_policy_load_env(dir, env, tg_cpu(0), &p)
                         : tg_dqn_policy_load(dir, tg_env_spec_of(env), tg_cpu(0), &p)) != TG_OK;
   int dim = rc ? 0 : tg_env_spec_of(env).obs_dim;
