@@ -3,16 +3,7 @@
 set -u
 bin=$1
 example=${2:-} # examples/live_predict.c built, or empty
-pass=0 fail=0
-expect() { # expect CODE DESCRIPTION -- command...
-  local want=$1 what=$2; shift 3
-  local out; out=$("$@" 2>&1); local got=$?
-  if [ "$got" -eq "$want" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what: exit $got, want $want"; echo "$out" | head -5; fi
-}
-expect_out() { # expect_out PATTERN DESCRIPTION -- command...
-  local pat=$1 what=$2; shift 3
-  if "$@" 2>&1 | grep -q -- "$pat"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what: no '$pat' in output"; fi
-}
+. "$(dirname "$0")/cli_expect.sh"
 expect 0 "--help" -- "$bin" --help
 expect_out "usage: tickgrad" "help text" -- "$bin" --help
 expect 0 "version" -- "$bin" version

@@ -4,16 +4,7 @@
 #   tests/cli_ticks_test.sh TICKGRAD   (TG_SHARED_DATA: also a run on Lean's SPY tick zips, skipped without them)
 set -u
 bin=$1
-pass=0 fail=0
-expect() { # expect CODE DESCRIPTION -- command...
-  local want=$1 what=$2; shift 3
-  local out; out=$("$@" 2>&1); local got=$?
-  if [ "$got" -eq "$want" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what: exit $got, want $want"; echo "$out" | head -5; fi
-}
-expect_out() { # expect_out PATTERN DESCRIPTION -- command...
-  local pat=$1 what=$2; shift 3
-  if "$@" 2>&1 | grep -q -- "$pat"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what: no '$pat' in output"; fi
-}
+. "$(dirname "$0")/cli_expect.sh"
 same() { # same DESCRIPTION FILE1 FILE2
   if [ -s "$2" ] && cmp -s "$2" "$3"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1: $2 and $3 differ"; fi
 }

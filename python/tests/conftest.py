@@ -53,3 +53,11 @@ def run_cli(cli: pathlib.Path, *args: str) -> str:
     p = subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True)
     assert p.returncode == 0, f"tickgrad {' '.join(map(str, args))} exited {p.returncode}: {p.stderr}"
     return p.stdout
+
+
+@pytest.fixture(scope="session")
+def market(cli, tmp_path_factory):
+    """1,200 bars of the synthetic market (seed 5, signal 0.3) as the command writes them (a module may define its own)."""
+    path = tmp_path_factory.mktemp("market") / "synth.csv"
+    run_cli(cli, "synth", "--bars", "1200", "--seed", "5", "--signal", "0.3", "--out", path)
+    return path

@@ -29,13 +29,6 @@ RTOL = 1e-5
 
 
 @pytest.fixture(scope="module")
-def market(cli, tmp_path_factory):
-    path = tmp_path_factory.mktemp("market") / "synth.csv"
-    run_cli(cli, "synth", "--bars", "1200", "--seed", "5", "--signal", "0.3", "--out", path)
-    return path
-
-
-@pytest.fixture(scope="module")
 def market_cat(market, tmp_path_factory):
     """The market with a category column (three sessions in turn), which a cat: input embeds."""
     import pandas as pd

@@ -15,13 +15,6 @@ TRAIN = {
 
 
 @pytest.fixture(scope="module")
-def market(cli, tmp_path_factory):
-    path = tmp_path_factory.mktemp("market") / "synth.csv"
-    run_cli(cli, "synth", "--bars", "1200", "--seed", "5", "--signal", "0.3", "--out", path)
-    return path
-
-
-@pytest.fixture(scope="module")
 def runs(cli, market, tmp_path_factory):
     made = {}
 
