@@ -240,8 +240,11 @@ latency_section() {
   return $failed
 }
 
-# The same runs exported to ONNX (tickgrad export) and timed in ONNX Runtime (bench/onnx_latency.py, one thread,
-# pinned as tickgrad is): the case's run, its file, and tickgrad's numbers of the same latency run beside them.
+# The latency cases' runs exported to ONNX (tickgrad export) and timed in ONNX Runtime (bench/onnx_latency.py, one
+# thread, pinned as tickgrad is), beside tickgrad's numbers of the same latency run for the same work: the DQN policy
+# against dqn_policy_trading (observation in, action out); the transformer's and the TFT's runs (made by their _batch1
+# cases) against their _forward_b1 cases, the model's forward on a window of features at batch 1 (the file takes the
+# same window, normalises it inside and scales the quantiles: two elementwise ops more).
 onnx_section() {
   [ "$py" != none ] && "$py" -c "import onnxruntime" 2>/dev/null || { echo "# ONNX Runtime cases skipped: no onnxruntime in $py"; return 0; }
   echo
@@ -249,6 +252,7 @@ onnx_section() {
   echo "case, run, tickgrad_p50_us, tickgrad_p99_us, onnxruntime_p50_us, onnxruntime_p99_us, ratio_p50, ratio_p99, binding_floor_p50_us"
   local spec case run file ort floor
   for spec in dqn_policy_trading:dqn-trading transformer_forward_b1:transformer tft_forward_b1:tft; do
+    # the run dir is made by dqn_policy_trading, transformer_batch1 and tft_batch1
     case=${spec%%:*} run=${spec##*:} file=$latdir/$run.onnx
     [ -n "${tgres[$case]:-}" ] && [ -d "$latdir/$run" ] || continue
     if ! "./$build/tickgrad" export --run "$latdir/$run" --format onnx --out "$file" >>"$log.lat" 2>&1; then
