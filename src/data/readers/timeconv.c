@@ -153,8 +153,9 @@ tg_status tg_tz_local_to_utc_memo(const char *tz, tg_tz_memo *m, int64_t local_s
 }
 
 const char *tg_format_utc(int64_t ns, int frac, char *buf, size_t n) {
-  int64_t days = ns >= 0 ? ns / TG_NS_PER_DAY : -((-ns + TG_NS_PER_DAY - 1) / TG_NS_PER_DAY);
-  int64_t rem = ns - days * TG_NS_PER_DAY, y;
+  /* floor division without overflow for any ns (INT64_MIN included): the day, and the ns into it in [0, a day) */
+  int64_t days = ns / TG_NS_PER_DAY - (ns % TG_NS_PER_DAY < 0), rem = ns % TG_NS_PER_DAY, y;
+  if (rem < 0) rem += TG_NS_PER_DAY;
   int m, d;
   tg_civil_from_days(days, &y, &m, &d);
   int64_t s = rem / TG_NS_PER_S;
