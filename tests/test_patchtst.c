@@ -82,27 +82,12 @@ static void bind_ref(model *m, const tg_safetensors *ref) {
 }
 
 static double compare(const char *what, const float *got, const tg_tensor *want) {
-  if (!got || !want) return INFINITY;
-  double e = tg_test_rel_err(got, want);
-  CHECK_MSG(e <= TOL, "%s: relative error %.3g > %.0e", what, e, TOL);
-  return e;
+  return tg_test_ref_check(what, got, want, TOL);
 }
 
 /* Every parameter gradient against "grad.<name>"; the worst relative error (its name into worst_name). */
 static double compare_grads(tg_store *s, const tg_safetensors *ref, char *worst_name, size_t n) {
-  double worst = 0;
-  for (int i = 0; i < tg_store_count(s); i++) {
-    const char *pn = tg_store_param(s, i).name;
-    char key[TG_NAME_MAX + 8];
-    snprintf(key, sizeof key, "grad.%s", pn);
-    tg_tensor gt = tg_store_tensor(s, i, 1);
-    double e = compare(key, gt.data, tg_test_ref_need(ref, key));
-    if (e >= worst) {
-      worst = e;
-      if (worst_name) snprintf(worst_name, n, "%s", pn);
-    }
-  }
-  return worst;
+  return tg_test_ref_check_grads(s, ref, TOL, worst_name, n);
 }
 
 /* ---- tests ---- */

@@ -49,3 +49,26 @@ int tg_test_ref_load_params(tg_store *s, const tg_safetensors *f) {
   }
   return ok;
 }
+
+double tg_test_ref_check(const char *what, const float *got, const tg_tensor *want, double tol) {
+  if (!got || !want) return INFINITY;
+  double e = tg_test_rel_err(got, want);
+  CHECK_MSG(e <= tol, "%s: relative error %.3g > %.0e", what, e, tol);
+  return e;
+}
+
+double tg_test_ref_check_grads(tg_store *s, const tg_safetensors *f, double tol, char *worst_name, size_t n) {
+  double worst = 0;
+  for (int i = 0; i < tg_store_count(s); i++) {
+    const char *pn = tg_store_param(s, i).name;
+    char key[TG_NAME_MAX + 8];
+    snprintf(key, sizeof key, "grad.%s", pn);
+    tg_tensor gt = tg_store_tensor(s, i, 1);
+    double e = tg_test_ref_check(key, gt.data, tg_test_ref_need(f, key), tol);
+    if (e >= worst) {
+      worst = e;
+      if (worst_name) snprintf(worst_name, n, "%s", pn);
+    }
+  }
+  return worst;
+}
