@@ -164,6 +164,10 @@ expect 2 "train flag of another model" -- "$bin" train --model mlp --data "$dir/
 expect 1 "train a missing file" -- "$bin" train --model mlp --data "$dir/none.csv" --out "$dir/tm"
 expect_out "none.csv" "train names the missing file" -- "$bin" train --model mlp --data "$dir/none.csv" --out "$dir/tm2"
 expect 1 "train too little data" -- "$bin" train --model mlp --data "$dir/s5.csv" --out "$dir/tl"
+mkdir "$dir/te"
+expect 1 "train too little data into a folder of the user's" -- "$bin" train --model mlp --data "$dir/s5.csv" --out "$dir/te"
+# A refused run leaves no folder it made (only .lock would be in it); a folder the user made stays.
+if [ ! -e "$dir/tm" ] && [ ! -e "$dir/tm2" ] && [ ! -e "$dir/tl" ] && [ -d "$dir/te" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a refused train left the run folder it made (or removed the user's)"; fi
 # Light start: a command that starts no GPU loads neither cuBLAS nor the CUDA driver (the runtime initialises on its
 # first call by loading libcuda) nor the Vulkan loader; LD_DEBUG=files lists every library the loader opens, dlopen
 # included.

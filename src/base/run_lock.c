@@ -1,4 +1,5 @@
 /* Run-folder locks: flock on DIR/.lock (close-on-exec), the holder's pid and task written after locking. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -52,4 +53,23 @@ tg_status tg_run_lock_advice(const char *dir, const char *what, const char *advi
 
 void tg_run_unlock(int fd) {
   if (fd >= 0) close(fd); /* closing the only descriptor of the open file releases its flock */
+}
+
+/* Whether dir holds no entry but .lock. */
+static int holds_only_lock(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  int only = 1;
+  for (struct dirent *e; only && (e = readdir(d)) != NULL;)
+    only = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, ".lock");
+  closedir(d);
+  return only;
+}
+
+void tg_run_unlock_discard(int fd, const char *dir) {
+  char path[TG_PATH_MAX + 8];
+  if (fd >= 0 && holds_only_lock(dir) && snprintf(path, sizeof path, "%s/.lock", dir) < (int)sizeof path &&
+      unlink(path) == 0)
+    (void)rmdir(dir); /* still locked while unlinking: no other holder can have written here */
+  tg_run_unlock(fd);
 }

@@ -13,5 +13,8 @@ tg_status tg_run_lock(const char *dir, const char *what, int *fd);
 tg_status tg_run_lock_advice(const char *dir, const char *what, const char *advice, int *fd);
 /* Releases a lock from tg_run_lock; fd -1 is ignored. .lock stays in the folder. */
 void tg_run_unlock(int fd);
+/* Releases the lock as tg_run_unlock does and, where DIR holds nothing but .lock, removes .lock and DIR: a run that
+ * made its folder and was refused before writing into it leaves no empty folder behind. */
+void tg_run_unlock_discard(int fd, const char *dir);
 
 #endif

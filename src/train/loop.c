@@ -4,6 +4,7 @@
 #include <time.h>
 #include "base/hash.h"
 #include "base/clock.h"
+#include "base/files.h"
 #include "base/alloc.h"
 #include "base/json.h"
 #include "base/run_lock.h"
@@ -29,6 +30,7 @@ typedef struct tr_run {
   int root;               /* rank 0 (or the only process): the one that logs and writes the run's files */
   int collectives;        /* the device's collectives are open (data-parallel on a device) */
   int lock;               /* the root's lock on the run folder (tg_run_lock), -1 when not held */
+  int made_out;           /* this call made the run folder: a refused run removes it again while it is empty */
 } tr_run;
 
 /* Resume: RUN/config.json is the config; c may differ only in device, threads and out. */
@@ -158,6 +160,7 @@ static tg_status open_run(tr_run *r, const tg_bars *bars) {
   if (notice[0] && r->log) fprintf(r->log, "%s\n", notice);
   if ((st = dist_check(r)) != TG_OK) return st;
   default_out(c);
+  r->made_out = r->root && !tg_file_exists(c->out);
   if (r->root && (st = tg_make_dirs(c->out)) != TG_OK) return st; /* only the lock's holder touches the folder */
   if (r->root && (st = tg_run_lock(c->out, "train", &r->lock)) != TG_OK) return tg_error(st, "train: %s", tg_last_error());
   tg_forecast_cfg model = c->model;
@@ -419,7 +422,8 @@ tg_status tg_train_run(const tg_train_config *cin, const tg_bars *bars, tg_train
   if (r->collectives) tg_dist_device_close(r->dev);
   tr_data_close(&r->d);
   tr_progress_free(&r->p);
-  tg_run_unlock(r->lock); /* after the last file of the run: report.html */
+  if (st != TG_OK && r->made_out) tg_run_unlock_discard(r->lock, r->c.out); /* refused before writing: no folder */
+  else tg_run_unlock(r->lock); /* after the last file of the run: report.html */
   tg_free(r);
   if (st != TG_OK) tg_error(st, "%s", err); /* cleanup must not hide the reason */
   return st;
