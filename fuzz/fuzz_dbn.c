@@ -1,4 +1,5 @@
-/* libFuzzer target for the DBN reader: any bytes, plain or zstd, must give bars or a clean error. */
+/* libFuzzer target for the DBN reader: any bytes, plain or zstd, must give bars (or definitions and statistics) or a
+ * clean error. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -16,5 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   opts.price_scale = 0.01;
   (void)tg_dbn_parse("fuzz.dbn", data, size, &opts, &bars);
   tg_bars_free(&bars);
+  /* the same bytes as definition and statistics records */
+  tg_dbn_refdata ref;
+  if (tg_dbn_refdata_parse("fuzz.dbn", data, size, &ref) == TG_OK) tg_dbn_refdata_free(&ref);
   return 0;
 }

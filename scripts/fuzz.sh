@@ -19,7 +19,8 @@ run_target() {
   local seeds=()
   [ -d "fuzz/corpus/$name" ] && seeds+=("fuzz/corpus/$name")
   case $name in
-    dbn) [ -d "$shared/dbn" ] && seeds+=("$shared/dbn") ;;
+    dbn) [ -d "$shared/dbn" ] && seeds+=("$shared/dbn")
+         [ -d "$shared/dbn-ticks" ] && seeds+=("$shared/dbn-ticks") ;;
     parquet) [ -d "$shared/parquet-testing" ] && seeds+=("$shared/parquet-testing" "$shared/parquet-ohlcv") ;;
     safetensors) seeds+=(reference/data) ;;
   esac

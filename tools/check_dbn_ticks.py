@@ -15,6 +15,11 @@ mbp-1/tbbo messages whose action is 'T'; quotes: every mbp-1/tbbo message with b
 records out of time order and crossed quotes dropped), and every field is compared exactly: ts_event,
 price (or bid and ask) as the fixed-point integer / 1e9 and as Databento's pretty_* float, size (or
 bid_sz_00 and ask_sz_00), the aggressor side. A file of another schema must be refused by tickgrad.
+Definition and statistics files are also read by `tickgrad inspect --dump OUT.csv FILE` (every such
+record) and compared with the decoder's: definitions by ts_event, instrument_id, raw_symbol,
+instrument_class, expiration, the multiplier (unit_of_measure_qty / 1e9, else contract_multiplier)
+and the tick size (min_price_increment / 1e9); statistics by ts_event, instrument_id, stat_type,
+update_action, ts_ref, price / 1e9 and quantity (DBN's undefined values as tickgrad writes them).
 A zstd file is decompressed first (the zstd command) when there is one. Prints a line per file and
 kind and a final PASS or FAIL (exit status 0 or 1).
 """
@@ -27,6 +32,10 @@ import sys
 import tempfile
 
 UNDEF_PRICE = 2**63 - 1
+UNDEF_TS = 2**64 - 1
+INT64_MIN = -(2**63)
+UNDEF_QTY = {2**31 - 1, 2**63 - 1}
+REF_SCHEMAS = {"definition", "statistics"}
 TRADE_SCHEMAS = {"trades", "tbbo", "mbp-1"}
 QUOTE_SCHEMAS = {"tbbo", "mbp-1"}
 
@@ -102,6 +111,64 @@ def dump(binary, path, kind, tmp):
     return rows, None
 
 
+def fixed(raw):
+    return float("nan") if raw == UNDEF_PRICE else raw / 1e9
+
+
+def stamp(raw):
+    return INT64_MIN if raw == UNDEF_TS else raw
+
+
+def char_of(v):
+    s = str(v)
+    return s[-1] if s else ""
+
+
+def expected_refdata(records):
+    """The rows tickgrad's definition or statistics dump should hold (as strings and numbers), one per record."""
+    out = []
+    for i, r in enumerate(records):
+        rtype = int(r.rtype)
+        if rtype == 0x13:
+            uom, cm = r.unit_of_measure_qty, r.contract_multiplier
+            mult = uom / 1e9 if uom != UNDEF_PRICE and uom > 0 else (
+                float(cm) if cm != 2**31 - 1 and cm > 0 else float("nan"))
+            out.append((i, r.ts_event, r.instrument_id, r.raw_symbol, char_of(r.instrument_class),
+                        stamp(r.expiration), mult, fixed(r.min_price_increment)))
+        elif rtype == 0x18:
+            q = r.quantity
+            out.append((i, r.ts_event, r.instrument_id, int(r.stat_type), int(r.update_action), stamp(r.ts_ref),
+                        fixed(r.price), float("nan") if q in UNDEF_QTY else float(q)))
+    return out
+
+
+def dump_refdata(binary, path, tmp):
+    """tickgrad's definition or statistics rows of path, or the error text."""
+    out = os.path.join(tmp, "refdata.csv")
+    if os.path.exists(out):
+        os.remove(out)
+    p = subprocess.run([binary, "inspect", "--dump", out, path], capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, (p.stderr.strip() or p.stdout.strip())
+    rows = []
+    with open(out, newline="") as f:
+        rd = csv.reader(f)
+        header = next(rd)
+        for r in rd:
+            if header[3] == "raw_symbol":
+                rows.append((int(r[0]), int(r[1]), int(r[2]), r[3], r[4], int(r[5]), float(r[6]), float(r[7])))
+            else:
+                rows.append((int(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5]), float(r[6]),
+                             float(r[7])))
+    return rows, None
+
+
+def same(a, b):
+    """Rows equal field by field, NaN equal to NaN."""
+    return len(a) == len(b) and all(x == y or (isinstance(x, float) and isinstance(y, float) and x != x and y != y)
+                                    for x, y in zip(a, b))
+
+
 def compare(name, kind, want, got):
     """Problems between the expected records and tickgrad's (empty when they agree exactly)."""
     bad = []
@@ -132,6 +199,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(here, "..", "build", "tickgrad"))
     ap.add_argument("--shared", default=os.path.join(here, "..", "..", "shared", "data"))
+    ap.add_argument("--extra", nargs="*", default=[],
+                    help="further DBN files to check (for example definition files of versions 1 and 3)")
     a = ap.parse_args()
     folder = os.path.join(a.shared, "dbn-ticks", "databento-dbn")
     if not os.path.isdir(folder):
@@ -139,8 +208,9 @@ def main():
         return 1
     failed, checked, records = 0, 0, 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name in sorted(os.listdir(folder)):
-            full = os.path.join(folder, name)
+        files = [(n, os.path.join(folder, n)) for n in sorted(os.listdir(folder))]
+        files += [(os.path.basename(p), p) for p in a.extra]
+        for name, full in files:
             if not (name.endswith(".dbn") or name.endswith(".dbn.zst")):
                 continue
             path = plain_copy(full, tmp)
@@ -148,6 +218,20 @@ def main():
                 print(f"{name}: skipped (zstd file and no zstd command)")
                 continue
             schema, recs = decode(path)
+            if schema in REF_SCHEMAS:
+                want = expected_refdata(recs)
+                got, err = dump_refdata(a.bin, path, tmp)
+                bad = [f"tickgrad failed: {err}"] if got is None else []
+                if got is not None and len(got) != len(want):
+                    bad.append(f"{len(got)} records from tickgrad, {len(want)} expected")
+                bad += [f"record {w[0]}: tickgrad {g}, databento {w}" for w, g in zip(want, got or []) if not same(w, g)]
+                checked += 1
+                records += len(want)
+                failed += bool(bad)
+                print(f"{name} {schema}: " + (f"FAIL" if bad else f"{len(recs)} records decoded, {len(want)} "
+                                              f"{schema} records equal in every field"))
+                for b in bad[:10]:
+                    print(f"  {b}")
             for kind in ("trades", "quotes"):
                 reads = schema in (TRADE_SCHEMAS if kind == "trades" else QUOTE_SCHEMAS)
                 got, err = dump(a.bin, path, kind, tmp)

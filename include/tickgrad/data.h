@@ -268,6 +268,60 @@ tg_status tg_bars_read_paths(int n, const char *const *paths, const tg_read_opts
 tg_status tg_csv_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
 tg_status tg_dbn_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
 tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, const tg_read_opts *opts, tg_bars *out);
+/* DBN reference data (docs/TICKS.md "DBN definitions and statistics"): the instrument definitions and statistics
+ * records of a DBN file, versions 1-3. Prices and quantities that are 1e-9 fixed point in DBN are doubles here. */
+typedef struct tg_instrument_def {
+  uint32_t id;           /* instrument_id */
+  char symbol[72];       /* raw_symbol */
+  char instrument_class; /* DBN's letter (tg_instrument_class_name); 0 when the record leaves it unset */
+  int64_t expiration;    /* ns since the epoch, UTC; INT64_MIN when undefined */
+  double multiplier;     /* the contract size: unit_of_measure_qty, else contract_multiplier; NaN when neither is set */
+  double tick_size;      /* min_price_increment; NaN when undefined */
+  int64_t ts;            /* ts_event */
+  int64_t record;        /* the record's number in the file, from 0 */
+} tg_instrument_def;
+
+#define TG_DBN_STAT_OPEN_INTEREST 9 /* DBN's StatType::OpenInterest: quantity is the open interest, ts_ref its day */
+
+typedef struct tg_dbn_stat {
+  int64_t ts;             /* ts_event */
+  int64_t ts_ref;         /* INT64_MIN when undefined */
+  uint32_t id;            /* instrument_id */
+  uint16_t type;          /* DBN's stat_type */
+  uint8_t update_action;  /* 1 new, 2 delete */
+  double price;           /* NaN when undefined */
+  double quantity;        /* NaN when undefined */
+  int64_t record;
+} tg_dbn_stat;
+
+typedef struct tg_dbn_refdata {
+  char schema[16];        /* the metadata's schema: "definition", "statistics", "none" (mixed) */
+  int version;            /* the file's DBN version */
+  tg_instrument_def *defs; /* [n_defs] every definition record, in file order */
+  int64_t n_defs;
+  tg_dbn_stat *stats;     /* [n_stats] every statistics record, in file order */
+  int64_t n_stats;
+} tg_dbn_refdata;
+
+/* Decodes the definition and statistics records of a DBN file (plain or zstd) into out (initialised by the call,
+ * freed on failure). Another schema, a record of another kind, a record shorter than its version's layout, a version
+ * above 3 and truncated data are errors naming the file and the record. */
+tg_status tg_dbn_refdata_parse(const char *path, const void *bytes, size_t len, tg_dbn_refdata *out);
+tg_status tg_dbn_refdata_read(const char *path, tg_dbn_refdata *out);
+void tg_dbn_refdata_free(tg_dbn_refdata *r);
+/* The definition records of r as CSV (record,ts_ns,instrument_id,raw_symbol,instrument_class,expiration,multiplier,
+ * tick_size), or its statistics records when it has no definitions (record,ts_ns,instrument_id,stat_type,update_action,
+ * ts_ref,price,quantity): numbers to 17 digits, undefined times INT64_MIN, undefined values nan; written atomically. */
+tg_status tg_dbn_refdata_dump(const tg_dbn_refdata *r, const char *out_path);
+/* 1 when path is a plain DBN file whose metadata names the definition or statistics schema, else 0. */
+int tg_dbn_refdata_sniff(const char *path);
+/* The latest definition record of instrument id, or NULL. */
+const tg_instrument_def *tg_dbn_refdata_find(const tg_dbn_refdata *r, uint32_t id);
+/* DBN's instrument class letter in words ("future", "future spread", "call", ...); "unknown" for another letter. */
+const char *tg_instrument_class_name(char instrument_class);
+/* 1 for the classes a continuous future keeps: an outright future ('F'); spreads and options are dropped. */
+int tg_instrument_class_is_outright(char instrument_class);
+
 /* One CSV row (a streamed bar, no end of line) read under its header line as the file of the two would be, the
  * header deciding the layout: a row whose field count is not the header's is the file reader's error naming the
  * line (row_no); then tg_csv_parse of the two lines and tg_bars_check of the bar (duplicate times are the caller's

@@ -1,4 +1,5 @@
 /* `tickgrad inspect FILE...`: reads bar or tick files and prints a readable report of each. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +25,14 @@ static void usage(FILE *f) {
           "streaming pass: format and schema, instruments, Lean futures contracts, records, time range, out-of-order\n"
           "and crossed records, bad prices and sizes (dropped and counted, not fatal), Lean's skipped rows, the\n"
           "suspicious and cancelled flags, sides, price range.\n"
+          "DBN definition and statistics files (found by their metadata's schema) report their records, instruments,\n"
+          "instrument classes and expiries, each instrument's symbol, multiplier and tick size, and open interest.\n"
           "flags:\n"
           "  --ticks KIND       read every file as ticks of KIND: trades or quotes (a tbbo or mbp-1 file holds both)\n"
           "  --contract YYYYMM  Lean futures zips: the contract to read (default: the nearest expiry of each day)\n"
           "  --dump OUT.csv     one tick file: also write every record as tickgrad bars reads it (ts_ns and exact\n"
-          "                     numbers; tools/check_dbn_ticks.py compares them with Databento's decoder)\n"
+          "                     numbers; tools/check_dbn_ticks.py compares them with Databento's decoder); a DBN\n"
+          "                     definition or statistics file: every such record\n"
           "  --tz ZONE          zone of naive local timestamps and of --resample's buckets (default UTC)\n"
           "  --resample IVAL    aggregate to a coarser interval first: 5m, 1h, 1d, ...\n"
           "  --session HH:MM-HH:MM  with --resample: keep bars starting in this local session\n"
@@ -107,6 +111,88 @@ static void print_ticks(const char *path, const tg_tick_report *r, const char *c
   if (c->records)
     printf("  prices      %.10g .. %.10g%s\n", r->min_price, r->max_price, r->kind == TG_TICK_QUOTES ? " (lowest bid .. highest ask)" : "");
   if (r->kind == TG_TICK_TRADES && c->records) printf("  volume      %.10g\n", r->volume);
+}
+
+/* The distinct instrument ids of r's definitions (or statistics) and, for definitions, counts by class and the
+ * expiries' range; each instrument's latest definition on a line of its own (the first 20). */
+static void print_refdata(const char *path, const tg_dbn_refdata *r) {
+  char t0[40], t1[40];
+  printf("%s\n", path);
+  printf("  format      dbn %s (DBN version %d)\n", r->schema, r->version);
+  printf("  records     %lld definition, %lld statistics\n", (long long)r->n_defs, (long long)r->n_stats);
+  int64_t ids = 0, classes[128] = {0}, expiring = 0, oi = 0;
+  int64_t first_exp = INT64_MAX, last_exp = INT64_MIN;
+  for (int64_t i = 0; i < r->n_defs; i++) {
+    const tg_instrument_def *d = &r->defs[i];
+    if (tg_dbn_refdata_find(r, d->id) != d) continue; /* an earlier version of a later record */
+    ids++;
+    classes[(unsigned char)d->instrument_class & 127]++;
+    if (d->expiration != INT64_MIN) {
+      expiring++;
+      if (d->expiration < first_exp) first_exp = d->expiration;
+      if (d->expiration > last_exp) last_exp = d->expiration;
+    }
+  }
+  for (int64_t i = 0; i < r->n_stats; i++) {
+    int seen = 0;
+    for (int64_t k = 0; k < i && !seen; k++) seen = r->stats[k].id == r->stats[i].id;
+    ids += r->n_defs == 0 && !seen;
+    oi += r->stats[i].type == TG_DBN_STAT_OPEN_INTEREST;
+  }
+  printf("  instruments %lld\n", (long long)ids);
+  if (r->n_defs) {
+    printf("  classes    ");
+    for (int c = 0; c < 128; c++)
+      if (classes[c]) printf(" %lld %s", (long long)classes[c], tg_instrument_class_name((char)c));
+    printf("\n");
+    if (expiring)
+      printf("  expiries    %lld, %s .. %s UTC\n", (long long)expiring, tg_format_utc(first_exp, 0, t0, sizeof t0),
+             tg_format_utc(last_exp, 0, t1, sizeof t1));
+    else
+      printf("  expiries    none\n");
+    int shown = 0;
+    for (int64_t i = 0; i < r->n_defs && shown < 20; i++) {
+      const tg_instrument_def *d = &r->defs[i];
+      if (tg_dbn_refdata_find(r, d->id) != d) continue;
+      shown++;
+      char mult[32] = "-", tick[32] = "-";
+      if (!isnan(d->multiplier)) snprintf(mult, sizeof mult, "%.10g", d->multiplier);
+      if (!isnan(d->tick_size)) snprintf(tick, sizeof tick, "%.10g", d->tick_size);
+      printf("              %u %s: %s, expires %s, multiplier %s, tick %s\n", d->id, d->symbol,
+             tg_instrument_class_name(d->instrument_class),
+             d->expiration == INT64_MIN ? "-" : tg_format_utc(d->expiration, 0, t0, sizeof t0), mult, tick);
+    }
+    if (ids > shown) printf("              ... and %lld more\n", (long long)(ids - shown));
+  }
+  if (r->n_stats) {
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (int64_t i = 0; i < r->n_stats; i++) {
+      if (r->stats[i].ts < first) first = r->stats[i].ts;
+      if (r->stats[i].ts > last) last = r->stats[i].ts;
+    }
+    printf("  range       %s .. %s UTC\n", tg_format_utc(first, 0, t0, sizeof t0), tg_format_utc(last, 0, t1, sizeof t1));
+    int64_t by_type[65] = {0}; /* DBN's stat types are small numbers; [64] counts any larger one */
+    for (int64_t i = 0; i < r->n_stats; i++) by_type[r->stats[i].type < 64 ? r->stats[i].type : 64]++;
+    printf("  stat types ");
+    for (int t = 0; t < 64; t++)
+      if (by_type[t]) printf(" %d (%lld)", t, (long long)by_type[t]);
+    if (by_type[64]) printf(" 64 or more (%lld)", (long long)by_type[64]);
+    printf("\n  open interest %lld records (stat type %d)\n", (long long)oi, TG_DBN_STAT_OPEN_INTEREST);
+  }
+}
+
+/* Reports a DBN definition or statistics file (and dumps its records); 0 done, 1 failed. */
+static int inspect_refdata(const char *path, const char *dump) {
+  tg_dbn_refdata r;
+  if (tg_dbn_refdata_read(path, &r) != TG_OK) {
+    fprintf(stderr, "tickgrad inspect: %s\n", tg_last_error());
+    return 1;
+  }
+  int failed = dump && tg_dbn_refdata_dump(&r, dump) != TG_OK;
+  if (failed) fprintf(stderr, "tickgrad inspect: --dump: %s\n", tg_last_error());
+  else print_refdata(path, &r);
+  tg_dbn_refdata_free(&r);
+  return failed;
 }
 
 /* Reports path as ticks when kind_flag names a kind or it opens as a tick source; 0 done, 1 failed, -1 not ticks. */
@@ -198,7 +284,9 @@ int tg_cmd_inspect(int argc, char **argv) {
     tg_bars bars, coarse;
     tg_bars_report rep;
     /* with --by the bars made from the ticks are reported, as every command reads them */
-    int tick_rc = rs.interval_ns || rf.s.by[0] ? -1 : inspect_ticks(files[i], ticks, &to, dump);
+    int tick_rc = rs.interval_ns || rf.s.by[0] ? -1
+                  : !ticks && tg_dbn_refdata_sniff(files[i]) ? inspect_refdata(files[i], dump)
+                                                             : inspect_ticks(files[i], ticks, &to, dump);
     if (tick_rc < 0 && dump) {
       fprintf(stderr, "tickgrad inspect: --dump: %s is not a tick file (give --ticks trades|quotes to read it as one)\n",
               files[i]);

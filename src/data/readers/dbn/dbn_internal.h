@@ -79,6 +79,11 @@ size_t tg_dbn_zstd_limit(size_t compressed_len);
 tg_status tg_dbn_zstd_inflate(const char *path, const unsigned char *src, size_t len, size_t limit,
                               unsigned char **out, size_t *out_len);
 
+/* The plain DBN stream of a file's bytes: zstd frames decompressed into *plain (a tg_malloc buffer the caller frees,
+ * NULL when the bytes were plain), legacy DBZ refused by name, anything not starting "DBN" TG_ERR_FORMAT. */
+tg_status tg_dbn_stream_open(const char *path, const void *bytes, size_t len, tg_dbn_stream *s,
+                             unsigned char **plain);
+
 /* Checks the prelude and metadata against the buffer and fills m, whatever the schema (the tick reader's entry:
  * src/data/ticks/tick_dbn.c). Versions above 3 are TG_ERR_UNSUPPORTED; anything malformed is TG_ERR_FORMAT. */
 tg_status tg_dbn_meta_read(const tg_dbn_stream *s, tg_dbn_meta *m);
