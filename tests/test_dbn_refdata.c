@@ -11,7 +11,7 @@
 #include "tickgrad/data.h"
 
 #define ESH4_EXPIRY 1710509400000000000LL /* 2024-03-15 13:30 UTC */
-#define ESM4_EXPIRY 1718890200000000000LL /* 2024-06-21 13:30 UTC */
+#define ESM4_EXPIRY 1718976600000000000LL /* 2024-06-21 13:30 UTC */
 #define T0 1704067200000000000LL          /* 2024-01-01 */
 
 static tg_status parse(const tg_test_dbn *b, tg_dbn_refdata *r) { return tg_dbn_refdata_parse("syn.dbn", b->p, b->n, r); }

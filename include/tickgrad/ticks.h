@@ -43,7 +43,8 @@ typedef struct tg_tick_opts {
   tg_tick_order order; /* out-of-order records */
   FILE *warn;          /* warning lines (the first out-of-order or crossed record); NULL: none */
   const char *contract; /* Lean futures zips: the expiry YYYYMM to read, zips without it skipped (NULL: each zip must
-                         * hold one contract) */
+                         * hold one contract); DBN: a contract's raw symbol (tg_tick_contracts_list), the records of
+                         * other instruments skipped */
   int lenient;          /* 1 (what inspect reads with): a record whose price, size, bid or ask is not a positive number
                          * (a quote size negative) is dropped and counted rather than an error; a DBN file may hold
                          * several instruments (counted); a Lean zip of several contracts without contract reads the
@@ -82,10 +83,17 @@ tg_status tg_tick_open_memory(const void *records, int64_t n, tg_tick_kind kind,
  * the line (or record) and the value: a price or size that is not a positive number, a side or flag not known. */
 tg_status tg_tick_next(tg_tick_source *s, void *buf, int64_t cap, int64_t *n);
 /* The futures contracts a source holds: a Lean zip (folder, glob) of futures lists each contract expiry YYYYMM any of
- * its zips holds, sorted (the zips' member names are read, no data); every other source gives none (n = 0). */
+ * its zips holds, sorted (the zips' member names are read, no data); a DBN file whose records carry several outright
+ * contracts of one root lists their raw symbols, sorted (one pass over the records; names from the definition
+ * records of the DBN files beside it, else from its metadata's symbol mappings; spreads and options, by the
+ * definitions' instrument class or else by a '-' or ' ' in the name, are left out and counted); every other source
+ * gives none (n = 0). */
+#define TG_CONTRACT_NAME_MAX 32
 typedef struct tg_tick_contracts {
   int n;
-  char (*names)[8]; /* [n] */
+  char (*names)[TG_CONTRACT_NAME_MAX]; /* [n] */
+  int spreads, options;                /* DBN: the contracts left out */
+  int definitions;                     /* DBN: 1 when definition records named them */
 } tg_tick_contracts;
 tg_status tg_tick_contracts_list(const char *path, tg_tick_kind kind, tg_tick_contracts *out);
 void tg_tick_contracts_free(tg_tick_contracts *c); /* and empties it */

@@ -24,8 +24,9 @@ static void usage(FILE *f) {
           "  --out FILE           the bars: Parquet when FILE ends in .parquet, else CSV (required)\n"
           "  --quotes FILE        quote ticks merged by time\n"
           "  --data-tz ZONE       zone of naive CSV times (default UTC; Lean zips are always America/New_York)\n"
-          "  --contract YYYYMM    the futures contract to read from Lean zips that hold several expiries\n"
-          "  --roll RULE          every contract of such zips as one continuous series (bars per contract, the front\n"
+          "  --contract NAME      the futures contract to read from Lean zips that hold several expiries (YYYYMM)\n"
+          "                       or from a DBN file of several (its raw symbol: ESH4)\n"
+          "  --roll RULE          every contract of such a source as one continuous series (bars per contract, the front\n"
           "                       kept each day): volume, open_interest or calendar[:N] (N days before expiry)\n"
           "  --adjust HOW         prices before each roll: difference (default), ratio or none\n"
           "  --keep-flagged       keep suspicious and cancelled trades (default: excluded and counted)\n"
@@ -176,8 +177,11 @@ int tg_cmd_bars(int argc, char **argv) {
   if (list.n >= 2 && !a.read.roll[0]) {
     fprintf(stderr, "tickgrad bars: %s: %d contracts (", a.data, list.n);
     for (int k = 0; k < list.n; k++) fprintf(stderr, "%s%s", k ? ", " : "", list.names[k]);
+    if (list.spreads || list.options)
+      fprintf(stderr, "; %d spread and %d option contracts left out", list.spreads, list.options);
+    int lean = strspn(list.names[0], "0123456789") == strlen(list.names[0]);
     fprintf(stderr, "): give --roll volume|open_interest|calendar[:N] (and --adjust difference|ratio|none) for one "
-            "continuous series, or --contract YYYYMM for one\n");
+            "continuous series, or --contract %s for one\n", lean ? "YYYYMM" : "NAME");
   }
   tg_tick_contracts_free(&list);
   return rc;

@@ -6,13 +6,7 @@
 #include "data/readers/dbn/dbn_internal.h"
 #include "data/readers/roll/roll_internal.h"
 
-typedef struct named_id {
-  uint32_t id;
-  char name[72];
-} named_id;
-
-/* The instrument ids the mappings name (raw symbol -> an id written as digits) into v[*n] (grown as needed). */
-static tg_status read_names(const tg_dbn_stream *s, const tg_dbn_meta *m, named_id **v, int *n) {
+tg_status tg_dbn_mapping_names(const tg_dbn_stream *s, const tg_dbn_meta *m, tg_dbn_named_id **v, int *n) {
   const unsigned char *p = s->p + m->mappings_at;
   size_t L = m->symbol_len;
   uint32_t count = tg_dbn_u32(p);
@@ -28,13 +22,13 @@ static tg_status read_names(const tg_dbn_stream *s, const tg_dbn_meta *m, named_
       if (len == 0 || len > 10 || strspn(out, "0123456789") != len) continue;
       if (*n == cap) {
         cap = cap ? cap * 2 : 16;
-        named_id *w = tg_malloc((size_t)cap * sizeof *w);
+        tg_dbn_named_id *w = tg_malloc((size_t)cap * sizeof *w);
         if (!w) return tg_error(TG_ERR_NOMEM, "%s: out of memory for symbol mappings", s->path);
         if (*n) memcpy(w, *v, (size_t)*n * sizeof *w);
         tg_free(*v);
         *v = w;
       }
-      named_id *x = &(*v)[(*n)++];
+      tg_dbn_named_id *x = &(*v)[(*n)++];
       x->id = (uint32_t)strtoul(out, NULL, 10);
       size_t rl = strnlen((const char *)raw, L);
       if (rl >= sizeof x->name) rl = sizeof x->name - 1;
@@ -45,7 +39,7 @@ static tg_status read_names(const tg_dbn_stream *s, const tg_dbn_meta *m, named_
   return TG_OK;
 }
 
-static const char *name_of(const named_id *v, int n, uint32_t id) {
+static const char *name_of(const tg_dbn_named_id *v, int n, uint32_t id) {
   for (int i = 0; i < n; i++)
     if (v[i].id == id) return v[i].name;
   return NULL;
@@ -53,7 +47,7 @@ static const char *name_of(const named_id *v, int n, uint32_t id) {
 
 /* 1 when every id of bars [n0, n) has a name, the outrights share one root and there are at least two of them, and
  * every other name (a spread, an option) starts with that root. */
-static int one_future(const tg_bars *b, int64_t n0, const named_id *v, int n) {
+static int one_future(const tg_bars *b, int64_t n0, const tg_dbn_named_id *v, int n) {
   const char *root = NULL;
   size_t rl = 0;
   uint32_t first = 0;
@@ -76,9 +70,9 @@ static int one_future(const tg_bars *b, int64_t n0, const named_id *v, int n) {
 
 tg_status tg_dbn_contract_tag(const tg_dbn_stream *s, const tg_dbn_meta *m, tg_bars *out, int64_t n0) {
   if (!out->instrument || out->n - n0 < 2 || tg_bars_column_index(out, "contract") >= 0) return TG_OK;
-  named_id *v = NULL;
+  tg_dbn_named_id *v = NULL;
   int n = 0;
-  tg_status st = read_names(s, m, &v, &n);
+  tg_status st = tg_dbn_mapping_names(s, m, &v, &n);
   if (st == TG_OK && one_future(out, n0, v, n)) {
     st = tg_bars_add_column(out, "contract", TG_COLUMN_CATEGORY);
     tg_bar_column *col = st == TG_OK ? &out->cols[out->n_cols - 1] : NULL;

@@ -91,6 +91,15 @@ tg_status tg_dbn_meta_read(const tg_dbn_stream *s, tg_dbn_meta *m);
  * non-OHLCV schemas are TG_ERR_UNSUPPORTED; anything malformed is TG_ERR_FORMAT. */
 tg_status tg_dbn_meta_parse(const tg_dbn_stream *s, tg_dbn_meta *m);
 
+/* An instrument id and the raw symbol the metadata's mappings give it. */
+typedef struct tg_dbn_named_id {
+  uint32_t id;
+  char name[72];
+} tg_dbn_named_id;
+/* The instrument ids the mappings name (raw symbol -> an id written as digits) into v[*n] (empty on entry: a tg_malloc
+ * array grown as needed that the caller frees); m must come from tg_dbn_meta_read of s. */
+tg_status tg_dbn_mapping_names(const tg_dbn_stream *s, const tg_dbn_meta *m, tg_dbn_named_id **v, int *n);
+
 /* Futures contracts by name: when out's bars from row n0 on hold several instrument ids that the metadata's mappings
  * name (raw symbol -> instrument id) as outright contracts of one root (ESH1, ESM1: a root, a month code, a year),
  * with perhaps its spreads ("ESH1-ESM1") and options ("ESH1 C3700"), every bar gets its name in a category column

@@ -103,13 +103,24 @@ static tg_status one_run_each(roller *r, tg_roll_list *rolls, int *runs) {
 static tg_status prepare(roller *r) {
   tg_bars *b = r->b;
   int all_expiries = 1, any_volume = 0;
+  for (uint32_t c = 0; c < r->nc; c++) r->expiry[c] = tg_contract_expiry_day(name_of(r, (int)c));
+  /* a numeric column expiry (YYYYMMDD, as DBN definition records give) names the expiries the names do not */
+  const tg_bar_column *ex = tg_bars_column(b, "expiry");
+  for (int64_t i = 0; ex && ex->kind == TG_COLUMN_NUMERIC && i < b->n; i++) {
+    double v = ex->values[i];
+    uint32_t c = r->code[i];
+    if (r->expiry[c] != INT64_MIN || !(v >= 10000101 && v <= 99991231) || v != floor(v)) continue;
+    int64_t ymd = (int64_t)v;
+    int y = (int)(ymd / 10000), m = (int)(ymd / 100 % 100), d = (int)(ymd % 100);
+    if (tg_valid_date(y, m, d)) r->expiry[c] = tg_days_from_civil(y, m, d);
+  }
   for (uint32_t c = 0; c < r->nc; c++) {
-    r->expiry[c] = tg_contract_expiry_day(name_of(r, (int)c));
     if (r->present[c] && r->expiry[c] == INT64_MIN) {
       all_expiries = 0;
       if (r->spec->rule == TG_ROLL_CALENDAR)
         return tg_error(TG_ERR_INVALID, "%s: --roll calendar: contract '%s' has no known expiry (a contract named "
-                        "YYYYMM or YYYYMMDD gives one); use --roll volume or open_interest", r->what,
+                        "YYYYMM or YYYYMMDD gives one, and so do DBN definition records beside DBN ticks: a numeric "
+                        "column expiry, YYYYMMDD); use --roll volume or open_interest", r->what,
                         name_of(r, (int)c));
     }
     r->rank[c] = INT64_MIN;

@@ -4,12 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 #include "data/readers/ticks/source_internal.h"
+#include "data/readers/timeconv.h"
+
+static int is_dbn(const tg_tick_source *src) { return strncmp(tg_tick_source_format(src), "dbn", 3) == 0; }
 
 /* Each bar's open interest: the last value at or before its time (NaN before the first); a column only when the
- * source has some. */
+ * source has some (Lean's open interest zips, DBN statistics files beside the ticks). */
 static tg_status add_open_interest(tg_tick_source *src, const char *name, tg_bars *one) {
   tg_oi_series oi = {0};
-  tg_status st = tg_tick_lean_open_interest(src, name, &oi);
+  tg_status st = is_dbn(src) ? tg_tick_dbn_open_interest(src, &oi) : tg_tick_lean_open_interest(src, name, &oi);
   if (st == TG_OK && oi.n) st = tg_bars_add_column(one, "open_interest", TG_COLUMN_NUMERIC);
   if (st == TG_OK && oi.n) {
     double *v = one->cols[one->n_cols - 1].values;
@@ -20,6 +23,31 @@ static tg_status add_open_interest(tg_tick_source *src, const char *name, tg_bar
     }
   }
   tg_oi_series_free(&oi);
+  return st;
+}
+
+/* A numeric column name holding v in every bar of one. */
+static tg_status add_constant(tg_bars *one, const char *name, double v) {
+  tg_status st = tg_bars_add_column(one, name, TG_COLUMN_NUMERIC);
+  for (int64_t i = 0; st == TG_OK && i < one->n; i++) one->cols[one->n_cols - 1].values[i] = v;
+  return st;
+}
+
+/* A DBN contract's definition on each of its bars: expiry (the expiration's UTC date as YYYYMMDD, what the calendar
+ * roll reads), multiplier and tick_size (what a backtest's costs read); a column only for a field the definition
+ * sets. */
+static tg_status add_definition(tg_tick_source *src, tg_bars *one) {
+  const tg_instrument_def *def = is_dbn(src) ? tg_tick_dbn_definition(src) : NULL;
+  if (!def) return TG_OK;
+  tg_status st = TG_OK;
+  if (def->expiration != INT64_MIN) {
+    int64_t y;
+    int m, d;
+    tg_civil_from_days(def->expiration / TG_NS_PER_DAY, &y, &m, &d);
+    st = add_constant(one, "expiry", (double)(y * 10000 + m * 100 + d));
+  }
+  if (st == TG_OK && isfinite(def->multiplier)) st = add_constant(one, "multiplier", def->multiplier);
+  if (st == TG_OK && isfinite(def->tick_size)) st = add_constant(one, "tick_size", def->tick_size);
   return st;
 }
 
@@ -36,6 +64,7 @@ static tg_status one_contract(const char *path, const tg_tick_opts *opts, const 
   tg_status st = tg_tick_open(path, TG_TICK_TRADES, &o, &src);
   if (st == TG_OK) st = tg_ticks_to_bars(src, NULL, r, bo, &one, &s);
   if (st == TG_OK) st = add_open_interest(src, name, &one);
+  if (st == TG_OK) st = add_definition(src, &one);
   if (st == TG_OK) st = tg_bars_add_column(&one, "contract", TG_COLUMN_CATEGORY);
   uint32_t code = 0;
   tg_bar_column *col = one.n_cols ? &one.cols[one.n_cols - 1] : NULL;
@@ -69,6 +98,10 @@ tg_status tg_ticks_to_contract_bars(const char *path, const tg_tick_opts *opts, 
     if (st == TG_OK) c = *tg_tick_source_counts(src);
     tg_tick_close(src);
   }
+  if (list.n >= 2 && (list.spreads || list.options) && opts && opts->warn)
+    fprintf(opts->warn, "warning: %s: left out %d spread and %d option contracts (by %s); a continuous series is made "
+            "of outright futures\n", path, list.spreads, list.options,
+            list.definitions ? "their definitions' instrument class" : "their names");
   for (int k = 0; list.n >= 2 && k < list.n && st == TG_OK; k++)
     st = one_contract(path, opts, list.names[k], r, bo, out, &s, &c);
   if (st == TG_OK && list.n >= 2) st = tg_bars_sort(out, NULL);

@@ -43,9 +43,21 @@ typedef struct tg_oi_series {
   int64_t n, cap;
 } tg_oi_series;
 void tg_oi_series_free(tg_oi_series *o);
+/* Appends (ts, v) to o; TG_ERR_NOMEM naming name. */
+tg_status tg_oi_series_push(tg_oi_series *o, int64_t ts, double v, const char *name);
 /* The open interest of contract from the YYYYMMDD_openinterest.zip beside each of an open Lean trade source's zips
  * (the same folder and date; a day without one, or without the contract in it, gives none) into out (empty on entry).
  * Errors name the zip, member, line and value. */
 tg_status tg_tick_lean_open_interest(tg_tick_source *s, const char *contract, tg_oi_series *out);
+
+/* DBN contracts (tick_dbn_contracts.c). The outright futures contracts of an open DBN source that has been read to
+ * its end leniently (its instruments counted) into out (empty on entry; none unless they are named contracts of one
+ * root, spreads and options counted and left out). */
+tg_status tg_tick_dbn_contracts(tg_tick_source *s, tg_tick_contracts *out);
+/* A DBN source opened for one contract (opts.contract): the open interest of the statistics files beside it (stat type
+ * open interest, by ts_event, deletions left out) into out (empty on entry), and its latest definition (NULL without
+ * one). */
+tg_status tg_tick_dbn_open_interest(tg_tick_source *s, tg_oi_series *out);
+const tg_instrument_def *tg_tick_dbn_definition(const tg_tick_source *s);
 
 #endif

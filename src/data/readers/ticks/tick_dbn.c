@@ -4,21 +4,12 @@
 #include <math.h>
 #include <string.h>
 #include "base/alloc.h"
-#include "data/readers/dbn/dbn_internal.h"
-#include "data/readers/ticks/source_internal.h"
+#include "data/readers/ticks/tick_dbn_internal.h"
 
 enum { RTYPE_TRADE = 0x00, RTYPE_MBP1 = 0x01, RTYPE_ERROR = 0x15, RTYPE_SYMBOL_MAPPING = 0x16, RTYPE_SYSTEM = 0x17 };
 enum { SCHEMA_MBP1 = 1, SCHEMA_TBBO = 3, SCHEMA_TRADES = 4, SCHEMA_NONE = 0xFFFF };
 #define TRADE_LEN 48 /* TradeMsg: header 16, price 16, size 24, action 28, side 29, flags 30, depth 31, ts_recv 32 */
 #define MBP1_LEN 80  /* Mbp1Msg: TradeMsg's fields, then bid_px 48, ask_px 56, bid_sz 64, ask_sz 68, counts 72, 76 */
-
-typedef struct dbn_impl {
-  FILE *f;
-  uint64_t index; /* the next record's number (from 0, as the bar reader counts) */
-  int have_id;
-  uint32_t id;    /* the instrument of the first record: one pass makes one instrument's bars */
-  unsigned char rec[4 * 255];
-} dbn_impl;
 
 static double px(const unsigned char *p) {
   int64_t raw = (int64_t)tg_dbn_u64(p);
@@ -28,7 +19,7 @@ static double px(const unsigned char *p) {
 static int8_t side_of(unsigned char c) { return c == 'B' ? TG_SIDE_BUY : c == 'A' ? TG_SIDE_SELL : TG_SIDE_UNKNOWN; }
 
 /* Reads the next record into d->rec: *len 0 at a clean end of file. */
-static tg_status read_record(tg_tick_source *s, dbn_impl *d, size_t *len) {
+static tg_status read_record(tg_tick_source *s, tg_dbn_impl *d, size_t *len) {
   int c = fgetc(d->f);
   *len = 0;
   if (c == EOF) return ferror(d->f) ? tg_error(TG_ERR_IO, "%s: read error: %s", s->name, strerror(errno)) : TG_OK;
@@ -55,18 +46,19 @@ static void count_instrument(tg_tick_source *s, uint32_t id) {
 
 /* 1 when the record is the file's one instrument (the first record's; lenient: any, counted), else 0 after the
  * error. */
-static int same_instrument(tg_tick_source *s, dbn_impl *d, tg_status *st) {
+static int same_instrument(tg_tick_source *s, tg_dbn_impl *d, tg_status *st) {
   uint32_t id = tg_dbn_u32(d->rec + 4);
   if (!d->have_id) d->have_id = 1, d->id = id;
   if (s->opts.lenient) count_instrument(s, id);
   if (id == d->id || s->opts.lenient) return 1;
   *st = tg_error(TG_ERR_UNSUPPORTED, "%s: record %llu is instrument %u, the first record's is %u; bars of several instruments "
-                 "in one pass are not built yet (split the file by instrument)", s->name, (unsigned long long)d->index,
+                 "in one pass are not built yet (split the file by instrument; several futures contracts of one root are read "
+                 "as contracts when a DBN definition file beside it or the symbol mappings name them)", s->name, (unsigned long long)d->index,
                  id, d->id);
   return 0;
 }
 
-static int decode(tg_tick_source *s, dbn_impl *d, size_t len, void *out, tg_status *st) {
+static int decode(tg_tick_source *s, tg_dbn_impl *d, size_t len, void *out, tg_status *st) {
   const unsigned char *r = d->rec;
   unsigned rtype = r[1];
   *st = TG_OK;
@@ -83,7 +75,14 @@ static int decode(tg_tick_source *s, dbn_impl *d, size_t len, void *out, tg_stat
                    len < want ? "shorter than its rtype's layout" : "ts_event is undefined or out of range");
     return 0;
   }
-  if (!same_instrument(s, d, st)) return 0;
+  if (d->n_want) { /* one contract's records: the others are skipped */
+    uint32_t id = tg_dbn_u32(r + 4);
+    int wanted = 0;
+    for (int k = 0; k < d->n_want && !wanted; k++) wanted = d->want[k] == id;
+    if (!wanted) return 0;
+  } else if (!same_instrument(s, d, st)) {
+    return 0;
+  }
   if (s->kind == TG_TICK_TRADES) {
     if (rtype == RTYPE_MBP1 && r[28] != 'T') return 0; /* a book update, not a trade */
     *(tg_trade *)out = (tg_trade){.ts = (int64_t)ts, .price = px(r + 16), .size = tg_dbn_u32(r + 24),
@@ -98,7 +97,7 @@ static int decode(tg_tick_source *s, dbn_impl *d, size_t len, void *out, tg_stat
 }
 
 static tg_status dbn_fill(tg_tick_source *s, void *buf, int64_t cap, int64_t *n) {
-  dbn_impl *d = s->impl;
+  tg_dbn_impl *d = s->impl;
   size_t each = s->kind == TG_TICK_TRADES ? sizeof(tg_trade) : sizeof(tg_quote);
   for (*n = 0; *n < cap; d->index++) {
     size_t len;
@@ -111,8 +110,11 @@ static tg_status dbn_fill(tg_tick_source *s, void *buf, int64_t cap, int64_t *n)
 }
 
 static void dbn_close(tg_tick_source *s) {
-  dbn_impl *d = s->impl;
+  tg_dbn_impl *d = s->impl;
   fclose(d->f);
+  tg_free(d->names);
+  tg_free(d->want);
+  tg_dbn_refdata_free(&d->ref);
   tg_free(d);
 }
 
@@ -125,19 +127,21 @@ static tg_status check_schema(const tg_tick_source *s, unsigned schema) {
                   s->kind == TG_TICK_TRADES ? "trades, tbbo or mbp-1" : "tbbo or mbp-1");
 }
 
-/* The prelude and metadata, read whole (they name the schema) and checked by the DBN reader; f then at the records. */
-static tg_status read_meta(tg_tick_source *s, FILE *f) {
+/* The prelude and metadata, read whole (they name the schema and the instruments) and checked by the DBN reader; f
+ * then at the records. */
+static tg_status read_meta(tg_tick_source *s, tg_dbn_impl *d) {
   unsigned char pre[TG_DBN_PRELUDE_LEN];
-  if (fread(pre, 1, sizeof pre, f) != sizeof pre)
+  if (fread(pre, 1, sizeof pre, d->f) != sizeof pre)
     return tg_error(TG_ERR_FORMAT, "%s: the file ends inside the 8-byte DBN prelude", s->name);
   size_t n = TG_DBN_PRELUDE_LEN + (size_t)tg_dbn_u32(pre + 4);
   unsigned char *buf = tg_malloc(n);
   if (!buf) return tg_error(TG_ERR_NOMEM, "%s: out of memory for %zu bytes of metadata", s->name, n);
   memcpy(buf, pre, sizeof pre);
-  size_t got = fread(buf + sizeof pre, 1, n - sizeof pre, f);
+  size_t got = fread(buf + sizeof pre, 1, n - sizeof pre, d->f);
   tg_dbn_stream ds = {s->name, buf, sizeof pre + got, 0};
   tg_dbn_meta m;
   tg_status st = tg_dbn_meta_read(&ds, &m);
+  if (st == TG_OK) st = tg_dbn_mapping_names(&ds, &m, &d->names, &d->n_names);
   tg_free(buf);
   if (st == TG_OK && m.ts_out)
     st = tg_error(TG_ERR_UNSUPPORTED, "%s: records with ts_out (a live capture) are not read yet", s->name);
@@ -146,12 +150,39 @@ static tg_status read_meta(tg_tick_source *s, FILE *f) {
   return st == TG_OK ? check_schema(s, m.schema) : st;
 }
 
+/* opts.contract: the instrument ids named so (by the definitions beside the file, or its mappings). */
+static tg_status select_contract(tg_tick_source *s, tg_dbn_impl *d, const char *contract) {
+  tg_status st = tg_tick_dbn_load_beside(d, s->name);
+  int cap = d->n_names + (int)d->ref.n_defs;
+  d->want = st == TG_OK ? tg_malloc((size_t)(cap ? cap : 1) * sizeof *d->want) : NULL;
+  if (st == TG_OK && !d->want) st = tg_error(TG_ERR_NOMEM, "%s: out of memory", s->name);
+  for (int i = 0; st == TG_OK && i < cap; i++) {
+    uint32_t id = i < d->n_names ? d->names[i].id : d->ref.defs[i - d->n_names].id;
+    const char *name = tg_tick_dbn_name(d, id);
+    int seen = 0;
+    for (int k = 0; k < d->n_want && !seen; k++) seen = d->want[k] == id;
+    if (!seen && name && strcmp(name, contract) == 0) d->want[d->n_want++] = id;
+  }
+  if (st == TG_OK && d->n_want == 0)
+    st = tg_error(TG_ERR_INVALID, "%s: no instrument is named '%s' (by the definition files beside it or its symbol "
+                  "mappings)", s->name, contract);
+  return st;
+}
+
 tg_status tg_tick_dbn_open(tg_tick_source *s, FILE *f) {
-  tg_status st = read_meta(s, f);
-  if (st != TG_OK) return st;
-  dbn_impl *d = tg_calloc(1, sizeof *d);
+  tg_dbn_impl *d = tg_calloc(1, sizeof *d);
   if (!d) return tg_error(TG_ERR_NOMEM, "%s: out of memory", s->name);
   d->f = f;
+  tg_status st = read_meta(s, d);
+  if (st == TG_OK && s->opts.contract) st = select_contract(s, d, s->opts.contract);
+  if (st != TG_OK) {
+    d->f = NULL;
+    tg_free(d->names);
+    tg_free(d->want);
+    tg_dbn_refdata_free(&d->ref);
+    tg_free(d);
+    return st;
+  }
   s->impl = d;
   s->fill = dbn_fill;
   s->close = dbn_close;

@@ -232,7 +232,7 @@ tg_status tg_tick_lean_contracts(tg_tick_source *s, tg_tick_contracts *out) {
       if (seen) continue;
       if (out->n == cap) {
         cap = cap ? cap * 2 : 16;
-        char(*v)[8] = tg_malloc((size_t)cap * sizeof *v);
+        char(*v)[TG_CONTRACT_NAME_MAX] = tg_malloc((size_t)cap * sizeof *v);
         if (!v) {
           st = tg_error(TG_ERR_NOMEM, "%s: out of memory listing contracts", s->name);
           break;
@@ -255,7 +255,7 @@ void tg_oi_series_free(tg_oi_series *o) {
   *o = (tg_oi_series){0};
 }
 
-static tg_status oi_push(tg_oi_series *o, int64_t ts, double v, const char *name) {
+tg_status tg_oi_series_push(tg_oi_series *o, int64_t ts, double v, const char *name) {
   if (o->n == o->cap) {
     int64_t cap = o->cap ? o->cap * 2 : 64;
     int64_t *t = tg_malloc((size_t)cap * sizeof *t);
@@ -292,7 +292,7 @@ static tg_status oi_zip(tg_tick_source *s, tg_lean_impl *L, const char *path, co
       int64_t ts;
       double v;
       if ((st = tg_line_next(&L->lr, &p, &e, &got)) != TG_OK || !got || tg_csv_blank(p, e)) continue;
-      if ((st = tg_lean_oi_row(s, L, p, e, &ts, &v)) == TG_OK) st = oi_push(o, ts, v, s->name);
+      if ((st = tg_lean_oi_row(s, L, p, e, &ts, &v)) == TG_OK) st = tg_oi_series_push(o, ts, v, s->name);
     }
   }
   close_zip(L);

@@ -68,12 +68,35 @@ tg_status tg_tick_open(const char *path, tg_tick_kind kind, const tg_tick_opts *
   return TG_OK;
 }
 
+/* 1 when path is a plain DBN file. */
+static int is_dbn(const char *path) {
+  unsigned char m[3] = {0};
+  FILE *f = fopen(path, "rb");
+  size_t got = f ? fread(m, 1, sizeof m, f) : 0;
+  if (f) fclose(f);
+  return got == 3 && memcmp(m, "DBN", 3) == 0;
+}
+
+/* A DBN source read to its end leniently (its instruments counted), then its contracts named. */
+static tg_status dbn_contracts(tg_tick_source *s, tg_tick_contracts *out) {
+  enum { CHUNK = 4096 };
+  size_t each = s->kind == TG_TICK_TRADES ? sizeof(tg_trade) : sizeof(tg_quote);
+  void *buf = tg_malloc(CHUNK * each);
+  if (!buf) return tg_error(TG_ERR_NOMEM, "%s: out of memory", s->name);
+  tg_status st = TG_OK;
+  for (int64_t n = 1; st == TG_OK && n > 0;) st = tg_tick_next(s, buf, CHUNK, &n);
+  tg_free(buf);
+  return st == TG_OK ? tg_tick_dbn_contracts(s, out) : st;
+}
+
 tg_status tg_tick_contracts_list(const char *path, tg_tick_kind kind, tg_tick_contracts *out) {
   *out = (tg_tick_contracts){0};
-  if (!is_lean(path)) return TG_OK;
+  int lean = is_lean(path);
+  if (!lean && !is_dbn(path)) return TG_OK;
   tg_tick_source *s = NULL;
-  tg_status st = tg_tick_open(path, kind, NULL, &s);
-  if (st == TG_OK) st = tg_tick_lean_contracts(s, out);
+  tg_tick_opts lenient = {.lenient = 1};
+  tg_status st = tg_tick_open(path, kind, lean ? NULL : &lenient, &s);
+  if (st == TG_OK) st = lean ? tg_tick_lean_contracts(s, out) : dbn_contracts(s, out);
   tg_tick_close(s);
   if (st != TG_OK) tg_tick_contracts_free(out);
   return st;
