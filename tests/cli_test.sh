@@ -530,6 +530,10 @@ if [ -n "$shared" ] && [ -d "$shared/lean" ]; then
     expect_out "format      trade ticks (dbn trades)" "inspect DBN trades" -- "$bin" inspect "$dt/test_data.trades.dbn"
     expect_out "format      quote ticks (dbn mbp-1)" "inspect DBN mbp-1 (no trades: quotes)" -- "$bin" inspect "$dt/test_data.mbp-1.dbn"
     expect_out "instruments 1" "inspect DBN instruments" -- "$bin" inspect --ticks quotes "$dt/test_data.tbbo.dbn"
+    expect_out "6819 MSFT: stock, expires -" "inspect DBN definitions" -- "$bin" inspect "$dt/test_data.definition.dbn"
+    expect_out "stat types  5 (1) 7 (1)" "inspect DBN statistics" -- "$bin" inspect "$dt/test_data.statistics.dbn"
+    expect_out "^1,1682269536071497081,146945,5,1," "inspect --dump DBN statistics" -- sh -c "\"$bin\" inspect --dump \"$dir/st.csv\" \"$dt/test_data.statistics.dbn\" >/dev/null && cat \"$dir/st.csv\""
+    expect_out "holds definition records (schema 9); trades are read" "a definition file is no tick file" -- "$bin" bars --data "$dt/test_data.definition.dbn" --by tick:1 --out "$dir/d.csv"
   else
     echo "skipped the DBN tick inspect checks: no $dt"
   fi

@@ -185,9 +185,48 @@ static void test_errors(void) {
   tg_bars_free(&b);
 }
 
+/* The same contract with its multiplier and tick size in the bars' columns (as DBN definitions give them): the run of
+ * test_futures without the two options; the options given (flags) win over the columns; a bar without a value takes
+ * the option; a multiplier of 0 is an error naming the bar. */
+static void test_specs_from_bars(void) {
+  tg_bars b;
+  make_bars(&b, O4, C4, 4, NULL, NULL);
+  CHECK_OK(tg_bars_add_column(&b, "multiplier", TG_COLUMN_NUMERIC));
+  CHECK_OK(tg_bars_add_column(&b, "tick_size", TG_COLUMN_NUMERIC));
+  for (int i = 0; i < 4; i++) b.cols[0].values[i] = 50, b.cols[1].values[i] = 0.25;
+  double target[4] = {1, 1, 0, 0};
+  tg_bt_opts o = tg_bt_defaults();
+  o.cash = 110000, o.commission_per_contract = 2.5, o.slippage = 0.001;
+  tg_backtest bt;
+  CHECK_OK(tg_backtest_run(&b, target, &o, &bt));
+  double cash1 = 110000 - 20 * 50 * 110.25 - 50;
+  CHECK(bt.multiplier_from_bars == 1 && bt.tick_size_from_bars == 1 && near(bt.units[1], 20, 1e-12));
+  CHECK_MSG(near(bt.equity[3], cash1 + 20 * 50 * 119.75 - 50, 1e-12), "equity[3] %.10g, want 119400", bt.equity[3]);
+  CHECK(bt.n_trades == 1 && near(bt.trades[0].pnl, 9400, 1e-12));
+  tg_backtest_free(&bt);
+  /* --multiplier 1 and --tick-size 0 given: 1000 units (110000 / 110) filled at 110.11 */
+  o.multiplier_from_bars = o.tick_size_from_bars = 0;
+  CHECK_OK(tg_backtest_run(&b, target, &o, &bt));
+  CHECK(bt.multiplier_from_bars == 0 && near(bt.units[1], 1000, 1e-12));
+  CHECK_MSG(near(bt.equity[1], 110000 - 1000 * 110.11 - 2500 + 1000 * 120, 1e-12), "equity[1] %.10g", bt.equity[1]);
+  tg_backtest_free(&bt);
+  /* no tick size at bar 1 (NaN): the option's, 0, so the buy fills at 110.11 */
+  o.multiplier_from_bars = o.tick_size_from_bars = 1;
+  b.cols[1].values[1] = NAN;
+  CHECK_OK(tg_backtest_run(&b, target, &o, &bt));
+  CHECK_MSG(near(bt.trades[0].entry_price, 110.11, 1e-12), "entry %.10g", bt.trades[0].entry_price);
+  tg_backtest_free(&bt);
+  b.cols[0].values[2] = 0;
+  CHECK_STATUS(tg_backtest_run(&b, target, &o, &bt), TG_ERR_INVALID);
+  CHECK_MSG(err_has("bar 3") && err_has("column multiplier is 0; want a positive number (or give --multiplier)"), "%s",
+            tg_last_error());
+  tg_bars_free(&b);
+}
+
 int main(void) {
   test_half_spread();
   test_futures();
+  test_specs_from_bars();
   test_roll();
   test_errors();
   return tg_test_finish();

@@ -23,7 +23,8 @@ extern "C" {
  *             o: with E = cash + units * o the equity at that open, the new holding is
  *             units' = target[t] * E / o (sized on the equity before costs, so a full long position
  *             leaves cash at minus its entry cost). The decision at the last bar never fills;
- *   costs:    the fill price is o * (1 + slippage) + h for a buy and o * (1 - slippage) - h for a sale, h half
+ *   costs:    (multiplier and tick_size: bar t's, from its columns, when opts take them from the bars)
+ *             the fill price is o * (1 + slippage) + h for a buy and o * (1 - slippage) - h for a sale, h half
  *             the spread of the quote prevailing at that open (the bid and ask columns of bar t, the quote at
  *             its close; 0 without such columns), rounded to a multiple of tick_size against the order when
  *             tick_size > 0; the fee is (commission + cost_bps * 1e-4) times the traded value
@@ -48,6 +49,10 @@ typedef struct tg_bt_opts {
   double tick_size;   /* fill prices rounded to multiples of it against the order (default 0: not rounded) */
   double commission_per_contract; /* fee per unit (contract, share) traded (default 0) */
   int ignore_quotes;  /* 1: bid and ask columns do not enter the fill price (default 0: they do when present) */
+  /* 1 (tg_bt_defaults; the flags --multiplier and --tick-size clear theirs): a numeric bar column multiplier (or
+   * tick_size), as DBN definition records give the bars of DBN ticks, stands in for the field bar by bar, so a series
+   * of several contracts uses each bar's contract's; a bar whose value is missing takes the field. 0: the field. */
+  int multiplier_from_bars, tick_size_from_bars;
 } tg_bt_opts;
 
 tg_bt_opts tg_bt_defaults(void);
@@ -109,6 +114,7 @@ typedef struct tg_backtest {
   int quoted;               /* the bars' bid and ask columns entered the fill prices */
   int64_t unquoted_fills;   /* of the strategy's fills, those before any bar had a quote (h = 0) */
   int contracts;            /* the bars have a contract column (rolls are charged) */
+  int multiplier_from_bars, tick_size_from_bars; /* the bars' columns gave them (opts' fields for bars without a value) */
 } tg_backtest;
 
 /* Runs target [bars->n] over bars; out is initialised by this call (tg_backtest_free it, also after a

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "backtest/costs.h"
 #include "base/alloc.h"
+#include "data/readers/timeconv.h"
 
 /* The quote columns: both or neither, numeric. */
 static tg_status quote_columns(const tg_bars *b, const tg_bar_column **bid, const tg_bar_column **ask) {
@@ -60,6 +61,30 @@ static void contract_changes(const tg_bar_column *k, int64_t n, unsigned char *r
   }
 }
 
+/* A numeric column name's value at every bar into *out (a missing one: fallback), or *out NULL without such a column;
+ * a value not positive (zero allowed when zero_ok) is TG_ERR_INVALID naming the bar. */
+static tg_status per_bar(const tg_bars *b, const char *name, double fallback, int zero_ok, double **out) {
+  const tg_bar_column *col = tg_bars_column(b, name);
+  *out = NULL;
+  if (!col || col->kind != TG_COLUMN_NUMERIC) return TG_OK;
+  double *v = tg_malloc((size_t)b->n * sizeof *v);
+  if (!v) return tg_error(TG_ERR_NOMEM, "backtest: out of memory for %lld bars' %s", (long long)b->n, name);
+  for (int64_t t = 0; t < b->n; t++) {
+    double x = col->values[t];
+    if (isnan(x)) x = fallback;
+    if (!isfinite(x) || x < 0 || (x == 0 && !zero_ok)) {
+      char when[48];
+      tg_free(v);
+      return tg_error(TG_ERR_INVALID, "backtest: bar %lld (%s): column %s is %g; want a %s number (or give --%s)",
+                      (long long)t + 1, tg_format_time(b->ts[t], when, sizeof when), name, x,
+                      zero_ok ? "non-negative" : "positive", !strcmp(name, "tick_size") ? "tick-size" : name);
+    }
+    v[t] = x;
+  }
+  *out = v;
+  return TG_OK;
+}
+
 tg_status bt_costs_init(bt_costs *c, const tg_bars *b, const tg_bt_opts *o) {
   memset(c, 0, sizeof *c);
   c->o = o;
@@ -75,6 +100,9 @@ tg_status bt_costs_init(bt_costs *c, const tg_bars *b, const tg_bt_opts *o) {
     if (c->roll) contract_changes(contract, b->n, c->roll);
     else st = tg_error(TG_ERR_NOMEM, "backtest: out of memory for %lld contracts", (long long)b->n);
   }
+  if (st == TG_OK && o->multiplier_from_bars)
+    st = per_bar(b, "multiplier", o->multiplier, 0, &c->multiplier);
+  if (st == TG_OK && o->tick_size_from_bars) st = per_bar(b, "tick_size", o->tick_size, 1, &c->tick_size);
   if (st != TG_OK) bt_costs_free(c);
   return st;
 }
@@ -82,8 +110,11 @@ tg_status bt_costs_init(bt_costs *c, const tg_bars *b, const tg_bt_opts *o) {
 void bt_costs_free(bt_costs *c) {
   tg_free(c->half_spread);
   tg_free(c->roll);
+  tg_free(c->multiplier);
+  tg_free(c->tick_size);
   c->half_spread = NULL;
   c->roll = NULL;
+  c->multiplier = c->tick_size = NULL;
 }
 
 double bt_fill_price(const bt_costs *c, const tg_bars *b, int64_t t, int buy, double *h, int *unquoted) {
@@ -96,18 +127,20 @@ double bt_fill_price(const bt_costs *c, const tg_bars *b, int64_t t, int buy, do
     else *h = c->half_spread[t];
     f += buy ? *h : -*h;
   }
-  if (o->tick_size > 0) { /* the grid point at or beyond f, against the order (a hair of rounding forgiven) */
-    double k = f / o->tick_size;
-    f = (buy ? ceil(k - 1e-9) : floor(k + 1e-9)) * o->tick_size;
+  double tick = bt_tick_size(c, t);
+  if (tick > 0) { /* the grid point at or beyond f, against the order (a hair of rounding forgiven) */
+    double k = f / tick;
+    f = (buy ? ceil(k - 1e-9) : floor(k + 1e-9)) * tick;
   }
   return f;
 }
 
 int bt_market_costs(const tg_backtest *bt) {
   const tg_bt_opts *o = &bt->opts;
-  return bt->quoted || bt->contracts || o->multiplier != 1.0 || o->tick_size > 0 || o->commission_per_contract > 0;
+  return bt->quoted || bt->contracts || o->multiplier != 1.0 || o->tick_size > 0 || o->commission_per_contract > 0 ||
+         bt->multiplier_from_bars || bt->tick_size_from_bars;
 }
 
-double bt_fee(const tg_bt_opts *o, double units, double price) {
-  return units * o->multiplier * price * (o->commission + o->cost_bps * 1e-4) + units * o->commission_per_contract;
+double bt_fee(const tg_bt_opts *o, double m, double units, double price) {
+  return units * m * price * (o->commission + o->cost_bps * 1e-4) + units * o->commission_per_contract;
 }

@@ -82,7 +82,7 @@ static void fill(sim *s, int64_t t, double p) {
   if (dq == 0) return;
   int unquoted;
   double f = bt_fill_price(s->costs, s->b, t, dq > 0, &h, &unquoted);
-  double fee = bt_fee(s->o, fabs(dq), f);
+  double fee = bt_fee(s->o, s->m, fabs(dq), f);
   s->cash -= dq * s->m * f + fee;
   s->fees += fee;
   s->spread_cost += fabs(dq) * s->m * h;
@@ -99,7 +99,7 @@ static void roll(sim *s, int64_t t) {
   int unquoted;
   double sell = bt_fill_price(s->costs, s->b, t, 0, &h_sell, &unquoted);
   double buy = bt_fill_price(s->costs, s->b, t, 1, &h_buy, &unquoted);
-  double fees = bt_fee(s->o, u, sell) + bt_fee(s->o, u, buy);
+  double fees = bt_fee(s->o, s->m, u, sell) + bt_fee(s->o, s->m, u, buy);
   double cost = u * s->m * (buy - sell) + fees;
   s->cash -= cost;
   s->fees += fees;
@@ -114,6 +114,7 @@ static void simulate(sim *s, const double *target) {
   int64_t n = s->b->n;
   double last = 0;
   for (int64_t t = 0; t < n; t++) {
+    s->m = bt_multiplier(s->costs, t); /* bar t's contract's */
     if (s->costs->roll && s->costs->roll[t] && s->q != 0) roll(s, t);
     if (t > 0 && target[t - 1] != last) {
       fill(s, t, target[t - 1]);
@@ -243,6 +244,8 @@ tg_status tg_backtest_run(const tg_bars *bars, const double *target, const tg_bt
   if (st != TG_OK) return st;
   out->quoted = costs.half_spread != NULL;
   out->contracts = costs.roll != NULL;
+  out->multiplier_from_bars = costs.multiplier != NULL;
+  out->tick_size_from_bars = costs.tick_size != NULL;
   sim s;
   sim_init(&s, bars, opts, &costs, out->units, out->position, out->equity, out->trades);
   st = run_account(&s, target, &out->stats);

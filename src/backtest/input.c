@@ -9,6 +9,8 @@ tg_bt_opts tg_bt_defaults(void) {
   memset(&o, 0, sizeof o);
   o.cash = 100000.0;
   o.multiplier = 1.0;
+  o.multiplier_from_bars = 1;
+  o.tick_size_from_bars = 1;
   return o;
 }
 

@@ -35,8 +35,11 @@ void tg_backtest_print(FILE *f, const tg_backtest *bt, const char *name) {
           (long long)bt->n, tg_format_utc(bt->ts[0], 0, t0, sizeof t0), tg_format_utc(bt->ts[bt->n - 1], 0, t1, sizeof t1),
           tg_format_cell(bpy, sizeof bpy, a->bars_per_year, "%.1f", a->bars_per_year), bt->opts.cash, bt->opts.commission, bt->opts.cost_bps, bt->opts.slippage);
   const tg_bt_opts *o = &bt->opts;
+  char mult[64], tick[64];
+  snprintf(mult, sizeof mult, bt->multiplier_from_bars ? "each bar's (its column; else %g)" : "%g", o->multiplier);
+  snprintf(tick, sizeof tick, bt->tick_size_from_bars ? "each bar's (its column; else %g)" : "%g", o->tick_size);
   if (bt_market_costs(bt))
-    fprintf(f, "costs: multiplier %g, tick size %g, commission per contract %g; %s; %s\n", o->multiplier, o->tick_size,
+    fprintf(f, "costs: multiplier %s, tick size %s, commission per contract %g; %s; %s\n", mult, tick,
             o->commission_per_contract,
             bt->quoted ? "fills cross half the spread of the bid and ask columns" : "no quotes (no spread cost)",
             bt->contracts ? "a position held into a new contract pays a round trip" : "no contract column (no rolls)");

@@ -129,6 +129,9 @@ static tg_status write_json(const tg_backtest *bt, const char *name, const char 
       tg_text_printf(&t, ",\n  \"%s\": ", mk[k]);
       tg_json_append_real(&t, mv[k], 12);
     }
+    if (bt->multiplier_from_bars || bt->tick_size_from_bars)
+      tg_text_printf(&t, ",\n  \"multiplier_from_bars\": %s,\n  \"tick_size_from_bars\": %s",
+                     bt->multiplier_from_bars ? "true" : "false", bt->tick_size_from_bars ? "true" : "false");
     tg_text_printf(&t, ",\n  \"spread_from_quotes\": %s,\n  \"unquoted_fills\": %lld,\n  \"contract_rolls\": %s",
                    bt->quoted ? "true" : "false", (long long)bt->unquoted_fills, bt->contracts ? "true" : "false");
   }

@@ -37,8 +37,8 @@ int cli_fc_flag(const char *cmd, cli_fc_flags *f, const char *flag, const char *
   else if (!strcmp(flag, "--commission")) *rc = num(cmd, flag, v, 0, 1, &b->o.commission), f->given = f->costs_given = 1;
   else if (!strcmp(flag, "--cost-bps")) *rc = num(cmd, flag, v, 0, 10000, &b->o.cost_bps), f->given = f->costs_given = 1;
   else if (!strcmp(flag, "--slippage")) *rc = num(cmd, flag, v, 0, 1, &b->o.slippage), f->given = f->costs_given = 1;
-  else if (!strcmp(flag, "--multiplier")) *rc = num(cmd, flag, v, 1e-12, 1e12, &b->o.multiplier), f->given = 1;
-  else if (!strcmp(flag, "--tick-size")) *rc = num(cmd, flag, v, 0, 1e12, &b->o.tick_size), f->given = 1;
+  else if (!strcmp(flag, "--multiplier")) *rc = num(cmd, flag, v, 1e-12, 1e12, &b->o.multiplier), f->given = 1, b->o.multiplier_from_bars = 0;
+  else if (!strcmp(flag, "--tick-size")) *rc = num(cmd, flag, v, 0, 1e12, &b->o.tick_size), f->given = 1, b->o.tick_size_from_bars = 0;
   else if (!strcmp(flag, "--commission-per-contract"))
     *rc = num(cmd, flag, v, 0, 1e12, &b->o.commission_per_contract), f->given = 1;
   else return -1;
