@@ -223,6 +223,8 @@ tg_status tg_ticks_to_contract_bars(const char *path, const tg_tick_opts *opts, 
 typedef struct tg_tick_bars_report {
   tg_bar_stats stats;
   tg_tick_counts trades, quotes; /* quotes: all 0 without a quotes file */
+  int contracts;                 /* a source of several futures contracts: how many were read one at a time (else 0) */
+  int64_t contract_bars;         /* the bars those passes made (before a roll keeps the front's) */
 } tg_tick_bars_report;
 
 /* Opens trades (and quotes, may be NULL) as tg_tick_open does, makes bars by r in one pass (tg_ticks_to_bars) and
@@ -234,6 +236,14 @@ typedef struct tg_tick_bars_report {
 tg_status tg_ticks_read_bars(const char *trades, const char *quotes, const tg_bar_recipe *r,
                              const tg_tick_opts *tick, const tg_bar_opts *bar, tg_bars *out,
                              tg_tick_bars_report *report);
+
+/* tg_ticks_read_bars of trades (no quotes), and a source of several futures contracts stitched into one series by spec
+ * (tg_bars_roll: its warning line to tick->warn, the rolls into rolls, which may be NULL; a spec of no rule refuses
+ * contracts that overlap, naming them). out is initialised by this call (freed on failure). What `tickgrad bars
+ * --roll` does; a read with tg_read_opts.by and roll stitches the same bars in tg_bars_read. */
+tg_status tg_ticks_read_rolled(const char *trades, const tg_bar_recipe *r, const tg_tick_opts *tick,
+                               const tg_bar_opts *bar, const tg_roll_spec *spec, tg_bars *out,
+                               tg_tick_bars_report *report, tg_roll_list *rolls);
 
 /* Writes bars as CSV (atomically): ts ("YYYY-MM-DD HH:MM:SS[.fffffffff]", UTC), open, high, low, close, volume,
  * instrument when present, then every numeric extra column by name (NaN as an empty field; numbers to 17 digits,

@@ -82,10 +82,14 @@ static int parse(int argc, char **argv, bars_args *a) {
   return 0;
 }
 
-static void summarise(const bars_args *a, const tg_tick_bars_report *rep, double secs) {
+static void summarise(const bars_args *a, const tg_tick_bars_report *rep, const tg_bars *b) {
   const tg_tick_counts *tc = &rep->trades, *qc = &rep->quotes;
   const tg_bar_stats *s = &rep->stats;
-  printf("wrote %s: %lld bars by %s\n", a->out, (long long)s->bars, a->by);
+  if (rep->contracts)
+    printf("wrote %s: %lld bars by %s, one contract at a time (%d contracts, %lld bars made)\n", a->out,
+           (long long)b->n, a->by, rep->contracts, (long long)rep->contract_bars);
+  else
+    printf("wrote %s: %lld bars by %s\n", a->out, (long long)s->bars, a->by);
   printf("  trades      %lld read from %s, %lld excluded (suspicious or cancelled)%s, %lld out of order dropped\n",
          (long long)tc->records, a->data, (long long)s->excluded, a->bar.keep_flagged ? " [kept: --keep-flagged]" : "",
          (long long)tc->out_of_order);
@@ -100,59 +104,43 @@ static void summarise(const bars_args *a, const tg_tick_bars_report *rep, double
   if (s->floor_hits || s->cap_hits)
     printf("  thresholds  %lld bars cut at the floor, %lld at the cap\n", (long long)s->floor_hits,
            (long long)s->cap_hits);
-  printf("  elapsed     %.2f s (%.0f ticks/s)\n", secs, secs > 0 ? (double)(tc->records) / secs : 0.0);
 }
 
-/* Every contract of a futures source: bars per contract, stitched by --roll, written; the rolls printed. */
-static int build_rolled(const bars_args *a, const tg_bar_recipe *r, const tg_tick_contracts *list) {
-  if (a->quotes) {
+/* The contracts of a stitched series in order ("201311 -> 201312"), and its rolls. */
+static void print_front(const tg_bars *b, const tg_roll_list *rolls, const bars_args *a, const tg_roll_spec *spec) {
+  const tg_bar_column *con = tg_bars_column(b, "contract");
+  printf("  front       ");
+  for (int64_t i = 0; con && i < b->n; i++)
+    if (i == 0 || con->codes[i] != con->codes[i - 1])
+      printf("%s%s", i ? " -> " : "", tg_categories_name(&con->cats, con->codes[i]));
+  printf("\n");
+  tg_cli_print_rolls(stdout, rolls, a->read.roll, spec->adjust);
+}
+
+/* Makes the bars (with spec, the contracts of a futures source stitched by the library's roll) and writes them; prints
+ * the summary. */
+static int build(const bars_args *a, const tg_bar_recipe *r, const tg_roll_spec *spec) {
+  if (spec && a->quotes) {
     fprintf(stderr, "tickgrad bars: --quotes with several futures contracts is not built; name one with --contract\n");
     return TG_EXIT_FAIL;
   }
   double t0 = tg_clock_seconds();
   tg_bars b;
-  tg_bars_init(&b);
-  tg_bar_stats s;
-  tg_tick_counts c;
+  tg_tick_bars_report rep;
   tg_roll_list rolls = {0};
-  tg_roll_spec spec = {.adjust = (tg_adjust)a->read.adjust};
-  tg_status st = tg_roll_parse(a->read.roll, &spec);
-  if (st == TG_OK) st = tg_ticks_to_contract_bars(a->data, &a->tick, r, &a->bar, &b, &s, &c);
-  int64_t made = st == TG_OK ? b.n : 0;
-  if (st == TG_OK) st = tg_bars_roll(&b, &spec, a->data, stderr, &rolls);
-  if (st == TG_OK) st = tg_bars_write_csv(&b, a->out);
+  tg_status st = spec ? tg_ticks_read_rolled(a->data, r, &a->tick, &a->bar, spec, &b, &rep, &rolls)
+                      : tg_ticks_read_bars(a->data, a->quotes, r, &a->tick, &a->bar, &b, &rep);
+  if (st == TG_OK) st = tg_bars_write(&b, a->out);
   if (st == TG_OK) {
-    printf("wrote %s: %lld bars by %s, one contract at a time (%d contracts, %lld bars made)\n", a->out,
-           (long long)b.n, a->by, list->n, (long long)made);
-    printf("  trades      %lld read from %s, %lld excluded (suspicious or cancelled), %lld out of order dropped\n",
-           (long long)c.records, a->data, (long long)s.excluded, (long long)c.out_of_order);
-    if (c.skipped) printf("  skipped     %lld trade rows of size 0 (Lean)\n", (long long)c.skipped);
-    const tg_bar_column *con = tg_bars_column(&b, "contract");
-    printf("  front       ");
-    for (int64_t i = 0; con && i < b.n; i++)
-      if (i == 0 || con->codes[i] != con->codes[i - 1])
-        printf("%s%s", i ? " -> " : "", tg_categories_name(&con->cats, con->codes[i]));
-    printf("\n");
-    tg_cli_print_rolls(stdout, &rolls, a->read.roll, spec.adjust);
-    printf("  elapsed     %.2f s\n", tg_clock_seconds() - t0);
+    double secs = tg_clock_seconds() - t0;
+    summarise(a, &rep, &b);
+    if (spec) print_front(&b, &rolls, a, spec);
+    printf("  elapsed     %.2f s (%.0f ticks/s)\n", secs, secs > 0 ? (double)(rep.trades.records) / secs : 0.0);
   } else {
     fprintf(stderr, "tickgrad bars: %s\n", tg_last_error());
   }
   tg_bars_free(&b);
   tg_roll_list_free(&rolls);
-  return st == TG_OK ? TG_EXIT_OK : TG_EXIT_FAIL;
-}
-
-/* Makes the bars and writes them; prints the summary. */
-static int build(const bars_args *a, const tg_bar_recipe *r) {
-  double t0 = tg_clock_seconds();
-  tg_bars b;
-  tg_tick_bars_report rep;
-  tg_status st = tg_ticks_read_bars(a->data, a->quotes, r, &a->tick, &a->bar, &b, &rep);
-  if (st == TG_OK) st = tg_bars_write(&b, a->out);
-  if (st == TG_OK) summarise(a, &rep, tg_clock_seconds() - t0);
-  else fprintf(stderr, "tickgrad bars: %s\n", tg_last_error());
-  tg_bars_free(&b);
   return st == TG_OK ? TG_EXIT_OK : TG_EXIT_FAIL;
 }
 
@@ -173,7 +161,12 @@ int tg_cmd_bars(int argc, char **argv) {
   if (list.n < 2 && a.read.roll[0])
     fprintf(stderr, "warning: %s holds %s futures contract; --roll has nothing to stitch\n", a.data,
             list.n ? "one" : "no");
-  rc = list.n < 2 ? build(&a, &r) : a.read.roll[0] ? build_rolled(&a, &r, &list) : TG_EXIT_FAIL;
+  tg_roll_spec spec = {.adjust = (tg_adjust)a.read.adjust};
+  if (list.n >= 2 && a.read.roll[0] && tg_roll_parse(a.read.roll, &spec) != TG_OK) {
+    tg_tick_contracts_free(&list);
+    return tg_cli_usage_error("bars", "%s", tg_last_error());
+  }
+  rc = list.n < 2 ? build(&a, &r, NULL) : a.read.roll[0] ? build(&a, &r, &spec) : TG_EXIT_FAIL;
   if (list.n >= 2 && !a.read.roll[0]) {
     fprintf(stderr, "tickgrad bars: %s: %d contracts (", a.data, list.n);
     for (int k = 0; k < list.n; k++) fprintf(stderr, "%s%s", k ? ", " : "", list.names[k]);

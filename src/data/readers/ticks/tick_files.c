@@ -33,7 +33,6 @@ tg_status tg_ticks_read_bars(const char *trades, const char *quotes, const tg_ba
     tg_tick_contracts list = {0};
     tg_status lst = tg_tick_contracts_list(trades, TG_TICK_TRADES, &list);
     int several = lst == TG_OK && list.n > 1;
-    tg_tick_contracts_free(&list);
     if (several) {
       tg_tick_counts c;
       tg_status st = tg_ticks_to_contract_bars(trades, tick, r, bar, out, &s, &c);
@@ -41,9 +40,13 @@ tg_status tg_ticks_read_bars(const char *trades, const char *quotes, const tg_ba
         memset(report, 0, sizeof *report);
         report->stats = s;
         report->trades = c;
+        report->contracts = list.n;
+        report->contract_bars = out->n;
       }
+      tg_tick_contracts_free(&list);
       return st;
     }
+    tg_tick_contracts_free(&list);
   }
   tg_status st = tg_tick_open(trades, TG_TICK_TRADES, tick, &t);
   if (st != TG_OK) return bars_not_ticks(trades, st);
@@ -57,6 +60,16 @@ tg_status tg_ticks_read_bars(const char *trades, const char *quotes, const tg_ba
   }
   tg_tick_close(t);
   tg_tick_close(q);
+  return st;
+}
+
+tg_status tg_ticks_read_rolled(const char *trades, const tg_bar_recipe *r, const tg_tick_opts *tick,
+                               const tg_bar_opts *bar, const tg_roll_spec *spec, tg_bars *out,
+                               tg_tick_bars_report *report, tg_roll_list *rolls) {
+  tg_status st = tg_ticks_read_bars(trades, NULL, r, tick, bar, out, report);
+  if (st == TG_OK && tg_bars_column(out, "contract"))
+    st = tg_bars_roll(out, spec, trades, tick ? tick->warn : NULL, rolls);
+  if (st != TG_OK) tg_bars_free(out);
   return st;
 }
 
