@@ -1,7 +1,9 @@
-/* bf16 conversions (src/base/bf16.c) against hand-picked cases and a float64 oracle; the dtype's size and name. */
+/* bf16 conversions (src/base/bf16.c) against hand-picked cases and a float64 oracle; the CPU backend's fast array forms
+ * (AVX512-BF16 where the CPU has it) bit for bit against them; the dtype's size and name. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include "backend/cpu/cpu_bf16_pack.h"
 #include "base/bf16.h"
 #include "support/check.h"
 #include "tickgrad/tickgrad.h"
@@ -194,6 +196,52 @@ static void test_arrays(void) {
   free(u);
 }
 
+/* tg_cpu_bf16_pack and tg_cpu_f32_round_bf16 give base/bf16's bits for every pattern random_bits makes (subnormals,
+ * which AVX512-BF16's conversion reads as zero, NaNs, ties, overflow), from aligned and unaligned starts, in place, at
+ * every tail length, writing nothing past n. */
+static void test_cpu_arrays(void) {
+  enum { N = 100003 };
+  uint32_t *u = malloc((N + 1) * sizeof *u);      /* [N + 1] */
+  float *src = malloc((N + 1) * sizeof *src);     /* [N + 1] */
+  float *dst = malloc((N + 1) * sizeof *dst);     /* [N + 1] */
+  uint16_t *h = malloc((N + 1) * sizeof *h);      /* [N + 1] */
+  random_bits(u, N + 1, 3);
+  for (size_t i = 17; i < N + 1; i += 97) u[i] = 0x00000001u | (u[i] & 0x80000000u); /* the smallest subnormals */
+  memcpy(src, u, (N + 1) * sizeof *src);
+  int subnormals = 0;
+  for (size_t i = 0; i < N + 1; i++) subnormals += (u[i] & 0x7F800000u) == 0 && (u[i] & 0x007FFFFFu) != 0;
+  CHECK_MSG(subnormals > 1000, "only %d subnormal patterns", subnormals);
+  for (size_t off = 0; off < 2; off++) {
+    size_t n = N + 1 - off;
+    int bad_pack = 0, bad_round = 0, bad_inplace = 0;
+    tg_cpu_bf16_pack(h + off, src + off, n);
+    for (size_t i = off; i < N + 1; i++) bad_pack += h[i] != tg_bf16_from_f32(src[i]);
+    tg_cpu_f32_round_bf16(dst + off, src + off, n);
+    for (size_t i = off; i < N + 1; i++) bad_round += bits_of(dst[i]) != (uint32_t)tg_bf16_from_f32(src[i]) << 16;
+    memcpy(dst, src, (N + 1) * sizeof *src);
+    tg_cpu_f32_round_bf16(dst + off, dst + off, n);
+    for (size_t i = off; i < N + 1; i++) bad_inplace += bits_of(dst[i]) != (uint32_t)tg_bf16_from_f32(src[i]) << 16;
+    CHECK_MSG(bad_pack + bad_round + bad_inplace == 0, "offset %zu: %d pack, %d round, %d in place differ from base/bf16",
+              off, bad_pack, bad_round, bad_inplace);
+  }
+  for (size_t n = 0; n <= 48; n++) {
+    uint16_t hb[50];
+    float fb[50];
+    memset(hb, 0xAB, sizeof hb);
+    memset(fb, 0xAB, sizeof fb);
+    tg_cpu_bf16_pack(hb, src + 5, n); /* src + 5: a subnormal in the first block */
+    tg_cpu_f32_round_bf16(fb, src + 5, n);
+    int bad = hb[n] != 0xABABu || bits_of(fb[n]) != 0xABABABABu;
+    for (size_t i = 0; i < n; i++)
+      bad += hb[i] != tg_bf16_from_f32(src[5 + i]) || bits_of(fb[i]) != (uint32_t)hb[i] << 16;
+    CHECK_MSG(bad == 0, "n = %zu: %d wrong", n, bad);
+  }
+  free(u);
+  free(src);
+  free(dst);
+  free(h);
+}
+
 /* ---- the dtype ---- */
 
 static void test_dtype(void) {
@@ -219,6 +267,7 @@ int main(void) {
   test_every_bf16();
   test_oracle();
   test_arrays();
+  test_cpu_arrays();
   test_dtype();
   return tg_test_finish();
 }

@@ -6,20 +6,10 @@
  * and going through local copies makes dst == src safe without a runtime overlap check. */
 #define BF16_BLOCK 16
 
-/* The bf16 bits (in the low 16 bits) nearest the float whose bits are u. Adding 0x7FFF plus the lowest kept
- * bit rounds to nearest, ties to even; a carry into the exponent is the right answer, up to infinity. A NaN
- * instead keeps its sign and top payload bits with the quiet bit set, so it never becomes infinity. */
-static inline uint32_t bf16_round_bits(uint32_t u) {
-  uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-  uint32_t quiet = (u >> 16) | 0x0040u;
-  uint32_t nan = 0u - (uint32_t)((int32_t)(u & 0x7FFFFFFFu) > (int32_t)0x7F800000); /* all ones for a NaN */
-  return (rounded & ~nan) | (quiet & nan);
-}
-
 uint16_t tg_bf16_from_f32(float x) {
   uint32_t u;
   memcpy(&u, &x, sizeof u);
-  return (uint16_t)bf16_round_bits(u);
+  return (uint16_t)tg_bf16_round_bits(u);
 }
 
 float tg_f32_from_bf16(uint16_t b) {
@@ -35,7 +25,7 @@ void tg_bf16_pack(uint16_t *dst, const float *src, size_t n) {
     uint32_t u[BF16_BLOCK];  /* [BF16_BLOCK] float bits */
     uint16_t h[BF16_BLOCK];  /* [BF16_BLOCK] bf16 bits */
     memcpy(u, src + i, sizeof u);
-    for (int k = 0; k < BF16_BLOCK; k++) h[k] = (uint16_t)bf16_round_bits(u[k]);
+    for (int k = 0; k < BF16_BLOCK; k++) h[k] = (uint16_t)tg_bf16_round_bits(u[k]);
     memcpy(dst + i, h, sizeof h);
   }
   for (; i < n; i++) dst[i] = tg_bf16_from_f32(src[i]);
@@ -58,7 +48,7 @@ void tg_f32_round_bf16(float *dst, const float *src, size_t n) {
   for (; i + BF16_BLOCK <= n; i += BF16_BLOCK) {
     uint32_t u[BF16_BLOCK];  /* [BF16_BLOCK] float bits, rounded in place */
     memcpy(u, src + i, sizeof u);
-    for (int k = 0; k < BF16_BLOCK; k++) u[k] = bf16_round_bits(u[k]) << 16;
+    for (int k = 0; k < BF16_BLOCK; k++) u[k] = tg_bf16_round_bits(u[k]) << 16;
     memcpy(dst + i, u, sizeof u);
   }
   for (; i < n; i++) dst[i] = tg_f32_from_bf16(tg_bf16_from_f32(src[i]));

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "graph/backend.h"
+#include "backend/cpu/cpu_bf16_pack.h"
 #include "backend/cpu/cpu_gemm_plan.h"
 #include "backend/cpu/cpu_gemm_prim.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_optim.h"
 #include "backend/cpu/cpu_par.h"
-#include "base/bf16.h"
 
 /* bf16 rounding goes to the OpenMP threads in blocks of this many elements. */
 #define CPU_BF16_BLOCK (1 << 16)
@@ -59,7 +59,7 @@ static tg_status cpu_round_bf16(tg_device d, uint16_t *dst, const float *src, si
   TG_PAR_FOR(nb > 1, schedule(static),
   for (long b = 0; b < nb; b++) {
     size_t lo = (size_t)b * CPU_BF16_BLOCK, len = n - lo < CPU_BF16_BLOCK ? n - lo : CPU_BF16_BLOCK;
-    tg_bf16_pack(dst + lo, src + lo, len);
+    tg_cpu_bf16_pack(dst + lo, src + lo, len);
   });
   return TG_OK;
 }

@@ -1,9 +1,9 @@
 /* CPU optimizer kernels: sum of squares, SGD (momentum) and Adam/AdamW steps (contracts in backend.h). */
 #include <math.h>
+#include "backend/cpu/cpu_bf16_pack.h"
 #include "backend/cpu/cpu_optim.h"
 #include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
-#include "base/bf16.h"
 #include "ops/lr_schedule.h"
 
 /* Below this many elements a kernel runs on one thread. */
@@ -62,7 +62,7 @@ static void update_blocks(range_fn f, const void *consts, float *p, const float 
   for (long b = 0; b < nb; b++) {
     size_t lo = (size_t)b * TG_OPTIM_BLOCK, len = n - lo < TG_OPTIM_BLOCK ? n - lo : TG_OPTIM_BLOCK;
     f(p + lo, g + lo, m ? m + lo : NULL, v ? v + lo : NULL, len, consts);
-    if (pb) tg_bf16_pack(pb + lo, p + lo, len);
+    if (pb) tg_cpu_bf16_pack(pb + lo, p + lo, len);
   });
 }
 

@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <omp.h>
 #include <string.h>
+#include "backend/cpu/cpu_bf16_pack.h"
 #include "backend/cpu/cpu_gemm_plan.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "base/bf16.h"
@@ -154,8 +155,8 @@ static const void *operand(const tg_kernel_args *a, bf16_ws *w, const float *src
   for (int64_t b = 0; b < nblk; b++) {
     int64_t lo = b * TG_BF16_BLOCK, len = n - lo < TG_BF16_BLOCK ? n - lo : TG_BF16_BLOCK;
     if (mirror) tg_bf16_unpack((float *)dst + lo, mirror + lo, (size_t)len);
-    else if (w->packed) tg_bf16_pack((uint16_t *)dst + lo, src + lo, (size_t)len);
-    else tg_f32_round_bf16((float *)dst + lo, src + lo, (size_t)len);
+    else if (w->packed) tg_cpu_bf16_pack((uint16_t *)dst + lo, src + lo, (size_t)len);
+    else tg_cpu_f32_round_bf16((float *)dst + lo, src + lo, (size_t)len);
   });
   w->next += ((size_t)(w->packed ? 2 : 4) * (size_t)n + 63) & ~(size_t)63;
   return dst;
