@@ -2,7 +2,9 @@
  * products accumulated in f32), forward and both gradients, under TICKGRAD_GEMM=openblas, =onednn and the default,
  * against float64 references of the bf16-rounded and of the unrounded operands; the f32 plan against the same
  * references (and far enough from the rounded one that an f32 kernel could not pass for a bf16 one); which library
- * each mode plans; the printed plan; an invalid precision and an invalid TICKGRAD_GEMM.
+ * each mode plans; under the default on a CPU with native bf16 GEMMs, the nodes settled to f32 (products without a
+ * packed bf16 primitive: below oneDNN's size, or a transposed a) and their f32 results; the printed plan; an invalid
+ * precision and an invalid TICKGRAD_GEMM.
  *
  * The bounds (per element, over the n terms t_i summed into it):
  *
@@ -239,7 +241,7 @@ static int plan_says(const tg_graph *g, const char *want) {
 
 /* Plans c with precision prec under the current TICKGRAD_GEMM, runs forward and backward seeded with dy, and copies
  * the output to res[0] and input k's gradient to res[1 + k] (left alone for a bound input). 0 on success. */
-static int run_plan(const gcase *c, const char *mode, float *const *val, const float *dy, tg_dtype prec,
+static int run_plan(const gcase *c, const char *mode, float *const *val, const float *dy, tg_dtype prec, int settled,
                     float *const *res) {
   int failed = 1;
   tg_store *store = tg_store_new(tg_cpu(0), 1);
@@ -258,7 +260,9 @@ static int run_plan(const gcase *c, const char *mode, float *const *val, const f
   CHECK_MSG(st == TG_OK, "%s [TICKGRAD_GEMM=%s, %s]: plan: %s", c->name, mode, tg_dtype_name(prec), tg_last_error());
   if (st != TG_OK) goto done;
   if (prec == TG_BF16)
-    CHECK_MSG(plan_says(g, "precision bf16: 1 GEMM ops with bf16 operands and f32 accumulation; the other 0 ops"),
+    CHECK_MSG(plan_says(g, settled ? "precision bf16: 0 GEMM ops with bf16 operands and f32 accumulation; 1 GEMM ops "
+                                     "in f32 (too small for the device's bf16 GEMMs"
+                                   : "precision bf16: 1 GEMM ops with bf16 operands and f32 accumulation; the other 0 ops"),
               "%s [TICKGRAD_GEMM=%s]: the plan's precision line", c->name, mode);
   for (int k = 0; k < c->n_in; k++) {
     size_t bytes = sizeof(float) * (size_t)numel_of(c->ndim[k], c->shape[k]);
@@ -316,9 +320,24 @@ static void check_worst(const worst *w, const char *label) {
 }
 
 /* One tensor of n elements: gb from the bf16 plan, gf from the f32 plan, r its references. gemm: 1 for a product's
- * result (the output, an operand's gradient), 0 for the bias gradient (summed from the unrounded dy). */
+ * result (the output, an operand's gradient), 0 for the bias gradient (summed from the unrounded dy). settled: the
+ * bf16 plan ran the node in f32, so gb obeys the f32 bound against the unrounded reference instead. */
 static void compare(const char *cname, const char *mode, const char *what, const acc *r, int64_t n, const float *gb,
-                    const float *gf, int gemm) {
+                    const float *gf, int gemm, int settled) {
+  if (settled) {
+    worst f32b = {-1, 0, 0, 0}, f32f = {-1, 0, 0, 0};
+    for (int64_t i = 0; i < n; i++) {
+      note(&f32b, i, gb[i], r[i].v, acc_bound(&r[i], 0));
+      note(&f32f, i, gf[i], r[i].v, acc_bound(&r[i], 0));
+    }
+    char label[192];
+    snprintf(label, sizeof label, "%s [TICKGRAD_GEMM=%s] %s, bf16 plan settled to f32, against ref (f32 bound)", cname,
+             mode, what);
+    check_worst(&f32b, label);
+    snprintf(label, sizeof label, "%s [TICKGRAD_GEMM=%s] %s, f32 plan, against ref (f32 bound)", cname, mode, what);
+    check_worst(&f32f, label);
+    return;
+  }
   worst tight = {-1, 0, 0, 0}, loose = {-1, 0, 0, 0}, f32 = {-1, 0, 0, 0};
   int64_t apart = 0; /* elements where a kernel computing the other way would break the tight bound */
   for (int64_t i = 0; i < n; i++) {
@@ -351,9 +370,11 @@ static void compare(const char *cname, const char *mode, const char *what, const
 /* tg_cpu_prepare on c's node under TICKGRAD_GEMM=onednn: with oneDNN in the build, a primitive for the forward and for
  * each wanted gradient, so the comparisons below do run oneDNN's strided layouts rather than a silent fallback to
  * OpenBLAS. The one product left to OpenBLAS by design: the gradient of a b without batch dims under ta, which sums
- * over a's batches (cpu_gemm_plan.c decides that from b's shape alone, so also when a has no batch dims). */
-static void check_prepared(const gcase *c, tg_dtype compute) {
-  if (!*tg_gemm_prim_library()) return;
+ * over a's batches (cpu_gemm_plan.c decides that from b's shape alone, so also when a has no batch dims). Returns 1
+ * when the default (TICKGRAD_GEMM unset) settles the node to f32: in bf16, on a CPU with native bf16 GEMMs, exactly
+ * when it plans no packed bf16 primitives (checked here); else 0. */
+static int check_prepared(const gcase *c, tg_dtype compute) {
+  if (!*tg_gemm_prim_library()) return 0;
   static float dummy[1];
   dims d = dims_of(c);
   tg_tensor in[3], out;
@@ -382,6 +403,16 @@ static void check_prepared(const gcase *c, tg_dtype compute) {
             "%s (%s): TICKGRAD_GEMM=onednn planned fwd %d d_a %d d_b %d", c->name, tg_dtype_name(compute),
             p && p->fwd, p && p->d_a, p && p->d_b);
   tg_cpu_unprepare(state);
+  if (compute != TG_BF16) return 0;
+  unsetenv("TICKGRAD_GEMM");
+  a.prepared = NULL;
+  CHECK_OK(tg_cpu_prepare(op, &a, &state));
+  p = state;
+  int packed = p && p->packed_bf16, settled = tg_gemm_prim_has_bf16() && !packed;
+  CHECK_MSG(a.compute == (settled ? TG_F32 : TG_BF16), "%s: default plan: packed bf16 %d, has_bf16 %d, compute %s",
+            c->name, packed, tg_gemm_prim_has_bf16(), tg_dtype_name(a.compute));
+  tg_cpu_unprepare(state);
+  return settled;
 }
 
 static const char *const k_modes[3] = {"openblas", "onednn", NULL}; /* NULL: TICKGRAD_GEMM unset (auto) */
@@ -417,14 +448,19 @@ static void run_case(const gcase *c, int big, unsigned long long seed) {
   for (int64_t e = 0; e < n[0]; e++) dy[e] = 2.0f * tg_rng_uniform(seed, 20, (uint64_t)e) - 1.0f;
   reference(c, val, dy, r);
   check_prepared(c, TG_F32);
-  check_prepared(c, TG_BF16);
+  int settles = check_prepared(c, TG_BF16); /* by default: see the loop */
   static const char *const what[4] = {"output", "gradient of a", "gradient of b", "gradient of bias"};
   for (int m = 0; m < 3; m++) {
     const char *mode = k_modes[m] ? k_modes[m] : "(unset)";
+    /* the default on a CPU with native bf16: a node without packed bf16 primitives (below oneDNN's size; a transposed
+     * a, which oneDNN 2.6's bf16 brgemm gets wrong; interleaved groups, which it has no bf16 brgemm for) runs in f32 */
+    int settled = !k_modes[m] && settles;
+    CHECK_MSG(!settled || !big || (c->op == MATMUL && c->ta) || (c->op == STACKED && dims_of(c).batch > 1),
+              "%s: settled to f32 by default, though oneDNN should have packed bf16 primitives for it", c->name);
     set_mode(k_modes[m]);
-    if (run_plan(c, mode, val, dy, TG_BF16, rb) || run_plan(c, mode, val, dy, TG_F32, rf)) continue;
+    if (run_plan(c, mode, val, dy, TG_BF16, settled, rb) || run_plan(c, mode, val, dy, TG_F32, 0, rf)) continue;
     for (int t = 0; t < 1 + c->n_in; t++)
-      if (!(t == 1 && c->a_input)) compare(c->name, mode, what[t], r[t], n[t], rb[t], rf[t], t != 3);
+      if (!(t == 1 && c->a_input)) compare(c->name, mode, what[t], r[t], n[t], rb[t], rf[t], t != 3, settled);
   }
   set_mode(NULL);
 done:
@@ -543,6 +579,11 @@ static void test_policy(void) {
         void *state = NULL;
         const char *mode = k_modes[m] ? k_modes[m] : "(unset)";
         CHECK_OK(tg_cpu_prepare(TG_OP_LINEAR, &a, &state));
+        /* the default settles a small bf16 node to f32 where bf16 GEMMs are native; the other modes never do */
+        int settled = bf16 && m == 2 && !big && tg_gemm_prim_has_bf16();
+        CHECK_MSG(a.compute == (bf16 && !settled ? TG_BF16 : TG_F32), "TICKGRAD_GEMM=%s, %s, %lld multiply-adds: "
+                  "compute %s after prepare", mode, bf16 ? "bf16" : "f32", (long long)(rows * nin * nout),
+                  tg_dtype_name(a.compute));
         int want = have && (m == 1 || (m == 2 && big && tg_gemm_prim_has_brgemm()));
         const tg_cpu_gemm_plan *p = state;
         CHECK_MSG((p != NULL) == want, "TICKGRAD_GEMM=%s, %s, %lld multiply-adds: %s plan, want %s", mode,
@@ -561,10 +602,14 @@ static void test_policy(void) {
                                  : "no bf16 matmul: bf16 GEMMs run rounded operands in f32");
 }
 
-/* linear -> relu -> matmul -> sum: the bf16 plan counts 2 GEMM ops in bf16 and 2 in f32; the f32 plan says nothing. */
+/* linear -> relu -> matmul -> sum: the bf16 plan counts 2 GEMM ops in bf16 and 2 in f32 under TICKGRAD_GEMM=openblas,
+ * and by default the same, or on a CPU with native bf16 GEMMs both GEMM ops settled to f32 (too small); the f32 plan
+ * says nothing. */
 static void test_plan_text(void) {
   const int64_t sx[2] = {8, 16}, sw[2] = {12, 16}, sb[1] = {12};
-  for (int prec = 0; prec < 2; prec++) {
+  for (int run = 0; run < 3; run++) {
+    int prec = run > 0, deflt = run == 2;
+    set_mode(deflt ? NULL : "openblas");
     tg_store *store = tg_store_new(tg_cpu(0), 3);
     tg_graph *g = tg_graph_new(store, "mixed");
     tg_tensor *x = tg_param(g, "x", 2, sx, (tg_init){TG_INIT_UNIFORM, -1, 1});
@@ -575,7 +620,12 @@ static void test_plan_text(void) {
     tg_plan_opts opts = tg_plan_defaults(tg_cpu(0));
     opts.precision = prec ? TG_BF16 : TG_F32;
     CHECK_OK(loss ? tg_graph_plan(g, &opts) : tg_graph_status(g));
-    if (prec) {
+    if (prec && deflt && tg_gemm_prim_has_bf16()) {
+      CHECK(plan_says(g, "precision bf16: 0 GEMM ops with bf16 operands and f32 accumulation; 2 GEMM ops in f32 (too "
+                         "small for the device's bf16 GEMMs: rounding them would cost more than it saves); the other 2 "
+                         "ops in f32 (no bf16 kernels"));
+      CHECK_OK(tg_graph_run(g));
+    } else if (prec) {
       CHECK(plan_says(g, "precision bf16: 2 GEMM ops with bf16 operands and f32 accumulation; the other 2 ops in f32"));
       CHECK_OK(tg_graph_run(g));
       CHECK_OK(tg_graph_backward(g, loss));
@@ -594,6 +644,7 @@ static void test_plan_text(void) {
     tg_graph_free(g);
     tg_store_free(store);
   }
+  set_mode(NULL);
 }
 
 /* 1 when the last error holds every string of want (NULL-terminated); prints it otherwise. */

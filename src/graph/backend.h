@@ -108,8 +108,10 @@ typedef struct tg_backend {
 
   /* ---- planned kernels (NULL: kernels need nothing prepared) ---- */
   /* Once at plan time, for a node whose args are built (shapes, attributes, compute dtype; data pointers may still be
-   * unbound): *state is what its kernels find in args.prepared (NULL: nothing to prepare for this op). */
-  tg_status (*prepare)(int op, const tg_kernel_args *a, void **state);
+   * unbound): *state is what its kernels find in args.prepared (NULL: nothing to prepare for this op). It may settle a
+   * bf16 GEMM node to f32 (a->compute = TG_F32) where bf16 operands would be slower than f32 on the device; the plan
+   * then runs and reports that node in f32. */
+  tg_status (*prepare)(int op, tg_kernel_args *a, void **state);
   void (*unprepare)(void *state); /* NULL state: nothing */
 
   /* ---- memory and copies ---- */

@@ -298,6 +298,11 @@ static tg_status prepare_nodes(tg_graph *g, const tg_backend *be) {
     tg_status st = be->prepare(n->op, &n->args, &n->args.prepared);
     if (st != TG_OK) return st;
     n->bargs.prepared = n->args.prepared; /* the same shapes, read from recomputed values or kept ones */
+    if (n->args.compute != n->compute) { /* a bf16 GEMM node the backend settled to f32: no mirror reads either */
+      n->compute = n->bargs.compute = n->args.compute;
+      memset(n->args.in_bf16, 0, sizeof n->args.in_bf16);
+      memset(n->bargs.in_bf16, 0, sizeof n->bargs.in_bf16);
+    }
   }
   return TG_OK;
 }
@@ -530,9 +535,17 @@ void tg_graph_print_plan(const tg_graph *g, FILE *f) {
     fprintf(f, "\n");
   }
   if (g->opts.precision == TG_BF16) {
-    int bf16 = 0;
-    for (int i = 0; i < g->n_nodes; i++) bf16 += g->nodes[i]->kern && g->nodes[i]->compute == TG_BF16;
-    fprintf(f, "  precision bf16: %d GEMM ops with bf16 operands and f32 accumulation; the other %d ops in f32 (no "
-            "bf16 kernels by design: norms, softmax, losses, scans, elementwise)\n", bf16, ops - bf16);
+    int bf16 = 0, settled = 0; /* settled: GEMM ops the backend runs in f32, where bf16 would be slower */
+    for (int i = 0; i < g->n_nodes; i++) {
+      const tg_node *n = g->nodes[i];
+      bf16 += n->kern && n->compute == TG_BF16;
+      settled += n->kern && n->compute == TG_F32 && tg_op_is_gemm(n->op);
+    }
+    fprintf(f, "  precision bf16: %d GEMM ops with bf16 operands and f32 accumulation; ", bf16);
+    if (settled)
+      fprintf(f, "%d GEMM ops in f32 (too small for the device's bf16 GEMMs: rounding them would cost more than it "
+              "saves); ", settled);
+    fprintf(f, "the other %d ops in f32 (no bf16 kernels by design: norms, softmax, losses, scans, elementwise)\n",
+            ops - bf16 - settled);
   }
 }

@@ -135,12 +135,14 @@ static int make_prims(const node_gemms *g, int bf16, int brgemm_only, tg_cpu_gem
   return ok;
 }
 
-tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state) {
+tg_status tg_cpu_prepare(int op, tg_kernel_args *a, void **state) {
   *state = NULL;
   if (op != TG_OP_MATMUL && op != TG_OP_LINEAR && op != TG_OP_STACKED_LINEAR) return TG_OK;
   int mode = gemm_mode_get();
   if (mode < 0) return TG_ERR_INVALID;
   if (mode == GEMM_OPENBLAS) return TG_OK;
+  /* auto, native bf16: a bf16 node without packed bf16 primitives is settled to f32 (set where that is decided) */
+  int settle = mode == GEMM_AUTO && a->compute == TG_BF16 && tg_gemm_prim_has_bf16();
   node_gemms g;
   memset(&g, 0, sizeof g);
   tg_status st;
@@ -151,7 +153,10 @@ tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state) {
     macs = rows * nin * nout;
   } else if (op == TG_OP_STACKED_LINEAR) {
     if ((st = tg_stacked_dims(a, &rows, &groups, &nin, &nout)) != TG_OK) return st;
-    if (nin == 1) return TG_OK; /* an outer product: direct loops (k_stacked_in1.c) */
+    if (nin == 1) { /* an outer product: direct loops (k_stacked_in1.c) */
+      if (settle) a->compute = TG_F32;
+      return TG_OK;
+    }
     stacked_gemms(a, rows, groups, nin, nout, &g);
     macs = rows * groups * nin * nout;
   } else {
@@ -162,7 +167,10 @@ tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state) {
   }
   /* auto: small products, and those of a few rows (batch-1 inference: OpenBLAS's matrix-vector path), stay off oneDNN,
    * whose per-call cost is larger than the work there */
-  if (mode == GEMM_AUTO && (macs < TG_GEMM_PRIM_MIN_MACS || g.fwd.m <= TG_GEMM_FEW_ROWS)) return TG_OK;
+  if (mode == GEMM_AUTO && (macs < TG_GEMM_PRIM_MIN_MACS || g.fwd.m <= TG_GEMM_FEW_ROWS)) {
+    if (settle) a->compute = TG_F32;
+    return TG_OK;
+  }
   g.want_a = a->in_grad[0] != NULL;
   g.want_b = a->in_grad[1] != NULL;
   g.set_a = (tg_cpu_bwd_fresh(op) & 1u) != 0;
@@ -173,6 +181,7 @@ tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state) {
    * primitives over the operands rounded to bf16 */
   int brgemm_only = mode == GEMM_AUTO; /* auto: only the kernels that beat OpenBLAS without allocating */
   p->packed_bf16 = a->compute == TG_BF16 && tg_gemm_prim_has_bf16() && make_prims(&g, 1, brgemm_only, p);
+  if (!p->packed_bf16 && settle) a->compute = TG_F32;
   if (!p->packed_bf16 && !make_prims(&g, 0, brgemm_only, p)) {
     tg_free(p); /* oneDNN absent or without a fast kernel for these shapes: OpenBLAS */
     return TG_OK;

@@ -22,8 +22,12 @@ typedef struct tg_cpu_gemm_plan {
   int packed_bf16;         /* 1: the primitives take bf16 operands (kernels pack them); 0: f32 (rounded in bf16) */
 } tg_cpu_gemm_plan;
 
-/* The backend's prepare/unprepare entries: a tg_cpu_gemm_plan for matmul, linear and stacked_linear. */
-tg_status tg_cpu_prepare(int op, const tg_kernel_args *a, void **state);
+/* The backend's prepare/unprepare entries: a tg_cpu_gemm_plan for matmul, linear and stacked_linear. Under
+ * TICKGRAD_GEMM=auto on a CPU with native bf16 GEMMs, a bf16 node whose products get no packed bf16 primitive (too
+ * small for oneDNN, a few rows, or no bf16 kernel for its layout) is settled to f32 (a->compute = TG_F32): rounding
+ * its operands would make it slower than f32, not faster. Elsewhere (openblas, onednn, CPUs without native bf16) a bf16
+ * node keeps bf16 operands. */
+tg_status tg_cpu_prepare(int op, tg_kernel_args *a, void **state);
 void tg_cpu_unprepare(void *state);
 /* The primitive for input k's gradient (0: the first input, 1: the second) in plan p, writing it when fresh is set
  * and adding into it otherwise; NULL: OpenBLAS computes it. */
