@@ -194,7 +194,8 @@ tg_status tg_cpu_prepare(int op, tg_kernel_args *a, void **state) {
 void tg_cpu_gemm_policy(char *buf, size_t n) {
   int mode = gemm_mode_get();
   const char *lib = tg_gemm_prim_library();
-  const char *bf16 = tg_gemm_prim_has_bf16() ? "bf16 GEMMs take bf16 operands on oneDNN"
+  const char *bf16 = tg_gemm_prim_has_bf16() ? "bf16 GEMMs take bf16 operands on oneDNN (under auto, a GEMM op "
+                                               "without a packed bf16 primitive runs in f32)"
                                              : "bf16 GEMMs round their operands to bf16 and run in f32";
   if (mode < 0) {
     snprintf(buf, n, "OpenBLAS for every GEMM (%s)", tg_last_error());
