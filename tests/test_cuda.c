@@ -502,6 +502,24 @@ static void check_bf16_kernels_listed(void) {
   }
 }
 
+/* The CPU's bf16 runs below are the reference for CUDA's, so they keep bf16 operands on every GEMM node: by default a
+ * CPU with native bf16 GEMMs runs the products too small for them in f32 (cpu_gemm_plan.h), which TICKGRAD_GEMM=openblas
+ * does not. on 1: set it (the previous value kept), 0: put the previous value back. */
+static void cpu_bf16_reference(int on) {
+  static char prev[32];
+  static int had;
+  if (on) {
+    const char *v = getenv("TICKGRAD_GEMM");
+    had = v != NULL;
+    snprintf(prev, sizeof prev, "%s", v ? v : "");
+    setenv("TICKGRAD_GEMM", "openblas", 1);
+  } else if (had) {
+    setenv("TICKGRAD_GEMM", prev, 1);
+  } else {
+    unsetenv("TICKGRAD_GEMM");
+  }
+}
+
 static void check_bf16_parity(void) {
   double worst_all = 0.0;
   int compared = 0;
@@ -509,8 +527,11 @@ static void check_bf16_parity(void) {
     const pc_case *c = &k_bf_cases[ci].c;
     int T = k_bf_cases[ci].terms;
     pc_result f32c, bfc, bfg, f32g, mag;
-    int ok = pc_run_as(c, tg_cpu(0), TG_F32, 0, &f32c) & pc_run_as(c, tg_cpu(0), TG_BF16, 0, &bfc) &
-             pc_run_as(c, tg_cuda(0), TG_BF16, 0, &bfg) & pc_run_as(c, tg_cuda(0), TG_F32, 0, &f32g) &
+    cpu_bf16_reference(1);
+    int ok = pc_run_as(c, tg_cpu(0), TG_BF16, 0, &bfc);
+    cpu_bf16_reference(0);
+    ok = ok & pc_run_as(c, tg_cpu(0), TG_F32, 0, &f32c) & pc_run_as(c, tg_cuda(0), TG_BF16, 0, &bfg) &
+             pc_run_as(c, tg_cuda(0), TG_F32, 0, &f32g) &
              pc_run_as(c, tg_cpu(0), TG_F32, 1, &mag);
     CHECK_MSG(ok, "bf16 case %d '%s' did not run everywhere", ci, c->op);
     if (ok) {
@@ -592,7 +613,9 @@ static void check_mlp_steps(void) {
 static void check_mlp_steps_bf16(void) {
   float cpu[MLP_STEPS], eager[MLP_STEPS], graph[MLP_STEPS], f32[MLP_STEPS];
   int cap_cpu = 0, cap_eager = 0, cap_graph = 0, cap_f32 = 0;
+  cpu_bf16_reference(1);
   CHECK(mlp_losses(tg_cpu(0), TG_BF16, 1, TG_RECOMPUTE_NONE, cpu, &cap_cpu));
+  cpu_bf16_reference(0);
   CHECK(mlp_losses(tg_cuda(0), TG_BF16, 0, TG_RECOMPUTE_NONE, eager, &cap_eager));
   CHECK(mlp_losses(tg_cuda(0), TG_BF16, 1, TG_RECOMPUTE_NONE, graph, &cap_graph));
   CHECK(mlp_losses(tg_cuda(0), TG_F32, 1, TG_RECOMPUTE_NONE, f32, &cap_f32));
