@@ -2,7 +2,7 @@
 # Installs the Debian packages tickgrad needs to build and test (the Python package too), only those missing.
 set -euo pipefail
 
-packages=(build-essential cmake libopenblas-dev pkg-config libzstd-dev libsnappy-dev zlib1g-dev libzip-dev tzdata libomp-dev
+packages=(build-essential cmake libopenblas-dev pkg-config libzstd-dev libsnappy-dev zlib1g-dev libzip-dev libdeflate-dev tzdata libomp-dev
           clang libclang-rt-14-dev libopenmpi-dev openmpi-bin libdnnl-dev python3-dev python3-venv
           libvulkan-dev glslc mesa-vulkan-drivers protobuf-c-compiler libprotobuf-c-dev libonnx-dev)
 missing=()

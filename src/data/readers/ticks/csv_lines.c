@@ -1,4 +1,5 @@
-/* Lines of a tick file through one fixed buffer: refilled as lines are used, each line checked by the CSV scanner. */
+/* Lines of a tick file through one fixed buffer refilled as lines are used, or over bytes in memory; each line checked
+ * by the CSV scanner. */
 #include <errno.h>
 #include <string.h>
 #include "base/alloc.h"
@@ -8,8 +9,9 @@
 #define BUF_LEN (TG_TICK_LINE_MAX * 4)
 
 tg_status tg_line_reader_init(tg_line_reader *r, FILE *f, const char *path) {
-  *r = (tg_line_reader){.f = f, .path = path, .buf = tg_malloc(BUF_LEN)};
-  return r->buf ? TG_OK : tg_error(TG_ERR_NOMEM, "%s: out of memory for the line buffer", path);
+  *r = (tg_line_reader){.f = f, .path = path, .own = tg_malloc(BUF_LEN)};
+  r->buf = r->own;
+  return r->own ? TG_OK : tg_error(TG_ERR_NOMEM, "%s: out of memory for the line buffer", path);
 }
 
 tg_status tg_line_reader_init_read(tg_line_reader *r, tg_line_read_fn read, void *ctx, const char *path) {
@@ -19,17 +21,22 @@ tg_status tg_line_reader_init_read(tg_line_reader *r, tg_line_read_fn read, void
   return st;
 }
 
+tg_status tg_line_reader_init_span(tg_line_reader *r, const char *p, size_t len, const char *path) {
+  *r = (tg_line_reader){.path = path, .buf = p, .len = len, .eof = 1};
+  return TG_OK;
+}
+
 /* Moves the unread bytes to the front and reads more after them. */
 static tg_status refill(tg_line_reader *r) {
-  memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+  memmove(r->own, r->own + r->pos, r->len - r->pos);
   r->len -= r->pos;
   r->pos = 0;
   size_t got = 0;
   if (r->read) {
-    tg_status st = r->read(r->ctx, r->buf + r->len, BUF_LEN - r->len, &got);
+    tg_status st = r->read(r->ctx, r->own + r->len, BUF_LEN - r->len, &got);
     if (st != TG_OK) return st;
   } else {
-    got = fread(r->buf + r->len, 1, BUF_LEN - r->len, r->f);
+    got = fread(r->own + r->len, 1, BUF_LEN - r->len, r->f);
     if (got == 0 && ferror(r->f)) return tg_error(TG_ERR_IO, "%s: read error: %s", r->path, strerror(errno));
   }
   r->len += got;
@@ -66,6 +73,6 @@ tg_status tg_line_next(tg_line_reader *r, const char **p, const char **e, int *g
 
 void tg_line_reader_free(tg_line_reader *r) {
   if (r->f) fclose(r->f);
-  tg_free(r->buf);
+  tg_free(r->own);
   *r = (tg_line_reader){0};
 }

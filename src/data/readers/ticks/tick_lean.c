@@ -1,5 +1,5 @@
 /* Lean's AlgoSeek tick zips as a source: one zip, a folder or a glob of them read in date order as one stream, each
- * day's CSV member streamed through libzip (docs/TICKS.md). */
+ * day's CSV member read through tick_zip.c, inflated whole or streamed (docs/TICKS.md). */
 #include <dirent.h>
 #include <glob.h>
 #include <stdlib.h>
@@ -148,7 +148,7 @@ static tg_status open_next(tg_tick_source *s, tg_lean_impl *L) {
   snprintf(s->format, sizeof s->format, "lean %s %s", futures ? "futures" : "equity",
            s->kind == TG_TICK_TRADES ? "trades" : "quotes");
   L->bid = L->ask = L->bid_size = L->ask_size = 0; /* each day's book starts empty */
-  return tg_line_reader_init_read(&L->lr, tg_zip_member_read, L->zip, s->name);
+  return tg_zip_member_lines(L->zip, &L->lr, s->name);
 }
 
 static void close_zip(tg_lean_impl *L) {
@@ -286,7 +286,7 @@ static tg_status oi_zip(tg_tick_source *s, tg_lean_impl *L, const char *path, co
   if (st == TG_OK && at >= 0) {
     snprintf(s->name, sizeof s->name, "%.400s:%.100s", path, tg_zip_name(L->zip, at));
     st = tg_zip_member_open(L->zip, at);
-    if (st == TG_OK) st = tg_line_reader_init_read(&L->lr, tg_zip_member_read, L->zip, s->name);
+    if (st == TG_OK) st = tg_zip_member_lines(L->zip, &L->lr, s->name);
     for (int got = 1; st == TG_OK && got;) {
       const char *p, *e;
       int64_t ts;

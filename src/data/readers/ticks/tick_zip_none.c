@@ -18,14 +18,20 @@ const char *tg_zip_name(const tg_zip *z, int64_t i) {
   return "";
 }
 
-tg_status tg_zip_member_open(tg_zip *z, int64_t i) {
-  (void)z, (void)i;
+tg_status tg_zip_member_open(tg_zip *z, int64_t i) { return tg_zip_member_open_within(z, i, TG_ZIP_WHOLE_MAX); }
+
+tg_status tg_zip_member_open_within(tg_zip *z, int64_t i, size_t whole_max) {
+  (void)z, (void)i, (void)whole_max;
   return TG_ERR_UNSUPPORTED;
 }
 
-tg_status tg_zip_member_read(void *z, char *buf, size_t cap, size_t *got) {
-  (void)z, (void)buf, (void)cap;
-  *got = 0;
+int tg_zip_member_whole(const tg_zip *z) {
+  (void)z;
+  return 0;
+}
+
+tg_status tg_zip_member_lines(tg_zip *z, tg_line_reader *r, const char *name) {
+  (void)z, (void)r, (void)name;
   return TG_ERR_UNSUPPORTED;
 }
 
