@@ -111,6 +111,43 @@ static void test_folder(void) {
   CHECK(n == 2 && t[0].price == 167 && t[1].price == 168 && t[1].ts - t[0].ts == 86400 * TG_NS_PER_S);
 }
 
+/* Rows in the usual plain form (read in one pass) and the same rows with blanks, quotes or a decimal written out (read
+ * by the general path) give the same trades; futures prices of up to 15 digits read exactly (correctly rounded). */
+static void test_row_forms(void) {
+  const char *plain = "14400464,1674100,100,P,20002000,0\n14400465,1674200,200,P,1,1\n14400466,1674300,0,Q,,0\n";
+  const char *other = "14400464, 1674100 ,100,\"P\",\"20002000\",0\n"
+                      " 14400465,1674200.0,200,P,1 , 1\n14400466,1674300,0.0,Q,\"\",0\n";
+  tg_trade a[4], b[4];
+  int64_t na, nb, sa, sb;
+  CHECK_OK(read_all(one("20131007_trade.zip", "20131007_spy_Trade_Tick.csv", plain), TG_TICK_TRADES, NULL, a, 4, &na,
+                    &sa));
+  CHECK_OK(read_all(one("20131007_trade.zip", "20131007_spy_Trade_Tick.csv", other), TG_TICK_TRADES, NULL, b, 4, &nb,
+                    &sb));
+  CHECK(na == 2 && nb == 2 && sa == 1 && sb == 1);
+  for (int i = 0; i < 2 && na == 2 && nb == 2; i++)
+    CHECK(a[i].ts == b[i].ts && a[i].price == b[i].price && a[i].size == b[i].size && a[i].flags == b[i].flags &&
+          a[i].side == b[i].side && a[i].line == b[i].line);
+  CHECK(na == 2 && a[0].ts == ny(14400464) && a[0].price == 167.41 && a[1].flags == TG_TRADE_SUSPICIOUS);
+  const char *gc = "4933381,1313.8,1,usa,,0\n4933382,12345.6789012345,2,usa,,0\n4933383,0.00012345678901,3,usa,,0\n";
+  CHECK_OK(read_all(one("20131007_trade.zip", "20131007_gc_tick_trade_201312.csv", gc), TG_TICK_TRADES, NULL, a, 4,
+                    &na, NULL));
+  CHECK(na == 3 && a[0].price == 1313.8 && a[1].price == 12345.6789012345 && a[2].price == 0.00012345678901);
+}
+
+/* 2013-11-03 in New York repeats 01:00-02:00 (EDT, UTC-4, then EST, UTC-5): the day's rows change offset there, the
+ * repeated hour read as its first (daylight) time, as every zone conversion does. */
+static void test_dst_day(void) {
+  const char *p = one("20131103_trade.zip", "20131103_spy_Trade_Tick.csv",
+                      "1800000,1674100,1,P,1,0\n5400000,1674100,1,P,1,0\n10800000,1674100,1,P,1,0\n"
+                      "36000000,1674100,1,P,1,0\n");
+  tg_trade t[4];
+  int64_t n;
+  CHECK_OK(read_all(p, TG_TICK_TRADES, NULL, t, 4, &n, NULL));
+  int64_t day = tg_days_from_civil(2013, 11, 3) * 86400 * TG_NS_PER_S, h = 3600 * TG_NS_PER_S;
+  CHECK(n == 4 && t[0].ts == day + h / 2 + 4 * h && t[1].ts == day + 3 * h / 2 + 4 * h && t[2].ts == day + 3 * h + 5 * h &&
+        t[3].ts == day + 10 * h + 5 * h);
+}
+
 /* The message of reading a one-member trades zip holding text under member, or "" when it reads. */
 static const char *error_of(const char *member, const char *text) {
   tg_trade t[4];
@@ -164,6 +201,8 @@ int main(void) {
   test_quotes();
   test_futures();
   test_folder();
+  test_row_forms();
+  test_dst_day();
   test_bad_rows();
   test_bad_zips();
   tg_test_remove_tree(g_dir);

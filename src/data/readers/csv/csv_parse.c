@@ -4,6 +4,7 @@
 #include <string.h>
 #include "base/intmath.h"
 #include "base/alloc.h"
+#include "data/readers/csv/csv_digits.h"
 #include "data/readers/csv/csv_internal.h"
 #include "data/readers/timeconv.h"
 
@@ -187,27 +188,6 @@ static void reverse_range(tg_bars *b, int64_t from, int64_t to) {
 static const double k_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* The value of eight ASCII digits, the first in the lowest byte: pairs, then fours, then all. */
-static inline uint64_t eight_digits(uint64_t x) {
-  x &= 0x0F0F0F0F0F0F0F0FULL;
-  x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFULL;
-  x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFULL;
-  return (x & 0xFFFFFFFFULL) * 10000 + (x >> 32);
-}
-
-/* How many of the eight bytes at p are digits before the first that is not (0-8), and their value. */
-static inline int digit_run(const char *p, uint64_t *val) {
-  uint64_t x;
-  memcpy(&x, p, 8);
-  uint64_t hi = (x & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL;                     /* 0: '0'-'?' */
-  uint64_t lo = ((x + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL; /* 0: <= '9' */
-  uint64_t nd = hi | lo; /* nonzero bytes are not digits (a carry only disturbs bytes after one) */
-  uint64_t m = (nd | ((nd & 0x7F7F7F7F7F7F7F7FULL) + 0x7F7F7F7F7F7F7F7FULL)) & 0x8080808080808080ULL;
-  int n = m ? __builtin_ctzll(m) >> 3 : 8;
-  *val = n ? eight_digits(x << (8 * (8 - n))) : 0;
-  return n;
-}
-
 /* The common number: [-]digits[.digits] with at most 7 digits each side, ending at the delimiter or
  * the line's end (le). Returns 1 with the digits as an integer *w and their count after the point
  * *frac (the value is w / 10^frac: Clinger's fast path, exact over exact, rounds correctly), and *pp
@@ -219,11 +199,11 @@ static inline int quick_number(const char **pp, const char *le, char delim, int6
   int neg = *p == '-';
   p += neg;
   uint64_t w, f;
-  int n = digit_run(p, &w), frac = 0;
+  int n = tg_csv_digit_run(p, &w), frac = 0;
   if (n == 8) return 0;
   p += n;
   if (*p == '.') {
-    frac = digit_run(++p, &f);
+    frac = tg_csv_digit_run(++p, &f);
     if (frac == 8) return 0;
     w = w * k_p10[frac] + f;
     p += frac;

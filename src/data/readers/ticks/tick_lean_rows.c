@@ -2,11 +2,18 @@
 #include <ctype.h>
 #include <string.h>
 #include <strings.h>
+#include "data/readers/csv/csv_digits.h"
 #include "data/readers/csv/csv_internal.h"
 #include "data/readers/ticks/lean_internal.h"
 
 #define MAX_FIELDS 8
 #define MS_PER_DAY 86400000LL
+#define ONES 0x0101010101010101ULL
+/* The bytes of x that are 0 have their high bit set; exact up to the first (a borrow may mark bytes after it). */
+#define ZERO_BYTES(x) (((x) - ONES) & ~(x) & (ONES << 7))
+
+static const double POW10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+static const uint64_t POW10_INT[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
 static int ends_with(const char *s, size_t n, const char *tail) {
   size_t t = strlen(tail);
@@ -112,7 +119,94 @@ static tg_status quote_row(tg_tick_source *s, tg_lean_impl *L, const tg_csv_fiel
   return TG_OK;
 }
 
+/* The digits at *p, 1 to max of them, as an integer, eight at a time while the line holds eight bytes more; *p moves
+ * past them. -1 when there are none or more than max. */
+static inline int64_t plain_digits(const char **p, const char *e, int max) {
+  const char *s = *p, *q = s;
+  uint64_t v = 0, run;
+  int n = 8;
+  while (n == 8 && e - q >= 8 && q - s <= max) {
+    n = tg_csv_digit_run(q, &run);
+    v = v * POW10_INT[n] + run;
+    q += n;
+  }
+  while (q < e && q - s <= max && (unsigned)(*q - '0') < 10) v = v * 10 + (uint64_t)(*q++ - '0');
+  *p = q;
+  return q == s || q - s > max ? -1 : (int64_t)v;
+}
+
+/* A plain decimal at *p ending at a comma: digits, optionally '.' and more digits, 15 digits at most in all, so the
+ * digits as an integer and the power of ten are both exact doubles and their quotient is the correctly rounded value
+ * tg_csv_number_parse gives. *p moves past the comma. 0 for anything else. */
+static inline int plain_decimal(const char **p, const char *e, double *v) {
+  const char *q = *p;
+  int64_t whole = plain_digits(&q, e, 15);
+  if (whole < 0 || q == e) return 0;
+  int frac = 0;
+  if (*q == '.') {
+    const char *f = ++q;
+    int64_t part = plain_digits(&q, e, 15);
+    frac = (int)(q - f);
+    if (part < 0 || q == e || (q - *p) - 1 > 15) return 0;
+    whole = whole * (int64_t)POW10[frac] + part; /* exact: 15 digits at most */
+  }
+  if (*q != ',') return 0;
+  *v = frac ? (double)whole / POW10[frac] : (double)whole;
+  *p = q + 1;
+  return 1;
+}
+
+/* Moves *p past the field there and its comma; 0 when there is no comma or the field holds a quote or a blank. Eight
+ * bytes at a time while the line holds them. */
+static inline int skip_field(const char **p, const char *e) {
+  const char *q = *p;
+  for (; e - q >= 8; q += 8) {
+    uint64_t x, special = 0;
+    memcpy(&x, q, 8);
+    for (const char *c = ",\" \t"; *c; c++) special |= ZERO_BYTES(x ^ (ONES * (unsigned char)*c));
+    if (!special) continue;
+    q += __builtin_ctzll(special) >> 3; /* the first special byte (later bits of a mask may be wrong) */
+    if (*q != ',') return 0;
+    *p = q + 1;
+    return 1;
+  }
+  while (q < e && *q != ',') {
+    if (*q == '"' || *q == ' ' || *q == '\t') return 0;
+    q++;
+  }
+  if (q == e) return 0;
+  *p = q + 1;
+  return 1;
+}
+
+/* The usual trade row in one pass, without splitting it into fields: ms,price,size,exchange,condition,suspicious with
+ * plain digits for the time and size, a plain decimal price, 0 or 1 for suspicious and no quotes or blanks, on a day
+ * whose New York offset is known (every day but one of a daylight-saving change). 0 for any other row, which the
+ * general path reads (with every check and message); both give the same trade. */
+static int trade_row_plain(tg_lean_impl *L, const char *p, const char *e, tg_trade *t, int *made) {
+  int64_t ms = plain_digits(&p, e, 8);
+  if (ms < 0 || ms >= MS_PER_DAY || p == e || *p++ != ',') return 0;
+  int64_t local_s = L->day_s + ms / 1000;
+  if (local_s < L->memo.lo || local_s >= L->memo.hi) return 0;
+  double price;
+  if (!plain_decimal(&p, e, &price)) return 0;
+  int64_t size = plain_digits(&p, e, 15);
+  if (size < 0 || p == e || *p++ != ',' || !skip_field(&p, e) || !skip_field(&p, e)) return 0;
+  if (e - p != 1 || (*p != '0' && *p != '1')) return 0;
+  *t = (tg_trade){.ts = (local_s - L->memo.off) * TG_NS_PER_S + (ms % 1000) * 1000000,
+                  .price = price / L->scale,
+                  .size = (double)size,
+                  .flags = *p == '1' ? TG_TRADE_SUSPICIOUS : 0,
+                  .line = L->lr.no};
+  *made = size != 0;
+  return 1;
+}
+
 tg_status tg_lean_row(tg_tick_source *s, tg_lean_impl *L, const char *p, const char *e, void *rec, int *made) {
+  if (s->kind == TG_TICK_TRADES && trade_row_plain(L, p, e, rec, made)) {
+    if (!*made) s->counts.skipped++;
+    return TG_OK;
+  }
   tg_csv_field f[MAX_FIELDS];
   int want = s->kind == TG_TICK_TRADES ? 6 : 8, n = 0, more = 1;
   while (more) {
