@@ -101,8 +101,9 @@ static int trade_sign(tg_bar_builder *b, const tg_trade *t) {
 static void add_to_bar(tg_open_bar *p, const tg_trade *t, int sign, int64_t bucket) {
   if (!p->open) *p = (tg_open_bar){.open = 1, .ts = t->ts, .bucket = bucket, .o = t->price, .h = t->price,
                                    .l = t->price};
-  p->h = fmax(p->h, t->price);
-  p->l = fmin(p->l, t->price);
+  /* fmax and fmin without their libm calls: a NaN gives way to a number */
+  p->h = t->price > p->h || isnan(p->h) ? t->price : p->h;
+  p->l = t->price < p->l || isnan(p->l) ? t->price : p->l;
   p->c = t->price;
   p->volume += t->size;
   p->notional += t->price * t->size;
