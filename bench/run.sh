@@ -50,8 +50,10 @@ if [ "${BENCH_PYTHON:-}" = none ] && { [ "$only" = all ] || [ "$only" = train ];
 fi
 if [ -n "${BENCH_PYTHON:-}" ]; then
   py=$BENCH_PYTHON
-  if [ "$py" != none ] && ! "$py" -c "import torch" 2>/dev/null; then
-    echo "bench: BENCH_PYTHON=$py cannot import torch" >&2
+  need=torch # the ticks section's peers need only pandas, pyarrow and polars
+  [ "$only" = ticks ] && need="pandas, pyarrow, polars"
+  if [ "$py" != none ] && ! "$py" -c "import $need" 2>/dev/null; then
+    echo "bench: BENCH_PYTHON=$py cannot import $need" >&2
     exit 2
   fi
 else
@@ -77,7 +79,10 @@ export OMP_NUM_THREADS=$threads
 log=$(mktemp)
 latdir=
 trap 'rm -f "$log" "$log.bars" "$log.gpu" "$log.lat" "$log.case" "$log.notes"; [ -z "$latdir" ] || rm -rf "$latdir"' EXIT
-torch_version() { if [ "$py" = none ]; then echo "none (BENCH_PYTHON=none)"; else "$py" -c 'import torch; print(torch.__version__)'; fi; }
+torch_version() {
+  if [ "$py" = none ]; then echo "none (BENCH_PYTHON=none)"
+  else "$py" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo "not installed"; fi
+}
 
 # ---- the PyTorch peer's processes, as PyTorch's CPU performance tuning guide advises ----
 # find_lib NAME: the path ldconfig knows for the shared library NAME, or nothing
@@ -118,7 +123,8 @@ setup_torch_env() {
 setup_torch_env
 echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $cores cores; threads $threads"
 echo "# torch $(torch_version); tickgrad $("./$build/tickgrad" version | cut -d' ' -f2)"
-[ "$py" = none ] || echo "# torch peer: allocator $torch_alloc; OMP_NUM_THREADS and torch.set_num_threads = the case's threads"
+[ "$py" = none ] || [ "$only" = ticks ] ||
+  echo "# torch peer: allocator $torch_alloc; OMP_NUM_THREADS and torch.set_num_threads = the case's threads"
 
 # ---- GPU section: tickgrad's mlp_step_cuda_* against torch eager and torch.compile on cuda ----
 num() { [[ $1 =~ ^[0-9]+([.][0-9]+)?$ ]]; }
@@ -382,6 +388,7 @@ tick_section() {
 
   echo
   echo "# ticks to bars ($threads thread), 3 rounds alternating: case, bars, tickgrad_us (min-max), peer, peer_us (min-max), ratio"
+  echo "# peers: $("$py" -c 'import pandas, polars; print("pandas", pandas.__version__ + ", polars", polars.__version__)')"
   for case in ticks_spy_time ticks_spy_volume ticks_spy_dollar; do
     : > "$log.tg"; : > "$log.peers"
     for round in 1 2 3; do
