@@ -130,6 +130,13 @@ static tg_status should_close(tg_bar_builder *b, const tg_trade *t, int sign, in
   }
 }
 
+/* The start of ts's time-bar interval: the open bar's when ts falls in it (no division per record), else computed. */
+static int64_t bucket_of(const tg_bar_builder *b, int64_t ts) {
+  const tg_open_bar *p = &b->bar;
+  if (p->open && ts >= p->bucket && (uint64_t)ts - (uint64_t)p->bucket < (uint64_t)b->r.interval_ns) return p->bucket;
+  return tg_floor_div(ts, b->r.interval_ns) * b->r.interval_ns;
+}
+
 tg_status tg_bar_builder_trade(tg_bar_builder *b, const tg_trade *t) {
   tg_status st = check_order(b, t->ts, "trade", t->line);
   if (st != TG_OK) return st;
@@ -141,7 +148,7 @@ tg_status tg_bar_builder_trade(tg_bar_builder *b, const tg_trade *t) {
   int sign = trade_sign(b, t);
   int64_t bucket = 0;
   if (b->r.kind == TG_BARS_TIME) {
-    bucket = tg_floor_div(t->ts, b->r.interval_ns) * b->r.interval_ns;
+    bucket = bucket_of(b, t->ts);
     if (b->bar.open && bucket != b->bar.bucket && (st = close_bar(b)) != TG_OK) return st;
   }
   add_to_bar(&b->bar, t, sign, bucket);
@@ -154,8 +161,7 @@ tg_status tg_bar_builder_quote(tg_bar_builder *b, const tg_quote *q) {
   tg_status st = check_order(b, q->ts, "quote", q->line);
   if (st != TG_OK) return st;
   b->st.quotes++;
-  if (b->r.kind == TG_BARS_TIME && b->bar.open &&
-      tg_floor_div(q->ts, b->r.interval_ns) * b->r.interval_ns != b->bar.bucket && (st = close_bar(b)) != TG_OK)
+  if (b->r.kind == TG_BARS_TIME && b->bar.open && bucket_of(b, q->ts) != b->bar.bucket && (st = close_bar(b)) != TG_OK)
     return st;
   b->bid = q->bid;
   b->ask = q->ask;
