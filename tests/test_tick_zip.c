@@ -34,13 +34,15 @@ static const char *write_zip(const char *name, int store) {
   return path;
 }
 
-/* Reads member 0 of the zip at path opened with whole_max, its lines joined by '\n' into out[cap]; *whole gets
- * tg_zip_member_whole. The status of the first failure (its message in tg_last_error). */
-static tg_status read_member(const char *path, size_t whole_max, char *out, size_t cap, size_t *len, int *whole) {
+/* Reads member 0 of the zip at path opened with whole_max (members read whole in buffers, NULL for the zip's own), its
+ * lines joined by '\n' into out[cap]; *whole gets tg_zip_member_whole. The status of the first failure (its message
+ * in tg_last_error). */
+static tg_status read_member_in(const char *path, tg_zip_buffers *buffers, size_t whole_max, char *out, size_t cap,
+                                size_t *len, int *whole) {
   tg_zip *z = NULL;
   tg_line_reader r = {0};
   *len = 0, *whole = -1;
-  tg_status st = tg_zip_open(path, &z);
+  tg_status st = tg_zip_open(path, buffers, &z);
   if (st == TG_OK) st = tg_zip_member_open_within(z, 0, whole_max);
   if (st == TG_OK) *whole = tg_zip_member_whole(z), st = tg_zip_member_lines(z, &r, path);
   for (int got = 1; st == TG_OK && got;) {
@@ -58,6 +60,10 @@ static tg_status read_member(const char *path, size_t whole_max, char *out, size
   tg_line_reader_free(&r);
   tg_zip_close(z);
   return st;
+}
+
+static tg_status read_member(const char *path, size_t whole_max, char *out, size_t cap, size_t *len, int *whole) {
+  return read_member_in(path, NULL, whole_max, out, cap, len, whole);
 }
 
 /* 1 when reading path with whole_max gives g_text, held whole or not as want_whole says. */
@@ -124,6 +130,24 @@ static void test_reads(void) {
   CHECK(reads_back(p, TG_ZIP_WHOLE_MAX, 0)); /* stored: streamed as it is */
 }
 
+/* Buffers kept across zips: a smaller member after a larger one reads into the same memory. */
+static void test_buffers_reused(void) {
+  static char got[sizeof g_text];
+  size_t len, full = g_len;
+  int whole;
+  tg_zip_buffers b = {0};
+  CHECK_OK(read_member_in(write_zip("20131007_trade.zip", 0), &b, TG_ZIP_WHOLE_MAX, got, sizeof got, &len, &whole));
+  CHECK(len == full && memcmp(got, g_text, len) == 0);
+  char *first = b.whole;
+  for (g_len = full / 2; g_text[g_len - 1] != '\n'; g_len--) { /* half the rows */
+  }
+  CHECK_OK(read_member_in(write_zip("20131008_trade.zip", 0), &b, TG_ZIP_WHOLE_MAX, got, sizeof got, &len, &whole));
+  CHECK(len == g_len && memcmp(got, g_text, len) == 0);
+  if (tg_inflate_whole_built()) CHECK(b.whole == first && b.whole_cap == full);
+  g_len = full;
+  tg_zip_buffers_free(&b);
+}
+
 static void test_mismatches(void) {
   char want[128];
   const char *p = write_zip("20131007_trade.zip", 0);
@@ -151,6 +175,7 @@ int main(void) {
   for (int i = 0; g_len + 64 < sizeof g_text; i++)
     g_len += (size_t)snprintf(g_text + g_len, 64, "%d,%d,%d,P,1,0\n", 14400000 + i * 7, 1674100 + i % 300, 1 + i % 900);
   test_reads();
+  test_buffers_reused();
   test_mismatches();
   tg_test_remove_tree(g_dir);
   return tg_test_finish();

@@ -27,6 +27,7 @@ typedef struct tg_lean_impl {
   int64_t members;   /* members read so far (a contract asked for must be in some zip) */
   char held[256];    /* the contracts of the last zip without the one asked for, for the error if none has it */
   tg_zip *zip;       /* the zip read now (NULL between files) */
+  tg_zip_buffers buffers; /* the members read whole, kept from one zip to the next */
   tg_line_reader lr; /* its member's lines */
   int64_t day_s;     /* the zip's date at 00:00 as naive seconds */
   double scale;      /* price units per dollar */

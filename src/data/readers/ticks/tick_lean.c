@@ -133,7 +133,7 @@ static tg_status open_next(tg_tick_source *s, tg_lean_impl *L) {
   int futures = 0;
   snprintf(s->name, sizeof s->name, "%s", path);
   tg_status st = zip_day(path, L, day);
-  if (st == TG_OK) st = tg_zip_open(path, &L->zip);
+  if (st == TG_OK) st = tg_zip_open(path, &L->buffers, &L->zip);
   if (st == TG_OK) st = pick_member(s, L, path, day, &at, &futures);
   if (st == TG_OK && at < 0) { /* a zip without the contract asked for */
     tg_zip_close(L->zip);
@@ -190,6 +190,7 @@ static tg_status lean_fill(tg_tick_source *s, void *buf, int64_t cap, int64_t *n
 static void lean_close(tg_tick_source *s) {
   tg_lean_impl *L = s->impl;
   close_zip(L);
+  tg_zip_buffers_free(&L->buffers);
   for (int64_t i = 0; i < L->n_paths; i++) tg_free(L->paths[i]);
   tg_free(L->paths);
   tg_free(L);
@@ -223,7 +224,7 @@ tg_status tg_tick_lean_contracts(tg_tick_source *s, tg_tick_contracts *out) {
   int cap = 0;
   for (int64_t i = 0; i < L->n_paths && st == TG_OK; i++) {
     char day[9];
-    if ((st = zip_day(L->paths[i], L, day)) != TG_OK || (st = tg_zip_open(L->paths[i], &L->zip)) != TG_OK) break;
+    if ((st = zip_day(L->paths[i], L, day)) != TG_OK || (st = tg_zip_open(L->paths[i], &L->buffers, &L->zip)) != TG_OK) break;
     for (int64_t k = 0; k < tg_zip_count(L->zip) && st == TG_OK; k++) {
       tg_lean_member m;
       if ((st = tg_lean_member_parse(L->paths[i], tg_zip_name(L->zip, k), day, &m)) != TG_OK || !m.futures) continue;
@@ -276,7 +277,7 @@ tg_status tg_oi_series_push(tg_oi_series *o, int64_t ts, double v, const char *n
 static tg_status oi_zip(tg_tick_source *s, tg_lean_impl *L, const char *path, const char *contract, tg_oi_series *o) {
   char day[9];
   tg_status st = zip_day(path, L, day);
-  if (st == TG_OK) st = tg_zip_open(path, &L->zip);
+  if (st == TG_OK) st = tg_zip_open(path, &L->buffers, &L->zip);
   int64_t at = -1;
   for (int64_t i = 0; st == TG_OK && at < 0 && i < tg_zip_count(L->zip); i++) {
     tg_lean_member m;

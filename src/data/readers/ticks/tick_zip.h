@@ -12,8 +12,19 @@
 
 typedef struct tg_zip tg_zip;
 
-/* Opens the archive at path, its directory checked; an error names the file (not a zip, truncated, no libzip). */
-tg_status tg_zip_open(const char *path, tg_zip **out);
+/* The memory of members read whole, which a caller keeps across the zips it opens (a folder's days) so that each
+ * member reuses the last one's pages instead of faulting in new ones; it grows to the largest member read. Starts
+ * zeroed. */
+typedef struct tg_zip_buffers {
+  char *whole; /* [whole_cap]: a member inflated */
+  char *raw;   /* [raw_cap]: its deflated bytes */
+  size_t whole_cap, raw_cap;
+} tg_zip_buffers;
+void tg_zip_buffers_free(tg_zip_buffers *b);
+
+/* Opens the archive at path, its directory checked; an error names the file (not a zip, truncated, no libzip).
+ * Members read whole use buffers (the caller's until the zip is closed), or with NULL the zip's own. */
+tg_status tg_zip_open(const char *path, tg_zip_buffers *buffers, tg_zip **out);
 int64_t tg_zip_count(const tg_zip *z);
 const char *tg_zip_name(const tg_zip *z, int64_t i); /* member i's name */
 /* Opens member i (closing the one open before): a deflated member of at most TG_ZIP_WHOLE_MAX bytes is read and

@@ -2,7 +2,10 @@
  * ever opens, the other calls are never reached with one. */
 #include "data/readers/ticks/tick_zip.h"
 
-tg_status tg_zip_open(const char *path, tg_zip **out) {
+void tg_zip_buffers_free(tg_zip_buffers *b) { (void)b; }
+
+tg_status tg_zip_open(const char *path, tg_zip_buffers *buffers, tg_zip **out) {
+  (void)buffers;
   *out = NULL;
   return tg_error(TG_ERR_UNSUPPORTED, "%s: a zip (Lean's tick files), and this tickgrad was built without libzip: "
                   "install libzip-dev (scripts/setup.sh does) and rebuild", path);
