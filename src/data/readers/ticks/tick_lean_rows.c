@@ -180,9 +180,9 @@ static inline int skip_field(const char **p, const char *e) {
 }
 
 /* The usual trade row in one pass, without splitting it into fields: ms,price,size,exchange,condition,suspicious with
- * plain digits for the time and size, a plain decimal price, 0 or 1 for suspicious and no quotes or blanks, on a day
- * whose New York offset is known (every day but one of a daylight-saving change). 0 for any other row, which the
- * general path reads (with every check and message); both give the same trade. */
+ * plain digits for the time and size, a plain decimal price, 0 or 1 for suspicious and no quotes or blanks, at a time
+ * whose New York offset the zone memo holds (all but those within a day of a daylight-saving change). 0 for any other
+ * row, which the general path reads (with every check and message); both give the same trade. */
 static int trade_row_plain(tg_lean_impl *L, const char *p, const char *e, tg_trade *t, int *made) {
   int64_t ms = plain_digits(&p, e, 8);
   if (ms < 0 || ms >= MS_PER_DAY || p == e || *p++ != ',') return 0;
