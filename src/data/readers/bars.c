@@ -113,20 +113,23 @@ static int permute(void *col, const sort_key *keys, int64_t n, size_t elem) {
   return 1;
 }
 
+/* 1 when the bars are already in (ts, instrument) order: one pass, nothing allocated. */
+static int in_order(const tg_bars *b) {
+  int64_t out_of_order = 0;
+  if (b->instrument)
+    for (int64_t i = 1; i < b->n; i++)
+      out_of_order += b->ts[i] < b->ts[i - 1] || (b->ts[i] == b->ts[i - 1] && b->instrument[i] < b->instrument[i - 1]);
+  else
+    for (int64_t i = 1; i < b->n; i++) out_of_order += b->ts[i] < b->ts[i - 1];
+  return out_of_order == 0;
+}
+
 tg_status tg_bars_sort(tg_bars *b, int64_t *moved) {
   if (moved) *moved = 0;
-  if (b->n < 2) return TG_OK;
+  if (b->n < 2 || in_order(b)) return TG_OK;
   sort_key *keys = tg_malloc((size_t)b->n * sizeof *keys);
   if (!keys) return tg_error(TG_ERR_NOMEM, "bars: out of memory sorting %lld bars", (long long)b->n);
-  int sorted = 1;
-  for (int64_t i = 0; i < b->n; i++) {
-    keys[i] = (sort_key){b->ts[i], b->instrument ? b->instrument[i] : 0, i};
-    if (i && key_cmp(&keys[i - 1], &keys[i]) > 0) sorted = 0;
-  }
-  if (sorted) {
-    tg_free(keys);
-    return TG_OK;
-  }
+  for (int64_t i = 0; i < b->n; i++) keys[i] = (sort_key){b->ts[i], b->instrument ? b->instrument[i] : 0, i};
   qsort(keys, (size_t)b->n, sizeof *keys, key_cmp);
   int64_t count = 0;
   for (int64_t i = 0; i < b->n; i++) count += keys[i].row != i;
