@@ -130,6 +130,7 @@ typedef struct tg_pq_file {
   int64_t meta_offset; /* where the footer's FileMetaData starts */
   char *names;         /* storage of every column name */
   tg_pq_chunk *chunk_store;
+  struct tg_pq_reuse *reuse; /* what every column read of the file reuses (pages, below) */
 } tg_pq_file;
 
 /* Opens a file held in memory (not copied; it must outlive f): checks both magics, the footer length,
@@ -173,9 +174,24 @@ typedef struct tg_pq_codecs {
   void *zlib; /* z_stream, initialised for gzip or zlib streams */
 } tg_pq_codecs;
 void tg_pq_codecs_free(tg_pq_codecs *cx);
-/* Decompresses src[n] into exactly dst[dn]; offset is for errors. */
+/* The state one file's column reads share, so that reading a column allocates nothing the one before had: the
+ * decompression contexts, the buffer pages inflate into and the dictionary's lanes (each grown to the largest). */
+typedef struct tg_pq_reuse {
+  tg_pq_codecs codecs;
+  uint8_t *page;
+  size_t page_cap;
+  uint64_t *dict;
+  size_t dict_cap; /* lanes */
+} tg_pq_reuse;
+/* Decompresses src[n] into exactly dst[dn] (dst holds dcap >= dn bytes; snappy writes up to 64 past the data where
+ * they fit); offset is for errors. */
 tg_status tg_pq_decompress(const tg_pq_where *w, int64_t offset, int codec, tg_pq_codecs *cx, const uint8_t *src,
-                           size_t n, uint8_t *dst, size_t dn);
+                           size_t n, uint8_t *dst, size_t dn, size_t dcap);
+/* Snappy (pq_snappy.c): the uncompressed length its preamble states (0: a malformed preamble), and src[n] decoded into
+ * exactly dst[dn] in a buffer of cap >= dn bytes, 1 on success and 0 for data that is not snappy or does not make dn
+ * bytes. Bytes of dst past dn (up to cap) may be overwritten. */
+int tg_pq_snappy_length(const uint8_t *src, size_t n, uint64_t *len);
+int tg_pq_snappy_decode(const uint8_t *src, size_t n, uint8_t *dst, size_t dn, size_t cap);
 
 /* ---------------------------------------------------------------- encodings */
 

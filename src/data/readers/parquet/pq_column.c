@@ -12,14 +12,12 @@ typedef struct reader {
   tg_pq_where w;
   int conv;             /* lane -> output, applied to decoded values (and once to a dictionary) */
   uint64_t null_bits;   /* what a null reads as: NaN or 0 */
-  uint8_t *buf;         /* decompressed page */
-  size_t cap;
-  uint64_t *dict;       /* [ndict] lanes already converted to the output */
+  tg_pq_reuse *reuse;   /* the file's page buffer, dictionary storage and codecs */
+  uint64_t *dict;       /* [ndict] lanes already converted to the output; NULL until the chunk's dictionary page */
   int64_t ndict;
   uint8_t *scratch;     /* validity when the caller passes none */
   size_t scratch_cap;
   int64_t nulls;
-  tg_pq_codecs codecs;
 } reader;
 
 tg_status tg_pq_column_kind(const tg_pq_file *f, int c, tg_pq_kind *k) {
@@ -147,10 +145,11 @@ static tg_status page_bytes(reader *r, const tg_pq_page *pg, int codec, int32_t 
   if ((uint64_t)ulen > tg_pq_codec_bound(codec, srclen))
     return tg_pq_fail(&r->w, TG_ERR_FORMAT, pg->offset, "page says %zu %s bytes inflate to %zu, more than the codec can "
                       "produce", srclen, tg_pq_codec_name(codec), ulen);
-  tg_status st = grow(r, &r->buf, &r->cap, ulen + 8);
+  tg_status st = grow(r, &r->reuse->page, &r->reuse->page_cap, ulen + 64); /* 64: room for whole-vector copies */
   if (st != TG_OK) return st;
-  st = tg_pq_decompress(&r->w, pg->offset, codec, &r->codecs, src, srclen, r->buf, ulen);
-  *out = r->buf;
+  st = tg_pq_decompress(&r->w, pg->offset, codec, &r->reuse->codecs, src, srclen, r->reuse->page, ulen,
+                        r->reuse->page_cap);
+  *out = r->reuse->page;
   *n = ulen;
   return st;
 }
@@ -167,8 +166,14 @@ static tg_status read_dict(reader *r, const tg_pq_page *pg, int codec) {
   /* every entry takes a bit at least: refuse before allocating for a count the page cannot hold */
   if ((uint64_t)nd > (uint64_t)n * 8)
     return tg_pq_fail(&r->w, TG_ERR_FORMAT, pg->offset, "dictionary of %lld entries in %zu bytes", (long long)nd, n);
-  r->dict = tg_malloc(((size_t)nd + 1) * 8);
-  if (!r->dict) return tg_error(TG_ERR_NOMEM, "%s: out of memory for a dictionary of %lld", r->f->path, (long long)nd);
+  if ((size_t)nd + 1 > r->reuse->dict_cap) {
+    tg_free(r->reuse->dict);
+    r->reuse->dict = tg_malloc(((size_t)nd + 1) * 8);
+    r->reuse->dict_cap = r->reuse->dict ? (size_t)nd + 1 : 0;
+    if (!r->reuse->dict)
+      return tg_error(TG_ERR_NOMEM, "%s: out of memory for a dictionary of %lld", r->f->path, (long long)nd);
+  }
+  r->dict = r->reuse->dict;
   r->ndict = nd;
   st = tg_pq_decode_plain(&r->w, pg->offset, &r->kind, p, n, nd, (unsigned char *)r->dict);
   if (st == TG_OK) convert((unsigned char *)r->dict, nd, r->conv);
@@ -274,8 +279,7 @@ static tg_status read_chunk(reader *r, int g, unsigned char *out, uint8_t *valid
   int64_t rows = rg->num_rows, done = 0, pos = k->start, end = k->start + k->size;
   unsigned char *dst = out + 8 * rg->first_row;
   uint8_t *vdst = valid ? valid + rg->first_row : NULL;
-  tg_free(r->dict);
-  r->dict = NULL;
+  r->dict = NULL; /* each chunk has its own dictionary */
   r->ndict = 0;
   int have_dict = 0;
   tg_status st = TG_OK;
@@ -316,12 +320,14 @@ static tg_status read_chunk(reader *r, int g, unsigned char *out, uint8_t *valid
 /* Column c into out[num_rows] lanes: doubles (to_f64), int64, or codes when cats is not NULL. */
 static tg_status read_column(const tg_pq_file *f, int c, int to_f64, tg_categories *cats, unsigned char *out,
                              uint8_t *valid, int64_t *nulls) {
+  if (!f->reuse) return tg_error(TG_ERR_INVALID, "%s: column read of a Parquet file that is not open", f->path);
   reader r;
   memset(&r, 0, sizeof r);
   tg_status st = cats ? tg_pq_string_kind(f, c, &r.kind) : tg_pq_column_kind(f, c, &r.kind);
   if (st != TG_OK) return st;
   r.kind.cats = cats;
   r.f = f;
+  r.reuse = f->reuse;
   r.col = &f->cols[c];
   r.w = (tg_pq_where){f->path, r.col->name, -1, -1};
   const tg_pq_column *col = r.col;
@@ -340,10 +346,7 @@ static tg_status read_column(const tg_pq_file *f, int c, int to_f64, tg_categori
     r.conv = CONV_U32;
   }
   for (int g = 0; g < f->nrg && st == TG_OK; g++) st = read_chunk(&r, g, out, valid);
-  tg_free(r.buf);
-  tg_free(r.dict);
   tg_free(r.scratch);
-  tg_pq_codecs_free(&r.codecs);
   if (st != TG_OK) return st;
   if (to_f64 && col->logical == TG_PQ_LT_DECIMAL && col->scale > 0) {
     double div = pow(10.0, col->scale);

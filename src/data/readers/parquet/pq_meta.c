@@ -337,6 +337,12 @@ static tg_status check_pages(const tg_pq_file *f, int r, int c) {
 }
 
 void tg_pq_close(tg_pq_file *f) {
+  if (f->reuse) {
+    tg_pq_codecs_free(&f->reuse->codecs);
+    tg_free(f->reuse->page);
+    tg_free(f->reuse->dict);
+    tg_free(f->reuse);
+  }
   tg_free(f->cols);
   tg_free(f->names);
   tg_free(f->rgs);
@@ -432,6 +438,8 @@ tg_status tg_pq_open(tg_pq_file *f, const char *path, const void *bytes, size_t 
   }
   for (int r = 0; r < f->nrg && st == TG_OK; r++)
     for (int c = 0; c < f->ncols && st == TG_OK; c++) st = check_pages(f, r, c);
+  if (st == TG_OK && !(f->reuse = tg_calloc(1, sizeof *f->reuse)))
+    st = tg_error(TG_ERR_NOMEM, "%s: out of memory for the column reader", path);
   if (st != TG_OK) tg_pq_close(f);
   return st;
 }

@@ -1,5 +1,4 @@
 /* Parquet: page headers, page CRC32 checks and decompression (snappy, gzip, zstd). */
-#include <snappy-c.h>
 #include <zlib.h>
 #include <zstd.h>
 #include "base/alloc.h"
@@ -175,7 +174,7 @@ static tg_status inflate_gzip(const tg_pq_where *w, int64_t offset, tg_pq_codecs
 }
 
 tg_status tg_pq_decompress(const tg_pq_where *w, int64_t offset, int codec, tg_pq_codecs *cx, const uint8_t *src,
-                           size_t n, uint8_t *dst, size_t dn) {
+                           size_t n, uint8_t *dst, size_t dn, size_t dcap) {
   unsigned char dummy = 0;
   switch (codec) {
     case TG_PQ_UNCOMPRESSED:
@@ -183,14 +182,12 @@ tg_status tg_pq_decompress(const tg_pq_where *w, int64_t offset, int codec, tg_p
       memcpy(dst, src, n);
       return TG_OK;
     case TG_PQ_SNAPPY: {
-      size_t ulen = 0;
-      if (snappy_uncompressed_length((const char *)src, n, &ulen) != SNAPPY_OK)
+      uint64_t ulen = 0;
+      if (!tg_pq_snappy_length(src, n, &ulen))
         return tg_pq_fail(w, TG_ERR_FORMAT, offset, "corrupt snappy data (bad length preamble)");
       if (ulen != dn)
-        return tg_pq_fail(w, TG_ERR_FORMAT, offset, "snappy data holds %zu bytes, the page says %zu", ulen, dn);
-      size_t out = dn;
-      if (snappy_uncompress((const char *)src, n, dn ? (char *)dst : (char *)&dummy, &out) != SNAPPY_OK || out != dn)
-        return tg_pq_fail(w, TG_ERR_FORMAT, offset, "corrupt snappy data");
+        return tg_pq_fail(w, TG_ERR_FORMAT, offset, "snappy data holds %zu bytes, the page says %zu", (size_t)ulen, dn);
+      if (!tg_pq_snappy_decode(src, n, dst, dn, dcap)) return tg_pq_fail(w, TG_ERR_FORMAT, offset, "corrupt snappy data");
       return TG_OK;
     }
     case TG_PQ_GZIP: return inflate_gzip(w, offset, cx, src, n, dst, dn);
