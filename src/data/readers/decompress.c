@@ -70,18 +70,21 @@ static tg_status gunzip(const char *path, const unsigned char *src, size_t len, 
   return TG_OK;
 }
 
-tg_status tg_data_inflate(const char *path, unsigned char **buf, size_t *len, const char **codec) {
-  const unsigned char *p = *buf;
+tg_status tg_data_inflate(const char *path, const unsigned char *bytes, size_t len, unsigned char **plain_out,
+                          size_t *plain_len_out, const char **codec) {
+  const unsigned char *p = bytes;
   unsigned char *plain = NULL;
   size_t plain_len = 0;
   tg_status st;
   *codec = NULL;
-  if (*len >= 3 && p[0] == 0x1F && p[1] == 0x8B && p[2] == 8) {
+  *plain_out = NULL;
+  *plain_len_out = 0;
+  if (len >= 3 && p[0] == 0x1F && p[1] == 0x8B && p[2] == 8) {
     *codec = "gzip";
-    st = gunzip(path, p, *len, &plain, &plain_len);
-  } else if (*len >= 4 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD) {
+    st = gunzip(path, p, len, &plain, &plain_len);
+  } else if (len >= 4 && p[0] == 0x28 && p[1] == 0xB5 && p[2] == 0x2F && p[3] == 0xFD) {
     *codec = "zstd";
-    st = tg_dbn_zstd_inflate(path, p, *len, tg_dbn_zstd_limit(*len), &plain, &plain_len);
+    st = tg_dbn_zstd_inflate(path, p, len, tg_dbn_zstd_limit(len), &plain, &plain_len);
     if (st == TG_OK) { /* room for the NUL the text readers rely on */
       unsigned char *q = tg_malloc(plain_len + 1);
       if (!q) st = tg_error(TG_ERR_NOMEM, "%s: out of memory for %zu bytes", path, plain_len);
@@ -96,8 +99,7 @@ tg_status tg_data_inflate(const char *path, unsigned char **buf, size_t *len, co
     return TG_OK;
   }
   if (st != TG_OK) return st;
-  tg_free(*buf);
-  *buf = plain;
-  *len = plain_len;
+  *plain_out = plain;
+  *plain_len_out = plain_len;
   return TG_OK;
 }

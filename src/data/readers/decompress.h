@@ -5,9 +5,10 @@
 #include <stddef.h>
 #include "tickgrad/status.h"
 
-/* When [*buf, *buf + *len) starts with a gzip or zstd frame, replaces it (tg_free'd) with its inflated bytes (one NUL
- * byte after them) and sets *codec to "gzip" or "zstd"; otherwise leaves it and sets *codec to NULL. Corrupt,
- * truncated or bomb-sized data is TG_ERR_FORMAT naming path and the byte. */
-tg_status tg_data_inflate(const char *path, unsigned char **buf, size_t *len, const char **codec);
+/* When bytes[len] start with a gzip or zstd frame, *plain gets their inflated bytes (tg_malloc'ed, one NUL byte after
+ * them; *plain_len of them) and *codec "gzip" or "zstd"; otherwise *plain is NULL and *codec NULL. bytes stay the
+ * caller's. Corrupt, truncated or bomb-sized data is TG_ERR_FORMAT naming path and the byte. */
+tg_status tg_data_inflate(const char *path, const unsigned char *bytes, size_t len, unsigned char **plain,
+                          size_t *plain_len, const char **codec);
 
 #endif
