@@ -26,7 +26,8 @@
 # (default "1 2": thread counts of the training cases); BENCH_TRAIN_CASES (default: all seven); BENCH_PYTHON=PATH uses that python as is and
 # creates or installs nothing (BENCH_PYTHON=none: tickgrad's side only); BENCH_ONLY=train runs only the
 # training section (its table and the roofline), BENCH_ONLY=gpu only the GPU section, BENCH_ONLY=latency only the
-# latency section, BENCH_ONLY=ticks only the ticks-to-bars cases; BENCH_TORCH_MALLOC (auto: as above; glibc: no preload; or a library to preload);
+# latency section, BENCH_ONLY=ticks only the ticks-to-bars cases, BENCH_ONLY=readers only the bar readers (BENCH_READER_ROUNDS
+# alternating rounds, default 3); BENCH_TORCH_MALLOC (auto: as above; glibc: no preload; or a library to preload);
 # BENCH_TORCH_COMPILE=1 fills the torch.compile column (default "-": compiling took 57 s for mlp_step and 12 min
 # for tft_step on the 2-core machine, per process and thread count); BENCH_GPU_TIMEOUT (seconds, default
 # 300) bounds each GPU-section command; BENCH_VULKAN_DEVICE (e.g. vulkan:0; default none) adds the GPU cases on that
@@ -42,16 +43,16 @@ build=${1:-build}
 threads=${BENCH_THREADS:-1}
 only=${BENCH_ONLY:-all}
 gpu_timeout=${BENCH_GPU_TIMEOUT:-300}
-case $only in all | train | gpu | latency | ticks) ;;
-  *) echo "bench: BENCH_ONLY must be 'all', 'train', 'gpu', 'latency' or 'ticks', not '$only'" >&2; exit 2 ;; esac
+case $only in all | train | gpu | latency | ticks | readers) ;;
+  *) echo "bench: BENCH_ONLY must be 'all', 'train', 'gpu', 'latency', 'ticks' or 'readers', not '$only'" >&2; exit 2 ;; esac
 if [ "${BENCH_PYTHON:-}" = none ] && { [ "$only" = all ] || [ "$only" = train ]; }; then
   echo "bench: BENCH_PYTHON=none (no PyTorch) is for BENCH_ONLY=gpu or latency; the CPU cases need PyTorch" >&2
   exit 2
 fi
 if [ -n "${BENCH_PYTHON:-}" ]; then
   py=$BENCH_PYTHON
-  need=torch # the ticks section's peers need only pandas, pyarrow and polars
-  [ "$only" = ticks ] && need="pandas, pyarrow, polars"
+  need=torch # the ticks and readers sections' peers need only pandas, pyarrow and polars
+  case $only in ticks|readers) need="pandas, pyarrow, polars" ;; esac
   if [ "$py" != none ] && ! "$py" -c "import $need" 2>/dev/null; then
     echo "bench: BENCH_PYTHON=$py cannot import $need" >&2
     exit 2
@@ -64,7 +65,8 @@ else
     "$venv/bin/pip" install -q --upgrade pip
     "$venv/bin/pip" install -q torch numpy safetensors
   fi
-  if { [ "$only" = all ] || [ "$only" = ticks ]; } && ! "$venv/bin/python" -c "import pandas, pyarrow, polars" 2>/dev/null; then
+  if { [ "$only" = all ] || [ "$only" = ticks ] || [ "$only" = readers ]; } && \
+    ! "$venv/bin/python" -c "import pandas, pyarrow, polars" 2>/dev/null; then
     echo "bench: installing pandas, pyarrow and polars into $venv" >&2
     "$venv/bin/pip" install -q pandas pyarrow polars
   fi
@@ -78,7 +80,47 @@ cores=$(nproc --all)
 export OMP_NUM_THREADS=$threads
 log=$(mktemp)
 latdir=
-trap 'rm -f "$log" "$log.bars" "$log.gpu" "$log.lat" "$log.case" "$log.notes"; [ -z "$latdir" ] || rm -rf "$latdir"' EXIT
+trap 'rm -f "$log" "$log.bars" "$log.gpu" "$log.lat" "$log.case" "$log.notes" "$log.tg" "$log.kept" "$log.peers"; [ -z "$latdir" ] || rm -rf "$latdir"' EXIT
+# The bar readers: one file each into typed columns with its times parsed (tickgrad_bench read_*, bench/reader_peers.py:
+# pandas, pyarrow, polars), alternating over three rounds (each round a median of 50 reads after 5), the median of the
+# rounds and their spread. The peers on one thread as tickgrad (POLARS_MAX_THREADS, OMP_NUM_THREADS, which pyarrow's
+# pool follows). tickgrad runs twice a round: on glibc's malloc as it is, which gives the memory of a freed series
+# back to the system so that every read faults its pages in again, and told to keep it (MALLOC_TRIM_THRESHOLD_,
+# MALLOC_MMAP_THRESHOLD_, as the torch peer gets), as polars' own allocator (jemalloc) keeps what it frees.
+reader_section() {
+  local shared=${TG_SHARED_DATA:-../shared/data} case peer rounds=${BENCH_READER_ROUNDS:-3}
+  if [ ! -d "$shared" ]; then echo "# reader cases skipped: $shared is absent"; return 0; fi
+  export TG_SHARED_DATA=$shared
+  echo
+  echo "# readers ($threads thread), $rounds rounds alternating: case, bars, tickgrad_us (min-max), tickgrad_kept_us" \
+    "(min-max; malloc keeps freed memory), peer, peer_us (min-max), peer_us / tickgrad_us, peer_us / tickgrad_kept_us"
+  for case in read_spy_hour_csv read_eurusd_hour_csv read_es_snappy_parquet read_es_zstd_parquet; do
+    : > "$log.tg"; : > "$log.kept"; : > "$log.peers"
+    for ((round = 1; round <= rounds; round++)); do
+      "./$build/tickgrad_bench" --threads "$threads" --warmup 5 --reps 50 "$case" 2>"$log.bars" | cut -d' ' -f2 >> "$log.tg"
+      MALLOC_TRIM_THRESHOLD_=68719476736 MALLOC_MMAP_THRESHOLD_=33554432 "./$build/tickgrad_bench" --threads "$threads" \
+        --warmup 5 --reps 50 "$case" 2>>"$log" | cut -d' ' -f2 >> "$log.kept"
+      POLARS_MAX_THREADS=$threads OMP_NUM_THREADS=$threads "$py" bench/reader_peers.py "$case" 2>>"$log" >> "$log.peers"
+    done
+    local bars tg kept
+    bars=$(grep -o '[0-9]* bars' "$log.bars" | cut -d' ' -f1)
+    tg=$(sort -g "$log.tg" | awk '{v[NR]=$1} END {if (NR) printf "%.0f (%.0f-%.0f)", v[int((NR+1)/2)], v[1], v[NR]}')
+    kept=$(sort -g "$log.kept" | awk '{v[NR]=$1} END {if (NR) printf "%.0f (%.0f-%.0f)", v[int((NR+1)/2)], v[1], v[NR]}')
+    [ -n "$tg" ] && [ -n "$kept" ] || { echo "$case, -, failed: $(tail -1 "$log.bars")"; continue; }
+    for peer in $(awk '{print $2}' "$log.peers" | sort -u); do
+      grep " $peer " "$log.peers" | awk '{print $3}' | sort -g | awk -v c="$case" -v b="$bars" -v tg="$tg" -v kept="$kept" \
+        -v m="${tg%% *}" -v k="${kept%% *}" -v p="$peer" '{v[NR]=$1} END {if (NR) printf "%s, %s, %s, %s, %s, %.0f (%.0f-%.0f), %.2f, %.2f\n",
+        c, b, tg, kept, p, v[int((NR+1)/2)], v[1], v[NR], v[int((NR+1)/2)] / m, v[int((NR+1)/2)] / k}'
+    done
+  done
+  rm -f "$log.tg" "$log.kept" "$log.peers"
+}
+if [ "$only" = readers ]; then # no PyTorch needed
+  echo "# machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc --all) cores;" \
+    "$("./$build/tickgrad" version); $("$py" -c 'import polars, pyarrow, pandas; print("polars", polars.__version__, "pyarrow", pyarrow.__version__, "pandas", pandas.__version__)')"
+  reader_section
+  exit $?
+fi
 torch_version() {
   if [ "$py" = none ]; then echo "none (BENCH_PYTHON=none)"
   else "$py" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo "not installed"; fi
@@ -378,6 +420,7 @@ if [ "$only" = gpu ]; then
   gpu_section || gpu_status=$?
   exit $gpu_status
 fi
+
 # Ticks to bars: the SPY trade zips into time, volume and dollar bars, tickgrad and its peers alternating over three
 # rounds (each round a median of its own repetitions); the median of the rounds and their spread. Peers on one thread
 # as tickgrad (POLARS_MAX_THREADS, OMP_NUM_THREADS); polars' default would use every core.
@@ -419,25 +462,7 @@ if [ "$only" = latency ]; then
 fi
 
 train_section || train_status=$?
-shared=${TG_SHARED_DATA:-../shared/data}
-if [ ! -d "$shared" ]; then
-  echo "# reader cases skipped: $shared is absent"
-else
-  export TG_SHARED_DATA=$shared
-  echo
-  echo "case, bars, tickgrad_us, peer, peer_us, ratio (peer_us / tickgrad_us)"
-  for case in read_spy_hour_csv read_eurusd_hour_csv read_es_snappy_parquet read_es_zstd_parquet; do
-    tg_out=$("./$build/tickgrad_bench" --threads "$threads" --warmup 5 --reps 50 "$case" 2>"$log.bars") || {
-      echo "$case, -, failed: $(tail -1 "$log.bars")"; continue; }
-    tg=$(echo "$tg_out" | cut -d' ' -f2)
-    bars=$(grep -o '[0-9]* bars' "$log.bars" | cut -d' ' -f1)
-    peers=$("$py" bench/reader_peers.py "$case" 2>>"$log") || {
-      echo "$case, $bars, $tg, -, failed: $(tail -1 "$log")"; continue; }
-    echo "$peers" | while read -r _ peer us; do
-      echo "$case, $bars, $tg, $peer, $us, $(awk -v a="$us" -v b="$tg" 'BEGIN { printf "%.2f", a / b }')"
-    done
-  done
-fi
+reader_section
 tick_section
 echo
 echo "# environment throughput (single thread): steps/s = instances * 1e6 / us per vectorised step"
