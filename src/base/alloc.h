@@ -16,6 +16,10 @@ void tg_free(void *p);
 void tg_alloc_note(void);
 /* Number of tg_malloc/tg_calloc calls so far (process-wide). */
 uint64_t tg_alloc_count(void);
+/* Maps in the whole pages of [p, p + bytes) in one call (Linux's MADV_POPULATE_WRITE) when the block is large, for a
+ * buffer about to be written whole: one system call instead of a page fault per page. The contents do not change;
+ * where the system cannot, nothing happens and the pages fault in as they are written. */
+void tg_prefault(void *p, size_t bytes);
 
 #ifdef __cplusplus
 }

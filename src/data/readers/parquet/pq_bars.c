@@ -213,6 +213,11 @@ tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, cons
   int64_t n = f.num_rows, base = out->n;
   uint8_t *valid = NULL;
   if (st == TG_OK) st = tg_bars_reserve(out, base + n, 0);
+  if (st == TG_OK) { /* the six columns are written whole: their pages mapped at once, not faulted in one by one */
+    double *fresh[5] = {out->open, out->high, out->low, out->close, out->volume};
+    tg_prefault(out->ts + base, (size_t)n * sizeof *out->ts);
+    for (int k = 0; k < 5; k++) tg_prefault(fresh[k] + base, (size_t)n * sizeof(double));
+  }
   if (st == TG_OK && !(valid = tg_malloc((size_t)n + 1)))
     st = tg_error(TG_ERR_NOMEM, "%s: out of memory for %lld rows", path, (long long)n);
   if (st == TG_OK) st = read_ts(&f, map[TS], opts, out->ts + base, valid);
