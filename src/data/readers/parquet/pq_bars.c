@@ -213,7 +213,9 @@ tg_status tg_parquet_parse(const char *path, const void *bytes, size_t len, cons
   int64_t n = f.num_rows, base = out->n;
   uint8_t *valid = NULL;
   if (st == TG_OK) st = tg_bars_reserve(out, base + n, 0);
-  if (st == TG_OK) { /* the six columns are written whole: their pages mapped at once, not faulted in one by one */
+  /* the six columns are written whole: their pages mapped at once, not faulted in one by one; a count of rows far
+   * above the file's bytes (a corrupt or hostile footer) keeps them lazy, so that an early error commits nothing */
+  if (st == TG_OK && (uint64_t)n <= (uint64_t)len * 4) {
     double *fresh[5] = {out->open, out->high, out->low, out->close, out->volume};
     tg_prefault(out->ts + base, (size_t)n * sizeof *out->ts);
     for (int k = 0; k < 5; k++) tg_prefault(fresh[k] + base, (size_t)n * sizeof(double));

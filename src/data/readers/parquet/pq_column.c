@@ -120,7 +120,7 @@ static tg_status grow(reader *r, uint8_t **p, size_t *cap, size_t need) {
   *p = tg_malloc(need);
   *cap = *p ? need : 0;
   if (!*p) return tg_error(TG_ERR_NOMEM, "%s: out of memory for %zu bytes (column '%s')", r->f->path, need, r->col->name);
-  tg_prefault(*p, need); /* a page or a level buffer is written whole */
+  if (need <= ((size_t)8 << 20)) tg_prefault(*p, need); /* written whole; a larger size may be a corrupt page's claim */
   return TG_OK;
 }
 
