@@ -220,6 +220,7 @@ static void test_specs_from_bars(void) {
   CHECK_STATUS(tg_backtest_run(&b, target, &o, &bt), TG_ERR_INVALID);
   CHECK_MSG(err_has("bar 3") && err_has("column multiplier is 0; want a positive number (or give --multiplier)"), "%s",
             tg_last_error());
+  tg_backtest_free(&bt); /* the contract: freed after a failure too */
   tg_bars_free(&b);
 }
 
