@@ -124,6 +124,19 @@ static inline int64_t row_bad(const tg_bars *b, int64_t i, int64_t nan_bad, int6
  * integers alone). */
 typedef double rows_d2 __attribute__((vector_size(16)));
 typedef int64_t rows_i2 __attribute__((vector_size(16)));
+typedef struct rows2 {
+  rows_d2 op, hp, lp, cp, vol; /* open, high, low, close, volume of rows i and i + 1 */
+} rows2;
+
+static inline rows2 load_rows2(const tg_bars *b, int64_t i) {
+  rows2 r;
+  memcpy(&r.op, b->open + i, sizeof r.op);
+  memcpy(&r.hp, b->high + i, sizeof r.hp);
+  memcpy(&r.lp, b->low + i, sizeof r.lp);
+  memcpy(&r.cp, b->close + i, sizeof r.cp);
+  memcpy(&r.vol, b->volume + i, sizeof r.vol);
+  return r;
+}
 #endif
 
 /* 1 when every row of [from, to) passes check_row: one pass that tests, and does not name. With the OHLC order checked
@@ -138,23 +151,15 @@ static int rows_pass(const tg_bars *b, int64_t from, int64_t to, int nan_ok, int
   rows_i2 any = {0};
   if (ohlc_bad) {
     for (; i + 2 <= to; i += 2) {
-      rows_d2 op, hp, lp, cp, vol;
-      memcpy(&op, b->open + i, sizeof op);
-      memcpy(&hp, b->high + i, sizeof hp);
-      memcpy(&lp, b->low + i, sizeof lp);
-      memcpy(&cp, b->close + i, sizeof cp);
-      memcpy(&vol, b->volume + i, sizeof vol);
+      rows2 r = load_rows2(b, i);
+      rows_d2 op = r.op, hp = r.hp, lp = r.lp, cp = r.cp, vol = r.vol;
       rows_i2 ok = (hp >= op) & (hp >= cp) & (lp <= op) & (lp <= cp) & (lp >= lo) & (hp <= hi);
       any |= ~ok | (vol < zero);
     }
   }
   for (; i + 2 <= to; i += 2) {
-    rows_d2 op, hp, lp, cp, vol;
-    memcpy(&op, b->open + i, sizeof op);
-    memcpy(&hp, b->high + i, sizeof hp);
-    memcpy(&lp, b->low + i, sizeof lp);
-    memcpy(&cp, b->close + i, sizeof cp);
-    memcpy(&vol, b->volume + i, sizeof vol);
+    rows2 r = load_rows2(b, i);
+    rows_d2 op = r.op, hp = r.hp, lp = r.lp, cp = r.cp, vol = r.vol;
     rows_i2 outside = (op < lo) | (op > hi) | (hp < lo) | (hp > hi) | (lp < lo) | (lp > hi) | (cp < lo) | (cp > hi) |
                       (vol < zero);
     rows_i2 nan = (op != op) | (hp != hp) | (lp != lp) | (cp != cp);
