@@ -113,6 +113,36 @@ static void print_ticks(const char *path, const tg_tick_report *r, const char *c
   if (r->kind == TG_TICK_TRADES && c->records) printf("  volume      %.10g\n", r->volume);
 }
 
+/* Records (index, id) ordered by id, then by index. */
+typedef struct id_at {
+  uint32_t id;
+  int64_t at;
+} id_at;
+
+static int by_id_then_at(const void *a, const void *b) {
+  const id_at *x = a, *y = b;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return (x->at > y->at) - (x->at < y->at);
+}
+
+/* latest[i] (n_defs of them, when there are definitions; else NULL) is 1 where defs[i] is its instrument's last
+ * definition in the file, as tg_dbn_refdata_find gives; returns the distinct ids of the definitions, else of the
+ * statistics, or -1 when out of memory. One sort, so a file of many records is not read quadratically. */
+static int64_t distinct_ids(const tg_dbn_refdata *r, unsigned char *latest) {
+  int64_t n = r->n_defs ? r->n_defs : r->n_stats, ids = 0;
+  id_at *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+  if (!v) return -1;
+  for (int64_t i = 0; i < n; i++) v[i] = (id_at){r->n_defs ? r->defs[i].id : r->stats[i].id, i};
+  qsort(v, (size_t)n, sizeof *v, by_id_then_at);
+  for (int64_t i = 0; i < n; i++) {
+    int last = i + 1 == n || v[i + 1].id != v[i].id;
+    ids += last;
+    if (latest) latest[v[i].at] = (unsigned char)last;
+  }
+  free(v);
+  return ids;
+}
+
 /* The distinct instrument ids of r's definitions (or statistics) and, for definitions, counts by class and the
  * expiries' range; each instrument's latest definition on a line of its own (the first 20). */
 static void print_refdata(const char *path, const tg_dbn_refdata *r) {
@@ -120,12 +150,18 @@ static void print_refdata(const char *path, const tg_dbn_refdata *r) {
   printf("%s\n", path);
   printf("  format      dbn %s (DBN version %d)\n", r->schema, r->version);
   printf("  records     %lld definition, %lld statistics\n", (long long)r->n_defs, (long long)r->n_stats);
-  int64_t ids = 0, classes[128] = {0}, expiring = 0, oi = 0;
+  int64_t classes[128] = {0}, expiring = 0, oi = 0;
   int64_t first_exp = INT64_MAX, last_exp = INT64_MIN;
+  unsigned char *latest = calloc((size_t)(r->n_defs ? r->n_defs : 1), 1);
+  int64_t ids = latest ? distinct_ids(r, latest) : -1;
+  if (ids < 0) {
+    free(latest);
+    printf("  (out of memory for the instrument counts)\n");
+    return;
+  }
   for (int64_t i = 0; i < r->n_defs; i++) {
     const tg_instrument_def *d = &r->defs[i];
-    if (tg_dbn_refdata_find(r, d->id) != d) continue; /* an earlier version of a later record */
-    ids++;
+    if (!latest[i]) continue; /* an earlier version of a later record */
     classes[(unsigned char)d->instrument_class & 127]++;
     if (d->expiration != INT64_MIN) {
       expiring++;
@@ -133,12 +169,7 @@ static void print_refdata(const char *path, const tg_dbn_refdata *r) {
       if (d->expiration > last_exp) last_exp = d->expiration;
     }
   }
-  for (int64_t i = 0; i < r->n_stats; i++) {
-    int seen = 0;
-    for (int64_t k = 0; k < i && !seen; k++) seen = r->stats[k].id == r->stats[i].id;
-    ids += r->n_defs == 0 && !seen;
-    oi += r->stats[i].type == TG_DBN_STAT_OPEN_INTEREST;
-  }
+  for (int64_t i = 0; i < r->n_stats; i++) oi += r->stats[i].type == TG_DBN_STAT_OPEN_INTEREST;
   printf("  instruments %lld\n", (long long)ids);
   if (r->n_defs) {
     printf("  classes    ");
@@ -153,7 +184,7 @@ static void print_refdata(const char *path, const tg_dbn_refdata *r) {
     int shown = 0;
     for (int64_t i = 0; i < r->n_defs && shown < 20; i++) {
       const tg_instrument_def *d = &r->defs[i];
-      if (tg_dbn_refdata_find(r, d->id) != d) continue;
+      if (!latest[i]) continue;
       shown++;
       char mult[32] = "-", tick[32] = "-";
       if (!isnan(d->multiplier)) snprintf(mult, sizeof mult, "%.10g", d->multiplier);
@@ -179,6 +210,7 @@ static void print_refdata(const char *path, const tg_dbn_refdata *r) {
     if (by_type[64]) printf(" 64 or more (%lld)", (long long)by_type[64]);
     printf("\n  open interest %lld records (stat type %d)\n", (long long)oi, TG_DBN_STAT_OPEN_INTEREST);
   }
+  free(latest);
 }
 
 /* Reports a DBN definition or statistics file (and dumps its records); 0 done, 1 failed. */
