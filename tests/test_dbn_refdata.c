@@ -54,10 +54,18 @@ static void test_redefinition(void) {
   tg_test_dbn_begin(&b, 2, 9, 0, NULL, NULL);
   tg_test_dbn_definition(&b, 7, T0, "GCZ3", 'F', ESH4_EXPIRY, 100, 0.1);
   tg_test_dbn_definition(&b, 7, T0 + 5, "GCZ3", 'F', ESH4_EXPIRY, 100, 0.2);
+  tg_test_dbn_definition(&b, 3, T0 + 6, "GCG4", 'F', ESH4_EXPIRY, 100, 0.3);
+  tg_test_dbn_definition(&b, 9, T0 + 7, "GCJ4", 'F', ESH4_EXPIRY, 100, 0.4);
+  tg_test_dbn_definition(&b, 3, T0 + 8, "GCG4", 'F', ESH4_EXPIRY, 100, 0.5);
   tg_dbn_refdata r;
   CHECK_OK(parse(&b, &r));
   const tg_instrument_def *d = tg_dbn_refdata_find(&r, 7);
-  CHECK(r.n_defs == 2 && d && d->tick_size == 0.2 && d->record == 1);
+  CHECK(r.n_defs == 5 && r.n_ids == 3 && d && d->tick_size == 0.2 && d->record == 1);
+  d = tg_dbn_refdata_find(&r, 3); /* the last of the ids' definitions, wherever the others are */
+  CHECK(d && d->tick_size == 0.5 && d->record == 4);
+  d = tg_dbn_refdata_find(&r, 9);
+  CHECK(d && d->record == 3);
+  CHECK(!tg_dbn_refdata_find(&r, 8) && !tg_dbn_refdata_find(&r, 1) && !tg_dbn_refdata_find(&r, 10));
   tg_dbn_refdata_free(&r);
   tg_test_dbn_free(&b);
 }

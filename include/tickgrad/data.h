@@ -301,6 +301,8 @@ typedef struct tg_dbn_refdata {
   int64_t n_defs;
   tg_dbn_stat *stats;     /* [n_stats] every statistics record, in file order */
   int64_t n_stats;
+  int64_t *by_id;         /* [n_ids] the index in defs of each instrument's last definition, ordered by id */
+  int64_t n_ids;          /* the distinct instrument ids of defs */
 } tg_dbn_refdata;
 
 /* Decodes the definition and statistics records of a DBN file (plain or zstd) into out (initialised by the call,
@@ -315,7 +317,9 @@ void tg_dbn_refdata_free(tg_dbn_refdata *r);
 tg_status tg_dbn_refdata_dump(const tg_dbn_refdata *r, const char *out_path);
 /* 1 when path is a plain DBN file whose metadata names the definition or statistics schema, else 0. */
 int tg_dbn_refdata_sniff(const char *path);
-/* The latest definition record of instrument id, or NULL. */
+/* (Re)builds r->by_id from r->defs: parse does; a caller that changes defs calls it again. */
+tg_status tg_dbn_refdata_index(tg_dbn_refdata *r);
+/* The latest definition record of instrument id (the last in defs), or NULL: a binary search of by_id. */
 const tg_instrument_def *tg_dbn_refdata_find(const tg_dbn_refdata *r, uint32_t id);
 /* DBN's instrument class letter in words ("future", "future spread", "call", ...); "unknown" for another letter. */
 const char *tg_instrument_class_name(char instrument_class);

@@ -113,32 +113,19 @@ static void print_ticks(const char *path, const tg_tick_report *r, const char *c
   if (r->kind == TG_TICK_TRADES && c->records) printf("  volume      %.10g\n", r->volume);
 }
 
-/* Records (index, id) ordered by id, then by index. */
-typedef struct id_at {
-  uint32_t id;
-  int64_t at;
-} id_at;
-
-static int by_id_then_at(const void *a, const void *b) {
-  const id_at *x = a, *y = b;
-  if (x->id != y->id) return x->id < y->id ? -1 : 1;
-  return (x->at > y->at) - (x->at < y->at);
+static int by_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
 }
 
-/* latest[i] (n_defs of them, when there are definitions; else NULL) is 1 where defs[i] is its instrument's last
- * definition in the file, as tg_dbn_refdata_find gives; returns the distinct ids of the definitions, else of the
- * statistics, or -1 when out of memory. One sort, so a file of many records is not read quadratically. */
-static int64_t distinct_ids(const tg_dbn_refdata *r, unsigned char *latest) {
-  int64_t n = r->n_defs ? r->n_defs : r->n_stats, ids = 0;
-  id_at *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+/* The distinct instrument ids of r's statistics (one sort), or -1 when out of memory. */
+static int64_t distinct_stat_ids(const tg_dbn_refdata *r) {
+  uint32_t *v = malloc((size_t)(r->n_stats ? r->n_stats : 1) * sizeof *v);
   if (!v) return -1;
-  for (int64_t i = 0; i < n; i++) v[i] = (id_at){r->n_defs ? r->defs[i].id : r->stats[i].id, i};
-  qsort(v, (size_t)n, sizeof *v, by_id_then_at);
-  for (int64_t i = 0; i < n; i++) {
-    int last = i + 1 == n || v[i + 1].id != v[i].id;
-    ids += last;
-    if (latest) latest[v[i].at] = (unsigned char)last;
-  }
+  for (int64_t i = 0; i < r->n_stats; i++) v[i] = r->stats[i].id;
+  qsort(v, (size_t)r->n_stats, sizeof *v, by_u32);
+  int64_t ids = 0;
+  for (int64_t i = 0; i < r->n_stats; i++) ids += i == 0 || v[i] != v[i - 1];
   free(v);
   return ids;
 }
@@ -152,13 +139,14 @@ static void print_refdata(const char *path, const tg_dbn_refdata *r) {
   printf("  records     %lld definition, %lld statistics\n", (long long)r->n_defs, (long long)r->n_stats);
   int64_t classes[128] = {0}, expiring = 0, oi = 0;
   int64_t first_exp = INT64_MAX, last_exp = INT64_MIN;
-  unsigned char *latest = calloc((size_t)(r->n_defs ? r->n_defs : 1), 1);
-  int64_t ids = latest ? distinct_ids(r, latest) : -1;
+  unsigned char *latest = calloc((size_t)(r->n_defs ? r->n_defs : 1), 1); /* [n_defs] its instrument's last */
+  int64_t ids = !latest ? -1 : r->n_defs ? r->n_ids : distinct_stat_ids(r);
   if (ids < 0) {
     free(latest);
     printf("  (out of memory for the instrument counts)\n");
     return;
   }
+  for (int64_t k = 0; k < r->n_ids; k++) latest[r->by_id[k]] = 1;
   for (int64_t i = 0; i < r->n_defs; i++) {
     const tg_instrument_def *d = &r->defs[i];
     if (!latest[i]) continue; /* an earlier version of a later record */

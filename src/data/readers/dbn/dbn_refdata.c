@@ -1,6 +1,7 @@
 /* DBN reference data: instrument definition (rtype 0x13) and statistics (rtype 0x18) records of versions 1-3. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "base/alloc.h"
 #include "base/files.h"
 #include "data/readers/dbn/dbn_internal.h"
@@ -154,6 +155,7 @@ tg_status tg_dbn_refdata_parse(const char *path, const void *bytes, size_t len, 
     out->version = m.version;
     st = records(&s, &m, out);
   }
+  if (st == TG_OK) st = tg_dbn_refdata_index(out);
   tg_free(plain);
   if (st != TG_OK) tg_dbn_refdata_free(out);
   return st;
@@ -173,6 +175,7 @@ void tg_dbn_refdata_free(tg_dbn_refdata *r) {
   if (!r) return;
   tg_free(r->defs);
   tg_free(r->stats);
+  tg_free(r->by_id);
   memset(r, 0, sizeof *r);
 }
 
@@ -186,8 +189,48 @@ int tg_dbn_refdata_sniff(const char *path) {
   return schema == SCHEMA_DEFINITION || schema == SCHEMA_STATISTICS;
 }
 
+/* A definition's id and index, ordered by id, then by index. */
+typedef struct id_at {
+  uint32_t id;
+  int64_t at;
+} id_at;
+
+static int by_id_then_at(const void *a, const void *b) {
+  const id_at *x = a, *y = b;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return (x->at > y->at) - (x->at < y->at);
+}
+
+tg_status tg_dbn_refdata_index(tg_dbn_refdata *r) {
+  tg_free(r->by_id);
+  r->by_id = NULL;
+  r->n_ids = 0;
+  if (r->n_defs == 0) return TG_OK;
+  id_at *v = tg_malloc((size_t)r->n_defs * sizeof *v);
+  int64_t *out = tg_malloc((size_t)r->n_defs * sizeof *out);
+  if (!v || !out) {
+    tg_free(v), tg_free(out);
+    return tg_error(TG_ERR_NOMEM, "out of memory indexing %lld definitions", (long long)r->n_defs);
+  }
+  for (int64_t i = 0; i < r->n_defs; i++) v[i] = (id_at){r->defs[i].id, i};
+  qsort(v, (size_t)r->n_defs, sizeof *v, by_id_then_at);
+  int64_t n = 0;
+  for (int64_t i = 0; i < r->n_defs; i++) /* the last of each id's run */
+    if (i + 1 == r->n_defs || v[i + 1].id != v[i].id) out[n++] = v[i].at;
+  tg_free(v);
+  r->by_id = out;
+  r->n_ids = n;
+  return TG_OK;
+}
+
 const tg_instrument_def *tg_dbn_refdata_find(const tg_dbn_refdata *r, uint32_t id) {
-  for (int64_t i = r->n_defs; i-- > 0;)
-    if (r->defs[i].id == id) return &r->defs[i];
+  int64_t lo = 0, hi = r->n_ids; /* by_id[lo..hi) may hold id */
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    uint32_t at = r->defs[r->by_id[mid]].id;
+    if (at == id) return &r->defs[r->by_id[mid]];
+    if (at < id) lo = mid + 1;
+    else hi = mid;
+  }
   return NULL;
 }

@@ -34,7 +34,7 @@ static tg_status merge(tg_dbn_refdata *into, const tg_dbn_refdata *what, const c
   tg_free(into->defs), tg_free(into->stats);
   into->defs = d, into->stats = s;
   into->n_defs += what->n_defs, into->n_stats += what->n_stats;
-  return TG_OK;
+  return tg_dbn_refdata_index(into);
 }
 
 tg_status tg_tick_dbn_load_beside(tg_dbn_impl *d, const char *path) {
