@@ -76,10 +76,7 @@ static int decode(tg_tick_source *s, tg_dbn_impl *d, size_t len, void *out, tg_s
     return 0;
   }
   if (d->n_want) { /* one contract's records: the others are skipped */
-    uint32_t id = tg_dbn_u32(r + 4);
-    int wanted = 0;
-    for (int k = 0; k < d->n_want && !wanted; k++) wanted = d->want[k] == id;
-    if (!wanted) return 0;
+    if (!tg_tick_dbn_wants(d, tg_dbn_u32(r + 4))) return 0;
   } else if (!same_instrument(s, d, st)) {
     return 0;
   }
@@ -109,13 +106,18 @@ static tg_status dbn_fill(tg_tick_source *s, void *buf, int64_t cap, int64_t *n)
   return TG_OK;
 }
 
-static void dbn_close(tg_tick_source *s) {
-  tg_dbn_impl *d = s->impl;
-  fclose(d->f);
+/* Frees d and what it holds; the file stays the caller's. */
+static void free_impl(tg_dbn_impl *d) {
   tg_free(d->names);
   tg_free(d->want);
   tg_dbn_refdata_free(&d->ref);
   tg_free(d);
+}
+
+static void dbn_close(tg_tick_source *s) {
+  tg_dbn_impl *d = s->impl;
+  fclose(d->f);
+  free_impl(d);
 }
 
 static tg_status check_schema(const tg_tick_source *s, unsigned schema) {
@@ -159,9 +161,7 @@ static tg_status select_contract(tg_tick_source *s, tg_dbn_impl *d, const char *
   for (int i = 0; st == TG_OK && i < cap; i++) {
     uint32_t id = i < d->n_names ? d->names[i].id : d->ref.defs[i - d->n_names].id;
     const char *name = tg_tick_dbn_name(d, id);
-    int seen = 0;
-    for (int k = 0; k < d->n_want && !seen; k++) seen = d->want[k] == id;
-    if (!seen && name && strcmp(name, contract) == 0) d->want[d->n_want++] = id;
+    if (!tg_tick_dbn_wants(d, id) && name && strcmp(name, contract) == 0) d->want[d->n_want++] = id;
   }
   if (st == TG_OK && d->n_want == 0)
     st = tg_error(TG_ERR_INVALID, "%s: no instrument is named '%s' (by the definition files beside it or its symbol "
@@ -176,11 +176,7 @@ tg_status tg_tick_dbn_open(tg_tick_source *s, FILE *f) {
   tg_status st = read_meta(s, d);
   if (st == TG_OK && s->opts.contract) st = select_contract(s, d, s->opts.contract);
   if (st != TG_OK) {
-    d->f = NULL;
-    tg_free(d->names);
-    tg_free(d->want);
-    tg_dbn_refdata_free(&d->ref);
-    tg_free(d);
+    free_impl(d);
     return st;
   }
   s->impl = d;

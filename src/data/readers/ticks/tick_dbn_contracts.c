@@ -146,9 +146,7 @@ tg_status tg_tick_dbn_open_interest(tg_tick_source *s, tg_oi_series *out) {
   if (!v) return tg_error(TG_ERR_NOMEM, "%s: out of memory for open interest", s->name);
   for (int64_t i = 0; i < d->ref.n_stats; i++) {
     const tg_dbn_stat *x = &d->ref.stats[i];
-    int wanted = 0;
-    for (int k = 0; k < d->n_want && !wanted; k++) wanted = d->want[k] == x->id;
-    if (wanted && x->type == TG_DBN_STAT_OPEN_INTEREST && x->update_action != 2 && isfinite(x->quantity) &&
+    if (tg_tick_dbn_wants(d, x->id) && x->type == TG_DBN_STAT_OPEN_INTEREST && x->update_action != 2 && isfinite(x->quantity) &&
         x->ts != INT64_MIN)
       v[n++] = *x;
   }

@@ -20,6 +20,13 @@ typedef struct tg_dbn_impl {
   unsigned char rec[4 * 255];
 } tg_dbn_impl;
 
+/* 1 when id is one of the selected contract's instrument ids (d->want). */
+static inline int tg_tick_dbn_wants(const tg_dbn_impl *d, uint32_t id) {
+  for (int k = 0; k < d->n_want; k++)
+    if (d->want[k] == id) return 1;
+  return 0;
+}
+
 /* The name of id: its latest definition's raw symbol (when ref is loaded), else its mapping's raw symbol, else NULL. */
 const char *tg_tick_dbn_name(const tg_dbn_impl *d, uint32_t id);
 /* Loads d->ref once: the definition and statistics records of the plain DBN files in the folder of path (itself
