@@ -1,10 +1,12 @@
 /* The pre-norm transformer layers shared by the causal transformer and PatchTST (tr_layers.h). */
 /*
- * Layout of one attention: qkv [B, T, 3d] viewed [B, T, 3H, dh] and transposed once to [B, 3H, T, dh], so q, k and v are
- * slices of heads [0, H), [H, 2H), [2H, 3H); scores [B, H, Tq, T] through causal_softmax (hidden keys skipped, exactly
- * 0) or softmax; the heads' outputs [B, H, Tq, dh] transposed back to [B, Tq, d]. A causal model's last layer (when
- * only the last step feeds the head) projects its query from the last step alone: the rows [0, d) of qkv's weight and
- * bias, sliced, and the keys and values from the rows [d, 3d) over every step.
+ * Layout of one attention: the parameters are one qkv projection [3d, d] (rows q, k, v), run as three linears on its
+ * row slices, each [B, T, d] viewed [B, T, H, dh] and transposed to [B, H, T, dh] (the activations are copied once
+ * each: a single [B, T, 3d] projection would need its heads transposed and then sliced apart, and those slices' copies
+ * and their gradients' accumulation cost more than two more small GEMMs). q's 1 / sqrt(dh) multiplies its d x d weight
+ * and bias slices, not the activations. Scores [B, H, Tq, T] go through causal_softmax (hidden keys skipped, exactly 0)
+ * or softmax; the heads' outputs [B, H, Tq, dh] are transposed back to [B, Tq, d]. A causal model's last layer (when
+ * only the last step feeds the head) projects its query from the last step alone.
  */
 #include <math.h>
 #include <stdio.h>
@@ -55,11 +57,21 @@ tg_tensor *tr_norm(tr_b *b, const char *prefix, const char *leaf, tg_tensor *x) 
 
 static tg_tensor *tr_drop(tr_b *b, tg_tensor *x) { return b->p > 0.0f ? tg_dropout(b->g, x, b->p) : x; }
 
-/* Heads of a projection y [B, T, n * d] as [B, n * H, T, dh] (one transpose). */
-static tg_tensor *tr_heads(tr_b *b, tg_tensor *y, int64_t n) {
+/* Heads of a projection y [B, T, d] as [B, H, T, dh] (one transpose). */
+static tg_tensor *tr_heads(tr_b *b, tg_tensor *y) {
   if (!y) return NULL;
-  int64_t T = y->shape[1], s[4] = {b->B, T, n * b->H, b->d / b->H};
+  int64_t T = y->shape[1], s[4] = {b->B, T, b->H, b->d / b->H};
   return tg_transpose(b->g, tg_reshape(b->g, y, 4, s), 1, 2);
+}
+
+/* x [B, T, d] through part `part` (0 q, 1 k, 2 v) of the qkv projection w [3d, d], bias [3d]: the rows
+ * [part d, (part + 1) d) of both, sliced and times mul (a d x d scale where mul != 1), -> [B, T, d]. */
+static tg_tensor *tr_qkv_part(tr_b *b, tg_tensor *x, tg_tensor *w, tg_tensor *bias, int part, float mul) {
+  tg_graph *g = b->g;
+  int64_t d = b->d;
+  tg_tensor *wp = tg_slice(g, w, 0, part * d, d), *bp = tg_slice(g, bias, 0, part * d, d);
+  if (mul != 1.0f) wp = tg_scale(g, wp, mul), bp = tg_scale(g, bp, mul);
+  return tg_linear(g, x, wp, bp);
 }
 
 /* Multi-head self-attention of layer `prefix` on h [B, L, d]. last_only: the query of the last step alone, -> [B, 1, d];
@@ -67,24 +79,21 @@ static tg_tensor *tr_heads(tr_b *b, tg_tensor *y, int64_t n) {
 static tg_tensor *tr_attention(tr_b *b, const char *prefix, tg_tensor *h, int last_only) {
   tg_graph *g = b->g;
   int64_t d = b->d, H = b->H, dh = d / H, L = b->L, Tq = last_only ? 1 : L;
-  tg_tensor *w, *bias, *q, *k, *v;
+  tg_tensor *w, *bias;
   if (!h || !tr_linear_params(b, prefix, "attn.qkv", 3 * d, d, &w, &bias)) return NULL;
+  /* 1 / sqrt(dh) scales q's weight and bias (d x d, not the activations; exact when sqrt(dh) is a power of 2) */
+  float q_mul = 1.0f / sqrtf((float)dh);
+  tg_tensor *q;
   if (!last_only) {
-    tg_tensor *qkv = tr_heads(b, tg_linear(g, h, w, bias), 3); /* [B, 3H, L, dh] */
-    q = tg_slice(g, qkv, 1, 0, H);
-    k = tg_slice(g, qkv, 1, H, H);
-    v = tg_slice(g, qkv, 1, 2 * H, H);
+    q = tr_heads(b, tr_qkv_part(b, h, w, bias, 0, q_mul)); /* [B, H, L, dh] */
   } else {
     int64_t qs[4] = {b->B, H, 1, dh};
-    tg_tensor *h_last = tg_slice(g, h, 1, L - 1, 1); /* [B, 1, d] */
-    q = tg_linear(g, h_last, tg_slice(g, w, 0, 0, d), tg_slice(g, bias, 0, 0, d));
-    q = tg_reshape(g, q, 4, qs); /* [B, 1, H, dh] has [B, H, 1, dh]'s layout */
-    tg_tensor *kv = tr_heads(b, tg_linear(g, h, tg_slice(g, w, 0, d, 2 * d), tg_slice(g, bias, 0, d, 2 * d)), 2);
-    k = tg_slice(g, kv, 1, 0, H); /* [B, H, L, dh] */
-    v = tg_slice(g, kv, 1, H, H);
+    tg_tensor *h_last = tg_slice(g, h, 1, L - 1, 1);                       /* [B, 1, d] */
+    q = tg_reshape(g, tr_qkv_part(b, h_last, w, bias, 0, q_mul), 4, qs); /* [B, 1, H, dh] has [B, H, 1, dh]'s layout */
   }
-  /* q / sqrt(dh) before the product (a quarter of the scores' size at L = 4 dh; exact when sqrt(dh) is a power of 2) */
-  tg_tensor *s = tg_matmul(g, tg_scale(g, q, 1.0f / sqrtf((float)dh)), k, 0, 1); /* [B, H, Tq, L] */
+  tg_tensor *k = tr_heads(b, tr_qkv_part(b, h, w, bias, 1, 1.0f)); /* [B, H, L, dh] */
+  tg_tensor *v = tr_heads(b, tr_qkv_part(b, h, w, bias, 2, 1.0f)); /* [B, H, L, dh] */
+  tg_tensor *s = tg_matmul(g, q, k, 0, 1); /* [B, H, Tq, L] */
   /* causal: query row i is step i + (L - Tq), it sees keys j <= i + L - Tq */
   tg_tensor *o = tg_matmul(g, b->causal ? tg_causal_softmax(g, s, L - Tq) : tg_softmax(g, s), v, 0, 0); /* [B, H, Tq, dh] */
   int64_t os[3] = {b->B, Tq, d};
