@@ -297,13 +297,19 @@ TG_CPU_CLONES static void gelu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
     o[i] = v * tg_vnormcdf_e(v, tg_vexpf(-0.5f * v * v));
   }
 }
-/* d gelu / dx = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi): one exp for both. */
+/* dy * d gelu / dx = dy (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi): one exp for both. */
+TG_CPU_INLINE float gelu_grad(float v, float g) {
+  float e = tg_vexpf(-0.5f * v * v);
+  return g * (tg_vnormcdf_e(v, e) + v * (0.398942280401432678f * e));
+}
+/* A fresh dx is written without being read (+0 + v, the bits of a zeroed buffer): the load of a 2 MB gradient that is
+ * about to be overwritten was a third of this memory-bound loop's reads. */
 TG_CPU_CLONES static void gelu_b(const ew_ctx *c, int64_t lo, int64_t hi) { /* reads x */
-  const float *restrict x = c->x, *restrict dy = c->dy; float *restrict dx = c->dx; int f = c->fa;
-  for (int64_t i = lo; i < hi; i++) {
-    float v = x[i], e = tg_vexpf(-0.5f * v * v);
-    dx[i] = tg_grad_base(f, dx[i]) + dy[i] * (tg_vnormcdf_e(v, e) + v * (0.398942280401432678f * e));
-  }
+  const float *restrict x = c->x, *restrict dy = c->dy; float *restrict dx = c->dx;
+  if (c->fa)
+    for (int64_t i = lo; i < hi; i++) dx[i] = 0.0f + gelu_grad(x[i], dy[i]);
+  else
+    for (int64_t i = lo; i < hi; i++) dx[i] += gelu_grad(x[i], dy[i]);
 }
 
 /* PyTorch Softplus(beta=1, threshold=20): x above the threshold passes through. */

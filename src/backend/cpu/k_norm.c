@@ -163,9 +163,10 @@ TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r
         const float *xr = xb[i], *gr = gb[i]; /* [D] each */
         float *dxr = p->dx + (rb + i) * D;    /* [D] */
         float a = fm[i], f = fr[i], u = m1[i], v = m2[i];
-        if (gamma)
-          for (int64_t j = 0; j < D; j++)
-            dxr[j] = tg_grad_base(fx, dxr[j]) + f * (gr[j] * gamma[j] - u - ((xr[j] - a) * f) * v);
+        if (gamma && fx) /* a fresh dx written without being read: +0 + v, the bits of a zeroed buffer */
+          for (int64_t j = 0; j < D; j++) dxr[j] = 0.0f + f * (gr[j] * gamma[j] - u - ((xr[j] - a) * f) * v);
+        else if (gamma)
+          for (int64_t j = 0; j < D; j++) dxr[j] += f * (gr[j] * gamma[j] - u - ((xr[j] - a) * f) * v);
         else
           for (int64_t j = 0; j < D; j++) dxr[j] = tg_grad_base(fx, dxr[j]) + f * (gr[j] - u - ((xr[j] - a) * f) * v);
       }

@@ -148,9 +148,12 @@ TG_CPU_CLONES static void cs_bwd_rows(const float *y, const float *dy, float *dx
 #endif
     for (int64_t j = j0; j < n; j++) acc[j - j0] += (double)gr[j] * yr[j];
     float fd = (float)cs_lanes_total(acc);
-    for (int64_t j = 0; j < n; j++) dxr[j] = tg_grad_base(fresh, dxr[j]) + yr[j] * (gr[j] - fd);
-    if (fresh)
-      for (int64_t j = n; j < Tk; j++) dxr[j] = 0.0f; /* what zeroing would have left there */
+    if (fresh) { /* written without being read: +0 + v, and +0 where zeroing would have left it */
+      for (int64_t j = 0; j < n; j++) dxr[j] = 0.0f + yr[j] * (gr[j] - fd);
+      for (int64_t j = n; j < Tk; j++) dxr[j] = 0.0f;
+    } else {
+      for (int64_t j = 0; j < n; j++) dxr[j] += yr[j] * (gr[j] - fd);
+    }
   }
 }
 
