@@ -66,51 +66,52 @@ TG_CPU_INLINE float cs_unkey(int32_t k) {
   return v;
 }
 
-/* Rows [r0, r1): y = exp(x - max) / sum over the visible keys (tg_vexpf), +0 at the hidden keys. */
+/* Rows [r0, r1): y = exp(x - max) / sum over the visible keys (tg_vexpf), +0 at the hidden keys. The masked loops count
+ * keys in int (Tk <= INT32_MAX, checked by the caller), so that their key-index compares are 16 lanes wide. */
 TG_CPU_CLONES static void cs_fwd_rows(const float *x, float *y, int64_t r0, int64_t r1, int64_t Tq, int64_t Tk,
                                       int64_t offset) {
-  int64_t jt = Tk - Tk % CS_LANES;
+  int jt = (int)(Tk - Tk % CS_LANES);
   for (int64_t r = r0; r < r1; r++) {
     const float *restrict xr = x + r * Tk; /* [Tk] */
     float *restrict yr = y + r * Tk;       /* [Tk] */
-    int64_t n = cs_visible(r % Tq, offset, Tk);
+    int n = (int)cs_visible(r % Tq, offset, Tk);
     if (n == 0) {
       for (int64_t j = 0; j < Tk; j++) yr[j] = 0.0f;
       continue;
     }
     int32_t km = INT32_MIN;
-    for (int64_t j = 0; j < jt; j++) {
+    for (int j = 0; j < jt; j++) {
       int32_t k = j < n ? cs_key(xr[j]) : INT32_MIN;
       km = k > km ? k : km;
     }
-    for (int64_t j = jt; j < n; j++) {
+    for (int j = jt; j < n; j++) {
       int32_t k = cs_key(xr[j]);
       km = k > km ? k : km;
     }
     float m = cs_unkey(km);
     /* the exp, the one costly loop, only up to the end of the CS_EXP_BLOCK holding the last visible key */
-    int64_t je = (n + CS_EXP_BLOCK - 1) / CS_EXP_BLOCK * CS_EXP_BLOCK;
+    int je = (n + CS_EXP_BLOCK - 1) / CS_EXP_BLOCK * CS_EXP_BLOCK;
     if (je > jt) je = jt;
-    for (int64_t j = 0; j < je; j++) {
+    for (int j = 0; j < je; j++) {
       int vis = j < n;
       yr[j] = tg_vsel(vis, tg_vexpf(tg_vsel(vis, xr[j], m) - m), 0.0f);
     }
     double acc[CS_LANES] = {0};
 #if TG_CPU_VEC
     tg_vd8 s = {0};
-    for (int64_t j = 0; j < je; j += CS_LANES) s += TG_LOAD_D8(yr + j);
+    for (int j = 0; j < je; j += CS_LANES) s += TG_LOAD_D8(yr + j);
     memcpy(acc, &s, sizeof acc);
 #else
-    for (int64_t j = 0; j < je; j += CS_LANES)
+    for (int j = 0; j < je; j += CS_LANES)
       for (int k = 0; k < CS_LANES; k++) acc[k] += yr[j + k];
 #endif
-    for (int64_t j = jt; j < n; j++) {
+    for (int j = jt; j < n; j++) {
       yr[j] = tg_vexpf(xr[j] - m);
       acc[j - jt] += yr[j];
     }
     float inv = (float)(1.0 / cs_lanes_total(acc));
-    for (int64_t j = 0; j < jt; j++) yr[j] = tg_vsel(j < n, yr[j] * inv, 0.0f); /* [je, jt) was not written */
-    for (int64_t j = jt; j < n; j++) yr[j] *= inv;
+    for (int j = 0; j < jt; j++) yr[j] = tg_vsel(j < n, yr[j] * inv, 0.0f); /* [je, jt) was not written */
+    for (int j = jt; j < n; j++) yr[j] *= inv;
     for (int64_t j = jt > n ? jt : n; j < Tk; j++) yr[j] = 0.0f; /* hidden keys of the last partial group */
   }
 }
@@ -118,6 +119,9 @@ TG_CPU_CLONES static void cs_fwd_rows(const float *x, float *y, int64_t r0, int6
 tg_status tg_cpu_causal_softmax_fwd(const tg_kernel_args *a) {
   int64_t rows, Tq, Tk, offset = a->attr->i[0];
   cs_dims(a->in[0], &rows, &Tq, &Tk);
+  if (Tk > INT32_MAX)
+    return tg_error(TG_ERR_INVALID, "causal_softmax: rows of %lld keys; at most %d are supported", (long long)Tk,
+                    INT32_MAX);
   const float *x = (const float *)a->in[0]->data; /* [rows, Tk] */
   float *y = (float *)a->out->data;               /* [rows, Tk] */
   int64_t ntask = (rows + CS_TASK_ROWS - 1) / CS_TASK_ROWS;
