@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/cpu_vmath.h"
 #include "support/check.h"
 #include "support/op_check.h"
 
@@ -335,6 +336,30 @@ static void large_unary(void) {
   free(x), free(y), free(dy), free(dx);
 }
 
+/* The GELU's exp of non-positive arguments gives tg_vexpf's bits on a stride through every non-positive float and at
+ * the edges (zeros, subnormals, the clamp, -inf), and NaN for NaN. */
+static void exp_nonpos_bits(void) {
+  static const float edges[] = {0.0f, -0.0f, -1e-45f, -1e-38f, -0.5f, -87.3f, -88.7f, -103.9f, -104.0f, -104.1f,
+                                -1e30f, -INFINITY};
+  int bad = 0;
+  for (uint64_t u = 0x80000000u; u <= 0xFF800000u && bad < 3; u += 4099) {
+    uint32_t b = (uint32_t)u, ga, gb;
+    float x, a, c;
+    memcpy(&x, &b, sizeof x);
+    a = tg_vexpf(x), c = tg_vexpf_nonpos(x);
+    memcpy(&ga, &a, sizeof ga), memcpy(&gb, &c, sizeof gb);
+    if (ga != gb) bad++;
+    CHECK_MSG(ga == gb, "exp_nonpos(%a) = %a, tg_vexpf gives %a", (double)x, (double)c, (double)a);
+  }
+  for (size_t k = 0; k < sizeof edges / sizeof edges[0]; k++) {
+    float a = tg_vexpf(edges[k]), c = tg_vexpf_nonpos(edges[k]);
+    CHECK_MSG(memcmp(&a, &c, sizeof a) == 0, "exp_nonpos(%a) = %a, tg_vexpf gives %a", (double)edges[k], (double)c,
+              (double)a);
+  }
+  float q = tg_vexpf_nonpos(NAN);
+  CHECK_MSG(q != q, "exp_nonpos(NaN) = %a, want NaN", (double)q);
+}
+
 int main(void) {
   unsigned long long seed = tg_test_seed(4321);
   test_binary(seed);
@@ -345,5 +370,6 @@ int main(void) {
     large_binary(op, 1);
   }
   large_unary();
+  exp_nonpos_bits();
   return tg_test_finish();
 }

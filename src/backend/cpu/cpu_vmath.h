@@ -58,6 +58,34 @@ static inline float tg_vexpf(float x) {
   return p * s1 * s2;
 }
 
+/* tg_vexpf for x <= 0 or NaN only (the Gaussian exp(-x^2 / 2) of the GELU): the same bits for every x <= 0 and NaN for
+ * NaN, with neither the upper clamp nor tg_vexpf's two NaN selects (a NaN stays NaN through the reduction, so the
+ * polynomial, and the product, is NaN whatever the exponent bits). */
+static inline float tg_vexpf_nonpos(float x) {
+  float xc = x < -104.0f ? -104.0f : x; /* a NaN passes */
+  const float shifter = 12582912.0f;
+  float t = xc * 1.44269504088896341f + shifter;
+  float n = t - shifter;
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  uint32_t tb;
+  memcpy(&tb, &t, sizeof tb);
+  int32_t ni = (int32_t)(tb - 0x4B400000u);
+  int32_t n1 = ni >> 1, n2 = ni - n1;
+  uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
+  float s1, s2;
+  memcpy(&s1, &b1, sizeof s1);
+  memcpy(&s2, &b2, sizeof s2);
+  return p * s1 * s2;
+}
+
 /* exp(x) - 1 with relative error within a few ulp: a degree-8 Taylor polynomial for |x| <= 0.5
  * (remainder below 2e-9 relative), tg_vexpf(x) - 1 elsewhere (where |exp(x) - 1| >= 0.39). */
 static inline float tg_vexpm1f(float x) {

@@ -294,12 +294,12 @@ TG_CPU_CLONES static void gelu_f(const ew_ctx *c, int64_t lo, int64_t hi) {
   const float *restrict x = c->x; float *restrict o = c->out;
   for (int64_t i = lo; i < hi; i++) {
     float v = x[i];
-    o[i] = v * tg_vnormcdf_e(v, tg_vexpf(-0.5f * v * v));
+    o[i] = v * tg_vnormcdf_e(v, tg_vexpf_nonpos(-0.5f * v * v));
   }
 }
 /* dy * d gelu / dx = dy (Phi(x) + x phi(x)), phi(x) = exp(-x^2 / 2) / sqrt(2 pi): one exp for both. */
 TG_CPU_INLINE float gelu_grad(float v, float g) {
-  float e = tg_vexpf(-0.5f * v * v);
+  float e = tg_vexpf_nonpos(-0.5f * v * v);
   return g * (tg_vnormcdf_e(v, e) + v * (0.398942280401432678f * e));
 }
 /* A fresh dx is written without being read (+0 + v, the bits of a zeroed buffer): the load of a 2 MB gradient that is
