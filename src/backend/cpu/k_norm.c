@@ -12,7 +12,7 @@
 #define NORM_PAR_MIN 32768
 /* Rows per pass of the layernorm/rmsnorm backward (bounds the per-row stats kept on the stack). */
 #define NORM_CHUNK_ROWS 2048
-/* Columns per task when summing gamma/beta/weight gradients over rows. */
+/* Columns per task when summing rmsnorm weight gradients over rows. */
 #define NORM_COL_BLOCK 64
 
 /* ---- softmax / log_softmax ---- */
@@ -99,6 +99,9 @@ tg_status tg_cpu_log_softmax_bwd(const tg_kernel_args *a) {
 #define LN_TASK_ROWS 32
 /* The widest row whose dgamma/dbeta sums the serial backward keeps on the stack. */
 #define LN_ACC_MAX 512
+/* Columns per task of the parallel dgamma/dbeta sums: a 64-byte line of each row, so that d_model 64 makes four tasks
+ * (64-column blocks left the whole pass to one thread there). */
+#define LN_COL_BLOCK 16
 
 /* Forward of rows [r0, r1), TG_ROW_BLOCK rows at a time. */
 TG_CPU_CLONES static void ln_fwd_rows(const tg_ln_args *p, int64_t r0, int64_t r1) {
@@ -157,13 +160,23 @@ TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r
     for (int i = 0; i < n; i++) mean[rb - r0 + i] = mb[i], rstd[rb - r0 + i] = rb_[i];
     tg_row_ptrs(p->dy, D, rb, n, gb);
     for (int i = 0; i < TG_ROW_BLOCK; i++) fm[i] = (float)mb[i], fr[i] = (float)rb_[i], gam[i] = gamma;
+    /* an accumulated dx with gamma (a residual stream's norm) takes the row's dgamma and dbeta terms in its own loop */
+    int fused = acc && p->dx && gamma && !fx;
     if (p->dx) {
       tg_rows_ln_bwd_means(gb, gam, xb, D, fm, fr, m1, m2);
       for (int i = 0; i < n; i++) {
-        const float *xr = xb[i], *gr = gb[i]; /* [D] each */
-        float *dxr = p->dx + (rb + i) * D;    /* [D] */
+        const float *restrict xr = xb[i], *restrict gr = gb[i]; /* [D] each */
+        float *restrict dxr = p->dx + (rb + i) * D;             /* [D] */
         float a = fm[i], f = fr[i], u = m1[i], v = m2[i];
-        if (gamma && fx) /* a fresh dx written without being read: +0 + v, the bits of a zeroed buffer */
+        if (fused) {
+          double *restrict sg = acc, *restrict sb = acc + D; /* [D] each */
+          for (int64_t j = 0; j < D; j++) {
+            float xh = (xr[j] - a) * f;
+            dxr[j] += f * (gr[j] * gamma[j] - u - xh * v);
+            sg[j] += (double)gr[j] * xh;
+            sb[j] += gr[j];
+          }
+        } else if (gamma && fx) /* a fresh dx written without being read: +0 + v, the bits of a zeroed buffer */
           for (int64_t j = 0; j < D; j++) dxr[j] = 0.0f + f * (gr[j] * gamma[j] - u - ((xr[j] - a) * f) * v);
         else if (gamma)
           for (int64_t j = 0; j < D; j++) dxr[j] += f * (gr[j] * gamma[j] - u - ((xr[j] - a) * f) * v);
@@ -171,7 +184,7 @@ TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r
           for (int64_t j = 0; j < D; j++) dxr[j] = tg_grad_base(fx, dxr[j]) + f * (gr[j] - u - ((xr[j] - a) * f) * v);
       }
     }
-    if (!acc) continue;
+    if (!acc || fused) continue;
     for (int i = 0; i < n; i++) {
       const float *restrict xr = xb[i], *restrict gr = gb[i]; /* [D] each */
       double *restrict sg = acc, *restrict sb = acc + D;       /* [D] each */
@@ -188,7 +201,7 @@ TG_CPU_CLONES static void ln_bwd_rows(const tg_ln_args *p, int64_t r0, int64_t r
 TG_CPU_CLONES static void ln_bwd_cols(const tg_ln_args *p, int64_t r0, int64_t nr, int64_t j0, int64_t nj,
                                       const double *mean, const double *rstd) {
   int64_t D = p->D;
-  double sg[NORM_COL_BLOCK] = {0}, sb[NORM_COL_BLOCK] = {0}; /* [nj] */
+  double sg[LN_COL_BLOCK] = {0}, sb[LN_COL_BLOCK] = {0}; /* [nj] */
   for (int64_t i = 0; i < nr; i++) {
     const float *xr = p->x + (r0 + i) * D + j0, *gr = p->dy + (r0 + i) * D + j0;
     float fm = (float)mean[i], fr = (float)rstd[i];
@@ -211,7 +224,7 @@ tg_status tg_cpu_layernorm_bwd(const tg_kernel_args *a) {
   const tg_ln_args p = tg_ln_args_of(a);
   int64_t rows = p.rows, D = p.D;
   if (D == 0) return TG_OK;
-  int64_t nblocks = (D + NORM_COL_BLOCK - 1) / NORM_COL_BLOCK;
+  int64_t nblocks = (D + LN_COL_BLOCK - 1) / LN_COL_BLOCK;
   for (int64_t r0 = 0; r0 < rows; r0 += NORM_CHUNK_ROWS) {
     int64_t nr = rows - r0 < NORM_CHUNK_ROWS ? rows - r0 : NORM_CHUNK_ROWS;
     int64_t ntask = (nr + LN_TASK_ROWS - 1) / LN_TASK_ROWS;
@@ -235,8 +248,8 @@ tg_status tg_cpu_layernorm_bwd(const tg_kernel_args *a) {
     if (!p.dgamma && !p.dbeta) continue;
     TG_PAR_FOR(par, ,
     for (int64_t b = 0; b < nblocks; b++) {
-      int64_t j0 = b * NORM_COL_BLOCK;
-      int64_t nj = D - j0 < NORM_COL_BLOCK ? D - j0 : NORM_COL_BLOCK;
+      int64_t j0 = b * LN_COL_BLOCK;
+      int64_t nj = D - j0 < LN_COL_BLOCK ? D - j0 : LN_COL_BLOCK;
       ln_bwd_cols(&p, r0, nr, j0, nj, mean, rstd);
     });
   }
