@@ -257,10 +257,11 @@ static void test_errors(void) {
   }
 }
 
-/* ---- the OpenMP path of linear's bias gradient, called directly ---- */
+/* ---- linear's bias gradient, called directly: each column's float sum over the rows in order, bit for bit, on the
+ * OpenMP path (ROWS*OUT above its threshold) and the serial one, over full column blocks and a partial last one ---- */
 
-static void test_linear_large(void) {
-  enum { ROWS = 2048, IN = 8, OUT = 200 }; /* ROWS*OUT above the parallel threshold */
+static void test_linear_large(int64_t ROWS, int64_t OUT) {
+  enum { IN = 8 };
   float *x = malloc(sizeof(float) * ROWS * IN), *w = malloc(sizeof(float) * OUT * IN);
   float *bias = malloc(sizeof(float) * OUT), *y = malloc(sizeof(float) * ROWS * OUT);
   float *dy = malloc(sizeof(float) * ROWS * OUT), *db = malloc(sizeof(float) * OUT);
@@ -303,6 +304,10 @@ static void test_linear_large(void) {
     double s = 1.0;
     for (int r = 0; r < ROWS; r++) s += dy[r * OUT + o];
     worst = fmax(worst, fabs(s - db[o]) / (1 + fabs(s)));
+    float f = 1.0f; /* the kernel's sum: in float, row after row */
+    for (int r = 0; r < ROWS; r++) f += dy[r * OUT + o];
+    CHECK_MSG(memcmp(&f, &db[o], sizeof f) == 0, "linear_large %lld x %lld: bias gradient column %d is %.9g, not "
+              "the rows' float sum in order %.9g", (long long)ROWS, (long long)OUT, o, db[o], f);
   }
   CHECK_MSG(worst < 1e-4, "linear_large bias gradient error %g", worst);
   free(x), free(w), free(bias), free(y), free(dy), free(db);
@@ -314,6 +319,7 @@ int main(void) {
   test_linear(seed);
   test_accumulate(seed);
   test_errors();
-  test_linear_large();
+  test_linear_large(2048, 200);
+  test_linear_large(101, 150);
   return tg_test_finish();
 }

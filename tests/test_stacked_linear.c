@@ -67,11 +67,10 @@ static void test_cases(unsigned long long seed) {
   run_stacked(seed + 8, "stacked_accumulate", &twice, 3, x3, 4, 1);
 }
 
-/* The kernels called directly at a size past the bias gradient's parallel threshold, on `threads`
- * threads (with more than one, the groups' GEMMs run on the OpenMP threads), with IN inputs per group (1: the
- * outer-product kernels). */
-static void test_large(int threads, int64_t IN) {
-  const int64_t ROWS = 600, G = 17, OUT = 40; /* ROWS*G*OUT = 408000 > 2^18 */
+/* The kernels called directly on `threads` threads (with more than one, the groups' GEMMs run on the OpenMP threads),
+ * with IN inputs per group (1: the outer-product kernels), ROWS x G x OUT past the bias gradient's parallel threshold
+ * (2^18) or below it; the bias gradient must be each column's double sum over the rows in order, bit for bit. */
+static void test_large(int threads, int64_t IN, int64_t ROWS, int64_t G, int64_t OUT) {
   size_t nx = (size_t)ROWS * G * IN, nw = (size_t)G * OUT * IN, ny = (size_t)ROWS * G * OUT;
   float *x = malloc(sizeof(float) * nx), *w = malloc(sizeof(float) * nw), *bias = malloc(sizeof(float) * G * OUT);
   float *y = malloc(sizeof(float) * ny), *dy = malloc(sizeof(float) * ny), *dx = calloc(nx, sizeof(float));
@@ -124,6 +123,11 @@ static void test_large(int threads, int64_t IN) {
     double s = 1.0;
     for (int r = 0; r < ROWS; r++) s += dy[(size_t)r * G * OUT + c];
     wb = fmax(wb, fabs(s - db[c]) / (1 + fabs(s)));
+    double d = 0.0;
+    for (int r = 0; r < ROWS; r++) d += dy[(size_t)r * G * OUT + c];
+    float f = 1.0f + (float)d;
+    CHECK_MSG(memcmp(&f, &db[c], sizeof f) == 0, "stacked_large %lld x %lld x %lld: bias gradient column %d is %.9g, "
+              "not the rows' double sum in order %.9g", (long long)ROWS, (long long)G, (long long)OUT, c, db[c], f);
   }
   for (int r = 0; r < ROWS; r += 41) /* dx[r, j, i] = sum_o dy[r, j, o] w[j, o, i] */
     for (int j = 0; j < G; j++)
@@ -211,10 +215,11 @@ static void test_errors(void) {
 int main(void) {
   unsigned long long seed = tg_test_seed(4242);
   test_cases(seed);
-  test_large(1, 8);
-  test_large(3, 8);
-  test_large(1, 1);
-  test_large(3, 1);
+  test_large(1, 8, 600, 17, 40); /* 408000 > 2^18 */
+  test_large(3, 8, 600, 17, 40);
+  test_large(1, 1, 600, 17, 40);
+  test_large(3, 1, 600, 17, 40);
+  test_large(1, 8, 77, 11, 100); /* one serial pass of more than 1024 columns */
   test_errors();
   return tg_test_finish();
 }
