@@ -106,7 +106,21 @@ void tg_cpu_unprepare(void *state) {
   tg_cpu_gemm_plan *p = state;
   if (!p) return;
   free_prims(p);
+  tg_free(p->kept[0]), tg_free(p->kept[1]);
   tg_free(p);
+}
+
+/* The packed plan p's kept bf16 copies (tg_cpu_gemm_plan.kept): input k is kept when it is not a parameter (no bf16
+ * mirror) and the other input wants a gradient, whose product reads input k (linear's dW reads x, a matmul's dA reads
+ * B and its dB reads A). 0 when out of memory (what was made is freed with p). */
+static int keep_inputs(const tg_kernel_args *a, tg_cpu_gemm_plan *p) {
+  for (int k = 0; k < 2; k++) {
+    if (a->in_bf16[k] || !a->in_grad[1 - k]) continue;
+    p->kept_numel[k] = tg_numel(a->in[k]);
+    p->kept[k] = tg_malloc(sizeof(uint16_t) * (size_t)p->kept_numel[k]);
+    if (!p->kept[k]) return 0;
+  }
+  return 1;
 }
 
 tg_gemm_prim *tg_cpu_grad_prim(const tg_cpu_gemm_plan *p, int k, int fresh) {
@@ -187,6 +201,10 @@ tg_status tg_cpu_prepare(int op, tg_kernel_args *a, void **state) {
     return TG_OK;
   }
   p->fwd_bias = g.fwd.bias;
+  if (p->packed_bf16 && !keep_inputs(a, p)) {
+    tg_cpu_unprepare(p);
+    return tg_error(TG_ERR_NOMEM, "%s: out of host memory for its inputs' bf16 copies", a->node_name);
+  }
   *state = p;
   return TG_OK;
 }

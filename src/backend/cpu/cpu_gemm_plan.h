@@ -20,6 +20,11 @@ typedef struct tg_cpu_gemm_plan {
   tg_gemm_prim *d_a_set, *d_b_set;
   int fwd_bias;            /* 1: the forward primitive adds the bias itself */
   int packed_bf16;         /* 1: the primitives take bf16 operands (kernels pack them); 0: f32 (rounded in bf16) */
+  /* With packed bf16 operands, input k's bf16 copy [kept_numel[k]] where its backward reads that input again (an
+   * activation, not a parameter, whose partner input wants a gradient): the forward packs it here and the backward
+   * reads it back instead of rounding it a second time. NULL: the operand is rounded into the workspace per call. */
+  uint16_t *kept[2];
+  int64_t kept_numel[2];
 } tg_cpu_gemm_plan;
 
 /* The backend's prepare/unprepare entries: a tg_cpu_gemm_plan for matmul, linear and stacked_linear. Under

@@ -169,6 +169,24 @@ static const void *operand(const tg_kernel_args *a, bf16_ws *w, const float *src
 
 static const tg_cpu_gemm_plan *plan_of(const tg_kernel_args *a) { return a->prepared; }
 
+/* Input k [n] as the GEMMs read it: operand() of its data, except where the plan keeps its bf16 copy
+ * (tg_cpu_gemm_plan.kept): the forward (fwd 1) packs it there, the backward reads that copy back (the same bits: the
+ * input still holds what the forward read, or recomputed the same). */
+static const void *input_operand(const tg_kernel_args *a, bf16_ws *w, int k, int64_t n, int fwd) {
+  const tg_cpu_gemm_plan *p = plan_of(a);
+  const float *src = a->in[k]->data;
+  if (a->compute != TG_BF16 || !p || !p->kept[k] || p->kept_numel[k] != n)
+    return operand(a, w, src, a->in_bf16[k], n);
+  uint16_t *kept = p->kept[k];
+  int64_t nblk = fwd ? (n + TG_BF16_BLOCK - 1) / TG_BF16_BLOCK : 0; /* as operand() */
+  TG_PAR_FOR(nblk > 1, schedule(static),
+  for (int64_t b = 0; b < nblk; b++) {
+    int64_t lo = b * TG_BF16_BLOCK, len = n - lo < TG_BF16_BLOCK ? n - lo : TG_BF16_BLOCK;
+    tg_cpu_bf16_pack(kept + lo, src + lo, (size_t)len);
+  });
+  return kept;
+}
+
 /* 1 when a batched product's batches should run on the OpenMP threads: many small products
  * (a large one is split inside tg_cpu_gemm instead). */
 static int mm_batches_parallel(const tg_mm_dims *d) {
@@ -204,9 +222,9 @@ tg_status tg_cpu_matmul_fwd(const tg_kernel_args *a) {
   tg_status st = tg_mm_dims_of(a, &d);
   if (st != TG_OK) return st;
   bf16_ws w = ws_of(a);
-  const float *A = operand(a, &w, a->in[0]->data, a->in_bf16[0], tg_numel(a->in[0])); /* [batch, M, K] or [batch, K, M] */
-  const float *B = operand(a, &w, a->in[1]->data, a->in_bf16[1], tg_numel(a->in[1])); /* [batch or 1, K, N] or [.., N, K] */
-  float *C = (float *)a->out->data;                                                    /* [batch, M, N] */
+  const float *A = input_operand(a, &w, 0, tg_numel(a->in[0]), 1); /* [batch, M, K] or [batch, K, M] */
+  const float *B = input_operand(a, &w, 1, tg_numel(a->in[1]), 1); /* [batch or 1, K, N] or [.., N, K] */
+  float *C = (float *)a->out->data;                                 /* [batch, M, N] */
   if (plan_of(a) && plan_of(a)->fwd) return tg_gemm_prim_run(plan_of(a)->fwd, A, B, NULL, C, a->node_name);
   if (d.sb == 0 && !d.ta) {
     /* shared b: one GEMM over all batch*M rows */
@@ -270,8 +288,8 @@ tg_status tg_cpu_matmul_bwd(const tg_kernel_args *a) {
   if (!dA && !dB) return TG_OK;
   bf16_ws w = ws_of(a);
   const float *dC = operand(a, &w, a->out_grad, NULL, tg_numel(a->out));               /* [batch, M, N] */
-  const float *A = operand(a, &w, a->in[0]->data, a->in_bf16[0], tg_numel(a->in[0])); /* [batch, M, K] or [batch, K, M] */
-  const float *B = operand(a, &w, a->in[1]->data, a->in_bf16[1], tg_numel(a->in[1])); /* [batch or 1, K, N] or [.., N, K] */
+  const float *A = input_operand(a, &w, 0, tg_numel(a->in[0]), 0); /* [batch, M, K] or [batch, K, M] */
+  const float *B = input_operand(a, &w, 1, tg_numel(a->in[1]), 0); /* [batch or 1, K, N] or [.., N, K] */
   int fa = (a->grad_fresh & 1u) != 0, fb = (a->grad_fresh & 2u) != 0;
   tg_gemm_prim *pa = tg_cpu_grad_prim(plan_of(a), 0, fa), *pb = tg_cpu_grad_prim(plan_of(a), 1, fb);
   if (pa && dA) {
@@ -301,9 +319,9 @@ tg_status tg_cpu_linear_fwd(const tg_kernel_args *a) {
   tg_status st = tg_linear_dims(a, &rows, &nin, &nout);
   if (st != TG_OK) return st;
   bf16_ws ws = ws_of(a);
-  const float *x = operand(a, &ws, a->in[0]->data, a->in_bf16[0], rows * nin); /* [rows, in] */
-  const float *w = operand(a, &ws, a->in[1]->data, a->in_bf16[1], nout * nin); /* [out, in] */
-  float *y = (float *)a->out->data;                                            /* [rows, out] */
+  const float *x = input_operand(a, &ws, 0, rows * nin, 1); /* [rows, in] */
+  const float *w = input_operand(a, &ws, 1, nout * nin, 1); /* [out, in] */
+  float *y = (float *)a->out->data;                         /* [rows, out] */
   const float *bias = a->attr->i[0] && a->n_in > 2 ? (const float *)a->in[2]->data : NULL; /* [out] */
   if (plan_of(a) && plan_of(a)->fwd) return tg_gemm_prim_run(plan_of(a)->fwd, x, w, bias, y, a->node_name);
   float beta = 0.0f;
@@ -354,8 +372,8 @@ tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
   bf16_ws ws = ws_of(a);
   const float *dy_f32 = a->out_grad;                                      /* [rows, out] */
   const float *dy = operand(a, &ws, (dx || dw) ? dy_f32 : NULL, NULL, rows * nout);       /* [rows, out] as GEMMs read it */
-  const float *x = operand(a, &ws, dw ? a->in[0]->data : NULL, a->in_bf16[0], rows * nin); /* [rows, in] */
-  const float *w = operand(a, &ws, dx ? a->in[1]->data : NULL, a->in_bf16[1], nout * nin); /* [out, in] */
+  const float *x = dw ? input_operand(a, &ws, 0, rows * nin, 0) : NULL; /* [rows, in] */
+  const float *w = dx ? input_operand(a, &ws, 1, nout * nin, 0) : NULL; /* [out, in] */
   const tg_cpu_gemm_plan *p = plan_of(a);
   int fresh = (a->grad_fresh & 1u) != 0; /* dx unzeroed: written, not added into */
   tg_gemm_prim *px = tg_cpu_grad_prim(p, 0, fresh);
@@ -407,9 +425,9 @@ tg_status tg_cpu_stacked_linear_fwd(const tg_kernel_args *a) {
   tg_status st = tg_stacked_dims(a, &rows, &G, &nin, &nout);
   if (st != TG_OK) return st;
   bf16_ws ws = ws_of(a);
-  const float *x = operand(a, &ws, a->in[0]->data, a->in_bf16[0], rows * G * nin); /* [rows, G, in] */
-  const float *w = operand(a, &ws, a->in[1]->data, a->in_bf16[1], G * nout * nin); /* [G, out, in] */
-  float *y = (float *)a->out->data;                                                 /* [rows, G, out] */
+  const float *x = input_operand(a, &ws, 0, rows * G * nin, 1); /* [rows, G, in] */
+  const float *w = input_operand(a, &ws, 1, G * nout * nin, 1); /* [G, out, in] */
+  float *y = (float *)a->out->data;                             /* [rows, G, out] */
   const float *bias = a->attr->i[0] && a->n_in > 2 ? (const float *)a->in[2]->data : NULL; /* [G, out] */
   if (nin == 1) {
     tg_cpu_stacked_in1_fwd(x, w, bias, y, rows, G, nout);
@@ -473,8 +491,8 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
   bf16_ws ws = ws_of(a);
   const float *dy_f32 = a->out_grad;                                              /* [rows, G, out] */
   const float *dy = operand(a, &ws, dy_f32, NULL, rows * G * nout);                 /* as the GEMMs read it */
-  const float *x = operand(a, &ws, a->in[0]->data, a->in_bf16[0], rows * G * nin); /* [rows, G, in] */
-  const float *w = operand(a, &ws, a->in[1]->data, a->in_bf16[1], G * nout * nin); /* [G, out, in] */
+  const float *x = input_operand(a, &ws, 0, rows * G * nin, 0); /* [rows, G, in] */
+  const float *w = input_operand(a, &ws, 1, G * nout * nin, 0); /* [G, out, in] */
   int64_t ncol = G * nout;
   const tg_cpu_gemm_plan *p = plan_of(a);
   int fresh = (a->grad_fresh & 1u) != 0; /* dx unzeroed: written, not added into */
