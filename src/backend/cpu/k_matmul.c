@@ -169,6 +169,22 @@ static const void *operand(const tg_kernel_args *a, bf16_ws *w, const float *src
 
 static const tg_cpu_gemm_plan *plan_of(const tg_kernel_args *a) { return a->prepared; }
 
+/* n bf16 elements of the workspace for an operand a kernel packs itself. */
+static uint16_t *ws_take(bf16_ws *w, int64_t n) {
+  uint16_t *dst = (uint16_t *)w->next;
+  w->next += (2 * (size_t)n + 63) & ~(size_t)63;
+  return dst;
+}
+
+/* pk = dy rounded to bf16 in rows [r0, r1) and columns [c0, c1) of both [.., ncol]: one call when the rows are whole. */
+static void pack_rows(uint16_t *pk, const float *dy, int64_t ncol, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  if (c0 == 0 && c1 == ncol) {
+    tg_cpu_bf16_pack(pk + r0 * ncol, dy + r0 * ncol, (size_t)((r1 - r0) * ncol));
+    return;
+  }
+  for (int64_t r = r0; r < r1; r++) tg_cpu_bf16_pack(pk + r * ncol + c0, dy + r * ncol + c0, (size_t)(c1 - c0));
+}
+
 /* Input k [n] as the GEMMs read it: operand() of its data, except where the plan keeps its bf16 copy
  * (tg_cpu_gemm_plan.kept): the forward (fwd 1) packs it there, the backward reads that copy back (the same bits: the
  * input still holds what the forward read, or recomputed the same). */
@@ -335,11 +351,13 @@ tg_status tg_cpu_linear_fwd(const tg_kernel_args *a) {
 
 /* db[o] += sum over rows of dy[r, o], for columns [c0, c1): each column a float sum from db[o] over the rows in order,
  * TG_MM_SUM_ROWS rows at a time. A block of TG_MM_COL_BLOCK columns adds them in registers (eight 8-float vectors,
- * lane-wise: every clone gives the scalar loop's bits, which the columns after the last full block take). */
+ * lane-wise: every clone gives the scalar loop's bits, which the columns after the last full block take). With pk
+ * (bf16 [rows, nout]), those columns of each row are packed there too, read from memory once for both. */
 TG_CPU_CLONES static void mm_col_sums(const float *dy, float *db, int64_t rows, int64_t nout, int64_t c0,
-                                      int64_t c1) {
+                                      int64_t c1, uint16_t *pk) {
   for (int64_t r0 = 0; r0 < rows; r0 += TG_MM_SUM_ROWS) {
     int64_t r1 = rows - r0 < TG_MM_SUM_ROWS ? rows : r0 + TG_MM_SUM_ROWS, j0 = c0;
+    if (pk) pack_rows(pk, dy, nout, r0, r1, c0, c1);
 #if TG_CPU_VEC
     for (; j0 + TG_MM_COL_BLOCK <= c1; j0 += TG_MM_COL_BLOCK) {
       tg_vf8 acc[TG_MM_COL_BLOCK / 8];
@@ -362,6 +380,27 @@ TG_CPU_CLONES static void mm_col_sums(const float *dy, float *db, int64_t rows, 
   }
 }
 
+/* db [nout] += the column sums of dy [rows, nout] (and pk = dy in bf16 with them, when set), column blocks on the
+ * OpenMP threads when large. */
+static void mm_bias_grad(const float *dy, float *db, int64_t rows, int64_t nout, uint16_t *pk) {
+  int64_t nblk = (nout + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
+  if (rows * nout >= TG_MM_PAR_MIN && nblk > 1) {
+    TG_PAR_FOR(1, schedule(static),
+    for (int64_t bi = 0; bi < nblk; bi++) {
+      int64_t c0 = bi * TG_MM_COL_BLOCK, c1 = c0 + TG_MM_COL_BLOCK < nout ? c0 + TG_MM_COL_BLOCK : nout;
+      mm_col_sums(dy, db, rows, nout, c0, c1, pk);
+    });
+  } else {
+    mm_col_sums(dy, db, rows, nout, 0, nout, pk);
+  }
+}
+
+/* 1 when a backward should pack its output gradient dy while it sums dy's columns for the bias gradient (one read of
+ * dy instead of two): the GEMMs take packed bf16 operands, read dy, and there is a bias gradient. */
+static int fuse_dy_pack(const tg_kernel_args *a, const bf16_ws *w, const float *db, int gemms) {
+  return a->compute == TG_BF16 && w->packed && db && gemms;
+}
+
 tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
   int64_t rows, nin, nout;
   tg_status st = tg_linear_dims(a, &rows, &nin, &nout);
@@ -370,8 +409,15 @@ tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
   float *dw = a->in_grad[1];                      /* [out, in] or NULL */
   float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [out] or NULL */
   bf16_ws ws = ws_of(a);
-  const float *dy_f32 = a->out_grad;                                      /* [rows, out] */
-  const float *dy = operand(a, &ws, (dx || dw) ? dy_f32 : NULL, NULL, rows * nout);       /* [rows, out] as GEMMs read it */
+  const float *dy_f32 = a->out_grad; /* [rows, out] */
+  const float *dy;                   /* [rows, out] as GEMMs read it */
+  if (fuse_dy_pack(a, &ws, db, dx || dw)) { /* the bias gradient first, packing dy as it sums it */
+    uint16_t *pk = ws_take(&ws, rows * nout);
+    mm_bias_grad(dy_f32, db, rows, nout, pk);
+    dy = (const float *)pk, db = NULL;
+  } else {
+    dy = operand(a, &ws, (dx || dw) ? dy_f32 : NULL, NULL, rows * nout);
+  }
   const float *x = dw ? input_operand(a, &ws, 0, rows * nin, 0) : NULL; /* [rows, in] */
   const float *w = dx ? input_operand(a, &ws, 1, nout * nin, 0) : NULL; /* [out, in] */
   const tg_cpu_gemm_plan *p = plan_of(a);
@@ -387,20 +433,7 @@ tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
   } else if (dw) {
     tg_cpu_gemm(1, 0, nout, nin, rows, dy, nout, x, nin, 1.0f, dw, nin);
   }
-  dy = dy_f32; /* the bias gradient sums the unrounded gradient, in f32 */
-  if (db) {
-    int64_t nblk = (nout + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
-    if (rows * nout >= TG_MM_PAR_MIN && nblk > 1) {
-      TG_PAR_FOR(1, schedule(static),
-      for (int64_t bi = 0; bi < nblk; bi++) {
-        int64_t c0 = bi * TG_MM_COL_BLOCK;
-        int64_t c1 = c0 + TG_MM_COL_BLOCK < nout ? c0 + TG_MM_COL_BLOCK : nout;
-        mm_col_sums(dy, db, rows, nout, c0, c1);
-      });
-    } else {
-      mm_col_sums(dy, db, rows, nout, 0, nout);
-    }
-  }
+  if (db) mm_bias_grad(dy_f32, db, rows, nout, NULL); /* the bias gradient sums the unrounded gradient, in f32 */
   return TG_OK;
 }
 
@@ -446,14 +479,17 @@ tg_status tg_cpu_stacked_linear_fwd(const tg_kernel_args *a) {
 }
 
 /* db[c] += sum over rows of dy[r, c] for columns [c0, c1), in double, rows in order: up to TG_SL_SUM_COLS columns per
- * pass, TG_MM_SUM_ROWS rows at a time across them, a block of TG_MM_COL_BLOCK columns at a time. */
-TG_CPU_CLONES static void sl_col_sums(const float *dy, float *db, int64_t rows, int64_t ncol, int64_t c0, int64_t c1) {
+ * pass, TG_MM_SUM_ROWS rows at a time across them, a block of TG_MM_COL_BLOCK columns at a time. With pk (bf16
+ * [rows, ncol]), those columns of each row are packed there too, read from memory once for both. */
+TG_CPU_CLONES static void sl_col_sums(const float *dy, float *db, int64_t rows, int64_t ncol, int64_t c0, int64_t c1,
+                                      uint16_t *pk) {
   double acc[TG_SL_SUM_COLS]; /* [s1 - s0] */
   for (int64_t s0 = c0; s0 < c1; s0 += TG_SL_SUM_COLS) {
     int64_t s1 = c1 - s0 < TG_SL_SUM_COLS ? c1 : s0 + TG_SL_SUM_COLS;
     for (int64_t c = 0; c < s1 - s0; c++) acc[c] = 0.0;
     for (int64_t r0 = 0; r0 < rows; r0 += TG_MM_SUM_ROWS) {
       int64_t r1 = rows - r0 < TG_MM_SUM_ROWS ? rows : r0 + TG_MM_SUM_ROWS;
+      if (pk) pack_rows(pk, dy, ncol, r0, r1, s0, s1);
       for (int64_t j0 = s0; j0 < s1; j0 += TG_MM_COL_BLOCK) {
         int64_t w = s1 - j0 < TG_MM_COL_BLOCK ? s1 - j0 : TG_MM_COL_BLOCK;
         double *a = acc + (j0 - s0); /* [w] */
@@ -467,17 +503,18 @@ TG_CPU_CLONES static void sl_col_sums(const float *dy, float *db, int64_t rows, 
   }
 }
 
-/* db as [G out] += the column sums of dy as [rows, G out], column blocks on the OpenMP threads when large. */
-static void sl_bias_grad(const float *dy, float *db, int64_t rows, int64_t ncol) {
+/* db as [G out] += the column sums of dy as [rows, G out] (and pk = dy in bf16 with them, when set), column blocks on
+ * the OpenMP threads when large. */
+static void sl_bias_grad(const float *dy, float *db, int64_t rows, int64_t ncol, uint16_t *pk) {
   int64_t nblk = (ncol + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
   if (rows * ncol >= TG_MM_PAR_MIN && nblk > 1) {
     TG_PAR_FOR(1, schedule(static),
     for (int64_t bi = 0; bi < nblk; bi++) {
       int64_t c0 = bi * TG_MM_COL_BLOCK, c1 = c0 + TG_MM_COL_BLOCK < ncol ? c0 + TG_MM_COL_BLOCK : ncol;
-      sl_col_sums(dy, db, rows, ncol, c0, c1);
+      sl_col_sums(dy, db, rows, ncol, c0, c1, pk);
     });
   } else {
-    sl_col_sums(dy, db, rows, ncol, 0, ncol);
+    sl_col_sums(dy, db, rows, ncol, 0, ncol, pk);
   }
 }
 
@@ -489,22 +526,29 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
   float *dw = a->in_grad[1];                      /* [G, out, in] or NULL */
   float *db = a->n_in > 2 ? a->in_grad[2] : NULL; /* [G, out] or NULL */
   bf16_ws ws = ws_of(a);
-  const float *dy_f32 = a->out_grad;                                              /* [rows, G, out] */
-  const float *dy = operand(a, &ws, dy_f32, NULL, rows * G * nout);                 /* as the GEMMs read it */
+  const float *dy_f32 = a->out_grad; /* [rows, G, out] */
+  const float *dy;                   /* [rows, G, out] as the GEMMs read it */
+  int64_t ncol = G * nout;
+  if (fuse_dy_pack(a, &ws, db, dx || dw)) { /* the bias gradient first, packing dy as it sums it */
+    uint16_t *pk = ws_take(&ws, rows * ncol);
+    sl_bias_grad(dy_f32, db, rows, ncol, pk);
+    dy = (const float *)pk, db = NULL;
+  } else {
+    dy = operand(a, &ws, dy_f32, NULL, rows * ncol);
+  }
   const float *x = input_operand(a, &ws, 0, rows * G * nin, 0); /* [rows, G, in] */
   const float *w = input_operand(a, &ws, 1, G * nout * nin, 0); /* [G, out, in] */
-  int64_t ncol = G * nout;
   const tg_cpu_gemm_plan *p = plan_of(a);
   int fresh = (a->grad_fresh & 1u) != 0; /* dx unzeroed: written, not added into */
   if (nin == 1) {
     tg_cpu_stacked_in1_bwd(x, w, dy, dx, fresh, dw, rows, G, nout);
-    if (db) sl_bias_grad(dy_f32, db, rows, ncol);
+    if (db) sl_bias_grad(dy_f32, db, rows, ncol, NULL);
     return TG_OK;
   }
   if (p) { /* the planned primitives hold every group; the bias gradient sums the unrounded dy in f32 */
     if (dx && (st = tg_gemm_prim_run(tg_cpu_grad_prim(p, 0, fresh), dy, w, NULL, dx, a->node_name)) != TG_OK) return st;
     if (dw && (st = tg_gemm_prim_run(p->d_b, dy, x, NULL, dw, a->node_name)) != TG_OK) return st;
-    if (db) sl_bias_grad(dy_f32, db, rows, ncol);
+    if (db) sl_bias_grad(dy_f32, db, rows, ncol, NULL);
     return TG_OK;
   }
   int groups_par = sl_groups_parallel(rows, G, nin, nout);
@@ -520,8 +564,8 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
       tg_cpu_gemm(0, 0, rows, nin, nout, dyj, G * nout, wj, nin, fresh ? 0.0f : 1.0f, dx + j * nin, G * nin);
     if (dw) /* dw[j] [out, in] += dy[:, j]^T x[:, j] */
       tg_cpu_gemm(1, 0, nout, nin, rows, dyj, G * nout, x + j * nin, G * nin, 1.0f, dw + j * nout * nin, nin);
-    if (sums_by_group) sl_col_sums(dy_f32, db, rows, ncol, j * nout, (j + 1) * nout);
+    if (sums_by_group) sl_col_sums(dy_f32, db, rows, ncol, j * nout, (j + 1) * nout, NULL);
   });
-  if (db && !sums_by_group) sl_bias_grad(dy_f32, db, rows, ncol);
+  if (db && !sums_by_group) sl_bias_grad(dy_f32, db, rows, ncol, NULL);
   return TG_OK;
 }
