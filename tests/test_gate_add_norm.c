@@ -139,11 +139,13 @@ done:
   tg_store_free(st);
 }
 
-/* The kernels called directly on rows past the chunk size and the parallel thresholds: the
- * forward against float64, the backward against the float64 adjoint of a random seed, and the
- * same bits on 1 and 3 threads. */
-static void test_large(void) {
-  enum { N = 700, S = 5, D = 16 }; /* 3500 rows: two backward chunks of 2045 and 1455 rows */
+/* Widest row of test_large. */
+#define LARGE_D_MAX 64
+
+/* The kernels called directly on N * S rows of D <= LARGE_D_MAX, past the chunk size and the parallel thresholds:
+ * the forward against float64, the backward against the float64 adjoint of a random seed, and the same bits on 1 and
+ * 3 threads (with fewer slots than threads, each slot's gamma/beta columns are summed by several threads). */
+static void test_large(int64_t N, int64_t S, int64_t D) {
   const int64_t rows = N * S, as[3] = {N, S, 2 * D}, ss[3] = {N, S, D}, ps[2] = {S, D};
   size_t na = (size_t)(rows * 2 * D), ns = (size_t)(rows * D), np = S * D;
   float *A = malloc(sizeof(float) * na), *sk = malloc(sizeof(float) * ns), *gm = malloc(sizeof(float) * np);
@@ -181,7 +183,8 @@ static void test_large(void) {
   k.node_name = "gan_large";
   k.ws_bytes = tg_gan_workspace(&k);
   k.ws = malloc(k.ws_bytes);
-  CHECK(k.ws != NULL && k.ws_bytes >= (size_t)2045 * (2 * D * sizeof(float) + 2 * sizeof(double)));
+  CHECK(k.ws != NULL &&
+        k.ws_bytes >= (size_t)tg_gan_chunk_rows(rows, S) * (2 * (size_t)D * sizeof(float) + 2 * sizeof(double)));
   for (int t = 0; t < 2 && k.ws; t++) {
     CHECK_OK(tg_set_threads(t == 0 ? 1 : 3));
     float *gr = grads[t];
@@ -199,7 +202,7 @@ static void test_large(void) {
   double *sg = calloc(np, sizeof(double)), *sb = calloc(np, sizeof(double));
   for (int64_t r = 0; sg && sb && r < rows; r++) {
     const float *val = A + r * 2 * D, *gate = val + D;
-    double mu = 0.0, var = 0.0, xh[D], gy[D], m1 = 0.0, m2 = 0.0;
+    double mu = 0.0, var = 0.0, xh[LARGE_D_MAX], gy[LARGE_D_MAX], m1 = 0.0, m2 = 0.0;
     for (int j = 0; j < D; j++) mu += z[r * D + j] = sk[r * D + j] + val[j] / (1.0 + exp(-(double)gate[j]));
     mu /= D;
     for (int j = 0; j < D; j++) var += (z[r * D + j] - mu) * (z[r * D + j] - mu);
@@ -301,7 +304,8 @@ int main(void) {
   unsigned long long seed = tg_test_seed(777);
   test_cases(seed);
   test_unfused();
-  test_large();
+  test_large(700, 5, 16); /* 3500 rows: two backward chunks of 2045 and 1455 rows */
+  test_large(3500, 1, 40); /* one slot: chunks of 2048 and 1452 rows, the columns in three tasks on 3 threads */
   test_errors();
   return tg_test_finish();
 }

@@ -11,8 +11,10 @@
 #define GAN_PAR_MIN 32768
 /* Rows per task of the parallel row loops. */
 #define GAN_TASK_ROWS 32
-/* Columns per task of the gamma/beta sums (also their stack accumulators). */
+/* Columns per task of the gamma/beta sums at most (also their stack accumulators). */
 #define GAN_COL_BLOCK 64
+/* A narrower column task has a multiple of this many columns (one cache line of floats). */
+#define GAN_COL_ALIGN 16
 
 /* Each step rounds as the unfused chain does (sigmoid, mul, add, layernorm, mul, add), so the
  * forward gives the same bits as that chain on the CPU. */
@@ -99,10 +101,11 @@ TG_CPU_INLINE void gan_bwd_row(const float *restrict gr, const float *restrict g
 }
 
 /* Backward of rows [r0, r1) of the chunk starting at row c0, TG_ROW_BLOCK rows at a time: z and sigmoid(gate), the
- * stats, then the input gradients when any is wanted. Two modes:
- * - acc NULL (the parallel path): z into z [.., D], sigmoid(gate) into sg [.., D] and the stats into mean/rstd, all
- *   indexed from c0, for gan_bwd_cols afterwards;
- * - acc [2, S, D] (the serial path): z and sg hold one block only, and each row's gamma/beta terms are added to its
+ * stats, then the input gradients when any is wanted. sg [TG_ROW_BLOCK, D] holds one block's sigmoid(gate) rows (only
+ * that block's gradients read them). Two modes:
+ * - acc NULL (the parallel path): z into z [.., D] and the stats into mean/rstd, indexed from c0, for gan_bwd_cols
+ *   afterwards;
+ * - acc [2, S, D] (the serial path): z holds one block only, and each row's gamma/beta terms are added to its
  *   slot's double sums (gamma's then beta's) right away, in row order: the order gan_bwd_cols adds them in. */
 TG_CPU_CLONES static void gan_bwd_rows(const tg_gan_args *p, int64_t c0, int64_t r0, int64_t r1, float *z,
                                        float *sg, double *mean, double *rstd, double *acc) {
@@ -110,11 +113,11 @@ TG_CPU_CLONES static void gan_bwd_rows(const tg_gan_args *p, int64_t c0, int64_t
   int has_g = p->gamma != NULL, ds = p->dskip != NULL, da = p->da != NULL, fsk = p->fresh_skip, fa = p->fresh_a;
   for (int64_t rb = r0; rb < r1; rb += TG_ROW_BLOCK) {
     int n = r1 - rb < TG_ROW_BLOCK ? (int)(r1 - rb) : TG_ROW_BLOCK;
-    int64_t zrow = acc ? 0 : rb - c0; /* the block's first row in z and sg */
+    int64_t zrow = acc ? 0 : rb - c0; /* the block's first row in z */
     const float *zb[TG_ROW_BLOCK], *gb[TG_ROW_BLOCK], *gam[TG_ROW_BLOCK];
     double mb[TG_ROW_BLOCK], rs[TG_ROW_BLOCK];
     float fm[TG_ROW_BLOCK], fr[TG_ROW_BLOCK], m1[TG_ROW_BLOCK], m2[TG_ROW_BLOCK];
-    for (int i = 0; i < n; i++) gan_zs_row(p, rb + i, z + (zrow + i) * D, sg + (zrow + i) * D);
+    for (int i = 0; i < n; i++) gan_zs_row(p, rb + i, z + (zrow + i) * D, sg + i * D);
     tg_row_ptrs(z, D, zrow, n, zb);
     tg_rows_ln_stats(zb, D, p->eps, mb, rs);
     if (!acc)
@@ -126,7 +129,7 @@ TG_CPU_CLONES static void gan_bwd_rows(const tg_gan_args *p, int64_t c0, int64_t
       tg_rows_ln_bwd_means(gb, gam, zb, D, fm, fr, m1, m2);
       for (int i = 0; i < n; i++) {
         int64_t r = rb + i;
-        const float *zr = zb[i], *sr = sg + (zrow + i) * D, *gr = gb[i], *g = gam[i]; /* [D] each; g NULL: none */
+        const float *zr = zb[i], *sr = sg + i * D, *gr = gb[i], *g = gam[i]; /* [D] each; g NULL: none */
         const float *val = p->a + r * 2 * D;                                         /* [D] */
         float *dsk = ds ? p->dskip + r * D : NULL, *dval = da ? p->da + r * 2 * D : NULL;
         float *dgate = da ? dval + D : NULL;
@@ -190,7 +193,13 @@ tg_status tg_cpu_gate_add_norm_bwd(const tg_kernel_args *a) {
                     a->ws ? a->ws_bytes : 0, need);
   int want_affine = p.dgamma || p.dbeta;
   size_t serial_need = sizeof(double) * (size_t)(2 * S * D) + 2 * sizeof(float) * (size_t)(TG_ROW_BLOCK * D);
-  int64_t njb = (D + GAN_COL_BLOCK - 1) / GAN_COL_BLOCK, ncol_tasks = S * njb;
+  /* column tasks of at most GAN_COL_BLOCK columns; with fewer slots than threads (one slot: a row's affine shared by
+   * every row) a slot's columns are split further, so that every thread has a task. Each column still sums its rows
+   * in order: the width changes no bits */
+  int64_t nthr = tg_par_ok() ? omp_get_max_threads() : 1, split = S >= nthr ? 1 : (nthr + S - 1) / S;
+  int64_t cw = ((D + split - 1) / split + GAN_COL_ALIGN - 1) / GAN_COL_ALIGN * GAN_COL_ALIGN;
+  cw = cw < GAN_COL_BLOCK ? cw : GAN_COL_BLOCK;
+  int64_t njb = (D + cw - 1) / cw, ncol_tasks = S * njb;
   for (int64_t c0 = 0; c0 < p.rows; c0 += C) {
     int64_t nr = p.rows - c0 < C ? p.rows - c0 : C, ntask = (nr + GAN_TASK_ROWS - 1) / GAN_TASK_ROWS;
     int par = nr * D > GAN_PAR_MIN;
@@ -206,17 +215,17 @@ tg_status tg_cpu_gate_add_norm_bwd(const tg_kernel_args *a) {
       continue;
     }
     double *mean = (double *)a->ws, *rstd = mean + C; /* [C] each */
-    float *z = (float *)(rstd + C), *sg = z + C * D;  /* [C, D] each */
+    float *z = (float *)(rstd + C), *sg = z + C * D;  /* [C, D] each; a task uses sg's rows from its first on */
     TG_PAR_FOR(par, schedule(static),
     for (int64_t t = 0; t < ntask; t++) {
       int64_t r0 = c0 + t * GAN_TASK_ROWS, r1 = r0 + GAN_TASK_ROWS < c0 + nr ? r0 + GAN_TASK_ROWS : c0 + nr;
-      gan_bwd_rows(&p, c0, r0, r1, z, sg, mean, rstd, NULL);
+      gan_bwd_rows(&p, c0, r0, r1, z, sg + (r0 - c0) * D, mean, rstd, NULL); /* the task's sg rows: its own */
     });
     if (!want_affine) continue;
     TG_PAR_FOR(par, schedule(static),
     for (int64_t t = 0; t < ncol_tasks; t++) {
-      int64_t slot = t / njb, j0 = t % njb * GAN_COL_BLOCK;
-      gan_bwd_cols(&p, c0, nr, slot, j0, D - j0 < GAN_COL_BLOCK ? D - j0 : GAN_COL_BLOCK, z, mean, rstd);
+      int64_t slot = t / njb, j0 = t % njb * cw;
+      gan_bwd_cols(&p, c0, nr, slot, j0, D - j0 < cw ? D - j0 : cw, z, mean, rstd);
     });
   }
   return TG_OK;
