@@ -4,6 +4,7 @@
 #include <string.h>
 #include "support/check.h"
 #include "support/op_check.h"
+#include "tickgrad/device.h"
 #include "tickgrad/graph.h"
 #include "tickgrad/rng.h"
 
@@ -292,14 +293,20 @@ static double worst_rel(const float *got, const double *want, int64_t n, int64_t
   return worst;
 }
 
-/* B*H above the kernels' threading threshold: the forward and every gradient against the float64
- * reference, the workspace size, and two more runs (one without buffer reuse) bitwise equal. */
-static void run_threaded_case(void) {
-  const int64_t B = 300, T = 3, I = 6, H = 128;
+/* B*H above the kernels' threading threshold, on `threads` threads (more than one: the batch goes to the threads in
+ * parts of contiguous rows, here of uneven sizes): the forward and every gradient against the float64 reference, the
+ * workspace size, and two more runs (one without buffer reuse) bitwise equal. */
+static void run_threaded_case(int threads) {
+  const int64_t B = 301, T = 3, I = 6, H = 128;
   big_run a, b, c;
+  int before = tg_threads();
+  CHECK_OK(tg_set_threads(threads));
   int ok = big_forward_backward(B, T, I, H, 0, &a);
   CHECK(ok);
-  if (!ok) return;
+  if (!ok) {
+    CHECK_OK(tg_set_threads(before));
+    return;
+  }
   const int64_t n_in[P_N] = {B * T * I, B * H, B * H, 4 * H * I, 4 * H * H, 4 * H};
   ref_dims d = {B, T, I, H};
   ref_in in = {a.vals[P_X], a.vals[P_H0], a.vals[P_C0], a.vals[P_IH], a.vals[P_HH], a.vals[P_B]};
@@ -337,6 +344,7 @@ static void run_threaded_case(void) {
   big_free(&a);
   if (ok_b) big_free(&b);
   if (ok_c) big_free(&c);
+  CHECK_OK(tg_set_threads(before));
 }
 
 /* One graph, two forward+backward passes: bitwise identical outputs and gradients. A small size
@@ -489,7 +497,8 @@ static void test_build_errors(void) {
 int main(void) {
   unsigned long long seed = tg_test_seed(20240612ull);
   run_op_cases(seed);
-  run_threaded_case();
+  run_threaded_case(1);
+  run_threaded_case(3);
   run_repeat_case();
   test_build_errors();
   return tg_test_finish();

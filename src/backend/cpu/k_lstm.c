@@ -6,7 +6,7 @@
 #include "backend/cpu/cpu_vmath.h"
 #include "ops/lstm_args.h"
 
-/* Elementwise steps (B*H cells) and the bias sums go parallel above this many elements. */
+/* The bias sums go parallel above this many elements. */
 #define LSTM_PAR_MIN 32768
 #define LSTM_COL_BLOCK 64
 
@@ -54,30 +54,55 @@ static void lstm_row_fwd(float *row, const float *bias, const float *cprev, int6
     lstm_cells_fwd0(row, row + H, gates, gates + H, gates + 2 * H, gates + 3 * H, H);
 }
 
-/* The cell update of step t for every (b, j): activates the gate slots, writes c and h. */
-static void lstm_step_fwd(const tg_lstm_args *l, int64_t t) {
-  int64_t B = l->B, T = l->T, H = l->H;
-  TG_PAR_FOR(B * H > LSTM_PAR_MIN, ,
-  for (int64_t b = 0; b < B; b++) {
-    float *row = l->out + (b * T + t) * 6 * H; /* [6H] */
-    const float *cprev = t > 0 ? row - 6 * H + H : l->c0 ? l->c0 + b * H : NULL; /* [H] */
-    lstm_row_fwd(row, l->bias, cprev, H);
-  });
+/* Batch rows are independent through the whole recurrence, so the sequence is split into parts of contiguous rows,
+ * one per thread, each running every step of its rows with no barrier between steps: a step's product (B x 4H x H)
+ * is too small to split, and the cell updates alone are too short to pay for a barrier per step. A part has at least
+ * this many rows. One thread (or too few rows) runs one part: the whole batch, as one product per step. */
+#define LSTM_PART_ROWS 8
+
+/* Parts of the batch for this call: the thread count, at most B / LSTM_PART_ROWS, at least 1. */
+static int64_t lstm_parts(int64_t B) {
+  if (!tg_par_ok()) return 1;
+  int64_t n = omp_get_max_threads(), most = B / LSTM_PART_ROWS;
+  return n < most ? n : most > 1 ? most : 1;
+}
+
+/* Rows [*b0, *b1) of part p of n over B rows. */
+static void lstm_part_rows(int64_t B, int64_t n, int64_t p, int64_t *b0, int64_t *b1) {
+  *b0 = B * p / n;
+  *b1 = B * (p + 1) / n;
+}
+
+/* The recurrence of rows [b0, b1) over every step: h_{t-1} W_hh^T added to the gate slots (x W_ih^T already there),
+ * then each row's cell update. */
+static void lstm_rows_fwd(const tg_lstm_args *l, int64_t b0, int64_t b1) {
+  int64_t T = l->T, H = l->H, R = T * 6 * H, nb = b1 - b0; /* R: floats per batch row of out */
+  float *base = l->out + b0 * R;                           /* row b0 of out [B, T, 6H] */
+  for (int64_t t = 0; t < T; t++) {
+    float *gates = base + t * 6 * H + 2 * H; /* [nb, 4H], rows strided R */
+    if (t > 0) /* += h_{t-1} W_hh^T */
+      tg_cpu_gemm(0, 1, nb, 4 * H, H, base + (t - 1) * 6 * H, R, l->w_hh, H, 1.0f, gates, R);
+    else if (l->h0)
+      tg_cpu_gemm(0, 1, nb, 4 * H, H, l->h0 + b0 * H, H, l->w_hh, H, 1.0f, gates, R);
+    for (int64_t b = b0; b < b1; b++) {
+      float *row = l->out + (b * T + t) * 6 * H; /* [6H] */
+      const float *cprev = t > 0 ? row - 6 * H + H : l->c0 ? l->c0 + b * H : NULL; /* [H] */
+      lstm_row_fwd(row, l->bias, cprev, H);
+    }
+  }
 }
 
 tg_status tg_cpu_lstm_fwd(const tg_kernel_args *a) {
   tg_lstm_args l = tg_lstm_args_of(a);
-  int64_t B = l.B, T = l.T, In = l.In, H = l.H, R = T * 6 * H; /* R: floats per batch row of out */
+  int64_t B = l.B, In = l.In, H = l.H, parts = lstm_parts(B);
   /* gate slots of every step: x W_ih^T, rows (b, t) of out strided 6H */
-  tg_cpu_gemm(0, 1, B * T, 4 * H, In, l.x, In, l.w_ih, In, 0.0f, l.out + 2 * H, 6 * H);
-  for (int64_t t = 0; t < T; t++) {
-    float *gates = l.out + t * 6 * H + 2 * H; /* [B, 4H], rows strided R */
-    if (t > 0) /* += h_{t-1} W_hh^T */
-      tg_cpu_gemm(0, 1, B, 4 * H, H, l.out + (t - 1) * 6 * H, R, l.w_hh, H, 1.0f, gates, R);
-    else if (l.h0)
-      tg_cpu_gemm(0, 1, B, 4 * H, H, l.h0, H, l.w_hh, H, 1.0f, gates, R);
-    lstm_step_fwd(&l, t);
-  }
+  tg_cpu_gemm(0, 1, B * l.T, 4 * H, In, l.x, In, l.w_ih, In, 0.0f, l.out + 2 * H, 6 * H);
+  TG_PAR_FOR(parts > 1, schedule(static) num_threads(parts),
+  for (int64_t p = 0; p < parts; p++) {
+    int64_t b0, b1;
+    lstm_part_rows(B, parts, p, &b0, &b1);
+    lstm_rows_fwd(&l, b0, b1);
+  });
   return TG_OK;
 }
 
@@ -124,16 +149,22 @@ static void lstm_row_bwd(const float *row, const float *grow, const float *cprev
     for (int64_t j = 0; j < H; j++) lstm_cell_bwd(c, g, g + H, g + 2 * H, g + 3 * H, grow, 0.0f, dh_rec, dc, dg, H, j);
 }
 
-/* The cell backward of step t for every (b, j): dG[:, t] and the carried dc from the carried dh
- * and dc (zeroed before the last step). */
-static void lstm_step_bwd(const tg_lstm_args *l, int64_t t, float *dG, const float *dh, float *dc) {
-  int64_t B = l->B, T = l->T, H = l->H;
-  TG_PAR_FOR(B * H > LSTM_PAR_MIN, ,
-  for (int64_t b = 0; b < B; b++) {
-    const float *row = l->out + (b * T + t) * 6 * H;                               /* [6H] */
-    const float *cprev = t > 0 ? row - 6 * H + H : l->c0 ? l->c0 + b * H : NULL; /* [H] */
-    lstm_row_bwd(row, l->dout + (b * T + t) * 6 * H, cprev, dh + b * H, dc + b * H, dG + (b * T + t) * 4 * H, H);
-  });
+/* Backpropagation through time of rows [b0, b1): each step's cell backward into dG[:, t] and the carried dc from the
+ * carried dh and dc (zeroed before the last step), then dh = dG_t W_hh for the step before. */
+static void lstm_rows_bwd(const tg_lstm_args *l, int64_t b0, int64_t b1, float *dG, float *dh, float *dc) {
+  int64_t T = l->T, H = l->H, nb = b1 - b0;
+  for (int64_t t = T - 1; t >= 0; t--) {
+    for (int64_t b = b0; b < b1; b++) {
+      const float *row = l->out + (b * T + t) * 6 * H;                               /* [6H] */
+      const float *cprev = t > 0 ? row - 6 * H + H : l->c0 ? l->c0 + b * H : NULL; /* [H] */
+      lstm_row_bwd(row, l->dout + (b * T + t) * 6 * H, cprev, dh + b * H, dc + b * H, dG + (b * T + t) * 4 * H, H);
+    }
+    const float *dGt = dG + (b0 * T + t) * 4 * H; /* [nb, 4H], rows strided T*4H */
+    if (t > 0)
+      tg_cpu_gemm(0, 0, nb, H, 4 * H, dGt, T * 4 * H, l->w_hh, H, 0.0f, dh + b0 * H, H);
+    else if (l->dh0)
+      tg_cpu_gemm(0, 0, nb, H, 4 * H, dGt, T * 4 * H, l->w_hh, H, 1.0f, l->dh0 + b0 * H, H);
+  }
 }
 
 /* db[o] += sum over rows of dG[r, o] for columns [c0, c1), rows in order. */
@@ -183,14 +214,13 @@ tg_status tg_cpu_lstm_bwd(const tg_kernel_args *a) {
   float *dh = dG + B * T * 4 * H;    /* [B, H]: dG_{t+1} W_hh */
   float *dc = dh + B * H;            /* [B, H]: gradient reaching c_t from step t+1 */
   memset(dh, 0, sizeof(float) * (size_t)(2 * B * H)); /* nothing reaches the last step from later */
-  for (int64_t t = T - 1; t >= 0; t--) {
-    lstm_step_bwd(&l, t, dG, dh, dc);
-    const float *dGt = dG + t * 4 * H; /* [B, 4H], rows strided T*4H */
-    if (t > 0)
-      tg_cpu_gemm(0, 0, B, H, 4 * H, dGt, T * 4 * H, l.w_hh, H, 0.0f, dh, H);
-    else if (l.dh0)
-      tg_cpu_gemm(0, 0, B, H, 4 * H, dGt, T * 4 * H, l.w_hh, H, 1.0f, l.dh0, H);
-  }
+  int64_t parts = lstm_parts(B);
+  TG_PAR_FOR(parts > 1, schedule(static) num_threads(parts),
+  for (int64_t p = 0; p < parts; p++) {
+    int64_t b0, b1;
+    lstm_part_rows(B, parts, p, &b0, &b1);
+    lstm_rows_bwd(&l, b0, b1, dG, dh, dc);
+  });
   if (l.dc0)
     for (int64_t e = 0; e < B * H; e++) l.dc0[e] += dc[e];
   lstm_param_grads(&l, dG);
