@@ -22,15 +22,9 @@ static inline float tg_vsel(int cond, float a, float b) {
  * operation, and base + v has the bits (+0) + v of a zeroed buffer. */
 static inline float tg_grad_base(int fresh, float g) { return tg_vsel(fresh, 0.0f, g); }
 
-/* Relative error within 2 ulp of expf over the float range (Cephes' expf polynomial after
- * Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2). Inputs are clamped to [-104, 88.7]: above,
- * the result is ~FLT_MAX instead of inf; below, +0 or a subnormal as expf gives. NaN passes. Plain
- * multiplies and adds only (ISO C mode: no contraction), so every SIMD clone gives the same bits. */
-static inline float tg_vexpf(float x) {
-  const float hi = 88.7f, lo = -104.0f;
-  float xc = x < hi ? x : hi; /* plain selects of values (min and max instructions); a NaN becomes hi here ... */
-  xc = xc > lo ? xc : lo;
-  xc = tg_vsel(x != x, x, xc); /* ... and is put back */
+/* exp of xc, already clamped to [-104, 88.7] or NaN, by Cephes' expf polynomial after Cody-Waite reduction
+ * x = n ln2 + r, |r| <= ln2 / 2. nan_in: x was NaN (n is taken as 0; the polynomial is NaN already). */
+static inline float tg_vexpf_clamped(float xc, int nan_in) {
   const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
   float t = xc * 1.44269504088896341f + shifter;
   float n = t - shifter; /* round(x / ln2) */
@@ -49,7 +43,7 @@ static inline float tg_vexpf(float x) {
   uint32_t tb;
   memcpy(&tb, &t, sizeof tb);
   int32_t ni = (int32_t)(tb - 0x4B400000u);
-  ni = x != x ? 0 : ni;
+  ni = nan_in ? 0 : ni;
   int32_t n1 = ni >> 1, n2 = ni - n1;
   uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
   float s1, s2;
@@ -58,32 +52,22 @@ static inline float tg_vexpf(float x) {
   return p * s1 * s2;
 }
 
+/* Relative error within 2 ulp of expf over the float range. Inputs are clamped to [-104, 88.7]: above, the result is
+ * ~FLT_MAX instead of inf; below, +0 or a subnormal as expf gives. NaN passes. Plain multiplies and adds only (ISO C
+ * mode: no contraction), so every SIMD clone gives the same bits. */
+static inline float tg_vexpf(float x) {
+  const float hi = 88.7f, lo = -104.0f;
+  float xc = x < hi ? x : hi; /* plain selects of values (min and max instructions); a NaN becomes hi here ... */
+  xc = xc > lo ? xc : lo;
+  xc = tg_vsel(x != x, x, xc); /* ... and is put back */
+  return tg_vexpf_clamped(xc, x != x);
+}
+
 /* tg_vexpf for x <= 0 or NaN only (the Gaussian exp(-x^2 / 2) of the GELU): the same bits for every x <= 0 and NaN for
- * NaN, with neither the upper clamp nor tg_vexpf's two NaN selects (a NaN stays NaN through the reduction, so the
+ * NaN, with neither the upper clamp nor tg_vexpf's NaN selects (a NaN stays NaN through the reduction, so the
  * polynomial, and the product, is NaN whatever the exponent bits). */
 static inline float tg_vexpf_nonpos(float x) {
-  float xc = x < -104.0f ? -104.0f : x; /* a NaN passes */
-  const float shifter = 12582912.0f;
-  float t = xc * 1.44269504088896341f + shifter;
-  float n = t - shifter;
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
-  uint32_t tb;
-  memcpy(&tb, &t, sizeof tb);
-  int32_t ni = (int32_t)(tb - 0x4B400000u);
-  int32_t n1 = ni >> 1, n2 = ni - n1;
-  uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
-  float s1, s2;
-  memcpy(&s1, &b1, sizeof s1);
-  memcpy(&s2, &b2, sizeof s2);
-  return p * s1 * s2;
+  return tg_vexpf_clamped(x < -104.0f ? -104.0f : x, 0); /* a NaN passes the clamp */
 }
 
 /* exp(x) - 1 with relative error within a few ulp: a degree-8 Taylor polynomial for |x| <= 0.5
