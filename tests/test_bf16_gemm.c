@@ -593,6 +593,10 @@ static void test_policy(void) {
           CHECK_MSG(p->packed_bf16 == (bf16 && tg_gemm_prim_has_bf16()),
                     "TICKGRAD_GEMM=%s, %s: packed_bf16 %d with has_bf16 %d", mode, bf16 ? "bf16" : "f32",
                     p->packed_bf16, tg_gemm_prim_has_bf16());
+          /* packed: x and w (no mirrors here, both gradients wanted) kept in bf16 for the backward, and counted */
+          size_t kept = tg_cpu_prepared_bytes(state), want_kept = p->packed_bf16 ? 2 * (size_t)(rows * nin + nout * nin) : 0;
+          CHECK_MSG(kept == want_kept, "TICKGRAD_GEMM=%s, %s: %zu bytes kept, want %zu", mode, bf16 ? "bf16" : "f32", kept,
+                    want_kept);
         }
         tg_cpu_unprepare(state);
       }

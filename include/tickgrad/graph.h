@@ -284,6 +284,7 @@ typedef struct tg_plan_stats {
   int segments;           /* segments with something to recompute */
   int recomputed;         /* ops whose forward kernel runs again in backward */
   size_t arena_bytes_no_recompute; /* arena_bytes of the same plan without recomputation (= arena_bytes with none) */
+  size_t prepared_bytes;  /* kept by the kernels beside the arena: bf16 copies of GEMM inputs for their backward */
 } tg_plan_stats;
 
 /* Binds the graph to one device: checks every operand's device, that every op has a kernel (and a

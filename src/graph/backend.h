@@ -113,6 +113,9 @@ typedef struct tg_backend {
    * then runs and reports that node in f32. */
   tg_status (*prepare)(int op, tg_kernel_args *a, void **state);
   void (*unprepare)(void *state); /* NULL state: nothing */
+  /* The memory a prepared state holds that grows with the node's shapes (bf16 copies of inputs kept for the backward);
+   * NULL: none. Counted in the plan's stats and printed plan. */
+  size_t (*prepared_bytes)(const void *state);
 
   /* ---- memory and copies ---- */
   tg_status (*alloc)(tg_device d, size_t bytes, void **out);

@@ -79,6 +79,7 @@ struct tg_graph {
   int t_end;           /* the timeline's end: graph outputs live to it */
   void *ws;          /* shared kernel workspace (ops with a workspace), ws_bytes long */
   size_t ws_bytes;
+  size_t prepared_bytes; /* the backend's prepare states' memory (tg_backend.prepared_bytes), summed over the nodes */
   uint64_t seed, rng_offset;
   uint64_t fwd_offset; /* rng offset used by the last run, replayed by backward */
   uint64_t *rng_ctr;   /* [2] in device memory: the next run's rng offset, this run's (kernels read it) */

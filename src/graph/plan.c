@@ -298,6 +298,7 @@ static tg_status prepare_nodes(tg_graph *g, const tg_backend *be) {
     tg_status st = be->prepare(n->op, &n->args, &n->args.prepared);
     if (st != TG_OK) return st;
     n->bargs.prepared = n->args.prepared; /* the same shapes, read from recomputed values or kept ones */
+    if (n->args.prepared && be->prepared_bytes) g->prepared_bytes += be->prepared_bytes(n->args.prepared);
     if (n->args.compute != n->compute) { /* a bf16 GEMM node the backend settled to f32: no mirror reads either */
       n->compute = n->bargs.compute = n->args.compute;
       memset(n->args.in_bf16, 0, sizeof n->args.in_bf16);
@@ -477,6 +478,7 @@ tg_plan_stats tg_graph_stats(const tg_graph *g) {
   s.arena_bytes = g->arena_bytes;
   s.unshared_bytes = g->unshared_bytes;
   s.workspace_bytes = g->ws_bytes;
+  s.prepared_bytes = g->prepared_bytes;
   s.param_bytes = g->store ? tg_store_numel(g->store) * sizeof(float) : 0;
   s.nodes = g->n_nodes;
   s.buffers = g->n_bufs;
@@ -533,6 +535,11 @@ void tg_graph_print_plan(const tg_graph *g, FILE *f) {
     fprintf(f, "  kernel workspace ");
     print_bytes(f, g->ws_bytes);
     fprintf(f, "\n");
+  }
+  if (g->prepared_bytes) {
+    fprintf(f, "  kept by the kernels ");
+    print_bytes(f, g->prepared_bytes);
+    fprintf(f, " (bf16 copies of GEMM inputs, packed by the forward for the backward)\n");
   }
   if (g->opts.precision == TG_BF16) {
     int bf16 = 0, settled = 0; /* settled: GEMM ops the backend runs in f32, where bf16 would be slower */

@@ -105,6 +105,7 @@ const tg_backend tg_cpu_backend = {
     .bwd_fresh = tg_cpu_bwd_fresh,
     .prepare = tg_cpu_prepare,
     .unprepare = tg_cpu_unprepare,
+    .prepared_bytes = tg_cpu_prepared_bytes,
     .alloc = cpu_alloc,
     .free = cpu_free,
     .fill_f32 = cpu_fill_f32,

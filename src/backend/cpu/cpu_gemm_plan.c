@@ -110,6 +110,14 @@ void tg_cpu_unprepare(void *state) {
   tg_free(p);
 }
 
+size_t tg_cpu_prepared_bytes(const void *state) {
+  const tg_cpu_gemm_plan *p = state;
+  size_t n = 0;
+  for (int k = 0; k < 2; k++)
+    if (p->kept[k]) n += sizeof(uint16_t) * (size_t)p->kept_numel[k];
+  return n;
+}
+
 /* The packed plan p's kept bf16 copies (tg_cpu_gemm_plan.kept): input k is kept when it is not a parameter (no bf16
  * mirror) and the other input wants a gradient, whose product reads input k (linear's dW reads x, a matmul's dA reads
  * B and its dB reads A). 0 when out of memory (what was made is freed with p). */

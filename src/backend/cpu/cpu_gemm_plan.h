@@ -34,6 +34,8 @@ typedef struct tg_cpu_gemm_plan {
  * node keeps bf16 operands. */
 tg_status tg_cpu_prepare(int op, tg_kernel_args *a, void **state);
 void tg_cpu_unprepare(void *state);
+/* The bytes of the bf16 copies a prepared state keeps (tg_cpu_gemm_plan.kept). */
+size_t tg_cpu_prepared_bytes(const void *state);
 /* The primitive for input k's gradient (0: the first input, 1: the second) in plan p, writing it when fresh is set
  * and adding into it otherwise; NULL: OpenBLAS computes it. */
 tg_gemm_prim *tg_cpu_grad_prim(const tg_cpu_gemm_plan *p, int k, int fresh);
