@@ -380,18 +380,22 @@ TG_CPU_CLONES static void mm_col_sums(const float *dy, float *db, int64_t rows, 
   }
 }
 
-/* db [nout] += the column sums of dy [rows, nout] (and pk = dy in bf16 with them, when set), column blocks on the
- * OpenMP threads when large. */
-static void mm_bias_grad(const float *dy, float *db, int64_t rows, int64_t nout, uint16_t *pk) {
-  int64_t nblk = (nout + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
-  if (rows * nout >= TG_MM_PAR_MIN && nblk > 1) {
+/* A column-sum kernel: db[c] += the sum over rows of dy[r, c] for columns [c0, c1) of dy [rows, ncol], packing those
+ * columns of dy into pk (bf16 [rows, ncol]) as it reads them when pk is set. */
+typedef void col_sums_fn(const float *dy, float *db, int64_t rows, int64_t ncol, int64_t c0, int64_t c1, uint16_t *pk);
+
+/* db [ncol] += the column sums of dy [rows, ncol] by `sums` (and pk = dy in bf16 with them, when set), column blocks on
+ * the OpenMP threads when large. */
+static void bias_grad(col_sums_fn *sums, const float *dy, float *db, int64_t rows, int64_t ncol, uint16_t *pk) {
+  int64_t nblk = (ncol + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
+  if (rows * ncol >= TG_MM_PAR_MIN && nblk > 1) {
     TG_PAR_FOR(1, schedule(static),
     for (int64_t bi = 0; bi < nblk; bi++) {
-      int64_t c0 = bi * TG_MM_COL_BLOCK, c1 = c0 + TG_MM_COL_BLOCK < nout ? c0 + TG_MM_COL_BLOCK : nout;
-      mm_col_sums(dy, db, rows, nout, c0, c1, pk);
+      int64_t c0 = bi * TG_MM_COL_BLOCK, c1 = c0 + TG_MM_COL_BLOCK < ncol ? c0 + TG_MM_COL_BLOCK : ncol;
+      sums(dy, db, rows, ncol, c0, c1, pk);
     });
   } else {
-    mm_col_sums(dy, db, rows, nout, 0, nout, pk);
+    sums(dy, db, rows, ncol, 0, ncol, pk);
   }
 }
 
@@ -413,7 +417,7 @@ tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
   const float *dy;                   /* [rows, out] as GEMMs read it */
   if (fuse_dy_pack(a, &ws, db, dx || dw)) { /* the bias gradient first, packing dy as it sums it */
     uint16_t *pk = ws_take(&ws, rows * nout);
-    mm_bias_grad(dy_f32, db, rows, nout, pk);
+    bias_grad(mm_col_sums, dy_f32, db, rows, nout, pk);
     dy = (const float *)pk, db = NULL;
   } else {
     dy = operand(a, &ws, (dx || dw) ? dy_f32 : NULL, NULL, rows * nout);
@@ -433,7 +437,7 @@ tg_status tg_cpu_linear_bwd(const tg_kernel_args *a) {
   } else if (dw) {
     tg_cpu_gemm(1, 0, nout, nin, rows, dy, nout, x, nin, 1.0f, dw, nin);
   }
-  if (db) mm_bias_grad(dy_f32, db, rows, nout, NULL); /* the bias gradient sums the unrounded gradient, in f32 */
+  if (db) bias_grad(mm_col_sums, dy_f32, db, rows, nout, NULL); /* sums the unrounded gradient, in f32 */
   return TG_OK;
 }
 
@@ -503,21 +507,6 @@ TG_CPU_CLONES static void sl_col_sums(const float *dy, float *db, int64_t rows, 
   }
 }
 
-/* db as [G out] += the column sums of dy as [rows, G out] (and pk = dy in bf16 with them, when set), column blocks on
- * the OpenMP threads when large. */
-static void sl_bias_grad(const float *dy, float *db, int64_t rows, int64_t ncol, uint16_t *pk) {
-  int64_t nblk = (ncol + TG_MM_COL_BLOCK - 1) / TG_MM_COL_BLOCK;
-  if (rows * ncol >= TG_MM_PAR_MIN && nblk > 1) {
-    TG_PAR_FOR(1, schedule(static),
-    for (int64_t bi = 0; bi < nblk; bi++) {
-      int64_t c0 = bi * TG_MM_COL_BLOCK, c1 = c0 + TG_MM_COL_BLOCK < ncol ? c0 + TG_MM_COL_BLOCK : ncol;
-      sl_col_sums(dy, db, rows, ncol, c0, c1, pk);
-    });
-  } else {
-    sl_col_sums(dy, db, rows, ncol, 0, ncol, pk);
-  }
-}
-
 tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
   int64_t rows, G, nin, nout;
   tg_status st = tg_stacked_dims(a, &rows, &G, &nin, &nout);
@@ -531,7 +520,7 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
   int64_t ncol = G * nout;
   if (fuse_dy_pack(a, &ws, db, dx || dw)) { /* the bias gradient first, packing dy as it sums it */
     uint16_t *pk = ws_take(&ws, rows * ncol);
-    sl_bias_grad(dy_f32, db, rows, ncol, pk);
+    bias_grad(sl_col_sums, dy_f32, db, rows, ncol, pk);
     dy = (const float *)pk, db = NULL;
   } else {
     dy = operand(a, &ws, dy_f32, NULL, rows * ncol);
@@ -542,13 +531,13 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
   int fresh = (a->grad_fresh & 1u) != 0; /* dx unzeroed: written, not added into */
   if (nin == 1) {
     tg_cpu_stacked_in1_bwd(x, w, dy, dx, fresh, dw, rows, G, nout);
-    if (db) sl_bias_grad(dy_f32, db, rows, ncol, NULL);
+    if (db) bias_grad(sl_col_sums, dy_f32, db, rows, ncol, NULL);
     return TG_OK;
   }
   if (p) { /* the planned primitives hold every group; the bias gradient sums the unrounded dy in f32 */
     if (dx && (st = tg_gemm_prim_run(tg_cpu_grad_prim(p, 0, fresh), dy, w, NULL, dx, a->node_name)) != TG_OK) return st;
     if (dw && (st = tg_gemm_prim_run(p->d_b, dy, x, NULL, dw, a->node_name)) != TG_OK) return st;
-    if (db) sl_bias_grad(dy_f32, db, rows, ncol, NULL);
+    if (db) bias_grad(sl_col_sums, dy_f32, db, rows, ncol, NULL);
     return TG_OK;
   }
   int groups_par = sl_groups_parallel(rows, G, nin, nout);
@@ -566,6 +555,6 @@ tg_status tg_cpu_stacked_linear_bwd(const tg_kernel_args *a) {
       tg_cpu_gemm(1, 0, nout, nin, rows, dyj, G * nout, x + j * nin, G * nin, 1.0f, dw + j * nout * nin, nin);
     if (sums_by_group) sl_col_sums(dy_f32, db, rows, ncol, j * nout, (j + 1) * nout, NULL);
   });
-  if (db && !sums_by_group) sl_bias_grad(dy_f32, db, rows, ncol, NULL);
+  if (db && !sums_by_group) bias_grad(sl_col_sums, dy_f32, db, rows, ncol, NULL);
   return TG_OK;
 }
