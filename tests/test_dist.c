@@ -10,7 +10,7 @@
 static char g_tmp[256];
 
 #define MPIRUN "timeout 120 mpirun --allow-run-as-root --oversubscribe"
-#define TRAIN "--threads 1 train --model mlp --horizons 2 --epochs 3 --dropout 0 --batch 64"
+#define TRAIN "--threads 1 train --precision fp32 --model mlp --horizons 2 --epochs 3 --dropout 0 --batch 64"
 
 /* Runs a shell command, its output into g_tmp/out.txt; returns the exit status. */
 static int sh(const char *fmt, const char *a, const char *b) {

@@ -97,7 +97,10 @@ static void test_auto(const tg_bars *bars) {
   printf("native bf16 GEMMs on this CPU: %s%s\n", native ? "yes" : "no: ", native ? "" : why);
   CHECK_MSG(native || strlen(why) > 20, "no reason given for bf16 not being native: '%s'", why);
   char notice[512];
-  const int widths[2] = {TG_BF16_AUTO_MIN_WIDTH / 2, TG_BF16_AUTO_MIN_WIDTH};
+  int min_width = tg_device_bf16_auto_min_width(cpu);
+  printf("precision auto takes bf16 from width %d here\n", min_width);
+  CHECK_MSG(min_width == 64 || min_width == TG_BF16_AUTO_MIN_WIDTH, "auto's narrowest bf16 width %d", min_width);
+  const int widths[2] = {min_width / 2, min_width};
   for (int w = 0; w < 2; w++)
     for (int p = 0; p < 3; p++) {
       tg_precision got = (tg_precision)p;
@@ -111,7 +114,7 @@ static void test_auto(const tg_bars *bars) {
                 tg_precision_name((tg_precision)p), notice);
     }
   tg_train_config c = tg_test_small_config(TG_MODEL_MLP, g_tmp, "auto", 1);
-  c.model.mlp.hidden = TG_BF16_AUTO_MIN_WIDTH;
+  c.model.mlp.hidden = min_width;
   c.precision = TG_PRECISION_AUTO;
   CHECK_OK(tg_train_run(&c, bars, NULL));
   CHECK_MSG(file_has(c.out, "config.json", native ? "\"precision\": \"bf16\"" : "\"precision\": \"fp32\""),

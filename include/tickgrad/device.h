@@ -37,14 +37,17 @@ int tg_device_captures(tg_device d);
 /* 1 when d runs bf16 GEMMs natively, faster than fp32 (the CPU with AMX or AVX512-BF16); else 0 and, when why is not
  * NULL, one clause saying why bf16 would be slower there. */
 int tg_device_bf16_native(tg_device d, char *why, size_t why_size);
-/* The narrowest model (d_model, hidden width) whose training auto runs in bf16 on a device with native bf16 GEMMs.
- * Measured on a Xeon with AMX (BENCHMARKS.md): bf16 steps were faster at width 128 and above (mamba2_step d_model
- * 128: 1.35x fp32; mlp_step 256: 1.23x) and slower at 64 (tft_step 0.81x, transformer_step 0.90x), where the
- * operands' rounding passes cost more than the smaller GEMMs save. */
+/* The narrowest model (d_model, hidden width) whose training auto runs in bf16 on a device with native bf16 GEMMs,
+ * where its backend says no other. Measured on a Xeon with AMX before its bf16 GEMMs kept their operands
+ * (BENCHMARKS.md): bf16 steps were faster at width 128 and above (mamba2_step d_model 128: 1.35x fp32; mlp_step 256:
+ * 1.23x) and slower at 64 (tft_step 0.81x, transformer_step 0.90x), where the operands' rounding passes cost more than
+ * the smaller GEMMs saved. */
 #define TG_BF16_AUTO_MIN_WIDTH 128
+/* That width on d: the CPU says 64 where its bf16 steps were measured faster from there (AMX, AMD Zen 4). */
+int tg_device_bf16_auto_min_width(tg_device d);
 /* Settles a run's precision on d for a model of GEMM width `width`: auto becomes bf16 where tg_device_bf16_native
- * says so and width >= TG_BF16_AUTO_MIN_WIDTH, else fp32. An explicit bf16 where it is not native stays bf16, and
- * notice (may be NULL) receives one line saying it will be slower than fp32 and why; otherwise notice is "". */
+ * says so and width >= tg_device_bf16_auto_min_width(d), else fp32. An explicit bf16 where it is not native stays
+ * bf16, and notice (may be NULL) receives one line saying it will be slower than fp32 and why; otherwise notice is "". */
 void tg_precision_resolve(tg_precision *precision, tg_device d, int width, char *notice, size_t notice_size);
 
 /* Device memory for data the caller puts there once (tables, resident inputs): *out receives a copy

@@ -102,8 +102,9 @@ struct tg_train_config {
   double min_delta;      /* improvement needed on the validation loss, default 1e-4 */
   int ckpt_every;        /* checkpoint every N epochs (and always at the end), default 1 */
   long seed;             /* parameters, shuffles and dropout, default 1 */
-  tg_precision precision; /* fp32 (default), or bf16: GEMM operands rounded to bf16, f32 accumulation, f32 master
-                             weights and optimizer state; everything else in f32 */
+  tg_precision precision; /* auto (default: tg_precision_resolve settles it when the run starts), fp32, or bf16: GEMM
+                             operands rounded to bf16, f32 accumulation, f32 master weights and optimizer state;
+                             everything else in f32 */
   int threads;           /* CPU threads (0: leave as they are) */
   char device[32];       /* auto, cpu, cpu:N, cuda, cuda:N (default auto) */
   char out[TG_TRAIN_PATH_MAX]; /* the run folder ("": runs/<model>-<timestamp>) */

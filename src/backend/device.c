@@ -112,12 +112,17 @@ int tg_device_bf16_native(tg_device d, char *why, size_t why_size) {
   return 0;
 }
 
+int tg_device_bf16_auto_min_width(tg_device d) {
+  const tg_backend *be = tg_backend_for(d.kind);
+  return be && be->bf16_auto_min_width ? be->bf16_auto_min_width(d.index) : TG_BF16_AUTO_MIN_WIDTH;
+}
+
 void tg_precision_resolve(tg_precision *precision, tg_device d, int width, char *notice, size_t notice_size) {
   char why[256], dev[16];
   int native = tg_device_bf16_native(d, why, sizeof why);
   if (notice && notice_size) notice[0] = 0;
   if (*precision == TG_PRECISION_AUTO) {
-    *precision = native && width >= TG_BF16_AUTO_MIN_WIDTH ? TG_PRECISION_BF16 : TG_PRECISION_FP32;
+    *precision = native && width >= tg_device_bf16_auto_min_width(d) ? TG_PRECISION_BF16 : TG_PRECISION_FP32;
   } else if (*precision == TG_PRECISION_BF16 && !native && notice) {
     snprintf(notice, notice_size, "precision bf16 on %s will be slower than fp32: %s (--precision auto or fp32 "
              "avoids it)", tg_device_str(d, dev, sizeof dev), why);

@@ -61,6 +61,13 @@ int tg_cmd_devices(int argc, char **argv) {
     printf("  blas note  OpenBLAS fell back to its Prescott kernels on this CPU: start with OPENBLAS_CORETYPE=%s\n",
            blas_core);
   printf("  gemm       %s\n", cpu.gemm);
+  char why[256];
+  tg_device host = {TG_CPU, 0};
+  if (tg_device_bf16_native(host, why, sizeof why))
+    printf("  bf16       native; precision auto trains models of width %d and more in bf16\n",
+           tg_device_bf16_auto_min_width(host));
+  else
+    printf("  bf16       not native: %s; precision auto trains in fp32\n", why);
   printf("  threads    %d (OpenMP loops)\n", cpu.threads);
   int rc = print_cuda_devices();
   static char listing[16384];

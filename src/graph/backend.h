@@ -98,6 +98,9 @@ typedef struct tg_backend {
   /* 1: bf16 GEMMs run natively here and faster than f32; 0: they do not, and why (one clause) says why. NULL: not
    * claimed (precision auto takes fp32 on this backend). */
   int (*bf16_native)(int dev, char *why, size_t why_size);
+  /* The narrowest model width whose training precision auto runs in bf16 where bf16_native says 1. NULL:
+   * TG_BF16_AUTO_MIN_WIDTH. */
+  int (*bf16_auto_min_width)(int dev);
 
   /* ---- kernels: the op's kernel pair for dtype dt (the dtype its floats are computed in), NULL when none ---- */
   const tg_op_kernels *(*kernels)(int op, tg_dtype dt);

@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 #include "graph/backend.h"
 #include "backend/cpu/cpu_bf16_pack.h"
 #include "backend/cpu/cpu_gemm_plan.h"
@@ -11,6 +14,7 @@
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_optim.h"
 #include "backend/cpu/cpu_par.h"
+#include "tickgrad/device.h"
 
 /* bf16 rounding goes to the OpenMP threads in blocks of this many elements. */
 #define CPU_BF16_BLOCK (1 << 16)
@@ -83,6 +87,31 @@ static int cpu_bf16_native(int dev, char *why, size_t why_size) {
   return 0;
 }
 
+/* 1 on an AMD CPU of family 19h: Zen 3 and Zen 4; with AVX512-BF16, Zen 4, whose AVX-512 runs on 256-bit units. */
+static int cpu_amd_family_19h(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  unsigned a, b, c, d;
+  /* vendor "AuthenticAMD" in ebx, edx, ecx */
+  if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541u || d != 0x69746e65u || c != 0x444d4163u) return 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+  unsigned family = (a >> 8) & 0xfu;
+  if (family == 0xfu) family += (a >> 20) & 0xffu;
+  return family == 0x19u;
+#else
+  return 0;
+#endif
+}
+
+/* The narrowest model width precision auto trains in bf16, from the training table of each CPU kind (BENCHMARKS.md):
+ * 64 where oneDNN's bf16 runs on AMX (the 64-wide TFT and transformer steps 1.10-1.25x faster in bf16) or on AMD Zen 4
+ * (whose AVX-512 FMAs run as two 256-bit halves while a bf16 dot product does twice their multiply-adds: 1.28-1.36x);
+ * TG_BF16_AUTO_MIN_WIDTH elsewhere (an AMD EPYC with full-width AVX-512 ran those steps 0.87-0.90x in bf16 on
+ * 2026-12-05). */
+static int cpu_bf16_auto_min_width(int dev) {
+  (void)dev;
+  return tg_gemm_prim_has_amx() || cpu_amd_family_19h() ? 64 : TG_BF16_AUTO_MIN_WIDTH;
+}
+
 static int cpu_device_count(void) { return 1; }
 static const char *cpu_unavailable_reason(void) { return ""; }
 static tg_status cpu_use_or_sync(int dev) {
@@ -101,6 +130,7 @@ const tg_backend tg_cpu_backend = {
     .use = cpu_use_or_sync,
     .sync = cpu_use_or_sync,
     .bf16_native = cpu_bf16_native,
+    .bf16_auto_min_width = cpu_bf16_auto_min_width,
     .kernels = tg_cpu_op_kernels,
     .bwd_fresh = tg_cpu_bwd_fresh,
     .prepare = tg_cpu_prepare,

@@ -177,6 +177,11 @@ int tg_gemm_prim_has_brgemm(void) {
   return g_dnnl.brgemm;
 }
 
+int tg_gemm_prim_has_amx(void) {
+  unsigned isa = (unsigned)dnnl_get_effective_cpu_isa(), amx = (unsigned)dnnl_cpu_isa_avx512_core_amx;
+  return dnnl_ready() && (isa & amx) == amx; /* the ISA values are nested bit masks */
+}
+
 #else /* no oneDNN in this build: every GEMM runs on OpenBLAS */
 
 tg_gemm_prim *tg_gemm_prim_new(const tg_gemm_shape *s) {
@@ -192,4 +197,5 @@ tg_status tg_gemm_prim_run(tg_gemm_prim *p, const void *A, const void *B, const 
 const char *tg_gemm_prim_library(void) { return ""; }
 int tg_gemm_prim_has_bf16(void) { return 0; }
 int tg_gemm_prim_has_brgemm(void) { return 0; }
+int tg_gemm_prim_has_amx(void) { return 0; }
 #endif
