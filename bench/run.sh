@@ -27,7 +27,10 @@
 # creates or installs nothing (BENCH_PYTHON=none: tickgrad's side only); BENCH_ONLY=train runs only the
 # training section (its table and the roofline), BENCH_ONLY=gpu only the GPU section, BENCH_ONLY=latency only the
 # latency section, BENCH_ONLY=ticks only the ticks-to-bars cases, BENCH_ONLY=readers only the bar readers (BENCH_READER_ROUNDS
-# alternating rounds, default 3); BENCH_TORCH_MALLOC (auto: as above; glibc: no preload; or a library to preload);
+# alternating rounds, default 3), BENCH_ONLY=rounds only interleaved rounds of training steps against PyTorch fp32
+# (BENCH_ROUND_CASES, default "tft_step transformer_step"; BENCH_ROUNDS, default 5; at each of BENCH_TRAIN_THREADS:
+# tickgrad fp32 and PyTorch eager fp32 alternate, each round a median of 20 steps, then the median ratio and its spread,
+# the figure to report on a shared machine, where one run can be off by 25%); BENCH_TORCH_MALLOC (auto: as above; glibc: no preload; or a library to preload);
 # BENCH_TORCH_COMPILE=1 fills the torch.compile column (default "-": compiling took 57 s for mlp_step and 12 min
 # for tft_step on the 2-core machine, per process and thread count); BENCH_GPU_TIMEOUT (seconds, default
 # 300) bounds each GPU-section command; BENCH_VULKAN_DEVICE (e.g. vulkan:0; default none) adds the GPU cases on that
@@ -43,9 +46,10 @@ build=${1:-build}
 threads=${BENCH_THREADS:-1}
 only=${BENCH_ONLY:-all}
 gpu_timeout=${BENCH_GPU_TIMEOUT:-300}
-case $only in all | train | gpu | latency | ticks | readers) ;;
-  *) echo "bench: BENCH_ONLY must be 'all', 'train', 'gpu', 'latency', 'ticks' or 'readers', not '$only'" >&2; exit 2 ;; esac
-if [ "${BENCH_PYTHON:-}" = none ] && { [ "$only" = all ] || [ "$only" = train ]; }; then
+case $only in all | train | rounds | gpu | latency | ticks | readers) ;;
+  *) echo "bench: BENCH_ONLY must be 'all', 'train', 'rounds', 'gpu', 'latency', 'ticks' or 'readers', not '$only'" >&2
+     exit 2 ;; esac
+if [ "${BENCH_PYTHON:-}" = none ] && { [ "$only" = all ] || [ "$only" = train ] || [ "$only" = rounds ]; }; then
   echo "bench: BENCH_PYTHON=none (no PyTorch) is for BENCH_ONLY=gpu or latency; the CPU cases need PyTorch" >&2
   exit 2
 fi
@@ -410,8 +414,41 @@ train_section() {
   return $failed
 }
 
+# Interleaved rounds: per case and thread count, BENCH_ROUNDS rounds of tickgrad fp32 then PyTorch eager fp32, each a
+# median of 20 steps after 5; every round's pair and ratio, then the median ratio with its range.
+rounds_section() {
+  local case th r tg pt failed=0 ratios
+  local n=${BENCH_ROUNDS:-5}
+  echo
+  echo "# interleaved rounds (BENCH_ROUNDS=$n): tickgrad fp32 and PyTorch eager fp32 alternating, us per step (median of 20)"
+  echo "# ISA: $(tg_run --threads 1 --warmup 1 --reps 1 gemm_peak | grep -m1 '^isa ' | cut -d' ' -f2-)"
+  echo "case, threads, round, tickgrad_fp32_us, torch_fp32_us, torch/tickgrad"
+  for case in ${BENCH_ROUND_CASES:-tft_step transformer_step}; do
+    for th in $train_threads; do
+      ratios=()
+      for r in $(seq 1 "$n"); do
+        tg=$(OMP_NUM_THREADS=$th tg_run --threads "$th" --warmup 5 --reps 20 --precision fp32 "$case")
+        [[ $tg != failed* ]] && tg=$(head -1 <<<"$tg" | cut -d' ' -f2) || failed=1
+        pt=$(torch_run "$th" "$case" --warmup 5 --reps 20)
+        [[ $pt != failed* ]] || failed=1
+        echo "$case, $th, $r, $tg, $pt, $(ratio "$pt" "$tg")"
+        num "$tg" && num "$pt" && ratios+=("$(ratio "$pt" "$tg")")
+      done
+      [ ${#ratios[@]} -gt 0 ] || continue
+      printf '%s\n' "${ratios[@]}" | sort -g | awk -v c="$case" -v th="$th" '{ v[NR] = $1 } END {
+        m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf "%s, %s, median of %d rounds, torch/tickgrad %.2f (%.2f-%.2f)\n", c, th, NR, m, v[1], v[NR] }'
+    done
+  done
+  return $failed
+}
+
 gpu_status=0
 train_status=0
+if [ "$only" = rounds ]; then
+  rounds_section
+  exit $?
+fi
 if [ "$only" = train ]; then
   train_section || train_status=$?
   exit $train_status
