@@ -30,7 +30,8 @@
 # alternating rounds, default 3), BENCH_ONLY=rounds only interleaved rounds of training steps against PyTorch fp32
 # (BENCH_ROUND_CASES, default "tft_step transformer_step"; BENCH_ROUNDS, default 5; at each of BENCH_TRAIN_THREADS:
 # tickgrad fp32 and PyTorch eager fp32 alternate, each round a median of 20 steps, then the median ratio and its spread,
-# the figure to report on a shared machine, where one run can be off by 25%); BENCH_TORCH_MALLOC (auto: as above; glibc: no preload; or a library to preload);
+# the figure to report on a shared machine, where one run can be off by 25%); BENCH_TORCH_MALLOC (auto: as above;
+# glibc: no preload; or a library to preload);
 # BENCH_TORCH_COMPILE=1 fills the torch.compile column (default "-": compiling took 57 s for mlp_step and 12 min
 # for tft_step on the 2-core machine, per process and thread count); BENCH_GPU_TIMEOUT (seconds, default
 # 300) bounds each GPU-section command; BENCH_VULKAN_DEVICE (e.g. vulkan:0; default none) adds the GPU cases on that

@@ -35,7 +35,8 @@ extern const char *const RL_CONFIG_EXTRA[];
 #define RL_PRECISION_ROW(T)                                                                                         \
   {.key = "precision", .type = TG_SET_ENUM, .off = offsetof(T, precision), .names = tg_precision_names,           \
    .help = "fp32 (default), bf16 (GEMM operands in bf16 with f32 accumulation, f32 weights and Adam state) or "    \
-           "auto (bf16 where the device has native bf16 GEMMs and a hidden layer is at least 128 wide, else fp32)"}
+           "auto (bf16 where the device has native bf16 GEMMs and a hidden layer is at least as wide as `tickgrad "  \
+           "devices` says bf16 pays from, else fp32)"}
 
 /* The environment a run was started with (config.json's "env"). */
 typedef struct rl_env_id {
