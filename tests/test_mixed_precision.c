@@ -110,8 +110,11 @@ static void test_auto(const tg_bars *bars) {
       CHECK_MSG(got == want, "%s at width %d resolved to %s", tg_precision_name((tg_precision)p), widths[w],
                 tg_precision_name(got));
       int warns = p == TG_PRECISION_BF16 && !native;
-      CHECK_MSG(warns ? strstr(notice, "slower than fp32") != NULL : notice[0] == 0, "%s: notice '%s'",
-                tg_precision_name((tg_precision)p), notice);
+      char says[64];
+      snprintf(says, sizeof says, "precision auto: %s", tg_precision_name(want));
+      const char *expect = p == TG_PRECISION_AUTO ? says : warns ? "slower than fp32" : NULL;
+      CHECK_MSG(expect ? strstr(notice, expect) != NULL : notice[0] == 0, "%s at width %d: notice '%s'",
+                tg_precision_name((tg_precision)p), widths[w], notice);
     }
   tg_train_config c = tg_test_small_config(TG_MODEL_MLP, g_tmp, "auto", 1);
   c.model.mlp.hidden = min_width;

@@ -46,8 +46,9 @@ int tg_device_bf16_native(tg_device d, char *why, size_t why_size);
 /* That width on d: the CPU says 64 where its bf16 steps were measured faster from there (AMX, AMD Zen 4). */
 int tg_device_bf16_auto_min_width(tg_device d);
 /* Settles a run's precision on d for a model of GEMM width `width`: auto becomes bf16 where tg_device_bf16_native
- * says so and width >= tg_device_bf16_auto_min_width(d), else fp32. An explicit bf16 where it is not native stays
- * bf16, and notice (may be NULL) receives one line saying it will be slower than fp32 and why; otherwise notice is "". */
+ * says so and width >= tg_device_bf16_auto_min_width(d), else fp32, and notice (may be NULL) receives one line saying
+ * which and why ("precision auto: ..."). An explicit bf16 where it is not native stays bf16, and notice receives one
+ * line saying it will be slower than fp32 and why; otherwise notice is "". */
 void tg_precision_resolve(tg_precision *precision, tg_device d, int width, char *notice, size_t notice_size);
 
 /* Device memory for data the caller puts there once (tables, resident inputs): *out receives a copy

@@ -122,7 +122,15 @@ void tg_precision_resolve(tg_precision *precision, tg_device d, int width, char 
   int native = tg_device_bf16_native(d, why, sizeof why);
   if (notice && notice_size) notice[0] = 0;
   if (*precision == TG_PRECISION_AUTO) {
-    *precision = native && width >= tg_device_bf16_auto_min_width(d) ? TG_PRECISION_BF16 : TG_PRECISION_FP32;
+    int from = tg_device_bf16_auto_min_width(d);
+    *precision = native && width >= from ? TG_PRECISION_BF16 : TG_PRECISION_FP32;
+    tg_device_str(d, dev, sizeof dev);
+    if (notice && native)
+      snprintf(notice, notice_size, "precision auto: %s for a model %d wide on %s, whose bf16 GEMMs are native and "
+               "were measured faster than fp32 from width %d (--precision fp32 or bf16 chooses)",
+               tg_precision_name(*precision), width, dev, from);
+    else if (notice)
+      snprintf(notice, notice_size, "precision auto: fp32 on %s: %s", dev, why);
   } else if (*precision == TG_PRECISION_BF16 && !native && notice) {
     snprintf(notice, notice_size, "precision bf16 on %s will be slower than fp32: %s (--precision auto or fp32 "
              "avoids it)", tg_device_str(d, dev, sizeof dev), why);
