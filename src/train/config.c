@@ -61,8 +61,8 @@ static const tg_setting COMMON[] = {
     NUM("seed", NULL, TG_SET_INT64, seed, 0, 2147483647.0, 0, "parameters, shuffles, dropout (default 1)"),
     {.key = "precision", .type = TG_SET_ENUM, .off = OFF(precision), .names = tg_precision_names,
      .help = "auto (default: bf16 where the device has native bf16 GEMMs, AMX or AVX512-BF16 on a CPU, and the model "
-             "is at least as wide as `tickgrad devices` says bf16 pays from: 64 or 128, else fp32), fp32 or bf16 (GEMM operands in bf16 with f32 accumulation, f32 weights "
-             "and Adam state)"},
+             "is at least as wide as `tickgrad devices` says bf16 pays from: 64 or 128, else fp32), fp32 or bf16 "
+             "(GEMM operands in bf16 with f32 accumulation, f32 weights and Adam state)"},
     {.key = "threads", .type = TG_SET_INT, .off = OFF(threads), .lo = 0, .hi = 4096, .flags = TG_SET_RESUMABLE,
      .help = "CPU threads (default 0: as set globally)"},
     STR("device", device, TG_SET_RESUMABLE, "auto, cpu, cuda or cuda:N (default auto)"),

@@ -178,8 +178,9 @@ int tg_gemm_prim_has_brgemm(void) {
 }
 
 int tg_gemm_prim_has_amx(void) {
+  if (!dnnl_ready()) return 0;
   unsigned isa = (unsigned)dnnl_get_effective_cpu_isa(), amx = (unsigned)dnnl_cpu_isa_avx512_core_amx;
-  return dnnl_ready() && (isa & amx) == amx; /* the ISA values are nested bit masks */
+  return (isa & amx) == amx; /* the ISA values are nested bit masks */
 }
 
 #else /* no oneDNN in this build: every GEMM runs on OpenBLAS */

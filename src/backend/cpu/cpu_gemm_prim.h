@@ -35,7 +35,8 @@ const char *tg_gemm_prim_library(void);
 int tg_gemm_prim_has_bf16(void);
 /* 1 when oneDNN has brgemm f32 matmul kernels (AVX-512 and up) on this CPU, else 0. */
 int tg_gemm_prim_has_brgemm(void);
-/* 1 when oneDNN's bf16 matmuls run on AMX tiles on this CPU (its effective ISA, which ONEDNN_MAX_CPU_ISA caps), else 0. */
+/* 1 when oneDNN's bf16 matmuls run on AMX tiles on this CPU (its effective ISA, which ONEDNN_MAX_CPU_ISA caps),
+ * else 0. */
 int tg_gemm_prim_has_amx(void);
 
 #endif
