@@ -30,23 +30,30 @@ static double free_bytes(tg_device dev, const char **what) {
   return kib * 1024;
 }
 
+/* What a plan holds for its activations: the arena (plain: the arena the same plan would have without
+ * recomputation), the kernels' workspace and the copies its kernels keep for the backward. */
+static double plan_bytes(const tg_plan_stats *s, int plain) {
+  return (double)(plain ? s->arena_bytes_no_recompute : s->arena_bytes) + (double)s->workspace_bytes +
+         (double)s->prepared_bytes;
+}
+
 static double graph_bytes(tg_graph *g) {
   if (!g) return 0;
   tg_plan_stats s = tg_graph_stats(g);
-  return (double)s.arena_bytes + (double)s.workspace_bytes + (double)s.prepared_bytes;
+  return plan_bytes(&s, 0);
 }
 
 /* The training activations line: with recomputation, also what the same plan would hold without it. */
 static void activations_line(FILE *f, const tg_plan_stats *tr, double eval, int64_t batch) {
   char a[32], b[32], c[32], e[32];
-  double act = (double)tr->arena_bytes + (double)tr->workspace_bytes + (double)tr->prepared_bytes;
+  double act = plan_bytes(tr, 0);
   fprintf(f, "  activations       %s per training batch of %lld (arena %s + workspace %s", mem_str(a, sizeof a, act),
           (long long)batch, mem_str(b, sizeof b, (double)tr->arena_bytes),
           mem_str(c, sizeof c, (double)tr->workspace_bytes));
   if (tr->prepared_bytes) fprintf(f, " + kept bf16 copies %s", mem_str(c, sizeof c, (double)tr->prepared_bytes));
   if (tr->recompute != TG_RECOMPUTE_NONE)
     fprintf(f, "; recompute %s, %s without", tg_recompute_name(tr->recompute),
-            mem_str(e, sizeof e, (double)tr->arena_bytes_no_recompute + (double)tr->workspace_bytes + (double)tr->prepared_bytes));
+            mem_str(e, sizeof e, plan_bytes(tr, 1)));
   fprintf(f, "); evaluation %s\n", mem_str(a, sizeof a, eval));
 }
 
@@ -55,9 +62,7 @@ static void fit_line(FILE *f, const tr_model *m, const tr_data *d, const tg_plan
   char a[32];
   const char *what = "";
   double avail = free_bytes(d->dev, &what), ev = graph_bytes(m->eval.g);
-  double kept = (double)tr->prepared_bytes;
-  double per_window = ((double)tr->arena_bytes + (double)tr->workspace_bytes + kept + ev) / (double)batch;
-  double per_plain = ((double)tr->arena_bytes_no_recompute + (double)tr->workspace_bytes + kept + ev) / (double)batch;
+  double per_window = (plan_bytes(tr, 0) + ev) / (double)batch, per_plain = (plan_bytes(tr, 1) + ev) / (double)batch;
   if (!(avail > 0 && per_window > 0)) {
     fprintf(f, "  free memory unknown: no estimate of the largest batch\n");
     return;
@@ -75,7 +80,7 @@ void tr_memplan_print(FILE *f, const tr_model *m, const tr_data *d, int64_t batc
   double mirror = precision == TG_PRECISION_BF16 ? 2 * numel : 0.0;
   double opt = (double)tg_optim_state_count(m->opt) * p;
   tg_plan_stats tr = tg_graph_stats(m->train.g);
-  double act = (double)tr.arena_bytes + (double)tr.workspace_bytes + (double)tr.prepared_bytes;
+  double act = plan_bytes(&tr, 0);
   double eval = graph_bytes(m->eval.g) + graph_bytes(m->rest.g), staged = (double)d->staged_bytes;
   fprintf(f, "memory plan on %s (%.0f parameters):\n", tg_device_str(d->dev, dev, sizeof dev), numel);
   fprintf(f, "  parameters        %s\n  gradients         %s\n", mem_str(a, sizeof a, p), mem_str(b, sizeof b, p));

@@ -13,11 +13,7 @@
 #include "backend/cpu/cpu_gemm_prim.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/cpu_optim.h"
-#include "backend/cpu/cpu_par.h"
 #include "tickgrad/device.h"
-
-/* bf16 rounding goes to the OpenMP threads in blocks of this many elements. */
-#define CPU_BF16_BLOCK (1 << 16)
 
 static tg_status cpu_alloc(tg_device d, size_t bytes, void **out) {
   size_t rounded = (bytes + 63) & ~(size_t)63;
@@ -59,12 +55,7 @@ static tg_status cpu_copy(tg_device d, void *dst, const void *src, size_t bytes)
 
 static tg_status cpu_round_bf16(tg_device d, uint16_t *dst, const float *src, size_t n) {
   (void)d;
-  long nb = (long)((n + CPU_BF16_BLOCK - 1) / CPU_BF16_BLOCK);
-  TG_PAR_FOR(nb > 1, schedule(static),
-  for (long b = 0; b < nb; b++) {
-    size_t lo = (size_t)b * CPU_BF16_BLOCK, len = n - lo < CPU_BF16_BLOCK ? n - lo : CPU_BF16_BLOCK;
-    tg_cpu_bf16_pack(dst + lo, src + lo, len);
-  });
+  tg_cpu_bf16_pack_par(dst, src, n);
   return TG_OK;
 }
 

@@ -2,6 +2,7 @@
  * base/bf16's bit arithmetic compiled for the widest vectors the CPU has; the same bits either way. */
 #include <string.h>
 #include "backend/cpu/cpu_bf16_pack.h"
+#include "backend/cpu/cpu_par.h"
 #include "backend/cpu/cpu_simd.h"
 #include "base/bf16.h"
 
@@ -86,6 +87,18 @@ void tg_cpu_bf16_pack(uint16_t *dst, const float *src, size_t n) {
   }
 #endif
   pack_bits(dst, src, n);
+}
+
+/* Elements per block of tg_cpu_bf16_pack_par. */
+#define BF16_PACK_BLOCK ((size_t)1 << 16)
+
+void tg_cpu_bf16_pack_par(uint16_t *dst, const float *src, size_t n) {
+  long nb = (long)((n + BF16_PACK_BLOCK - 1) / BF16_PACK_BLOCK);
+  TG_PAR_FOR(nb > 1, schedule(static),
+  for (long b = 0; b < nb; b++) {
+    size_t lo = (size_t)b * BF16_PACK_BLOCK, len = n - lo < BF16_PACK_BLOCK ? n - lo : BF16_PACK_BLOCK;
+    tg_cpu_bf16_pack(dst + lo, src + lo, len);
+  });
 }
 
 void tg_cpu_f32_round_bf16(float *dst, const float *src, size_t n) {

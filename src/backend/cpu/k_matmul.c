@@ -193,14 +193,8 @@ static const void *input_operand(const tg_kernel_args *a, bf16_ws *w, int k, int
   const float *src = a->in[k]->data;
   if (a->compute != TG_BF16 || !p || !p->kept[k] || p->kept_numel[k] != n)
     return operand(a, w, src, a->in_bf16[k], n);
-  uint16_t *kept = p->kept[k];
-  int64_t nblk = fwd ? (n + TG_BF16_BLOCK - 1) / TG_BF16_BLOCK : 0; /* as operand() */
-  TG_PAR_FOR(nblk > 1, schedule(static),
-  for (int64_t b = 0; b < nblk; b++) {
-    int64_t lo = b * TG_BF16_BLOCK, len = n - lo < TG_BF16_BLOCK ? n - lo : TG_BF16_BLOCK;
-    tg_cpu_bf16_pack(kept + lo, src + lo, (size_t)len);
-  });
-  return kept;
+  if (fwd) tg_cpu_bf16_pack_par(p->kept[k], src, (size_t)n);
+  return p->kept[k];
 }
 
 /* 1 when a batched product's batches should run on the OpenMP threads: many small products
