@@ -136,6 +136,26 @@ static tg_tensor *b_sample(tg_graph *g, tg_tensor **x) {
 }
 static tg_tensor *b_causal_softmax(tg_graph *g, tg_tensor **x) { return tg_causal_softmax(g, x[0], -1); }
 static tg_tensor *b_causal_softmax_wide(tg_graph *g, tg_tensor **x) { return tg_causal_softmax(g, x[0], 40); }
+/* attention: x = q, k, v; heads, causal, offset and scale per case */
+static tg_tensor *b_attn_causal(tg_graph *g, tg_tensor **x) { return tg_attention(g, x[0], x[1], x[2], 2, 1, 0, 1.0f); }
+static tg_tensor *b_attn_last(tg_graph *g, tg_tensor **x) { /* Tq = 1, the last step of Tk = 9 */
+  return tg_attention(g, x[0], x[1], x[2], 3, 1, 8, 0.5f);
+}
+static tg_tensor *b_attn_neg(tg_graph *g, tg_tensor **x) { /* rows 0 and 1 see nothing */
+  return tg_attention(g, x[0], x[1], x[2], 2, 1, -2, 0.6f);
+}
+static tg_tensor *b_attn_full(tg_graph *g, tg_tensor **x) { return tg_attention(g, x[0], x[1], x[2], 2, 0, 0, 0.45f); }
+static tg_tensor *b_attn_dh1(tg_graph *g, tg_tensor **x) { return tg_attention(g, x[0], x[1], x[2], 3, 1, 1, 1.5f); }
+static tg_tensor *b_attn_big(tg_graph *g, tg_tensor **x) { /* dh 20 */
+  return tg_attention(g, x[0], x[1], x[2], 3, 1, 0, 0.2236068f);
+}
+static tg_tensor *b_attn_wide(tg_graph *g, tg_tensor **x) { return tg_attention(g, x[0], x[1], x[2], 2, 1, 3, 0.15f); }
+static tg_tensor *b_attn_none(tg_graph *g, tg_tensor **x) { /* no row sees a key */
+  return tg_attention(g, x[0], x[1], x[2], 2, 1, INT64_MIN, 1.0f);
+}
+static tg_tensor *b_attn_max(tg_graph *g, tg_tensor **x) { /* every row sees every key */
+  return tg_attention(g, x[0], x[1], x[2], 1, 1, INT64_MAX, 0.3f);
+}
 static tg_tensor *b_conv1d(tg_graph *g, tg_tensor **x) { return tg_conv1d_causal(g, x[0], x[1], x[2]); }
 static tg_tensor *b_conv1d_nobias(tg_graph *g, tg_tensor **x) { return tg_conv1d_causal(g, x[0], x[1], NULL); }
 static tg_tensor *b_lstm(tg_graph *g, tg_tensor **x) { return tg_lstm(g, x[0], NULL, NULL, x[1], x[2], x[3]); }
@@ -238,6 +258,21 @@ static const pc_case k_cases[] = {
     /* ppo_loss, Gaussian policy: log_std's gradient is a sum over the 300 samples */
     {"ppo_loss", 4, {F32P("mu", 2, 300, 1), {"ls", TG_F32, 1, {1}, 1, -0.5, -0.2}, F32P("v", 1, 300),
                      {"d", TG_F32, 2, {5, 300}, 0, -1.5, 0.5}}, b_ppo_gauss},
+    /* attention: causal offset 0 with Tq == Tk (dh 4); Tq = 1 at offset Tk - 1 (dh 4); a negative offset (rows 0 and
+     * 1 see nothing, dh 3); non-causal with Tq != Tk (dh 5); dh 1; B 2, T 70, H 3, dh 20 (420 rows: several blocks);
+     * dh 40 and dh 100 (the register and the generic paths past 32 and 64 columns), dh 100 with q an input (no dq);
+     * offsets INT64_MIN (no row sees a key: all 0) and INT64_MAX (every row sees every key) */
+    {"attention", 3, {F32P("q", 3, 2, 6, 8), F32P("k", 3, 2, 6, 8), F32P("v", 3, 2, 6, 8)}, b_attn_causal},
+    {"attention", 3, {F32P("q", 3, 2, 1, 12), F32P("k", 3, 2, 9, 12), F32P("v", 3, 2, 9, 12)}, b_attn_last},
+    {"attention", 3, {F32P("q", 3, 2, 7, 6), F32P("k", 3, 2, 7, 6), F32P("v", 3, 2, 7, 6)}, b_attn_neg},
+    {"attention", 3, {F32P("q", 3, 2, 4, 10), F32P("k", 3, 2, 9, 10), F32P("v", 3, 2, 9, 10)}, b_attn_full},
+    {"attention", 3, {F32P("q", 3, 1, 5, 3), F32P("k", 3, 1, 6, 3), F32P("v", 3, 1, 6, 3)}, b_attn_dh1},
+    {"attention", 3, {F32P("q", 3, 2, 70, 60), F32P("k", 3, 2, 70, 60), F32P("v", 3, 2, 70, 60)}, b_attn_big},
+    {"attention", 3, {F32P("q", 3, 2, 9, 80), F32P("k", 3, 2, 11, 80), F32P("v", 3, 2, 11, 80)}, b_attn_wide},
+    {"attention", 3, {F32P("q", 3, 1, 9, 200), F32P("k", 3, 1, 12, 200), F32P("v", 3, 1, 12, 200)}, b_attn_wide},
+    {"attention", 3, {IN_F32("q", 3, 1, 5, 200), F32P("k", 3, 1, 7, 200), F32P("v", 3, 1, 7, 200)}, b_attn_wide},
+    {"attention", 3, {F32P("q", 3, 2, 3, 4), F32P("k", 3, 2, 5, 4), F32P("v", 3, 2, 5, 4)}, b_attn_none},
+    {"attention", 3, {F32P("q", 3, 1, 4, 5), F32P("k", 3, 1, 6, 5), F32P("v", 3, 1, 6, 5)}, b_attn_max},
     /* window_rows (window 8, 50 rows): i64 rows drawn from [7, 50); f32 rows all 9 (integers as floats) */
     {"window_rows", 1, {{"t", TG_I64, 2, {300, 1}, 0, 7.0, 50.0}}, b_window_rows},
     {"window_rows", 1, {{"t", TG_F32, 1, {300}, 0, 9.0, 9.0}}, b_window_rows},

@@ -173,6 +173,13 @@ tg_tensor *tg_sample_rows(tg_graph *g, int64_t rows, int64_t b);
  * j <= i + offset; hidden entries are exactly 0 (no additive -1e9, safe in any precision). A row
  * that sees no key is all 0. */
 tg_tensor *tg_causal_softmax(tg_graph *g, tg_tensor *x, int64_t offset);
+/* Multi-head scaled dot-product attention in one op, on rows as linears produce them: q [B, Tq, heads*dh], k and v
+ * [B, Tk, heads*dh], head h in columns [h dh, (h+1) dh). Per batch and head, out_i = sum_j p_ij v_j with
+ * p_i = softmax_j(scale q_i . k_j) over the keys query row i sees: every key, or when causal the j <= i + offset (as
+ * tg_causal_softmax: hidden keys weigh exactly 0, a row that sees no key gives 0). out [B, Tq, heads*dh]. No
+ * [B, heads, Tq, Tk] scores and no head transposes are kept: the backward recomputes the probabilities. */
+tg_tensor *tg_attention(tg_graph *g, tg_tensor *q, tg_tensor *k, tg_tensor *v, int64_t heads, int causal,
+                        int64_t offset, float scale);
 /* Causal depthwise convolution along time: x [B, L, C], w [C, K], bias [C] or NULL;
  * out[b,t,c] = bias[c] + sum_k w[c,k] * x[b, t-K+1+k, c], with x = 0 before t = 0. */
 tg_tensor *tg_conv1d_causal(tg_graph *g, tg_tensor *x, tg_tensor *w, tg_tensor *bias);

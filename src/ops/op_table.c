@@ -54,6 +54,7 @@ static const tg_op_def k_ops[TG_OP_COUNT] = {
     [TG_OP_PPO_LOSS] = {"ppo_loss", 7, 8, 0, IN},
     [TG_OP_WINDOW_ROWS] = {"window_rows", 1, 1, TG_OPF_NO_GRAD, 0},
     [TG_OP_GELU] = {"gelu", 1, 1, 0, IN},
+    [TG_OP_ATTENTION] = {"attention", 3, 3, 0, IN | OUT, .workspace = tg_attention_workspace},
 };
 
 const tg_op_def *tg_op_get(tg_op op) { return (op >= 0 && op < TG_OP_COUNT) ? &k_ops[op] : NULL; }

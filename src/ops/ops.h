@@ -59,6 +59,7 @@ typedef enum tg_op {
   TG_OP_PPO_LOSS,
   TG_OP_WINDOW_ROWS,
   TG_OP_GELU, /* exact (erf) GELU: x Phi(x) */
+  TG_OP_ATTENTION, /* multi-head scaled dot-product attention on [B, T, H*dh] rows (attention_args.h) */
   TG_OP_COUNT
 } tg_op;
 
@@ -74,7 +75,9 @@ typedef enum tg_op {
  *   ssd_scan: i[0]=chunk length Q, i[1]=has D
  *   stacked_linear: i[0]=has bias         gate_add_norm: f[0]=eps, i[0]=has gamma and beta
  *   ppo_loss: f[0]=clip, f[1]=vf_coef, f[2]=ent_coef, i[0]=clip_vloss, i[1]=norm_adv, i[2]=Gaussian
- *   window_rows: i[0]=window W, i[1]=rows of the table (t must be an integer in [W-1, rows)) */
+ *   window_rows: i[0]=window W, i[1]=rows of the table (t must be an integer in [W-1, rows))
+ *   attention: i[0]=heads H, i[1]=causal, i[2]=offset (causal: key j is visible to query row i when j <= i + offset),
+ *              f[0]=scale of the scores */
 typedef struct tg_attr {
   int64_t i[8];
   float f[TG_MAX_QUANTILES];
@@ -141,6 +144,7 @@ size_t tg_gemm_bf16_workspace(const tg_kernel_args *a);
 /* Workspace sizes (bytes) of the sequence ops, the same for every backend (build_lstm.c, build_ssd.c). */
 size_t tg_lstm_workspace(const tg_kernel_args *a);
 size_t tg_ssd_workspace(const tg_kernel_args *a);
+size_t tg_attention_workspace(const tg_kernel_args *a); /* build_attention.c */
 
 #ifdef __cplusplus
 }

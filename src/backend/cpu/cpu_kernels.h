@@ -115,6 +115,8 @@ tg_status tg_cpu_sample_rows_fwd(const tg_kernel_args *a);
 /* k_sequence.c: causal softmax, causal depthwise conv */
 tg_status tg_cpu_causal_softmax_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_causal_softmax_bwd(const tg_kernel_args *a);
+tg_status tg_cpu_attention_fwd(const tg_kernel_args *a);
+tg_status tg_cpu_attention_bwd(const tg_kernel_args *a);
 tg_status tg_cpu_conv1d_causal_fwd(const tg_kernel_args *a);
 tg_status tg_cpu_conv1d_causal_bwd(const tg_kernel_args *a);
 

@@ -1,4 +1,5 @@
-/* Row helpers shared by the last-dim kernels: the row maximum, the shifted exp-sum, layernorm's row stats, a lane dot. */
+/* Row helpers shared by the last-dim kernels: the row maximum and its ordered keys, the shifted exp-sum, layernorm's row
+ * stats, a lane dot. */
 #ifndef TG_CPU_ROWS_H
 #define TG_CPU_ROWS_H
 
@@ -19,6 +20,21 @@ static inline double tg_row_exp_sum(const float *x, int64_t n, float m) {
   double s = 0.0;
   for (int64_t j = 0; j < n; j++) s += expf(x[j] - m);
   return s;
+}
+
+/* An int32 that orders as the float v does (-0 below +0): a row maximum over these keys vectorises, where a float one
+ * does not without finite-math assumptions (only a NaN or the sign of a zero maximum could differ). */
+TG_CPU_INLINE int32_t tg_float_key(float v) {
+  int32_t k;
+  memcpy(&k, &v, sizeof k);
+  return k ^ (int32_t)((uint32_t)(k >> 31) >> 1);
+}
+
+TG_CPU_INLINE float tg_float_unkey(int32_t k) {
+  k ^= (int32_t)((uint32_t)(k >> 31) >> 1);
+  float v;
+  memcpy(&v, &k, sizeof v);
+  return v;
 }
 
 /* Layernorm row sums run in TG_ROW_LANES partial double sums, added pairwise at the end: the loops

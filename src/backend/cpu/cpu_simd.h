@@ -35,6 +35,7 @@
 #if defined(__GNUC__)
 #define TG_CPU_VEC 1
 typedef float tg_vf8 __attribute__((vector_size(32)));
+typedef float tg_vf16 __attribute__((vector_size(64)));
 typedef double tg_vd8 __attribute__((vector_size(64)));
 #else
 #define TG_CPU_VEC 0

@@ -42,29 +42,11 @@ static void cs_dims(const tg_tensor *t, int64_t *rows, int64_t *Tq, int64_t *Tk)
  * without finite-math assumptions; only a NaN or the sign of a zero max could differ, and neither changes a result).
  * The sums run in CS_LANES double lanes, key j to lane j % CS_LANES in order (masked keys add +0), combined in a fixed
  * order: every clone and thread count gives the same bits. Hidden keys' values never enter a result. */
-#define CS_LANES 8
+#define CS_LANES TG_ROW_LANES
 /* Keys per block of the exp loop (a multiple of CS_LANES). */
 #define CS_EXP_BLOCK 16
 /* Rows per task of the parallel loops. */
 #define CS_TASK_ROWS 64
-
-static inline double cs_lanes_total(const double *acc) {
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
-/* An int32 that orders as the float v does (-0 below +0). */
-TG_CPU_INLINE int32_t cs_key(float v) {
-  int32_t k;
-  memcpy(&k, &v, sizeof k);
-  return k ^ (int32_t)((uint32_t)(k >> 31) >> 1);
-}
-
-TG_CPU_INLINE float cs_unkey(int32_t k) {
-  k ^= (int32_t)((uint32_t)(k >> 31) >> 1);
-  float v;
-  memcpy(&v, &k, sizeof v);
-  return v;
-}
 
 /* Rows [r0, r1): y = exp(x - max) / sum over the visible keys (tg_vexpf), +0 at the hidden keys. The masked loops count
  * keys in int (Tk <= INT32_MAX, checked by the caller), so that their key-index compares are 16 lanes wide. */
@@ -81,14 +63,14 @@ TG_CPU_CLONES static void cs_fwd_rows(const float *x, float *y, int64_t r0, int6
     }
     int32_t km = INT32_MIN;
     for (int j = 0; j < jt; j++) {
-      int32_t k = j < n ? cs_key(xr[j]) : INT32_MIN;
+      int32_t k = j < n ? tg_float_key(xr[j]) : INT32_MIN;
       km = k > km ? k : km;
     }
     for (int j = jt; j < n; j++) {
-      int32_t k = cs_key(xr[j]);
+      int32_t k = tg_float_key(xr[j]);
       km = k > km ? k : km;
     }
-    float m = cs_unkey(km);
+    float m = tg_float_unkey(km);
     /* the exp, the one costly loop, only up to the end of the CS_EXP_BLOCK holding the last visible key */
     int je = (n + CS_EXP_BLOCK - 1) / CS_EXP_BLOCK * CS_EXP_BLOCK;
     if (je > jt) je = jt;
@@ -109,7 +91,7 @@ TG_CPU_CLONES static void cs_fwd_rows(const float *x, float *y, int64_t r0, int6
       yr[j] = tg_vexpf(xr[j] - m);
       acc[j - jt] += yr[j];
     }
-    float inv = (float)(1.0 / cs_lanes_total(acc));
+    float inv = (float)(1.0 / tg_row_lanes_total(acc));
     for (int j = 0; j < jt; j++) yr[j] = tg_vsel(j < n, yr[j] * inv, 0.0f); /* [je, jt) was not written */
     for (int j = jt; j < n; j++) yr[j] *= inv;
     for (int64_t j = jt > n ? jt : n; j < Tk; j++) yr[j] = 0.0f; /* hidden keys of the last partial group */
@@ -151,7 +133,7 @@ TG_CPU_CLONES static void cs_bwd_rows(const float *y, const float *dy, float *dx
       for (int k = 0; k < CS_LANES; k++) acc[k] += (double)gr[j + k] * yr[j + k];
 #endif
     for (int64_t j = j0; j < n; j++) acc[j - j0] += (double)gr[j] * yr[j];
-    float fd = (float)cs_lanes_total(acc);
+    float fd = (float)tg_row_lanes_total(acc);
     if (fresh) { /* written without being read: +0 + v, and +0 where zeroing would have left it */
       for (int64_t j = 0; j < n; j++) dxr[j] = 0.0f + yr[j] * (gr[j] - fd);
       for (int64_t j = n; j < Tk; j++) dxr[j] = 0.0f;

@@ -121,6 +121,10 @@ tg_status tg_cuda_ssd_scan_bwd(const tg_kernel_args *a);
 tg_status tg_cuda_ppo_loss_fwd(const tg_kernel_args *a);
 tg_status tg_cuda_ppo_loss_bwd(const tg_kernel_args *a);
 
+/* k_attention.cu: fused multi-head scaled dot-product attention (ops/attention_args.h) */
+tg_status tg_cuda_attention_fwd(const tg_kernel_args *a);
+tg_status tg_cuda_attention_bwd(const tg_kernel_args *a);
+
 /* The kernel pair of op for dtype dt (cuda_kernel_table.cu), NULL when there is none. */
 const tg_op_kernels *tg_cuda_op_kernels(int op, tg_dtype dt);
 

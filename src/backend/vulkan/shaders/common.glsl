@@ -1,7 +1,7 @@
 // Shared by the Vulkan backend's shaders: f32 buffers by device address, grid-stride loops, a workgroup's sum, and math
-// GLSL lacks (log1p, expm1, the normal CDF, a tanh accurate near 0). No invocation loops more than 65535 times:
-// lavapipe (llvmpipe) ends a loop there, so a long reduction is spread over a workgroup (tg_group_sum) and a long GEMM
-// over several dispatches.
+// GLSL lacks (log1p, expm1, the normal CDF, a tanh accurate near 0). No invocation loops more than 65535 times in all:
+// lavapipe (llvmpipe) counts the iterations of all of an invocation's loops together and ends them there, so a long
+// reduction is spread over a workgroup (tg_group_sum) and a long GEMM over several dispatches.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_buffer_reference2 : require
 
