@@ -151,21 +151,62 @@ static void gate_add_norm(ox_ctx *c, const tg_node *n) {
   bin(c, "Add", sc, IN(3), OUT);
 }
 
-/* Softmax where key j of query row i is seen only when j <= i + offset; hidden entries and rows seeing none are 0. */
-static tg_status causal_softmax(ox_ctx *c, const tg_node *n) {
-  int64_t Tq = n->out.shape[n->out.ndim - 2], Tk = n->out.shape[n->out.ndim - 1], off = n->attr.i[0];
+/* Softmax over the last axis of x [..., Tq, Tk] -> out where key j of query row i is seen only when j <= i + off;
+ * hidden entries and rows seeing none are 0. */
+static tg_status masked_softmax(ox_ctx *c, const tg_node *n, const char *x, int64_t Tq, int64_t Tk, int64_t off,
+                                const char *out) {
   uint8_t *m = ox_alloc(c, (size_t)(Tq * Tk > 0 ? Tq * Tk : 1));
   if (!m) return tg_error(TG_ERR_NOMEM, "onnx export: out of memory");
   for (int64_t i = 0; i < Tq; i++)
-    for (int64_t j = 0; j < Tk; j++) m[i * Tk + j] = j <= i + off;
+    for (int64_t j = 0; j < Tk; j++) m[i * Tk + j] = j - i <= off; /* no overflow for any off */
   int64_t dims[2] = {Tq, Tk};
   const char *mask = ox_init_bool(c, ox_tmp(c, n, "mask"), 2, dims, m);
   const char *masked = ox_tmp(c, n, "masked"), *sm = ox_tmp(c, n, "softmax");
-  const char *w1[3] = {mask, IN(0), ox_scalar(c, n, "minus_inf", -INFINITY)};
+  const char *w1[3] = {mask, x, ox_scalar(c, n, "minus_inf", -INFINITY)};
   ox_node(c, "Where", 3, w1, masked);
   ox_attr_int(c, un(c, "Softmax", masked, sm), "axis", -1);
   const char *w2[3] = {mask, sm, ox_scalar(c, n, "zero", 0.0f)}; /* a row that sees no key: 0, not NaN */
-  ox_node(c, "Where", 3, w2, OUT);
+  ox_node(c, "Where", 3, w2, out);
+  return TG_OK;
+}
+
+static tg_status causal_softmax(ox_ctx *c, const tg_node *n) {
+  return masked_softmax(c, n, IN(0), n->out.shape[n->out.ndim - 2], n->out.shape[n->out.ndim - 1], n->attr.i[0], OUT);
+}
+
+/* x [B, T, H dh] as heads [B, H, T, dh] (perm 0 2 1 3), or with the last two swapped, [B, H, dh, T] (0 2 3 1). */
+static const char *heads(ox_ctx *c, const tg_node *n, const char *x, int64_t T, int64_t H, int64_t dh, int keys_t,
+                         const char *what) {
+  int64_t s4[4] = {0, T, H, dh}, p[4] = {0, 2, keys_t ? 3 : 1, keys_t ? 1 : 3}; /* 0: the batch as it comes */
+  const char *r = ox_tmp(c, n, ox_str(c, "%s_rows", what)), *t = ox_tmp(c, n, what);
+  bin(c, "Reshape", x, ox_ints(c, n, ox_str(c, "%s_shape", what), 4, s4), r);
+  ox_attr_ints(c, un(c, "Transpose", r, t), "perm", 4, p);
+  return t;
+}
+
+/* q [B, Tq, d], k and v [B, Tk, d]: the heads split, scaled scores q k^T, the causal mask as causal_softmax's (or a
+ * plain softmax), times v, the heads merged back to [B, Tq, d]. */
+static tg_status attention(ox_ctx *c, const tg_node *n) {
+  int64_t H = n->attr.i[0], Tq = n->in[0]->out.shape[1], Tk = n->in[1]->out.shape[1], d = n->out.shape[2], dh = d / H;
+  const char *q = heads(c, n, IN(0), Tq, H, dh, 0, "q"), *kt = heads(c, n, IN(1), Tk, H, dh, 1, "kT");
+  const char *v = heads(c, n, IN(2), Tk, H, dh, 0, "v"), *s = ox_tmp(c, n, "scores"), *p = ox_tmp(c, n, "probs");
+  bin(c, "MatMul", q, kt, s);
+  if (n->attr.f[0] != 1.0f) {
+    const char *scaled = ox_tmp(c, n, "scaled");
+    bin(c, "Mul", s, ox_scalar(c, n, "scale", n->attr.f[0]), scaled);
+    s = scaled;
+  }
+  if (n->attr.i[1]) {
+    tg_status st = masked_softmax(c, n, s, Tq, Tk, n->attr.i[2], p);
+    if (st != TG_OK) return st;
+  } else {
+    ox_attr_int(c, un(c, "Softmax", s, p), "axis", -1);
+  }
+  int64_t perm[4] = {0, 2, 1, 3}, s3[3] = {0, Tq, d};
+  const char *o = ox_tmp(c, n, "heads_out"), *ot = ox_tmp(c, n, "rows_out");
+  bin(c, "MatMul", p, v, o);
+  ox_attr_ints(c, un(c, "Transpose", o, ot), "perm", 4, perm);
+  bin(c, "Reshape", ot, ox_ints(c, n, "out_shape", 3, s3), OUT);
   return TG_OK;
 }
 
@@ -416,6 +457,7 @@ tg_status ox_map_node(ox_ctx *c, const tg_node *n, const tg_node *n2) {
     }
     case TG_OP_DROPOUT: un(c, "Identity", IN(0), OUT); break; /* inference: dropout is the identity */
     case TG_OP_CAUSAL_SOFTMAX: return causal_softmax(c, n);
+    case TG_OP_ATTENTION: return attention(c, n);
     case TG_OP_CONV1D_CAUSAL: conv1d_causal(c, n); break;
     case TG_OP_LSTM: lstm(c, n); break;
     case TG_OP_SSD_SCAN: ssd_scan(c, n); break;
