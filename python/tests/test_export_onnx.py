@@ -54,6 +54,9 @@ def runs(cli, market, market_cat, tmp_path_factory):
             elif kind == "tft-wide":  # wide enough that training groups its variable selection by the batch
                 args = ["--model", "tft", "--hidden", "48", "--heads", "2", "--enc-len", "64", "--epochs", "1",
                         "--data", market]
+            elif kind == "transformer-long":  # a window of 64: its attention runs as the fused op (tr_layers.c)
+                args = ["--model", "transformer", "--d-model", "16", "--heads", "2", "--layers", "2", "--seq-len", "64",
+                        "--epochs", "1", "--data", market]
             elif kind == "classifier":  # the mlp predicting triple-barrier classes
                 args = ["--model", "mlp", *FORECASTERS["mlp"], "--target", "triple-barrier:1,1,8", "--epochs", "1",
                         "--data", market]
@@ -121,13 +124,15 @@ def mamba2_windows(run, market, seq_len, count):
     return {"features": np.stack(windows)}, np.stack(want)
 
 
-@pytest.mark.parametrize("kind", ["mlp", "transformer", "patchtst", "tft", "tft-wide", "mamba2", "classifier", "cat"])
+@pytest.mark.parametrize("kind", ["mlp", "transformer", "transformer-long", "patchtst", "tft", "tft-wide", "mamba2",
+                                  "classifier", "cat"])
 def test_forecaster_matches_the_predictor(runs, market, market_cat, tmp_path, kind):
     run = tickgrad.Run(runs(kind))
     path = run.export_onnx(tmp_path / f"{kind}.onnx")
     model, sess = checked_session(path)
     meta = {p.key: p.value for p in model.metadata_props}
-    assert meta["tickgrad.kind"] == {"classifier": "mlp", "cat": "mlp", "tft-wide": "tft"}.get(kind, kind)
+    assert meta["tickgrad.kind"] == {"classifier": "mlp", "cat": "mlp", "tft-wide": "tft",
+                                     "transformer-long": "transformer"}.get(kind, kind)
     assert "inside the graph" in meta["tickgrad.normalisation"]
     assert meta["tickgrad.features"].split(",") == run.inference["features"]
     out = "probabilities" if kind == "classifier" else "quantiles"

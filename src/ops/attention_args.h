@@ -46,12 +46,13 @@ TG_ATTN_FN int64_t tg_attn_visible(int causal, int64_t offset, int64_t Tk, int64
 
 /* The CPU kernels' workspace: TG_ATTN_CPU_SLOTS slots at most (one per thread), each one head's keys and values
  * transposed, kT and vT [dh, round16(Tk)], then a tile of TG_ATTN_CPU_TILE query rows' scores or probabilities and one
- * of their gradients, each [TG_ATTN_CPU_TILE, round16(Tk)]. */
+ * of their gradients, each [TG_ATTN_CPU_TILE, round16(Tk)], then the backward's key and value gradients transposed,
+ * dkT and dvT [dh, round16(Tk)]. */
 #define TG_ATTN_CPU_SLOTS 64
 #define TG_ATTN_CPU_TILE 16
 static inline int64_t tg_attn_round16(int64_t n) { return (n + 15) / 16 * 16; }
 static inline int64_t tg_attn_cpu_slot_floats(const tg_attn_dims *d) {
-  return 2 * (d->dh + TG_ATTN_CPU_TILE) * tg_attn_round16(d->Tk);
+  return (4 * d->dh + 2 * TG_ATTN_CPU_TILE) * tg_attn_round16(d->Tk);
 }
 static inline int64_t tg_attn_cpu_slots(const tg_attn_dims *d) {
   return d->B * d->H < TG_ATTN_CPU_SLOTS ? d->B * d->H : TG_ATTN_CPU_SLOTS;

@@ -49,6 +49,8 @@ unsigned tg_cpu_bwd_fresh(int op) {
       return 1u;
     case TG_OP_CONCAT:
       return ~0u;
+    case TG_OP_ATTENTION: /* q, k, v */
+      return 7u;
     default:
       return 0u;
   }
