@@ -1,6 +1,7 @@
-/* Benchmark cases tft_step, mamba2_step, transformer_step and patchtst_step: one full training step (forward, pinball loss, backward,
- * Adam) of each forecaster at the issue's default sizes, on the CPU, from fixed random inputs, in --precision; the
- * _recompute cases plan the same step with recompute = blocks. */
+/* Benchmark cases tft_step, mamba2_step, transformer_step, transformer_long_step and patchtst_step: one full training
+ * step (forward, pinball loss, backward, Adam) of each forecaster at the issue's default sizes (the long one at a
+ * 512-bar window), on the CPU, from fixed random inputs, in --precision; the _recompute cases plan the same step with
+ * recompute = blocks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "bench.h"
@@ -24,9 +25,12 @@ static int fc_one_step(void *ctx) {
   return tg_graph_run(c->g) || tg_graph_backward(c->g, c->loss) || tg_optim_step(c->opt);
 }
 
-/* Builds the model's training graph at batch b (recompute: a tg_recompute), binds random inputs, times reps steps. */
-static int forecast_step(tg_model_kind kind, int64_t b, int recompute, int warmup, int reps, double *median_us) {
+/* Builds the model's training graph at batch b (recompute: a tg_recompute; seq_len: the transformer's window, 0 for
+ * its default), binds random inputs, times reps steps. */
+static int forecast_step(tg_model_kind kind, int64_t b, int recompute, int seq_len, int warmup, int reps,
+                         double *median_us) {
   tg_forecast_cfg c = tg_forecast_defaults(kind);
+  if (seq_len) c.transformer.seq_len = seq_len;
   c.n_past = N_PAST;
   c.n_future = N_FUTURE;
   c.n_static = 1;
@@ -36,7 +40,7 @@ static int forecast_step(tg_model_kind kind, int64_t b, int recompute, int warmu
   int64_t ps[3] = {b, L, N_PAST}, fs[3] = {b, D, N_FUTURE}, is[1] = {b}, ys[2] = {b, c.horizons};
   tg_store *s = tg_store_new(tg_cpu(0), 1);
   char name[48];
-  snprintf(name, sizeof name, "%s_step", tg_model_name(kind));
+  snprintf(name, sizeof name, seq_len ? "%s_long_step" : "%s_step", tg_model_name(kind));
   tg_graph *g = tg_graph_new(s, name);
   tg_forecast_inputs in = {tg_input(g, "past", TG_F32, 3, ps), NULL, NULL};
   if (kind == TG_MODEL_TFT) {
@@ -79,25 +83,31 @@ static int forecast_step(tg_model_kind kind, int64_t b, int recompute, int warmu
 }
 
 int bench_tft_step(int warmup, int reps, double *median_us) {
-  return forecast_step(TG_MODEL_TFT, 32, TG_RECOMPUTE_NONE, warmup, reps, median_us);
+  return forecast_step(TG_MODEL_TFT, 32, TG_RECOMPUTE_NONE, 0, warmup, reps, median_us);
 }
 
 int bench_mamba2_step(int warmup, int reps, double *median_us) {
-  return forecast_step(TG_MODEL_MAMBA2, 8, TG_RECOMPUTE_NONE, warmup, reps, median_us);
+  return forecast_step(TG_MODEL_MAMBA2, 8, TG_RECOMPUTE_NONE, 0, warmup, reps, median_us);
 }
 
 int bench_transformer_step(int warmup, int reps, double *median_us) {
-  return forecast_step(TG_MODEL_TRANSFORMER, 32, TG_RECOMPUTE_NONE, warmup, reps, median_us);
+  return forecast_step(TG_MODEL_TRANSFORMER, 32, TG_RECOMPUTE_NONE, 0, warmup, reps, median_us);
+}
+
+/* The transformer over a 512-bar window at batch 4: as many bars a step as transformer_step (the same GEMM work),
+ * eight times the attention per bar. */
+int bench_transformer_long_step(int warmup, int reps, double *median_us) {
+  return forecast_step(TG_MODEL_TRANSFORMER, 4, TG_RECOMPUTE_NONE, 512, warmup, reps, median_us);
 }
 
 int bench_patchtst_step(int warmup, int reps, double *median_us) {
-  return forecast_step(TG_MODEL_PATCHTST, 32, TG_RECOMPUTE_NONE, warmup, reps, median_us);
+  return forecast_step(TG_MODEL_PATCHTST, 32, TG_RECOMPUTE_NONE, 0, warmup, reps, median_us);
 }
 
 int bench_tft_step_recompute(int warmup, int reps, double *median_us) {
-  return forecast_step(TG_MODEL_TFT, 32, TG_RECOMPUTE_BLOCKS, warmup, reps, median_us);
+  return forecast_step(TG_MODEL_TFT, 32, TG_RECOMPUTE_BLOCKS, 0, warmup, reps, median_us);
 }
 
 int bench_mamba2_step_recompute(int warmup, int reps, double *median_us) {
-  return forecast_step(TG_MODEL_MAMBA2, 8, TG_RECOMPUTE_BLOCKS, warmup, reps, median_us);
+  return forecast_step(TG_MODEL_MAMBA2, 8, TG_RECOMPUTE_BLOCKS, 0, warmup, reps, median_us);
 }

@@ -20,6 +20,7 @@ int bench_tft_step_recompute(int warmup, int reps, double *median_us);
 int bench_mamba2_step_recompute(int warmup, int reps, double *median_us);
 int bench_mamba2_step(int warmup, int reps, double *median_us);
 int bench_transformer_step(int warmup, int reps, double *median_us);
+int bench_transformer_long_step(int warmup, int reps, double *median_us);
 int bench_patchtst_step(int warmup, int reps, double *median_us);
 int bench_dqn_step(int warmup, int reps, double *median_us);
 int bench_ppo_update(int warmup, int reps, double *median_us);
@@ -48,6 +49,8 @@ static const bench_case CASES[] = {
      bench_mamba2_step, 1},
     {"transformer_step", "causal transformer d_model 64, 4 heads, 2 layers, seq 64, 16 features, batch 32, pinball, "
      "Adam: one step", bench_transformer_step, 1},
+    {"transformer_long_step", "the same transformer over a 512-bar window at batch 4 (the same bars a step, 8x the "
+     "attention per bar): one step", bench_transformer_long_step, 1},
     {"patchtst_step", "PatchTST d_model 64, 4 heads, 2 layers, seq 64, patch 16 stride 8, 16 features, batch 32, "
      "pinball, Adam: one step", bench_patchtst_step, 1},
     {"tft_step_recompute", "tft_step planned with recompute = blocks", bench_tft_step_recompute, 1},

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench: runs every case in tickgrad and in PyTorch in the same run.
-# The training steps (mlp_step, tft_step, mamba2_step, transformer_step, patchtst_step, dqn_step, ppo_update) at each thread count in
+# The training steps (mlp_step, tft_step, mamba2_step, transformer_step, transformer_long_step, patchtst_step, dqn_step,
+# ppo_update) at each thread count in
 # BENCH_TRAIN_THREADS, tickgrad in fp32 and bf16 (`tickgrad_bench --precision`), PyTorch eager in fp32 and under
 # CPU autocast bf16 (`torch_cases.py --autocast`), and optionally torch.compile fp32: "case, threads, tickgrad_fp32_us,
 # tickgrad_bf16_us, torch_fp32_us, torch_autocast_bf16_us, torch_fp32/tickgrad_fp32, tickgrad_fp32/tickgrad_bf16,
@@ -347,10 +348,10 @@ train_section() {
   echo
   echo "# training steps: median us per step; in each ratio A/B, above 1 means B is faster"
   echo "case, threads, tickgrad_fp32_us, tickgrad_bf16_us, torch_fp32_us, torch_autocast_bf16_us, torch_fp32/tickgrad_fp32, tickgrad_fp32/tickgrad_bf16, torch_bf16/tickgrad_bf16, torch_compile_us"
-  for case in ${BENCH_TRAIN_CASES:-mlp_step tft_step mamba2_step transformer_step patchtst_step dqn_step ppo_update}; do
+  for case in ${BENCH_TRAIN_CASES:-mlp_step tft_step mamba2_step transformer_step transformer_long_step patchtst_step dqn_step ppo_update}; do
     # the forecasters are slower per step, so they take fewer repetitions
     reps=(--warmup 50 --reps 500)
-    case $case in tft_step | mamba2_step | transformer_step | patchtst_step) reps=(--warmup 5 --reps 40) ;; esac
+    case $case in tft_step | mamba2_step | transformer_step | transformer_long_step | patchtst_step) reps=(--warmup 5 --reps 40) ;; esac
     for th in $train_threads; do
       export OMP_NUM_THREADS=$th
       out=$(tg_run --threads "$th" "${reps[@]}" --precision fp32 "$case")

@@ -166,6 +166,19 @@ def transformer_step(compile_, device="cpu", batch=32, autocast=False):
     return forecast_step(model, (past,), y, c["quantiles"], compile_, autocast)
 
 
+def transformer_long_step(compile_, device="cpu", batch=4, autocast=False):
+    """transformer_step over a 512-bar window (the same bars a step at batch 4, 8x the attention per bar)."""
+    import transformer
+    torch.manual_seed(1)
+    cfg = dict(transformer.DEFAULTS, n_past=N_PAST, horizons=HORIZONS, seq_len=512)
+    model = transformer.build(cfg).use_sdpa(True)
+    model = model.to(device).train()
+    c = model.cfg
+    past = torch.randn(batch, c["seq_len"], N_PAST, device=device)
+    y = torch.randn(batch, HORIZONS, device=device)
+    return forecast_step(model, (past,), y, c["quantiles"], compile_, autocast)
+
+
 def patchtst_step(compile_, device="cpu", batch=32, autocast=False):
     """reference/patchtst.py at the defaults (7 patches of 16 steps every 8 over 64), attention through torch's fused
     scaled_dot_product_attention."""
@@ -192,8 +205,9 @@ def ppo_update(compile_, device="cpu", batch=256, autocast=False):
 
 
 CASES = {"mlp_step": mlp_step, "tft_step": tft_step, "mamba2_step": mamba2_step, "transformer_step": transformer_step,
-         "patchtst_step": patchtst_step, "dqn_step": dqn_step, "ppo_update": ppo_update}
-BATCH = {"mlp_step": 64, "tft_step": 32, "mamba2_step": 8, "transformer_step": 32, "patchtst_step": 32, "dqn_step": 64,
+         "transformer_long_step": transformer_long_step, "patchtst_step": patchtst_step, "dqn_step": dqn_step, "ppo_update": ppo_update}
+BATCH = {"mlp_step": 64, "tft_step": 32, "mamba2_step": 8, "transformer_step": 32, "transformer_long_step": 4,
+         "patchtst_step": 32, "dqn_step": 64,
          "ppo_update": 256}
 
 
