@@ -348,10 +348,13 @@ train_section() {
   echo
   echo "# training steps: median us per step; in each ratio A/B, above 1 means B is faster"
   echo "case, threads, tickgrad_fp32_us, tickgrad_bf16_us, torch_fp32_us, torch_autocast_bf16_us, torch_fp32/tickgrad_fp32, tickgrad_fp32/tickgrad_bf16, torch_bf16/tickgrad_bf16, torch_compile_us"
-  for case in ${BENCH_TRAIN_CASES:-mlp_step tft_step mamba2_step transformer_step transformer_long_step patchtst_step dqn_step ppo_update}; do
+  local default_cases="mlp_step tft_step mamba2_step transformer_step transformer_long_step patchtst_step dqn_step ppo_update"
+  for case in ${BENCH_TRAIN_CASES:-$default_cases}; do
     # the forecasters are slower per step, so they take fewer repetitions
     reps=(--warmup 50 --reps 500)
-    case $case in tft_step | mamba2_step | transformer_step | transformer_long_step | patchtst_step) reps=(--warmup 5 --reps 40) ;; esac
+    case $case in
+      tft_step | mamba2_step | transformer_step | transformer_long_step | patchtst_step) reps=(--warmup 5 --reps 40) ;;
+    esac
     for th in $train_threads; do
       export OMP_NUM_THREADS=$th
       out=$(tg_run --threads "$th" "${reps[@]}" --precision fp32 "$case")

@@ -205,7 +205,8 @@ def ppo_update(compile_, device="cpu", batch=256, autocast=False):
 
 
 CASES = {"mlp_step": mlp_step, "tft_step": tft_step, "mamba2_step": mamba2_step, "transformer_step": transformer_step,
-         "transformer_long_step": transformer_long_step, "patchtst_step": patchtst_step, "dqn_step": dqn_step, "ppo_update": ppo_update}
+         "transformer_long_step": transformer_long_step, "patchtst_step": patchtst_step, "dqn_step": dqn_step,
+         "ppo_update": ppo_update}
 BATCH = {"mlp_step": 64, "tft_step": 32, "mamba2_step": 8, "transformer_step": 32, "transformer_long_step": 4,
          "patchtst_step": 32, "dqn_step": 64,
          "ppo_update": 256}

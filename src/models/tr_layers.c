@@ -100,8 +100,9 @@ static tg_tensor *tr_attention(tr_b *b, const char *prefix, tg_tensor *h, int la
   } else {
     /* q_mul scales q's weight and bias (d x d, not the activations; exact when sqrt(dh) is a power of 2) */
     int64_t qs[4] = {b->B, H, 1, dh}, os[3] = {b->B, Tq, d};
-    tg_tensor *q = last_only ? tg_reshape(g, tr_qkv_part(b, hq, w, bias, 0, q_mul), 4, qs) /* [B, 1, H, dh] has  */
-                             : tr_heads(b, tr_qkv_part(b, hq, w, bias, 0, q_mul));           /* [B, H, 1, dh]'s layout */
+    /* [B, H, Tq, dh]; for one query step [B, 1, H, dh] has that layout already */
+    tg_tensor *q = last_only ? tg_reshape(g, tr_qkv_part(b, hq, w, bias, 0, q_mul), 4, qs)
+                             : tr_heads(b, tr_qkv_part(b, hq, w, bias, 0, q_mul));
     tg_tensor *k = tr_heads(b, tr_qkv_part(b, h, w, bias, 1, 1.0f)); /* [B, H, L, dh] */
     tg_tensor *v = tr_heads(b, tr_qkv_part(b, h, w, bias, 2, 1.0f)); /* [B, H, L, dh] */
     tg_tensor *s = tg_matmul(g, q, k, 0, 1);                          /* [B, H, Tq, L] */

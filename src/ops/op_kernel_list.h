@@ -15,7 +15,7 @@
   FB(TG_OP_PINBALL_LOSS, pinball) FB(TG_OP_SOFTMAX_XENT, softmax_xent) F(TG_OP_SAMPLE_ROWS, sample_rows)                \
   FB(TG_OP_CAUSAL_SOFTMAX, causal_softmax) FB(TG_OP_CONV1D_CAUSAL, conv1d_causal) FB(TG_OP_LSTM, lstm)                  \
   FB(TG_OP_SSD_SCAN, ssd_scan) FB(TG_OP_STACKED_LINEAR, stacked_linear) FB(TG_OP_GATE_ADD_NORM, gate_add_norm)          \
-  FB(TG_OP_PPO_LOSS, ppo_loss) F(TG_OP_WINDOW_ROWS, window_rows) FB(TG_OP_GELU, gelu)      \
+  FB(TG_OP_PPO_LOSS, ppo_loss) F(TG_OP_WINDOW_ROWS, window_rows) FB(TG_OP_GELU, gelu)                                   \
   FB(TG_OP_ATTENTION, attention)
 
 /* The body of a backend's kernel lookup for prefix P: a switch over the list returning a static pair per op. */

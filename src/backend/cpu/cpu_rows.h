@@ -1,5 +1,5 @@
-/* Row helpers shared by the last-dim kernels: the row maximum and its ordered keys, the shifted exp-sum, layernorm's row
- * stats, a lane dot. */
+/* Row helpers shared by the last-dim kernels: the row maximum and its ordered keys, the shifted exp-sum, layernorm's
+ * row stats, a lane dot. */
 #ifndef TG_CPU_ROWS_H
 #define TG_CPU_ROWS_H
 

@@ -107,8 +107,9 @@ TG_CPU_INLINE void at_dots_blocks(const float *restrict x, int64_t xr, int64_t x
 #endif
 
 /* s[r ld + j] (+)= scale sum over c < K of x[r xr + c xc] yT[c ld + j], for R (<= AT_R) rows r and the keys j < nb
- * (whole blocks); add: add into s, else overwrite it. The scores (x the query rows, yT the keys transposed, K = dh) and
- * the key and value gradients transposed (x the tile's rows of q or dout read down a column, yT dS or p, K the rows). */
+ * (whole blocks); add: add into s, else overwrite it. The scores (x the query rows, yT the keys transposed, K = dh)
+ * and the key and value gradients transposed (x the tile's rows of q or dout read down a column, yT dS or p, K the
+ * tile's rows). */
 TG_CPU_INLINE void at_dots(const float *restrict x, int64_t xr, int64_t xc, int R, const float *restrict yT,
                            int64_t ld, int64_t K, int64_t nb, float scale, float *restrict s, int add) {
 #if TG_CPU_VEC

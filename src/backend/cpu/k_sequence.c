@@ -6,6 +6,7 @@
 #include "backend/cpu/cpu_rows.h"
 #include "backend/cpu/cpu_simd.h"
 #include "backend/cpu/cpu_vmath.h"
+#include "ops/attention_args.h" /* tg_attn_visible: the keys a query row sees */
 
 /* Below this much work (elements, or multiply-adds for the conv) a kernel runs on the calling thread. */
 #define SEQ_PAR_MIN 32768
@@ -19,14 +20,6 @@
 #define CONV_RB 32
 
 /* ---- causal_softmax ---- */
-
-/* Keys visible to query row q: j <= q + offset, clamped to [0, Tk] without overflow for any offset. */
-static inline int64_t cs_visible(int64_t q, int64_t offset, int64_t Tk) {
-  if (offset >= Tk) return Tk;          /* q >= 0, so q + offset + 1 > Tk */
-  if (offset <= -(q + 1)) return 0;     /* q + offset + 1 <= 0 */
-  int64_t n = q + offset + 1;           /* offset in (-(q+1), Tk): no overflow */
-  return n < Tk ? n : Tk;
-}
 
 /* x [..., Tq, Tk] as rows [rows, Tk] with query index r % Tq. */
 static void cs_dims(const tg_tensor *t, int64_t *rows, int64_t *Tq, int64_t *Tk) {
@@ -56,7 +49,7 @@ TG_CPU_CLONES static void cs_fwd_rows(const float *x, float *y, int64_t r0, int6
   for (int64_t r = r0; r < r1; r++) {
     const float *restrict xr = x + r * Tk; /* [Tk] */
     float *restrict yr = y + r * Tk;       /* [Tk] */
-    int n = (int)cs_visible(r % Tq, offset, Tk);
+    int n = (int)tg_attn_visible(1, offset, Tk, r % Tq);
     if (n == 0) {
       for (int64_t j = 0; j < Tk; j++) yr[j] = 0.0f;
       continue;
@@ -122,7 +115,7 @@ TG_CPU_CLONES static void cs_bwd_rows(const float *y, const float *dy, float *dx
   for (int64_t r = r0; r < r1; r++) {
     const float *restrict yr = y + r * Tk, *restrict gr = dy + r * Tk; /* [Tk] each */
     float *restrict dxr = dx + r * Tk;                                  /* [Tk] */
-    int64_t n = cs_visible(r % Tq, offset, Tk), j0 = n - n % CS_LANES;
+    int64_t n = tg_attn_visible(1, offset, Tk, r % Tq), j0 = n - n % CS_LANES;
     double acc[CS_LANES] = {0};
 #if TG_CPU_VEC
     tg_vd8 s = {0};
