@@ -135,45 +135,38 @@ TG_CPU_INLINE void at_dots(const float *restrict x, int64_t xr, int64_t xc, int 
  * gradient the graph left unzeroed: the bits of a zeroed buffer plus the sum). */
 enum { AT_SET, AT_ADD, AT_FRESH };
 
-/* The weighted row sums for R (<= AT_R) outputs o: out_o[c] (+)= mul[o] sum over t in [lo[o], hi[o]) of
- * w_o[t wt] y[t d + c], c < dh, with w_o = w + o wo and out_o = out + o od, written as `mode` says.
- * The t every output has run once for all of them (each y row loaded once, two accumulators per output), the rest
- * per output: no output ever reads a row of y outside its range (a hidden key's NaN stays out). */
-TG_CPU_INLINE void at_rows(int R, const float *restrict w, int64_t wo, int64_t wt, const int64_t *lo, const int64_t *hi,
-                           const float *restrict y, int64_t d, int64_t dh, const float *mul, float *restrict out,
-                           int64_t od, int mode) {
-  int64_t LO = lo[0], HI = hi[0];
-  for (int o = 1; o < R; o++) {
-    LO = lo[o] > LO ? lo[o] : LO;
-    HI = hi[o] < HI ? hi[o] : HI;
-  }
-  if (HI < LO) HI = LO;
+/* The weighted row sums for R (<= AT_R) outputs o: out_o[c] (+)= mul[o] sum over t < n[o] of w[o ld + t] y[t d + c],
+ * c < dh, out_o = out + o d, written as `mode` says. The t every output has run once for all of them (each y row
+ * loaded once, two accumulators per output), the rest per output: no output ever reads a row of y past its own n[o]
+ * (a hidden key's NaN stays out). */
+TG_CPU_INLINE void at_rows(int R, const float *restrict w, int64_t ld, const int64_t *n, const float *restrict y,
+                           int64_t d, int64_t dh, const float *mul, float *restrict out, int mode) {
+  int64_t N = n[0]; /* the keys every output sees */
+  for (int o = 1; o < R; o++) N = n[o] < N ? n[o] : N;
   int64_t c0 = 0;
 #if TG_CPU_VEC
   for (; c0 + AT_CB <= dh; c0 += AT_CB) {
     tg_vf16 acc[AT_R][2];
     for (int o = 0; o < AT_R; o++) acc[o][0] = acc[o][1] = (tg_vf16){0};
     const float *restrict yc = y + c0;
-    int64_t t = LO;
-    for (; t + 2 <= HI; t += 2) {
+    int64_t t = 0;
+    for (; t + 2 <= N; t += 2) {
       tg_vf16 y0 = AT_LOAD(yc + t * d), y1 = AT_LOAD(yc + (t + 1) * d);
       for (int o = 0; o < AT_R; o++) {
-        const float *wr = w + (o < R ? o : R - 1) * wo;
-        acc[o][0] += wr[t * wt] * y0;
-        acc[o][1] += wr[(t + 1) * wt] * y1;
+        const float *wr = w + (o < R ? o : R - 1) * ld; /* outputs past R repeat the last (their sums are dropped) */
+        acc[o][0] += wr[t] * y0;
+        acc[o][1] += wr[t + 1] * y1;
       }
     }
-    if (t < HI) {
+    if (t < N) {
       tg_vf16 y0 = AT_LOAD(yc + t * d);
-      for (int o = 0; o < AT_R; o++) acc[o][0] += w[(o < R ? o : R - 1) * wo + t * wt] * y0;
+      for (int o = 0; o < AT_R; o++) acc[o][0] += w[(o < R ? o : R - 1) * ld + t] * y0;
     }
     for (int o = 0; o < AT_R; o++) { /* a constant bound: the accumulators stay in registers */
       if (o >= R) break;
-      const float *wr = w + o * wo;
-      for (int64_t u = lo[o]; u < LO; u++) acc[o][0] += wr[u * wt] * AT_LOAD(yc + u * d);
-      for (int64_t u = HI > lo[o] ? HI : lo[o]; u < hi[o]; u++) acc[o][1] += wr[u * wt] * AT_LOAD(yc + u * d);
+      for (int64_t u = N; u < n[o]; u++) acc[o][1] += w[o * ld + u] * AT_LOAD(yc + u * d);
       tg_vf16 r = (acc[o][0] + acc[o][1]) * mul[o];
-      float *oc = out + o * od + c0;
+      float *oc = out + o * d + c0;
       AT_STORE(oc, mode == AT_ADD ? AT_LOAD(oc) + r : mode == AT_FRESH ? (tg_vf16){0} + r : r);
     }
   }
@@ -181,8 +174,8 @@ TG_CPU_INLINE void at_rows(int R, const float *restrict w, int64_t wo, int64_t w
   for (int o = 0; o < R; o++)
     for (int64_t c = c0; c < dh; c++) {
       float acc = 0.0f;
-      for (int64_t u = lo[o]; u < hi[o]; u++) acc += w[o * wo + u * wt] * y[u * d + c];
-      float *oc = out + o * od + c;
+      for (int64_t u = 0; u < n[o]; u++) acc += w[o * ld + u] * y[u * d + c];
+      float *oc = out + o * d + c;
       float v = acc * mul[o];
       *oc = mode == AT_ADD ? *oc + v : mode == AT_FRESH ? 0.0f + v : v;
     }
@@ -295,14 +288,14 @@ TG_CPU_INLINE void at_tile_exps(const at_head *h, const tg_attn_dims *a, int64_t
 }
 
 TG_CPU_CLONES static void at_fwd_head(const at_head *h, const tg_attn_dims *a) {
-  int64_t n[AT_QT], lo[AT_R] = {0};
+  int64_t n[AT_QT];
   float inv[AT_QT];
   for (int64_t i0 = 0; i0 < a->Tq; i0 += AT_QT) {
     int nr = a->Tq - i0 < AT_QT ? (int)(a->Tq - i0) : AT_QT;
     at_tile_exps(h, a, i0, nr, n, inv);
     for (int r = 0; r < nr; r += AT_R) /* a row that sees no key: an empty sum times 0, +0 */
-      at_rows(nr - r < AT_R ? nr - r : AT_R, h->S + r * h->ld, h->ld, 1, lo, n + r, h->v, a->d, a->dh, inv + r,
-              h->o + (i0 + r) * a->d, a->d, AT_SET);
+      at_rows(nr - r < AT_R ? nr - r : AT_R, h->S + r * h->ld, h->ld, n + r, h->v, a->d, a->dh, inv + r,
+              h->o + (i0 + r) * a->d, AT_SET);
   }
 }
 
@@ -313,7 +306,7 @@ TG_CPU_CLONES static void at_fwd_head(const at_head *h, const tg_attn_dims *a) {
 TG_CPU_CLONES static void at_bwd_head(const at_head *h, const tg_attn_dims *a) {
   static const float ones[AT_R] = {1.0f, 1.0f, 1.0f, 1.0f};
   const int64_t d = a->d, dh = a->dh, ld = h->ld;
-  int64_t n[AT_QT], zero[AT_R] = {0}, nk = 0;
+  int64_t n[AT_QT], nk = 0;
   float inv[AT_QT];
   if (h->dk) memset(h->dkT, 0, sizeof(float) * (size_t)(dh * ld));
   if (h->dv) memset(h->dvT, 0, sizeof(float) * (size_t)(dh * ld));
@@ -342,8 +335,8 @@ TG_CPU_CLONES static void at_bwd_head(const at_head *h, const tg_attn_dims *a) {
     }
     if (h->dq)
       for (int r = 0; r < nr; r += AT_R)
-        at_rows(nr - r < AT_R ? nr - r : AT_R, h->G + r * ld, ld, 1, zero, n + r, h->k, d, dh, ones,
-                h->dq + (i0 + r) * d, d, h->fresh & 1u ? AT_FRESH : AT_ADD);
+        at_rows(nr - r < AT_R ? nr - r : AT_R, h->G + r * ld, ld, n + r, h->k, d, dh, ones, h->dq + (i0 + r) * d,
+                h->fresh & 1u ? AT_FRESH : AT_ADD);
     /* dvT[c][j] += sum_i dout_i[c] p_ij and dkT[c][j] += sum_i q_i[c] dS_ij: AT_R columns c at a time */
     for (int64_t c = 0; c < dh; c += AT_R) {
       int R = dh - c < AT_R ? (int)(dh - c) : AT_R;
